@@ -1,0 +1,256 @@
+#!/usr/bin/env node
+// The whole test command (`npm test`): dependencies, static checks, then the vitest suite once
+// against each store (SQLite, then a throwaway PostgreSQL).
+//
+//   node scripts/test.mjs [--only sqlite|postgres] [--skip-static] [vitest args...]
+//
+// Plain ESM, node builtins only: this runs before `npm ci` may have happened.
+
+import { spawn } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  aptInstall,
+  commandExists,
+  ensurePostgresInstalled,
+  findPostgresBinDir,
+  isRoot,
+  startThrowawayPostgres,
+} from './lib/throwaway-postgres.mjs';
+
+// Debian packages the tests need. `probe` is a command looked up on PATH (and the sbin dirs), or a
+// function returning true when the package is present. Missing ones are installed in one apt-get
+// call when running as root. Add e.g. { name: 'mariadb-server', probe: 'mariadbd' },
+// { name: 'bind9-dnsutils', probe: 'dig' }.
+const DEBIAN_PACKAGES = [
+  { name: 'postgresql', probe: () => findPostgresBinDir() !== null },
+  { name: 'openssh-client', probe: 'ssh-keygen' },
+];
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+process.chdir(root);
+
+// ---------------------------------------------------------------------------------------------
+// Arguments
+
+const STORES = ['sqlite', 'postgres'];
+
+function usage(message) {
+  console.error(`test.mjs: ${message}`);
+  console.error('usage: node scripts/test.mjs [--only sqlite|postgres] [--skip-static] [vitest args...]');
+  process.exit(2);
+}
+
+let only = null;
+let skipStatic = false;
+const vitestArgs = [];
+{
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--only' || arg.startsWith('--only=')) {
+      const value = arg === '--only' ? argv[++i] : arg.slice('--only='.length);
+      if (!value || !STORES.includes(value)) usage(`--only takes one of: ${STORES.join(', ')}`);
+      only = value;
+    } else if (arg === '--skip-static') {
+      skipStatic = true;
+    } else {
+      vitestArgs.push(arg);
+    }
+  }
+}
+const stores = only ? [only] : STORES;
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+const useColor = process.stdout.isTTY && !process.env.NO_COLOR;
+const paint = (code, text) => (useColor ? `\x1b[${code}m${text}\x1b[0m` : text);
+const bold = (t) => paint('1', t);
+const green = (t) => paint('32', t);
+const red = (t) => paint('31', t);
+const dim = (t) => paint('2', t);
+
+const log = (msg) => console.log(dim(`  · ${msg}`));
+const seconds = (ms) => `${(ms / 1000).toFixed(1)}s`;
+
+class StepFailure extends Error {}
+
+let interrupted = null;
+let currentChild = null;
+
+for (const [sig, num] of [
+  ['SIGINT', 2],
+  ['SIGTERM', 15],
+  ['SIGHUP', 1],
+]) {
+  process.on(sig, () => {
+    // Ctrl-C already reached the children (same process group); SIGTERM/SIGHUP may not have.
+    // Let the running child end, so the steps unwind and the finally blocks clean up.
+    if (interrupted) return;
+    interrupted = { sig, code: 128 + num };
+    console.error(red(`\n${sig} received, stopping`));
+    if (currentChild && currentChild.exitCode === null) currentChild.kill(sig);
+  });
+}
+
+/** Run a command with inherited stdio; resolves to its exit code. */
+function run(cmd, args, { env } = {}) {
+  return new Promise((resolve) => {
+    console.log(dim(`  $ ${[cmd, ...args].join(' ')}`));
+    const child = spawn(cmd, args, { stdio: 'inherit', env: env ?? process.env });
+    currentChild = child;
+    child.on('error', (err) => {
+      console.error(red(`  could not run ${cmd}: ${err.message}`));
+    });
+    child.on('close', (code, signal) => {
+      currentChild = null;
+      resolve(code ?? (signal ? 128 : 1));
+    });
+  });
+}
+
+/** Command + args for a binary from node_modules/.bin, falling back to npx. */
+function bin(name, args) {
+  const local = join(root, 'node_modules', '.bin', name);
+  return existsSync(local) ? [local, args] : ['npx', ['--no-install', name, ...args]];
+}
+
+async function mustRun(what, cmd, args, options) {
+  const code = await run(cmd, args, options);
+  if (interrupted) throw new StepFailure(`interrupted by ${interrupted.sig}`);
+  if (code !== 0) throw new StepFailure(`${what} exited with code ${code}`);
+}
+
+let stepNo = 0;
+async function step(title, fn) {
+  stepNo++;
+  console.log(`\n${bold(`▶ ${stepNo}. ${title}`)}`);
+  const t0 = performance.now();
+  try {
+    const note = await fn();
+    console.log(
+      green(`✔ ${title}`) + dim(` (${seconds(performance.now() - t0)})${note ? ` — ${note}` : ''}`),
+    );
+  } catch (err) {
+    console.log(red(`✘ ${title}`) + dim(` (${seconds(performance.now() - t0)})`));
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steps
+
+async function npmDependencies() {
+  const lock = join(root, 'package-lock.json');
+  const installed = join(root, 'node_modules', '.package-lock.json');
+  if (!existsSync(lock)) return 'no package-lock.json, skipped';
+  if (existsSync(installed) && statSync(installed).mtimeMs >= statSync(lock).mtimeMs) return 'up to date';
+  await mustRun('npm ci', 'npm', ['ci']);
+  return 'installed with npm ci';
+}
+
+function probe(pkg) {
+  return typeof pkg.probe === 'function' ? pkg.probe() : commandExists(pkg.probe);
+}
+
+async function debianPackages() {
+  // PostgreSQL is only needed for the PostgreSQL run.
+  const needed = DEBIAN_PACKAGES.filter((p) => p.name !== 'postgresql' || stores.includes('postgres'));
+  let missing = needed.filter((p) => !probe(p)).map((p) => p.name);
+  if (missing.length > 0) {
+    if (!isRoot()) {
+      throw new StepFailure(
+        `missing Debian packages (not root, cannot install): ${missing.join(' ')}\n` +
+          `  install them with: sudo apt-get install -y --no-install-recommends ${missing.join(' ')}`,
+      );
+    }
+    log(`installing: ${missing.join(' ')}`);
+    await aptInstall(missing, { log });
+  }
+  if (stores.includes('postgres') && !(await ensurePostgresInstalled({ log }))) {
+    throw new StepFailure('PostgreSQL server binaries are missing and could not be installed');
+  }
+  missing = needed.filter((p) => !probe(p)).map((p) => p.name);
+  if (missing.length > 0) throw new StepFailure(`Debian packages still missing: ${missing.join(' ')}`);
+  return `present: ${needed.map((p) => p.name).join(' ')}`;
+}
+
+function vitestEnv(store, databaseUrl) {
+  const env = { ...process.env, FJORD_TEST_STORE: store };
+  delete env.FJORD_TEST_DATABASE_URL;
+  if (databaseUrl) env.FJORD_TEST_DATABASE_URL = databaseUrl;
+  return env;
+}
+
+async function vitest(store, databaseUrl) {
+  const [cmd, args] = bin('vitest', ['run', ...vitestArgs]);
+  await mustRun(`vitest (${store})`, cmd, args, { env: vitestEnv(store, databaseUrl) });
+}
+
+async function postgresStore() {
+  const t0 = performance.now();
+  const pg = await startThrowawayPostgres({ log });
+  log(`started in ${seconds(performance.now() - t0)}`);
+  try {
+    await vitest('postgres', pg.url);
+  } finally {
+    await pg.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+const results = Object.fromEntries(STORES.map((s) => [s, stores.includes(s) ? 'not run' : 'skipped']));
+
+function summary(ok, totalMs) {
+  const show = (s) => {
+    const r = results[s];
+    return `${s} ${r === 'passed' ? green(r) : r === 'failed' ? red(r) : dim(r)}`;
+  };
+  const verdict = ok ? green(bold('PASS')) : red(bold('FAIL'));
+  console.log(`\n${verdict}  ${STORES.map(show).join(', ')}  ${dim(`(${seconds(totalMs)})`)}`);
+}
+
+async function main() {
+  const t0 = performance.now();
+  let ok = false;
+  try {
+    await step('npm dependencies', npmDependencies);
+    await step('Debian packages', debianPackages);
+    if (skipStatic) {
+      console.log(dim('\n(static checks skipped: --skip-static)'));
+    } else {
+      await step('typecheck (tsc --noEmit)', () => {
+        const [cmd, args] = bin('tsc', ['--noEmit', '-p', '.']);
+        return mustRun('tsc', cmd, args);
+      });
+      await step('lint + format (biome check)', () => {
+        const [cmd, args] = bin('biome', ['check', '.']);
+        return mustRun('biome', cmd, args);
+      });
+    }
+    for (const store of stores) {
+      const title =
+        store === 'sqlite' ? 'tests — SQLite store' : 'tests — PostgreSQL store (throwaway server)';
+      try {
+        await step(title, () => (store === 'sqlite' ? vitest('sqlite') : postgresStore()));
+        results[store] = 'passed';
+      } catch (err) {
+        results[store] = 'failed';
+        throw err;
+      }
+    }
+    ok = true;
+  } catch (err) {
+    if (err instanceof StepFailure) console.error(red(`\n${err.message}`));
+    else console.error(err);
+  }
+  summary(ok, performance.now() - t0);
+  if (interrupted) return interrupted.code;
+  return ok ? 0 : 1;
+}
+
+process.exit(await main());

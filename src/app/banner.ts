@@ -1,0 +1,40 @@
+import type { Fjord } from './fjord.js';
+
+const ROLE_SERVERS_COMING = ['s3', 'dns', 'mqtt', 'rtmp'];
+
+/** The human start-up summary: listeners, back ends (real or simulated), and where the dev credentials are. */
+export function banner(fjord: Fjord, roles: string[], startMs: number): string {
+  const { kernel } = fjord;
+  const lines = [
+    '',
+    `  Fjord is up in ${startMs} ms — store: ${kernel.config.store.kind === 'sqlite' ? `SQLite ${kernel.config.store.path}` : 'PostgreSQL'}${kernel.config.emulator ? ' — emulator mode' : ''}`,
+    '',
+    '  Listeners',
+  ];
+  for (const l of kernel.registry.listeners)
+    lines.push(`    ${l.role.padEnd(7)} ${l.protocol.padEnd(6)} ${l.address}`);
+  if (roles.includes('api')) {
+    const base = kernel.baseUrl();
+    lines.push(`    docs            ${base}/docs   (OpenAPI: ${base}/openapi.json)`);
+  }
+  if (roles.includes('worker')) lines.push('    worker          jobs, schedules and webhook delivery');
+  const idle = roles.filter(
+    (r) => ROLE_SERVERS_COMING.includes(r) && !kernel.registry.listeners.some((l) => l.role === r),
+  );
+  if (idle.length) lines.push(`    (roles with no area serving them yet: ${idle.join(', ')})`);
+  lines.push('', '  Back ends');
+  if (kernel.registry.backends.length === 0) lines.push('    (none yet)');
+  for (const b of kernel.registry.backends) {
+    lines.push(
+      `    ${b.area.padEnd(16)} ${b.name.padEnd(18)} ${b.simulated ? 'SIMULATED' : 'real     '} ${b.driver}${b.detail ? ` — ${b.detail}` : ''}`,
+    );
+  }
+  if (fjord.devCredentialsPath) {
+    lines.push('', `  Development credentials: ${fjord.devCredentialsPath}`);
+    lines.push(
+      `    curl -H "X-API-Key: $(jq -r .pat ${fjord.devCredentialsPath})" ${kernel.baseUrl()}/v1/account/profile`,
+    );
+  }
+  lines.push('');
+  return lines.join('\n');
+}

@@ -1,0 +1,151 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { AREAS } from '../areas/index.js';
+import type { Config, Role } from '../config/config.js';
+import { buildHttpApp } from '../kernel/http/app.js';
+import { IdempotencyStore } from '../kernel/http/idempotency.js';
+import { HttpMetrics } from '../kernel/http/metrics.js';
+import { describeAccess } from '../kernel/http/openapi.js';
+import type { AnyRoute } from '../kernel/http/route.js';
+import type { AreaInstance, AreaModule, Kernel } from '../kernel/kernel.js';
+import { createLogger } from '../kernel/log.js';
+import { truncateAll } from '../kernel/store/dialect.js';
+import { kernelMigrations } from '../kernel/store/kernel-migrations.js';
+import { openStore, type Store } from '../kernel/store/store.js';
+import { adminRoutes } from './admin-routes.js';
+import { ensureDevCredentials } from './dev-credentials.js';
+import { buildKernel } from './kernel-factory.js';
+import { systemRoutes } from './system-routes.js';
+
+export interface FjordOptions {
+  config: Config;
+  log?: Logger;
+  store?: Store;
+  fetchImpl?: typeof fetch;
+  areas?: AreaModule[];
+}
+
+export const ALL_MIGRATIONS = (areas: AreaModule[] = AREAS) =>
+  Object.assign({}, kernelMigrations, ...areas.map((a) => a.migrations ?? {}));
+
+/**
+ * One Fjord process: the kernel, every area, the API app, and whichever roles it is asked to run.
+ * Built once; tests build as many as they like, each on its own store.
+ */
+export class Fjord {
+  readonly routes: AnyRoute[];
+  private readonly startedRoles = new Set<Role>();
+  private wantedRoles: Role[] = [];
+  devCredentialsPath: string | null = null;
+
+  private constructor(
+    readonly kernel: Kernel & {
+      redis: { quit(): Promise<unknown> } | null;
+      setBoundApiPort(p: number): void;
+    },
+    readonly areas: Map<string, AreaInstance>,
+    readonly http: FastifyInstance,
+    routes: AnyRoute[],
+  ) {
+    this.routes = routes;
+  }
+
+  static async create(opts: FjordOptions): Promise<Fjord> {
+    const { config } = opts;
+    const log = opts.log ?? createLogger(config.logLevel);
+    const store = opts.store ?? (await openStore(config));
+    const areaModules = opts.areas ?? AREAS;
+    await store.migrate(ALL_MIGRATIONS(areaModules));
+    const kernel = buildKernel({ config, store, log, fetchImpl: opts.fetchImpl });
+
+    const areas = new Map<string, AreaInstance>();
+    const services: Record<string, unknown> = {};
+    for (const mod of areaModules) {
+      const instance = await mod.setup(kernel, services);
+      areas.set(mod.name, instance);
+      if (instance.service) services[mod.name] = instance.service;
+    }
+
+    const idempotency = new IdempotencyStore(store, kernel.clock);
+    kernel.jobs.register('kernel.idempotency.purge', {
+      run: async () => void (await idempotency.purgeExpired()),
+    });
+    await kernel.jobs.schedule('kernel.idempotency.purge', 'kernel.idempotency.purge', 3600);
+
+    const metrics = new HttpMetrics();
+    let fjord: Fjord;
+    const routes: AnyRoute[] = [
+      ...[...areas.values()].flatMap((a) => a.routes),
+      ...adminRoutes(kernel, { reset: () => fjord.reset() }),
+    ];
+    routes.push(
+      ...systemRoutes(
+        kernel,
+        metrics,
+        { rolesUp: () => fjord.rolesUp(), roles: () => [...fjord.startedRoles] },
+        () => fjord.openapi(),
+      ),
+    );
+    const http = await buildHttpApp(kernel, routes, metrics);
+    fjord = new Fjord(kernel, areas, http, routes);
+    await http.ready();
+    if (config.devCredentials) fjord.devCredentialsPath = await ensureDevCredentials(kernel);
+    return fjord;
+  }
+
+  /** The OpenAPI 3.1 document, with each operation's accepted credentials spelled out. */
+  openapi(): Record<string, unknown> {
+    // biome-ignore lint/suspicious/noExplicitAny: the generated document is plain JSON
+    const doc = structuredClone(this.http.swagger()) as any;
+    const byOperation = new Map(this.routes.map((r) => [r.operationId, r]));
+    for (const path of Object.values(doc.paths ?? {}) as Record<string, Record<string, unknown>>[]) {
+      for (const op of Object.values(path)) {
+        const route = byOperation.get(op['operationId'] as string);
+        if (route) op['x-fjord-access'] = describeAccess(route.access);
+      }
+    }
+    return doc;
+  }
+
+  async start(roles: Role[]): Promise<void> {
+    this.wantedRoles = roles;
+    const { config } = this.kernel;
+    for (const role of roles) {
+      if (role === 'api') {
+        await this.http.listen({ host: config.host, port: config.ports.api });
+        const address = this.http.server.address();
+        const port = typeof address === 'object' && address ? address.port : config.ports.api;
+        this.kernel.setBoundApiPort(port);
+        this.kernel.registry.addListener({ role: 'api', protocol: 'http', address: this.kernel.baseUrl() });
+      } else if (role === 'worker') {
+        this.kernel.jobs.start();
+      }
+      for (const area of this.areas.values()) {
+        for (const server of area.servers ?? []) if (server.role === role) await server.start();
+      }
+      this.startedRoles.add(role);
+    }
+  }
+
+  rolesUp(): boolean {
+    return this.wantedRoles.every((r) => this.startedRoles.has(r));
+  }
+
+  /** Emulator reset: every table emptied, caches dropped, development credentials restored. */
+  async reset(): Promise<void> {
+    await truncateAll(this.kernel.store);
+    for (const area of this.areas.values()) await area.onReset?.();
+    await this.kernel.jobs.schedule('kernel.idempotency.purge', 'kernel.idempotency.purge', 3600);
+    if (this.kernel.config.devCredentials) await ensureDevCredentials(this.kernel);
+  }
+
+  async stop(): Promise<void> {
+    await this.kernel.jobs.stop();
+    for (const area of this.areas.values()) {
+      for (const server of area.servers ?? []) await server.stop().catch(() => {});
+    }
+    await this.http.close();
+    await this.kernel.redis?.quit().catch(() => {});
+    await this.kernel.store.close();
+  }
+}

@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { apiBaseUrl, type Config } from '../config/config.js';
+import { AuditTrail } from '../kernel/audit/audit.js';
+import { Authenticator } from '../kernel/auth/authenticate.js';
+import { IdentityService } from '../kernel/auth/identity.js';
+import { OidcVerifier } from '../kernel/auth/oidc.js';
+import { AdjustableClock } from '../kernel/clock.js';
+import { randomString } from '../kernel/ids.js';
+import { JobQueue } from '../kernel/jobs/queue.js';
+import type { Kernel } from '../kernel/kernel.js';
+import { RateLimiter } from '../kernel/limits/rate-limiter.js';
+import { buildRateLimitTable } from '../kernel/limits/table.js';
+import { Registry } from '../kernel/registry.js';
+import { SecretBox } from '../kernel/secrets.js';
+import type { Store } from '../kernel/store/store.js';
+import { WebhookService } from '../kernel/webhooks/webhooks.js';
+import { readOrCreateSecretFile } from './files.js';
+
+export interface KernelDeps {
+  config: Config;
+  store: Store;
+  log: Logger;
+  fetchImpl?: typeof fetch;
+}
+
+/** Builds the kernel services once, wiring every side effect in from here. */
+export function buildKernel({
+  config,
+  store,
+  log,
+  fetchImpl,
+}: KernelDeps): Kernel & { redis: Redis | null; setBoundApiPort(p: number): void } {
+  const persistent = !(config.store.kind === 'sqlite' && config.store.path === ':memory:');
+  if (persistent) mkdirSync(config.dataDir, { recursive: true });
+  const clock = new AdjustableClock();
+  const secrets = new SecretBox(Buffer.from(dataKey(config, persistent), 'base64'));
+  const operatorToken =
+    config.operatorToken ??
+    (config.devCredentials && persistent
+      ? readOrCreateSecretFile(join(config.dataDir, 'operator.token'), () => `fjo_${randomString(40)}`)
+      : null);
+  const identity = new IdentityService(store, clock, (err) => log.warn({ err }, 'could not record key use'));
+  const oidc = config.oidc ? new OidcVerifier(config.oidc) : null;
+  const redis = config.redisUrl
+    ? new Redis(config.redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: 2 })
+    : null;
+  redis?.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
+  const jobs = new JobQueue(store, clock, log.child({ role: 'worker' }), config.workerPollMs);
+  let boundApiPort = config.ports.api;
+  const kernel: Kernel & { redis: Redis | null; setBoundApiPort(p: number): void } = {
+    config,
+    clock,
+    store,
+    log,
+    identity,
+    auth: new Authenticator(identity, oidc, () => operatorToken, clock),
+    limiter: new RateLimiter(buildRateLimitTable(config.rateLimitOverrides), redis),
+    jobs,
+    webhooks: new WebhookService(store, clock, secrets, jobs, config.webhookAllowPrivate, fetchImpl),
+    audit: new AuditTrail(store, clock),
+    secrets,
+    registry: new Registry(),
+    baseUrl: () => apiBaseUrl(config, boundApiPort),
+    operatorToken: () => operatorToken,
+    redis,
+    setBoundApiPort: (p) => {
+      boundApiPort = p;
+    },
+  };
+  return kernel;
+}
+
+function dataKey(config: Config, persistent: boolean): string {
+  if (config.dataKey) return config.dataKey;
+  const generate = () => randomBytes(32).toString('base64');
+  return persistent ? readOrCreateSecretFile(join(config.dataDir, 'data.key'), generate) : generate();
+}

@@ -1,0 +1,75 @@
+import { Type } from '@sinclair/typebox';
+import { sql } from 'kysely';
+import { publicAccess } from '../kernel/auth/principal.js';
+import { AppError } from '../kernel/errors.js';
+import type { HttpMetrics } from '../kernel/http/metrics.js';
+import { defineRoute } from '../kernel/http/route.js';
+import type { Kernel } from '../kernel/kernel.js';
+
+const TAG = 'System';
+
+export interface Health {
+  rolesUp(): boolean;
+  roles(): string[];
+}
+
+export function systemRoutes(kernel: Kernel, metrics: HttpMetrics, health: Health, openapi: () => unknown) {
+  const Status = Type.Object({ status: Type.String(), roles: Type.Array(Type.String()) });
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/healthz',
+      operationId: 'getHealth',
+      tag: TAG,
+      summary: 'Liveness: 200 once every role of this process is up',
+      access: publicAccess,
+      response: { 200: Status },
+      errors: [503],
+      handler: async () => {
+        if (!health.rolesUp()) throw new AppError('unavailable', 'starting', 'Fjord is still starting.');
+        return { status: 'ok', roles: health.roles() };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/readyz',
+      operationId: 'getReadiness',
+      tag: TAG,
+      summary: 'Readiness: every role is up and the store answers',
+      access: publicAccess,
+      response: { 200: Status },
+      errors: [503],
+      handler: async () => {
+        if (!health.rolesUp()) throw new AppError('unavailable', 'starting', 'Fjord is still starting.');
+        try {
+          await sql`SELECT 1`.execute(kernel.store.db);
+        } catch (cause) {
+          throw new AppError('unavailable', 'store_unavailable', 'The store does not answer.', { cause });
+        }
+        return { status: 'ready', roles: health.roles() };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/metrics',
+      operationId: 'getMetrics',
+      tag: TAG,
+      summary: 'Prometheus metrics',
+      access: publicAccess,
+      produces: 'text/plain; version=0.0.4; charset=utf-8',
+      response: { 200: Type.String() },
+      handler: async () => metrics.registry.metrics(),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/openapi.json',
+      operationId: 'getOpenApi',
+      tag: TAG,
+      summary: 'This API’s OpenAPI 3.1 document',
+      access: publicAccess,
+      produces: 'application/json',
+      response: { 200: Type.String({ description: 'OpenAPI 3.1 document' }) },
+      handler: async () => JSON.stringify(openapi()),
+    }),
+  ];
+}

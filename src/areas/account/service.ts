@@ -1,0 +1,223 @@
+import type { AuditTrail } from '../../kernel/audit/audit.js';
+import type { IdentityService } from '../../kernel/auth/identity.js';
+import type { Credential } from '../../kernel/auth/principal.js';
+import type { Clock } from '../../kernel/clock.js';
+import { AppError, kernelErrors } from '../../kernel/errors.js';
+import { newId } from '../../kernel/ids.js';
+import { isUniqueViolation } from '../../kernel/store/dialect.js';
+import type { Store } from '../../kernel/store/store.js';
+import type { SshKeysTable } from './migrations.js';
+import { AccountRepo } from './repo.js';
+import { parseSshPublicKey, SshKeyFormatError } from './ssh-public-key.js';
+
+export const KEY_WARNING = 'Store this key now: it is shown only once and cannot be retrieved later.';
+
+export const accountErrors = {
+  customerNotFound: () => kernelErrors.notFound('Customer'),
+  sshKeyNotFound: () => kernelErrors.notFound('SSH key'),
+  sshKeyInvalid: (message: string) =>
+    new AppError('invalid', 'invalid_ssh_key', message, { errors: [{ path: '/body/public_key', message }] }),
+  sshKeyExists: () =>
+    new AppError('conflict', 'ssh_key_exists', 'This public key is already on the account.'),
+  scopeEscalation: (scopes: string[]) =>
+    new AppError(
+      'forbidden',
+      'scope_not_held',
+      `A PAT can only grant scopes it holds itself; missing: ${scopes.join(', ')}.`,
+    ),
+};
+
+/** Counts virtual servers using an SSH key; the VPS area provides the real one. */
+export type SshKeyUsageCounter = (customerId: string, fingerprints: string[]) => Promise<Map<string, number>>;
+
+export interface SshKeyView {
+  id: string;
+  name: string;
+  fingerprint: string;
+  key_type: string;
+  created_at: string;
+  vm_count: number;
+}
+
+/** The account area: profile, API keys (through the kernel's identity service) and SSH keys. */
+export class AccountService {
+  private readonly repo: AccountRepo;
+  private usageCounter: SshKeyUsageCounter = async () => new Map();
+
+  constructor(
+    store: Store,
+    private readonly identity: IdentityService,
+    private readonly audit: AuditTrail,
+    private readonly clock: Clock,
+  ) {
+    this.repo = new AccountRepo(store);
+  }
+
+  setSshKeyUsageCounter(counter: SshKeyUsageCounter): void {
+    this.usageCounter = counter;
+  }
+
+  async profile(customerId: string) {
+    const c = await this.identity.getCustomer(customerId);
+    if (!c) throw accountErrors.customerNotFound();
+    return {
+      customer_id: c.id,
+      email: c.email,
+      first_name: c.first_name,
+      last_name: c.last_name,
+      company: c.company,
+      customer_type: c.customer_type as 'private' | 'business',
+      status: c.status,
+      created_at: new Date(c.created_at).toISOString(),
+    };
+  }
+
+  listApiKeys(customerId: string) {
+    return this.identity.listKeys(customerId);
+  }
+
+  async createServiceKey(customerId: string, actor: Credential, service: string, description: string | null) {
+    const { view, key } = await this.identity.createServiceKey(customerId, service, description);
+    await this.audit.record({
+      customerId,
+      area: 'account',
+      action: 'api_key.created',
+      resourceType: 'api_key',
+      resourceId: view.id,
+      actor,
+      details: { key_type: 'service', service: view.service, key_prefix: view.key_prefix },
+    });
+    return { ...view, key, warning: KEY_WARNING };
+  }
+
+  async createPat(
+    customerId: string,
+    actor: Credential,
+    input: { scopes: string[]; description: string | null; expiresInDays: number | null },
+  ) {
+    // A PAT may mint PATs, but never one that can do more than itself.
+    if (actor.kind === 'pat') {
+      const missing = input.scopes.filter((s) => !actor.scopes.includes(s));
+      if (missing.length > 0) throw accountErrors.scopeEscalation(missing);
+    }
+    const { view, key } = await this.identity.createPat(
+      customerId,
+      input.scopes,
+      input.description,
+      input.expiresInDays,
+    );
+    await this.audit.record({
+      customerId,
+      area: 'account',
+      action: 'api_key.created',
+      resourceType: 'api_key',
+      resourceId: view.id,
+      actor,
+      details: {
+        key_type: 'account',
+        scopes: view.scopes,
+        key_prefix: view.key_prefix,
+        expires_at: view.expires_at,
+      },
+    });
+    return { ...view, key, warning: KEY_WARNING };
+  }
+
+  async revokeApiKey(customerId: string, actor: Credential, keyId: string) {
+    await this.identity.revokeKey(customerId, keyId);
+    await this.audit.record({
+      customerId,
+      area: 'account',
+      action: 'api_key.revoked',
+      resourceType: 'api_key',
+      resourceId: keyId,
+      actor,
+    });
+    return { ok: true, revoked: keyId, success: true, message: 'API key revoked.' };
+  }
+
+  async listSshKeys(customerId: string): Promise<SshKeyView[]> {
+    const rows = await this.repo.listSshKeys(customerId);
+    const usage = await this.usageCounter(
+      customerId,
+      rows.map((r) => r.fingerprint),
+    );
+    return rows.map((r) => sshKeyView(r, usage.get(r.fingerprint) ?? 0));
+  }
+
+  async addSshKey(
+    customerId: string,
+    actor: Credential,
+    name: string,
+    publicKey: string,
+  ): Promise<SshKeyView> {
+    let parsed: ReturnType<typeof parseSshPublicKey>;
+    try {
+      parsed = parseSshPublicKey(publicKey);
+    } catch (err) {
+      if (err instanceof SshKeyFormatError) throw accountErrors.sshKeyInvalid(err.message);
+      throw err;
+    }
+    const row: SshKeysTable = {
+      id: newId(),
+      customer_id: customerId,
+      name: name.trim(),
+      public_key: parsed.publicKey,
+      fingerprint: parsed.fingerprint,
+      key_type: parsed.keyType,
+      bits: parsed.bits,
+      created_at: this.clock.nowMs(),
+    };
+    try {
+      await this.repo.insertSshKey(row);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw accountErrors.sshKeyExists();
+      throw err;
+    }
+    await this.audit.record({
+      customerId,
+      area: 'account',
+      action: 'ssh_key.created',
+      resourceType: 'ssh_key',
+      resourceId: row.id,
+      actor,
+      details: { fingerprint: row.fingerprint, key_type: row.key_type },
+    });
+    return sshKeyView(row, 0);
+  }
+
+  async deleteSshKey(customerId: string, actor: Credential, id: string) {
+    if (!(await this.repo.deleteSshKey(customerId, id))) throw accountErrors.sshKeyNotFound();
+    await this.audit.record({
+      customerId,
+      area: 'account',
+      action: 'ssh_key.deleted',
+      resourceType: 'ssh_key',
+      resourceId: id,
+      actor,
+    });
+    return { ok: true, deleted: id, success: true, message: 'SSH key deleted; existing servers keep it.' };
+  }
+
+  /** Public key lines of a customer's keys, for the VPS area to deploy. */
+  async publicKeys(
+    customerId: string,
+    ids: string[],
+  ): Promise<{ id: string; public_key: string; fingerprint: string }[]> {
+    const rows = await this.repo.listSshKeys(customerId);
+    return rows
+      .filter((r) => ids.includes(r.id))
+      .map((r) => ({ id: r.id, public_key: r.public_key, fingerprint: r.fingerprint }));
+  }
+}
+
+function sshKeyView(r: SshKeysTable, vmCount: number): SshKeyView {
+  return {
+    id: r.id,
+    name: r.name,
+    fingerprint: r.fingerprint,
+    key_type: r.key_type,
+    created_at: new Date(r.created_at).toISOString(),
+    vm_count: vmCount,
+  };
+}

@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import { type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { kernelErrors } from '../../kernel/errors.js';
+
+export const CURRENCIES = ['NOK', 'SEK', 'DKK', 'EUR', 'USD'] as const;
+export type Currency = (typeof CURRENCIES)[number];
+
+const PriceByCurrency = Type.Object(
+  Object.fromEntries(CURRENCIES.map((c) => [c, Type.Number({ minimum: 0 })])),
+);
+const CatalogueFile = Type.Object({
+  currencies: Type.Array(Type.String()),
+  default_currency: Type.Union(CURRENCIES.map((c) => Type.Literal(c))),
+  regions: Type.Array(
+    Type.Object({
+      code: Type.String({ pattern: '^[a-z][a-z0-9-]*$' }),
+      name: Type.String(),
+      country: Type.String({ pattern: '^[A-Z]{2}$' }),
+      status: Type.Union([Type.Literal('active'), Type.Literal('maintenance'), Type.Literal('deprecated')]),
+      available_services: Type.Array(Type.String()),
+      prices: Type.Record(Type.String(), Type.Record(Type.String(), PriceByCurrency)),
+    }),
+  ),
+});
+type Catalogue = Static<typeof CatalogueFile>;
+
+export const regionErrors = {
+  notFound: (code: string) => kernelErrors.notFound(`Region "${code}"`),
+};
+
+/** The region catalogue, read from a data file and checked once at start. */
+export class RegionsService {
+  private readonly catalogue: Catalogue;
+
+  constructor(file = new URL('./catalogue.json', import.meta.url)) {
+    const data: unknown = JSON.parse(readFileSync(file, 'utf8'));
+    if (!Value.Check(CatalogueFile, data)) {
+      const first = [...Value.Errors(CatalogueFile, data)][0];
+      throw new Error(`region catalogue ${file}: ${first?.path} ${first?.message}`);
+    }
+    this.catalogue = data;
+  }
+
+  get defaultCurrency(): Currency {
+    return this.catalogue.default_currency;
+  }
+
+  list() {
+    const regions = this.catalogue.regions.map(({ code, name, country, status }) => ({
+      code,
+      name,
+      country,
+      status,
+    }));
+    return { regions, total: regions.length };
+  }
+
+  get(code: string) {
+    const r = this.find(code);
+    return {
+      code: r.code,
+      name: r.name,
+      country: r.country,
+      status: r.status,
+      available_services: r.available_services,
+    };
+  }
+
+  /** True when the region exists, is not deprecated and offers the service kind. */
+  offers(code: string, serviceKind: string): boolean {
+    const r = this.catalogue.regions.find((x) => x.code === code.toLowerCase());
+    return !!r && r.status !== 'deprecated' && r.available_services.includes(serviceKind);
+  }
+
+  pricing(code: string, currency: Currency = this.defaultCurrency) {
+    const r = this.find(code);
+    const services: Record<string, Record<string, number>> = {};
+    for (const [kind, items] of Object.entries(r.prices)) {
+      services[kind] = Object.fromEntries(
+        Object.entries(items).map(([item, byCurrency]) => [item, byCurrency[currency]!]),
+      );
+    }
+    return { region: r.code, currency, services };
+  }
+
+  private find(code: string) {
+    const r = this.catalogue.regions.find((x) => x.code === code.toLowerCase());
+    if (!r) throw regionErrors.notFound(code);
+    return r;
+  }
+}

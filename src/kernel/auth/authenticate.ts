@@ -1,0 +1,95 @@
+import type { Clock } from '../clock.js';
+import { kernelErrors } from '../errors.js';
+import { constantTimeEqual } from '../secrets.js';
+import { scopesSatisfy } from './catalogue.js';
+import type { IdentityService } from './identity.js';
+import type { OidcVerifier } from './oidc.js';
+import type { Access, OperatorPrincipal, Principal } from './principal.js';
+import { looksLikeJwt } from './tokens.js';
+
+export interface PresentedCredential {
+  token: string;
+  via: 'x-api-key' | 'bearer';
+}
+
+/** Reads the credential from `X-API-Key` or `Authorization: Bearer`. */
+export function presentedCredential(
+  headers: Record<string, string | string[] | undefined>,
+): PresentedCredential | null {
+  const apiKey = headers['x-api-key'];
+  if (typeof apiKey === 'string' && apiKey.trim()) return { token: apiKey.trim(), via: 'x-api-key' };
+  const auth = headers['authorization'];
+  if (typeof auth === 'string') {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    if (m) return { token: m[1]!, via: 'bearer' };
+  }
+  return null;
+}
+
+/**
+ * Decides whether a presented credential may call a route. 401 when the credential is missing,
+ * unknown, expired or revoked; 403 when it is valid but lacks the service or scope.
+ */
+export class Authenticator {
+  constructor(
+    private readonly identity: IdentityService,
+    private readonly oidc: OidcVerifier | null,
+    private readonly operatorToken: () => string | null,
+    private readonly clock: Clock,
+  ) {}
+
+  async authenticate(
+    access: Access,
+    presented: PresentedCredential | null,
+  ): Promise<Principal | OperatorPrincipal | null> {
+    if (access.kind === 'public') return null;
+    if (!presented) throw kernelErrors.unauthenticated();
+    if (access.kind === 'operator') {
+      const expected = this.operatorToken();
+      if (!expected || !constantTimeEqual(presented.token, expected)) {
+        throw kernelErrors.unauthenticated('A valid operator token is required.');
+      }
+      return { customerId: null, credential: { kind: 'operator', id: 'operator' } };
+    }
+    if (presented.via === 'bearer' && !access.bearer && !(access.oidc && looksLikeJwt(presented.token))) {
+      throw kernelErrors.unauthenticated('This endpoint takes its credential in the X-API-Key header.');
+    }
+
+    if (looksLikeJwt(presented.token)) {
+      const claims = this.oidc
+        ? await this.oidc.verify(presented.token, Math.floor(this.clock.nowMs() / 1000))
+        : null;
+      if (!claims) throw kernelErrors.unauthenticated('The bearer token is not valid.');
+      const customerId = await this.identity.customerForOidc(claims.issuer, claims.subject, claims.email);
+      if (!customerId) throw kernelErrors.unauthenticated('No customer is linked to this identity.');
+      if (!access.oidc)
+        throw kernelErrors.forbidden('This endpoint does not accept OIDC tokens; use an API key.');
+      return {
+        customerId,
+        credential: { kind: 'oidc', id: `${claims.issuer}#${claims.subject}`, ...claims },
+      };
+    }
+
+    const found = await this.identity.authenticateKey(presented.token);
+    if (!found) throw kernelErrors.unauthenticated('The API key is invalid, expired or revoked.');
+    const { credential } = found;
+    if (credential.kind === 'service_key') {
+      const ok = access.services === 'any' || (access.services ?? []).includes(credential.service);
+      if (!ok) {
+        const wanted = access.services?.length
+          ? `a service key for ${[access.services].flat().join(' or ')}`
+          : 'a PAT';
+        throw kernelErrors.forbidden(
+          `This endpoint needs ${wanted}${access.scopes?.length ? ` or a PAT with ${access.scopes.join(' or ')}` : ''}; the key is for "${credential.service}".`,
+        );
+      }
+    } else if (credential.kind === 'pat') {
+      if (!access.scopes?.length)
+        throw kernelErrors.forbidden('This endpoint does not accept PATs; use a service key.');
+      if (!scopesSatisfy(credential.scopes, access.scopes)) {
+        throw kernelErrors.forbidden(`The PAT lacks the scope ${access.scopes.join(' or ')}.`);
+      }
+    }
+    return found;
+  }
+}

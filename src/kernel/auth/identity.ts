@@ -1,0 +1,235 @@
+import type { Clock } from '../clock.js';
+import { AppError, kernelErrors } from '../errors.js';
+import { newId, newShortId } from '../ids.js';
+import { hashToken } from '../secrets.js';
+import { fromJson, isUniqueViolation, toJson } from '../store/dialect.js';
+import type { Store } from '../store/store.js';
+import { ALL_SCOPES, isKnownScope, normaliseService, SERVICES, type ServiceName } from './catalogue.js';
+import { type ApiKeyRow, type CustomerRow, IdentityRepo } from './identity-repo.js';
+import type { Credential } from './principal.js';
+import { newApiToken } from './tokens.js';
+
+export type CustomerType = 'private' | 'business';
+
+export interface NewCustomer {
+  /** Only for restoring a known customer (the development customer after a reset). */
+  id?: string;
+  shortId?: string;
+  email: string;
+  customerType?: CustomerType;
+  firstName?: string | null;
+  lastName?: string | null;
+  company?: string | null;
+  plan?: string;
+}
+
+export interface ApiKeyView {
+  id: string;
+  key_prefix: string;
+  key_type: 'service' | 'account';
+  service: string | null;
+  scopes: string[];
+  description: string | null;
+  is_active: boolean;
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+}
+
+/** A stored last-use time is refreshed at most this often, so authentication stays read-only. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+const identityErrors = {
+  emailTaken: () => new AppError('conflict', 'email_taken', 'A customer with this e-mail already exists.'),
+  unknownService: (name: string) =>
+    new AppError(
+      'invalid',
+      'unknown_service',
+      `Unknown service "${name}". Services: ${SERVICES.join(', ')}.`,
+      {
+        errors: [{ path: '/service', message: 'unknown service' }],
+      },
+    ),
+  unknownScopes: (scopes: string[]) =>
+    new AppError(
+      'invalid',
+      'unknown_scope',
+      `Unknown scope(s): ${scopes.join(', ')}. See GET /openapi.json.`,
+      {
+        errors: scopes.map((s) => ({ path: '/scopes', message: `unknown scope ${s}` })),
+      },
+    ),
+  keyNotFound: () => kernelErrors.notFound('API key'),
+};
+
+/**
+ * Customers and their credentials: creation, listing, revocation and authentication of API keys.
+ * Secrets are returned once and stored only as SHA-256 hashes.
+ */
+export class IdentityService {
+  private readonly repo: IdentityRepo;
+  constructor(
+    store: Store,
+    private readonly clock: Clock,
+    private readonly onError: (err: unknown) => void = () => {},
+  ) {
+    this.repo = new IdentityRepo(store);
+  }
+
+  async createCustomer(input: NewCustomer): Promise<CustomerRow> {
+    const row: CustomerRow = {
+      id: input.id ?? newId(),
+      short_id: input.shortId ?? newShortId(),
+      email: input.email.trim().toLowerCase(),
+      first_name: input.firstName ?? null,
+      last_name: input.lastName ?? null,
+      company: input.company ?? null,
+      customer_type: input.customerType ?? 'private',
+      status: 'active',
+      plan: input.plan ?? 'free',
+      created_at: this.clock.nowMs(),
+    };
+    try {
+      await this.repo.insertCustomer(row);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw identityErrors.emailTaken();
+      throw err;
+    }
+    return row;
+  }
+
+  getCustomer(id: string) {
+    return this.repo.customerById(id);
+  }
+  findCustomerByEmail(email: string) {
+    return this.repo.customerByEmail(email.trim().toLowerCase());
+  }
+  listCustomers(limit = 50, offset = 0) {
+    return this.repo.listCustomers(limit, offset);
+  }
+  countCustomers() {
+    return this.repo.countCustomers();
+  }
+  async setCustomerStatus(id: string, status: 'active' | 'suspended') {
+    await this.repo.updateCustomer(id, { status });
+  }
+
+  async createServiceKey(customerId: string, service: string, description: string | null) {
+    const name = normaliseService(service);
+    if (!name) throw identityErrors.unknownService(service);
+    return this.insertKey(customerId, { keyType: 'service', service: name, scopes: [], description });
+  }
+
+  async createPat(
+    customerId: string,
+    scopes: string[],
+    description: string | null,
+    expiresInDays?: number | null,
+  ) {
+    const unknown = scopes.filter((s) => !isKnownScope(s));
+    if (unknown.length > 0) throw identityErrors.unknownScopes(unknown);
+    const expiresAt = expiresInDays ? this.clock.nowMs() + expiresInDays * 86_400_000 : null;
+    return this.insertKey(customerId, {
+      keyType: 'account',
+      service: null,
+      scopes: [...new Set(scopes)],
+      description,
+      expiresAt,
+    });
+  }
+
+  /** A PAT holding every scope: what the operator CLI and the development customer get. */
+  createFullPat(customerId: string, description: string, token?: string) {
+    return this.insertKey(customerId, {
+      keyType: 'account',
+      service: null,
+      scopes: [...ALL_SCOPES],
+      description,
+      token,
+    });
+  }
+
+  async listKeys(customerId: string): Promise<ApiKeyView[]> {
+    return (await this.repo.listApiKeys(customerId)).map(viewOf);
+  }
+
+  async revokeKey(customerId: string, keyId: string): Promise<void> {
+    if (!(await this.repo.revokeApiKey(customerId, keyId, this.clock.nowMs())))
+      throw identityErrors.keyNotFound();
+  }
+
+  /** Resolves an API key (service key or PAT). Returns null for anything that is not a live key. */
+  async authenticateKey(token: string): Promise<{ customerId: string; credential: Credential } | null> {
+    const row = await this.repo.apiKeyByHash(hashToken(token));
+    if (!row || row.is_active !== 1 || row.customer_status !== 'active') return null;
+    const now = this.clock.nowMs();
+    if (row.expires_at !== null && row.expires_at <= now) return null;
+    if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
+      this.repo.touchApiKey(row.id, now).catch(this.onError);
+    }
+    const credential: Credential =
+      row.key_type === 'service'
+        ? { kind: 'service_key', id: row.id, service: row.service as ServiceName }
+        : { kind: 'pat', id: row.id, scopes: fromJson<string[]>(row.scopes, []) };
+    return { customerId: row.customer_id, credential };
+  }
+
+  async customerForOidc(issuer: string, subject: string, email: string | null): Promise<string | null> {
+    const linked = await this.repo.oidcIdentity(issuer, subject);
+    if (linked) return linked.customer_id;
+    if (!email) return null;
+    const customer = await this.findCustomerByEmail(email);
+    if (!customer) return null;
+    await this.repo.linkOidcIdentity(issuer, subject, customer.id, this.clock.nowMs());
+    return customer.id;
+  }
+
+  private async insertKey(
+    customerId: string,
+    k: {
+      keyType: 'service' | 'account';
+      service: ServiceName | null;
+      scopes: string[];
+      description: string | null;
+      expiresAt?: number | null;
+      token?: string;
+    },
+  ): Promise<{ view: ApiKeyView; key: string }> {
+    const fresh = newApiToken(k.keyType);
+    const token = k.token ?? fresh.token;
+    const row: ApiKeyRow = {
+      id: newId(),
+      customer_id: customerId,
+      key_type: k.keyType,
+      service: k.service,
+      scopes: toJson(k.scopes),
+      description: k.description,
+      key_prefix: k.token ? token.slice(0, fresh.keyPrefix.length) : fresh.keyPrefix,
+      key_hash: hashToken(token),
+      is_active: 1,
+      created_at: this.clock.nowMs(),
+      last_used_at: null,
+      expires_at: k.expiresAt ?? null,
+      revoked_at: null,
+    };
+    await this.repo.insertApiKey(row);
+    return { view: viewOf(row), key: token };
+  }
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+function viewOf(row: ApiKeyRow): ApiKeyView {
+  return {
+    id: row.id,
+    key_prefix: row.key_prefix,
+    key_type: row.key_type,
+    service: row.service,
+    scopes: fromJson<string[]>(row.scopes, []),
+    description: row.description,
+    is_active: row.is_active === 1,
+    created_at: iso(row.created_at)!,
+    last_used_at: iso(row.last_used_at),
+    expires_at: iso(row.expires_at),
+  };
+}

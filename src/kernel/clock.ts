@@ -1,0 +1,31 @@
+/**
+ * The one clock all code reads. In emulator mode it can be moved forward, so TTLs, schedules
+ * and provisioning finish on demand; it never moves backward.
+ */
+export interface Clock {
+  now(): Date;
+  nowMs(): number;
+}
+
+export class SystemClock implements Clock {
+  protected offsetMs = 0;
+  now(): Date {
+    return new Date(this.nowMs());
+  }
+  nowMs(): number {
+    return Date.now() + this.offsetMs;
+  }
+}
+
+export class AdjustableClock extends SystemClock {
+  advance(seconds: number): void {
+    if (!(seconds >= 0)) throw new RangeError('the clock only moves forward');
+    this.offsetMs += seconds * 1000;
+  }
+  get offsetSeconds(): number {
+    return this.offsetMs / 1000;
+  }
+}
+
+export const isoOf = (ms: number | null | undefined): string | null =>
+  ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();

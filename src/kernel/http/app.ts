@@ -1,0 +1,180 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
+import { presentedCredential } from '../auth/authenticate.js';
+import type { OperatorPrincipal, Principal } from '../auth/principal.js';
+import { AppError, kernelErrors } from '../errors.js';
+import { newId } from '../ids.js';
+import type { Kernel } from '../kernel.js';
+import { makeValidatorCompiler } from './ajv.js';
+import { toHttpError } from './errors-to-http.js';
+import { IdempotencyStore } from './idempotency.js';
+import type { HttpMetrics } from './metrics.js';
+import { openApiRouteSchema, SWAGGER_OPTIONS } from './openapi.js';
+import { type AnyRoute, successStatus } from './route.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | OperatorPrincipal | null;
+    idempotency: { scope: string; key: string } | null;
+  }
+  interface FastifyContextConfig {
+    route?: AnyRoute;
+  }
+}
+
+const REQUEST_ID = /^[\w.:@/+=-]{1,200}$/;
+
+/** Builds the API server: one Fastify app with every route's contract, auth, limits and errors wired in. */
+export async function buildHttpApp(
+  kernel: Kernel,
+  routes: AnyRoute[],
+  metrics: HttpMetrics,
+): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: kernel.log.child({ role: 'api' }) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: kernel.config.bodyLimitBytes,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId();
+    },
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  app.setValidatorCompiler(makeValidatorCompiler());
+  app.decorateRequest('principal', null);
+  app.decorateRequest('idempotency', null);
+
+  // An empty body with a JSON content type means "no body", as most clients send it for bodiless POSTs.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, text, done) => {
+    const body = text as string;
+    if (body.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(body));
+    } catch {
+      done(new AppError('bad_request', 'invalid_json', 'The request body is not valid JSON.'), undefined);
+    }
+  });
+
+  const idempotency = new IdempotencyStore(kernel.store, kernel.clock);
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+    metrics.begin(req);
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    metrics.end(req, reply);
+    const level = reply.statusCode >= 500 ? 'error' : 'info';
+    req.log[level](
+      {
+        method: req.method,
+        url: req.routeOptions.url ?? req.url,
+        status: reply.statusCode,
+        ms: reply.elapsedTime,
+      },
+      'request',
+    );
+  });
+  app.addHook('onSend', async (req, reply, payload) => {
+    const idem = req.idempotency;
+    if (idem && typeof payload === 'string') {
+      await idempotency.complete(
+        idem.scope,
+        idem.key,
+        reply.statusCode,
+        payload,
+        String(reply.getHeader('content-type') ?? ''),
+      );
+    }
+    return payload;
+  });
+
+  app.setErrorHandler((err, req, reply) => {
+    const http = toHttpError(err);
+    if (http.internal) req.log.error({ err }, 'request failed');
+    reply.code(http.status).headers(http.headers).send(http.body);
+  });
+  app.setNotFoundHandler((req, reply) => {
+    const http = toHttpError(kernelErrors.routeNotFound(req.method, req.url.split('?')[0]!));
+    reply.code(http.status).send(http.body);
+  });
+
+  await app.register(swagger, SWAGGER_OPTIONS(kernel.baseUrl()));
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
+
+  for (const route of routes) {
+    app.route({
+      method: route.method,
+      url: route.url,
+      schema: openApiRouteSchema(route),
+      config: { route },
+      onRequest:
+        route.access.kind === 'public' ? undefined : (req, reply) => authorise(kernel, route, req, reply),
+      preHandler:
+        route.method === 'POST' ? (req, reply) => beginIdempotency(idempotency, req, reply) : undefined,
+      handler: async (req, reply) => {
+        const result = await route.handler({
+          params: req.params as never,
+          query: req.query as never,
+          body: req.body as never,
+          principal: req.principal as never,
+          raw: req,
+          reply,
+        });
+        if (reply.sent) return reply;
+        if (route.produces) reply.type(route.produces);
+        return reply.code(successStatus(route)).send(result);
+      },
+    });
+  }
+  return app;
+}
+
+async function authorise(kernel: Kernel, route: AnyRoute, req: FastifyRequest, reply: FastifyReply) {
+  const principal = await kernel.auth.authenticate(route.access, presentedCredential(req.headers));
+  req.principal = principal;
+  if (!principal) return;
+  const buckets = route.rateLimit ?? [route.access.kind === 'operator' ? 'admin' : bucketOfTag(route.tag)];
+  const outcome = await kernel.limiter.consume(buckets, principal.credential.id);
+  reply.header('x-ratelimit-limit', outcome.limit);
+  reply.header('x-ratelimit-remaining', outcome.remaining);
+  reply.header('x-ratelimit-reset', outcome.reset);
+  if (!outcome.allowed) {
+    throw new AppError(
+      'rate_limited',
+      'RATE_LIMIT_EXCEEDED',
+      `Rate limit of ${outcome.limit} per ${outcome.window}s exceeded.`,
+      {
+        extra: { retry_after: outcome.retryAfter, limit: outcome.limit, window: `${outcome.window}s` },
+      },
+    );
+  }
+}
+
+async function beginIdempotency(store: IdempotencyStore, req: FastifyRequest, reply: FastifyReply) {
+  const key = req.headers['idempotency-key'];
+  const scope = req.principal?.customerId;
+  if (typeof key !== 'string' || !scope) return;
+  const outcome = await store.begin(scope, key, IdempotencyStore.fingerprint(req.method, req.url, req.body));
+  if (outcome.kind === 'fresh') {
+    req.idempotency = { scope, key };
+    return;
+  }
+  reply
+    .code(outcome.status)
+    .header('idempotent-replayed', 'true')
+    .header('content-type', outcome.contentType || 'application/json; charset=utf-8')
+    .serializer((p: unknown) => p as string)
+    .send(outcome.body);
+  return reply;
+}
+
+export const bucketOfTag = (tag: string): string => tag.toLowerCase().replace(/\s+/g, '-');

@@ -1,0 +1,142 @@
+import type { FastifyError } from 'fastify';
+import { AppError, type ErrorKind, type FieldProblem } from '../errors.js';
+
+const STATUS_OF_KIND: Record<ErrorKind, number> = {
+  bad_request: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  gone: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  invalid: 422,
+  rate_limited: 429,
+  internal: 500,
+  bad_gateway: 502,
+  unavailable: 503,
+};
+
+export const statusOfKind = (kind: ErrorKind): number => STATUS_OF_KIND[kind];
+
+export interface HttpError {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+  /** True for our own faults, which are logged with their stack. */
+  internal: boolean;
+}
+
+/** Turns anything thrown while serving a request into the stated error bodies; never a 500 for bad input. */
+export function toHttpError(err: unknown): HttpError {
+  if (err instanceof AppError) return fromAppError(err);
+  const fe = err as FastifyError & { validation?: AjvLikeError[]; validationContext?: string };
+  if (fe?.validation) {
+    const errors = fe.validation.map((v) => problemOf(v, fe.validationContext ?? 'body'));
+    return fromAppError(
+      new AppError('invalid', 'validation_error', `Request failed validation: ${summarise(errors)}`, {
+        errors,
+      }),
+    );
+  }
+  switch (fe?.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return fromAppError(new AppError('bad_request', 'invalid_json', 'The request body is not valid JSON.'));
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return fromAppError(
+        new AppError('payload_too_large', 'body_too_large', 'The request body is too large.'),
+      );
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return fromAppError(
+        new AppError(
+          'unsupported_media_type',
+          'unsupported_media_type',
+          'Send the request body as application/json.',
+        ),
+      );
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return fromAppError(
+        new AppError('bad_request', 'invalid_content_length', 'Content-Length does not match the body.'),
+      );
+  }
+  if (err instanceof SyntaxError || fe?.statusCode === 400) {
+    return fromAppError(new AppError('bad_request', 'bad_request', fe?.message || 'Malformed request.'));
+  }
+  if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return {
+      status: fe.statusCode,
+      body: { detail: { code: 'bad_request', message: fe.message } },
+      headers: {},
+      internal: false,
+    };
+  }
+  return {
+    status: 500,
+    body: {
+      detail: {
+        code: 'internal_error',
+        message: 'Internal error; the request id identifies it in the logs.',
+      },
+    },
+    headers: {},
+    internal: true,
+  };
+}
+
+function fromAppError(err: AppError): HttpError {
+  const status = STATUS_OF_KIND[err.kind];
+  const headers = { ...(err.options.headers ?? {}) };
+  if (err.kind === 'rate_limited') {
+    const { retry_after, limit, window } = err.options.extra as {
+      retry_after: number;
+      limit: number;
+      window: string;
+    };
+    headers['retry-after'] = String(retry_after);
+    return {
+      status,
+      headers,
+      internal: false,
+      body: {
+        error: { code: 'RATE_LIMIT_EXCEEDED', message: err.message, retry_after, details: { limit, window } },
+      },
+    };
+  }
+  const detail: Record<string, unknown> = {
+    [err.options.codeField ?? 'code']: err.code,
+    message: err.message,
+  };
+  if (err.options.errors?.length) detail['errors'] = err.options.errors;
+  Object.assign(detail, err.options.extra ?? {});
+  return { status, body: { detail }, headers, internal: status >= 500 };
+}
+
+interface AjvLikeError {
+  instancePath: string;
+  message?: string;
+  keyword: string;
+  params: Record<string, unknown>;
+}
+
+function problemOf(v: AjvLikeError, context: string): FieldProblem {
+  let path = `/${context}${v.instancePath}`;
+  if (v.keyword === 'required' && typeof v.params['missingProperty'] === 'string') {
+    path += `/${v.params['missingProperty']}`;
+    return { path, message: 'is required' };
+  }
+  if (v.keyword === 'additionalProperties' && typeof v.params['additionalProperty'] === 'string') {
+    path += `/${v.params['additionalProperty']}`;
+    return { path, message: 'is not allowed' };
+  }
+  if (v.keyword === 'enum' && Array.isArray(v.params['allowedValues'])) {
+    return { path, message: `must be one of ${(v.params['allowedValues'] as unknown[]).join(', ')}` };
+  }
+  return { path, message: v.message ?? 'is invalid' };
+}
+
+const summarise = (errors: FieldProblem[]) =>
+  errors
+    .slice(0, 5)
+    .map((e) => `${e.path} ${e.message}`)
+    .join('; ');

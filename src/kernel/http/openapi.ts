@@ -1,0 +1,118 @@
+import type { TSchema } from '@sinclair/typebox';
+import type { Access } from '../auth/principal.js';
+import { ErrorBody, RateLimitBody, STATUS_TEXT } from './common-schemas.js';
+import type { AnyRoute } from './route.js';
+
+export const OPENAPI_INFO = {
+  title: 'Fjord API',
+  version: '1.0.0',
+  description:
+    'The Fjord cloud platform API. Every operation lists the credentials it accepts in `x-fjord-access` and in its security requirements.',
+};
+
+export const SWAGGER_OPTIONS = (baseUrl: string) => ({
+  openapi: {
+    openapi: '3.1.0',
+    info: OPENAPI_INFO,
+    servers: [{ url: baseUrl }],
+    components: {
+      securitySchemes: {
+        ApiKey: {
+          type: 'apiKey' as const,
+          in: 'header' as const,
+          name: 'X-API-Key',
+          description: 'Service key or PAT',
+        },
+        Bearer: {
+          type: 'http' as const,
+          scheme: 'bearer',
+          description: 'PAT, service key or OIDC token, where the operation allows it',
+        },
+        Operator: { type: 'http' as const, scheme: 'bearer', description: 'FJORD_OPERATOR_TOKEN' },
+      },
+    },
+  },
+  hideUntagged: false,
+});
+
+/** Statuses every route can answer because of its access rule and schemas. */
+export function impliedErrorStatuses(route: AnyRoute): number[] {
+  const out = new Set<number>(route.errors ?? []);
+  if (route.access.kind !== 'public') {
+    out.add(401);
+    out.add(429);
+    if (route.access.kind === 'customer') out.add(403);
+  }
+  if (route.params || route.query || route.body) out.add(422);
+  if (route.body) {
+    out.add(400);
+    out.add(413);
+    out.add(415);
+  }
+  if (route.method === 'POST' && route.access.kind === 'customer') {
+    out.add(409); // Idempotency-Key in flight
+    out.add(422);
+  }
+  return [...out].sort();
+}
+
+export function describeAccess(access: Access): Record<string, unknown> {
+  if (access.kind !== 'customer') return { kind: access.kind };
+  return {
+    kind: 'customer',
+    service_keys: access.services ?? [],
+    pat_scopes: access.scopes ?? [],
+    oidc: access.oidc ?? false,
+    bearer: access.bearer ?? false,
+  };
+}
+
+function security(access: Access): Record<string, string[]>[] {
+  switch (access.kind) {
+    case 'public':
+      return [];
+    case 'operator':
+      return [{ Operator: [] }];
+    case 'customer':
+      return access.bearer || access.oidc ? [{ ApiKey: [] }, { Bearer: [] }] : [{ ApiKey: [] }];
+  }
+}
+
+function accessSentence(access: Access): string {
+  if (access.kind === 'public') return 'No credential needed.';
+  if (access.kind === 'operator') return 'Operator token required.';
+  const parts: string[] = [];
+  if (access.services === 'any') parts.push('any service key');
+  else if (access.services?.length) parts.push(`a service key for ${access.services.join(' or ')}`);
+  if (access.scopes?.length) parts.push(`a PAT with ${access.scopes.map((s) => `\`${s}\``).join(' or ')}`);
+  if (access.oidc) parts.push('an OIDC token');
+  return `Accepts ${parts.join(', or ')}.`;
+}
+
+/** The Fastify schema of a route: validation, serialisation and the OpenAPI operation in one. */
+export function openApiRouteSchema(route: AnyRoute) {
+  const response: Record<string, TSchema | Record<string, unknown>> = {};
+  for (const [status, schema] of Object.entries(route.response)) {
+    response[status] = route.produces
+      ? { description: schema.description ?? 'OK', content: { [route.produces]: { schema } } }
+      : { ...schema, description: schema.description ?? 'OK' };
+  }
+  for (const status of impliedErrorStatuses(route)) {
+    const body = status === 429 ? RateLimitBody : ErrorBody;
+    response[String(status)] = { ...body, description: STATUS_TEXT[status] ?? 'Error' };
+  }
+  return {
+    operationId: route.operationId,
+    tags: [route.tag],
+    summary: route.summary,
+    description: [route.description, accessSentence(route.access)].filter(Boolean).join('\n\n'),
+    security: security(route.access),
+    'x-fjord-access': describeAccess(route.access),
+    ...(route.params ? { params: route.params } : {}),
+    ...(route.query ? { querystring: route.query } : {}),
+    ...(route.body ? { body: route.body } : {}),
+    ...(route.deprecated ? { deprecated: true } : {}),
+    ...(route.hidden ? { hide: true } : {}),
+    response,
+  };
+}

@@ -1,0 +1,69 @@
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Access, OperatorPrincipal, Principal } from '../auth/principal.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+type StaticOr<T, Fallback> = T extends TSchema ? Static<T> : Fallback;
+
+export interface RouteRequest<P, Q, B, A extends Access> {
+  params: StaticOr<P, Record<string, never>>;
+  query: StaticOr<Q, Record<string, never>>;
+  body: StaticOr<B, undefined>;
+  principal: A extends { kind: 'customer' }
+    ? Principal
+    : A extends { kind: 'operator' }
+      ? OperatorPrincipal
+      : null;
+  raw: FastifyRequest;
+  reply: FastifyReply;
+}
+
+/**
+ * A route is a contract: method and path, operationId, the area's tag, a summary, what
+ * credentials it accepts, the request schemas, the success response(s) and the error statuses
+ * the handler can produce (401/403/422/429… implied by the access and schemas are added
+ * automatically). The OpenAPI document is generated from exactly this.
+ */
+export interface RouteDef<
+  P extends TSchema | undefined = TSchema | undefined,
+  Q extends TSchema | undefined = TSchema | undefined,
+  B extends TSchema | undefined = TSchema | undefined,
+  A extends Access = Access,
+> {
+  method: HttpMethod;
+  url: string;
+  operationId: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  access: A;
+  /** Rate-limit buckets this route draws from (default: the route's area bucket). */
+  rateLimit?: readonly string[];
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Success status → schema. The first one is the status the handler's result is sent with. */
+  response: Record<number, TSchema>;
+  /** Statuses the handler itself may answer besides success (404, 409, …). */
+  errors?: readonly number[];
+  /** Media type of a non-JSON success body (the handler sends a string or Buffer). */
+  produces?: string;
+  deprecated?: boolean;
+  hidden?: boolean;
+  handler(req: RouteRequest<P, Q, B, A>): Promise<unknown>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the registry holds routes of every shape
+export type AnyRoute = RouteDef<any, any, any, any>;
+
+export function defineRoute<
+  P extends TSchema | undefined = undefined,
+  Q extends TSchema | undefined = undefined,
+  B extends TSchema | undefined = undefined,
+  A extends Access = Access,
+>(def: RouteDef<P, Q, B, A>): AnyRoute {
+  return def as AnyRoute;
+}
+
+export const successStatus = (route: AnyRoute): number => Number(Object.keys(route.response)[0] ?? 200);

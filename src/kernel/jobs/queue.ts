@@ -1,0 +1,233 @@
+import { type Kysely, sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import { newId } from '../ids.js';
+import { fromJson, isUniqueViolation, toJson } from '../store/dialect.js';
+import type { KernelTables } from '../store/kernel-tables.js';
+import type { Store } from '../store/store.js';
+
+export interface JobContext {
+  jobId: string;
+  attempt: number;
+}
+
+export interface JobKind<P = unknown> {
+  run(payload: P, ctx: JobContext): Promise<void>;
+  maxAttempts?: number;
+  /** Seconds to wait before attempt `attempt + 1`. Default: 5 s doubling, at most an hour. */
+  backoffSeconds?: (attempt: number) => number;
+}
+
+export interface EnqueueOptions {
+  runAt?: number;
+  delaySeconds?: number;
+  /** At most one live job per key: a second enqueue with the same key is ignored. */
+  uniqueKey?: string;
+  maxAttempts?: number;
+}
+
+const LEASE_MS = 5 * 60_000;
+const BATCH = 20;
+const WAKE_CHANNEL = 'fjord_jobs';
+
+export const defaultBackoff = (attempt: number): number => Math.min(3600, 5 * 2 ** (attempt - 1));
+
+/**
+ * Durable jobs: a table with run_at, attempts, a lease and the last error, claimed with
+ * FOR UPDATE SKIP LOCKED on PostgreSQL (SQLite serialises writers by itself). A job whose
+ * worker died is taken again when its lease runs out. Recurring schedules enqueue a job each
+ * time they come due; every time is read from the one clock.
+ */
+export class JobQueue {
+  private readonly kinds = new Map<string, JobKind<never>>();
+  private readonly db: Kysely<KernelTables>;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<number> | null = null;
+  private stopped = true;
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly pollMs = 500,
+  ) {
+    this.db = store.typed<KernelTables>();
+  }
+
+  register<P>(kind: string, handler: JobKind<P>): void {
+    if (this.kinds.has(kind)) throw new Error(`job kind ${kind} registered twice`);
+    this.kinds.set(kind, handler as JobKind<never>);
+  }
+
+  async enqueue(kind: string, payload: unknown, opts: EnqueueOptions = {}): Promise<string | null> {
+    const now = this.clock.nowMs();
+    const id = newId();
+    try {
+      await this.db
+        .insertInto('jobs')
+        .values({
+          id,
+          kind,
+          payload: toJson(payload),
+          status: 'queued',
+          run_at: opts.runAt ?? now + (opts.delaySeconds ?? 0) * 1000,
+          attempts: 0,
+          max_attempts: opts.maxAttempts ?? this.kinds.get(kind)?.maxAttempts ?? 10,
+          lease_until: null,
+          last_error: null,
+          unique_key: opts.uniqueKey ?? null,
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+    } catch (err) {
+      if (opts.uniqueKey && isUniqueViolation(err)) return null;
+      throw err;
+    }
+    if (!opts.runAt && !opts.delaySeconds) this.store.publish(WAKE_CHANNEL, kind).catch(() => {});
+    return id;
+  }
+
+  /** Creates or updates a recurring schedule; its first run is one interval from now unless due earlier. */
+  async schedule(name: string, jobKind: string, intervalSeconds: number): Promise<void> {
+    const next = this.clock.nowMs() + intervalSeconds * 1000;
+    await this.db
+      .insertInto('schedules')
+      .values({
+        name,
+        job_kind: jobKind,
+        interval_seconds: intervalSeconds,
+        next_run_at: next,
+        last_run_at: null,
+      })
+      .onConflict((oc) =>
+        oc.column('name').doUpdateSet({ job_kind: jobKind, interval_seconds: intervalSeconds }),
+      )
+      .execute();
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.unsubscribe = this.store.subscribe(WAKE_CHANNEL, () => this.kick());
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    if (this.timer) clearTimeout(this.timer);
+    await this.running?.catch(() => {});
+  }
+
+  /** Runs every job that is due now, including jobs those jobs make due; returns how many ran. */
+  async drain(maxRounds = 100): Promise<number> {
+    let total = 0;
+    for (let round = 0; round < maxRounds; round++) {
+      const ran = await this.runDueOnce();
+      total += ran;
+      if (ran === 0) break;
+    }
+    return total;
+  }
+
+  async stats(): Promise<Record<string, number>> {
+    const rows = await this.db
+      .selectFrom('jobs')
+      .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('status')
+      .execute();
+    return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+  }
+
+  private kick(): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.running) return;
+    this.running = this.drain(10)
+      .catch((err) => {
+        this.log.error({ err }, 'job worker round failed');
+        return 0;
+      })
+      .finally(() => {
+        this.running = null;
+        if (!this.stopped) this.timer = setTimeout(() => this.kick(), this.pollMs);
+      });
+  }
+
+  private async runDueOnce(): Promise<number> {
+    await this.fireSchedules();
+    const jobs = await this.claim();
+    for (const job of jobs) await this.runOne(job);
+    return jobs.length;
+  }
+
+  private async fireSchedules(): Promise<void> {
+    const now = this.clock.nowMs();
+    const due = await this.db.selectFrom('schedules').selectAll().where('next_run_at', '<=', now).execute();
+    for (const s of due) {
+      const periods = Math.floor((now - s.next_run_at) / (s.interval_seconds * 1000)) + 1;
+      const next = s.next_run_at + periods * s.interval_seconds * 1000;
+      // Only the process whose update lands enqueues the run: schedules fire once across many workers.
+      const res = await this.db
+        .updateTable('schedules')
+        .set({ next_run_at: next, last_run_at: now })
+        .where('name', '=', s.name)
+        .where('next_run_at', '=', s.next_run_at)
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) === 1) {
+        await this.enqueue(
+          s.job_kind,
+          { schedule: s.name },
+          { uniqueKey: `schedule:${s.name}:${s.next_run_at}` },
+        );
+      }
+    }
+  }
+
+  private async claim() {
+    const now = this.clock.nowMs();
+    const kinds = [...this.kinds.keys()];
+    if (kinds.length === 0) return [];
+    const lock = this.store.kind === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
+    const result = await sql<KernelTables['jobs']>`
+      UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = ${now + LEASE_MS}, updated_at = ${now}
+      WHERE id IN (
+        SELECT id FROM jobs
+        WHERE kind IN (${sql.join(kinds)})
+          AND ((status = 'queued' AND run_at <= ${now}) OR (status = 'running' AND lease_until < ${now}))
+        ORDER BY run_at LIMIT ${BATCH} ${lock}
+      )
+      RETURNING *`.execute(this.db);
+    return result.rows;
+  }
+
+  private async runOne(job: KernelTables['jobs']): Promise<void> {
+    const kind = this.kinds.get(job.kind)!;
+    try {
+      await kind.run(fromJson(job.payload, null) as never, { jobId: job.id, attempt: job.attempts });
+      // Finished jobs leave the table (their effects live in the areas' own tables); a unique
+      // key is thereby freed for the next run.
+      await this.db.deleteFrom('jobs').where('id', '=', job.id).execute();
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      const final = job.attempts >= job.max_attempts;
+      const wait = (kind.backoffSeconds ?? defaultBackoff)(job.attempts);
+      this.log.warn({ job: job.kind, id: job.id, attempt: job.attempts, final, err: message }, 'job failed');
+      await this.db
+        .updateTable('jobs')
+        .set({
+          status: final ? 'failed' : 'queued',
+          last_error: message.slice(0, 2000),
+          run_at: this.clock.nowMs() + wait * 1000,
+          lease_until: null,
+          unique_key: final ? null : job.unique_key,
+          updated_at: this.clock.nowMs(),
+        })
+        .where('id', '=', job.id)
+        .execute();
+    }
+  }
+}

@@ -1,0 +1,57 @@
+import type { Migration } from 'kysely';
+import type { Logger } from 'pino';
+import type { Config, Role } from '../config/config.js';
+import type { AuditTrail } from './audit/audit.js';
+import type { Authenticator } from './auth/authenticate.js';
+import type { IdentityService } from './auth/identity.js';
+import type { AdjustableClock } from './clock.js';
+import type { AnyRoute } from './http/route.js';
+import type { JobQueue } from './jobs/queue.js';
+import type { RateLimiter } from './limits/rate-limiter.js';
+import type { Registry } from './registry.js';
+import type { SecretBox } from './secrets.js';
+import type { Store } from './store/store.js';
+import type { WebhookService } from './webhooks/webhooks.js';
+
+/** Everything the kernel offers an area. Built once by the composition root. */
+export interface Kernel {
+  config: Config;
+  clock: AdjustableClock;
+  store: Store;
+  log: Logger;
+  identity: IdentityService;
+  auth: Authenticator;
+  limiter: RateLimiter;
+  jobs: JobQueue;
+  webhooks: WebhookService;
+  audit: AuditTrail;
+  secrets: SecretBox;
+  registry: Registry;
+  /** `{base_url}`: the API's address as clients reach it. */
+  baseUrl(): string;
+  operatorToken(): string | null;
+}
+
+/** A protocol server an area runs in one of the roles. */
+export interface RoleServer {
+  role: Role;
+  name: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface AreaInstance<S = unknown> {
+  routes: AnyRoute[];
+  /** The area's service, the only thing other areas may use. */
+  service?: S;
+  servers?: RoleServer[];
+  /** Drop in-memory caches after an emulator reset. */
+  onReset?(): Promise<void>;
+}
+
+export interface AreaModule {
+  name: string;
+  migrations?: Record<string, Migration>;
+  /** `services` holds the services of the areas set up before this one (see areas/index.ts). */
+  setup(kernel: Kernel, services: Record<string, unknown>): AreaInstance | Promise<AreaInstance>;
+}

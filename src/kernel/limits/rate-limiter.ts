@@ -1,0 +1,88 @@
+import type { Redis } from 'ioredis';
+import {
+  BurstyRateLimiter,
+  type RateLimiterAbstract,
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+} from 'rate-limiter-flexible';
+import type { RateLimitRow } from './table.js';
+
+export interface RateLimitState {
+  limit: number;
+  remaining: number;
+  /** Unix seconds when the window resets. */
+  reset: number;
+}
+
+export type RateLimitOutcome =
+  | ({ allowed: true } & RateLimitState)
+  | ({ allowed: false; retryAfter: number; window: number } & RateLimitState);
+
+/**
+ * Fixed-window counters per (bucket, credential), in memory or in Redis when several processes
+ * share the limits. A request drawing from several buckets is refused by the first one that is
+ * spent; the headers report the tightest one.
+ */
+export class RateLimiter {
+  private readonly limiters = new Map<string, RateLimiterAbstract | BurstyRateLimiter>();
+  constructor(
+    private readonly table: Record<string, RateLimitRow>,
+    private readonly redis: Redis | null,
+  ) {}
+
+  async consume(buckets: readonly string[], subject: string): Promise<RateLimitOutcome> {
+    let tightest: RateLimitOutcome | null = null;
+    for (const bucket of buckets) {
+      const row = this.table[bucket] ?? this.table['default']!;
+      const outcome = await this.consumeOne(bucket, row, subject);
+      if (!outcome.allowed) return outcome;
+      if (!tightest || outcome.remaining < tightest.remaining) tightest = outcome;
+    }
+    return tightest ?? { allowed: true, limit: 0, remaining: 0, reset: 0 };
+  }
+
+  private async consumeOne(bucket: string, row: RateLimitRow, subject: string): Promise<RateLimitOutcome> {
+    const limiter = this.limiterFor(bucket, row);
+    const nowS = Date.now() / 1000;
+    try {
+      const res = await limiter.consume(subject);
+      return {
+        allowed: true,
+        limit: row.points,
+        remaining: Math.max(0, row.points - res.consumedPoints),
+        reset: Math.ceil(nowS + res.msBeforeNext / 1000),
+      };
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+      return {
+        allowed: false,
+        limit: row.points,
+        remaining: 0,
+        reset: Math.ceil(nowS + retryAfter),
+        retryAfter,
+        window: row.duration,
+      };
+    }
+  }
+
+  private limiterFor(bucket: string, row: RateLimitRow) {
+    let limiter = this.limiters.get(bucket);
+    if (!limiter) {
+      const make = (points: number, prefix: string) =>
+        this.redis
+          ? new RateLimiterRedis({
+              storeClient: this.redis,
+              points,
+              duration: row.duration,
+              keyPrefix: prefix,
+            })
+          : new RateLimiterMemory({ points, duration: row.duration, keyPrefix: prefix });
+      const main = make(row.points, `rl:${bucket}`);
+      limiter = row.burst ? new BurstyRateLimiter(main, make(row.burst, `rl:${bucket}:burst`)) : main;
+      this.limiters.set(bucket, limiter);
+    }
+    return limiter;
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The rate-limit table: one row per bucket, counted per credential. Seeded with the documents'
+ * limits; FJORD_RATE_LIMITS overrides rows. Routes name the buckets they draw from.
+ */
+export interface RateLimitRow {
+  /** Requests per window. */
+  points: number;
+  /** Window in seconds. */
+  duration: number;
+  /** Extra requests allowed in a burst on top of `points`, per window. */
+  burst?: number;
+  doc: string;
+}
+
+export const DEFAULT_RATE_LIMITS: Record<string, RateLimitRow> = {
+  default: { points: 1000, duration: 60, doc: 'Any route that names no bucket (not stated; ours)' },
+  account: { points: 300, duration: 60, doc: 'Account API (not stated; ours)' },
+  regions: { points: 1000, duration: 60, doc: 'Region catalogue (not stated; ours)' },
+  admin: { points: 10000, duration: 60, doc: 'Operator API (ours)' },
+  storage: {
+    points: 1000,
+    burst: 100,
+    duration: 60,
+    doc: 'Storage API requests: 1000 plus burst of 100 per minute',
+  },
+  database: { points: 500, duration: 60, doc: 'Database API requests: 500 per minute' },
+  'database.create': { points: 10, duration: 3600, doc: 'Database creation: 10 per hour' },
+  'database.snapshot': { points: 20, duration: 3600, doc: 'Snapshot creation: 20 per hour' },
+  'dns.zone.create': { points: 10, duration: 3600, doc: 'DNS zone creation: 10 per hour' },
+  'dns.record.create': { points: 100, duration: 60, doc: 'DNS record create: 100 per minute' },
+  'dns.record.update': { points: 100, duration: 60, doc: 'DNS record update: 100 per minute' },
+  'dns.record.delete': { points: 100, duration: 60, doc: 'DNS record delete: 100 per minute' },
+  'dns.zone.read': { points: 1000, duration: 60, doc: 'DNS zone reads: 1000 per minute' },
+  'dns.record.read': { points: 1000, duration: 60, doc: 'DNS record reads: 1000 per minute' },
+  llm: { points: 1000, burst: 100, duration: 60, doc: 'Language models: 1000 per minute plus burst of 100' },
+  gpu: { points: 100, duration: 60, doc: 'GPU API requests: 100 per minute' },
+  'gpu.status': { points: 1000, duration: 60, doc: 'GPU job status checks: 1000 per minute' },
+};
+
+export function buildRateLimitTable(
+  overrides: Record<string, { points?: number; duration?: number; burst?: number }>,
+): Record<string, RateLimitRow> {
+  const table: Record<string, RateLimitRow> = structuredClone(DEFAULT_RATE_LIMITS);
+  for (const [bucket, o] of Object.entries(overrides)) {
+    const base = table[bucket] ?? { points: 1000, duration: 60, doc: 'added by FJORD_RATE_LIMITS' };
+    table[bucket] = { ...base, ...o };
+  }
+  return table;
+}

@@ -1,0 +1,116 @@
+import { EventEmitter } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { Config } from '../../config/config.js';
+
+// PostgreSQL returns int8 as strings; every bigint we store is an epoch-ms or a counter that fits a double.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export type StoreKind = 'sqlite' | 'postgres';
+
+/**
+ * The one store: Kysely over SQLite or PostgreSQL. Each area types it with its own tables through
+ * `typed<T>()`; the SQL differences between the engines live in `dialect.ts`.
+ */
+export interface Store {
+  readonly kind: StoreKind;
+  // biome-ignore lint/suspicious/noExplicitAny: areas narrow this with typed<T>()
+  readonly db: Kysely<any>;
+  typed<T>(): Kysely<T>;
+  migrate(migrations: Record<string, Migration>): Promise<string[]>;
+  /** Fan-out of small change notices to every process of this store (LISTEN/NOTIFY on PostgreSQL). */
+  publish(channel: string, payload: string): Promise<void>;
+  subscribe(channel: string, listener: (payload: string) => void): () => void;
+  close(): Promise<void>;
+}
+
+export async function openStore(config: Pick<Config, 'store'>): Promise<Store> {
+  return config.store.kind === 'postgres' ? openPostgres(config.store.url) : openSqlite(config.store.path);
+}
+
+function openSqlite(path: string): Store {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const database = new SQLite(path);
+  database.pragma('journal_mode = WAL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  database.pragma('synchronous = NORMAL');
+  const db = new Kysely({ dialect: new SqliteDialect({ database }) });
+  // One process owns a SQLite store, so change notices never need to leave it.
+  const bus = new EventEmitter().setMaxListeners(0);
+  return makeStore('sqlite', db, {
+    publish: async (channel, payload) => void bus.emit(channel, payload),
+    subscribe: (channel, listener) => {
+      bus.on(channel, listener);
+      return () => bus.off(channel, listener);
+    },
+    close: async () => {},
+  });
+}
+
+async function openPostgres(url: string): Promise<Store> {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  pool.on('error', () => {}); // a dropped idle client is replaced on next use
+  const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  const bus = new EventEmitter().setMaxListeners(0);
+  let listener: pg.Client | null = null;
+  const listening = new Set<string>();
+  const ensureListener = async (channel: string) => {
+    if (!listener) {
+      listener = new pg.Client({ connectionString: url });
+      listener.on('notification', (msg) => bus.emit(msg.channel, msg.payload ?? ''));
+      listener.on('error', () => {});
+      await listener.connect();
+    }
+    if (!listening.has(channel)) {
+      listening.add(channel);
+      await listener.query(`LISTEN "${channel.replace(/"/g, '')}"`);
+    }
+  };
+  return makeStore('postgres', db, {
+    publish: async (channel, payload) => {
+      await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    },
+    subscribe: (channel, fn) => {
+      bus.on(channel, fn);
+      ensureListener(channel).catch(() => listening.delete(channel));
+      return () => bus.off(channel, fn);
+    },
+    close: async () => {
+      await (listener as pg.Client | null)?.end().catch(() => {});
+    },
+  });
+}
+
+function makeStore(
+  kind: StoreKind,
+  // biome-ignore lint/suspicious/noExplicitAny: see Store.db
+  db: Kysely<any>,
+  parts: Pick<Store, 'publish' | 'subscribe'> & { close: () => Promise<void> },
+): Store {
+  return {
+    kind,
+    db,
+    typed: <T>() => db as unknown as Kysely<T>,
+    async migrate(migrations) {
+      const migrator = new Migrator({
+        db,
+        provider: { getMigrations: async () => migrations },
+        migrationTableName: 'fjord_migrations',
+        migrationLockTableName: 'fjord_migrations_lock',
+      });
+      const { error, results } = await migrator.migrateToLatest();
+      if (error) throw error;
+      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    },
+    publish: parts.publish,
+    subscribe: parts.subscribe,
+    async close() {
+      await parts.close();
+      await db.destroy();
+    },
+  };
+}

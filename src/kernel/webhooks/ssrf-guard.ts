@@ -1,0 +1,64 @@
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+
+/** Ranges a webhook must not reach unless the operator allows it: private, loopback, link-local, reserved. */
+const blocked = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  blocked.addSubnet(net, prefix, 'ipv4');
+}
+for (const [net, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['::ffff:0:0', 96],
+  ['64:ff9b::', 96],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const) {
+  blocked.addSubnet(net, prefix, 'ipv6');
+}
+
+export function isPrivateAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 0) return true;
+  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+export class UnsafeTargetError extends Error {}
+
+/**
+ * Checks a webhook target before each attempt: http(s) only, and — unless private targets are
+ * allowed — every address the host resolves to must be public. Checking at send time (not only
+ * at registration) is what defeats DNS rebinding.
+ */
+export async function assertSafeTarget(url: string, allowPrivate: boolean): Promise<URL> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UnsafeTargetError('not an absolute URL');
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    throw new UnsafeTargetError('scheme must be http(s)');
+  if (parsed.username || parsed.password)
+    throw new UnsafeTargetError('credentials in the URL are not allowed');
+  if (allowPrivate) return parsed;
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
+  if (addresses.length === 0 || addresses.some(isPrivateAddress)) {
+    throw new UnsafeTargetError(`${host} resolves to a private, loopback or link-local address`);
+  }
+  return parsed;
+}

@@ -1,0 +1,167 @@
+import { parseArgs } from 'node:util';
+import { createCustomerWithPat } from './app/admin-routes.js';
+import { banner } from './app/banner.js';
+import { ALL_MIGRATIONS, Fjord } from './app/fjord.js';
+import { buildKernel } from './app/kernel-factory.js';
+import { type Config, ConfigError, loadConfig, type Role } from './config/config.js';
+import { VARIABLES } from './config/variables.js';
+import { AppError } from './kernel/errors.js';
+import { createLogger } from './kernel/log.js';
+import { openStore } from './kernel/store/store.js';
+
+const USAGE = `usage: fjord <command>
+
+  start [--roles api,s3,dns,mqtt,rtmp,worker]   run Fjord (all roles by default)
+  migrate                                        apply database migrations and exit
+  admin customer create --email E [--type private|business]
+                        [--first-name F] [--last-name L] [--company C] [--plan P]
+  admin customer list
+  openapi                                        print the OpenAPI document
+`;
+
+function config(): Config {
+  try {
+    return loadConfig(process.env, (msg) => process.stderr.write(`warning: ${msg}\n`));
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`fjord: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+async function start(args: string[]) {
+  const t0 = performance.now();
+  const { values } = parseArgs({ args, options: { roles: { type: 'string' } } });
+  const cfg = config();
+  const roles = values.roles ? (values.roles.split(',').map((r) => r.trim()) as Role[]) : cfg.roles;
+  const bad = roles.filter((r) => !(VARIABLES.FJORD_ROLES.values as readonly string[]).includes(r));
+  if (bad.length) {
+    process.stderr.write(`fjord: unknown role(s) ${bad.join(', ')}\n`);
+    process.exit(2);
+  }
+  const fjord = await Fjord.create({ config: cfg });
+  await fjord.start(roles);
+  process.stdout.write(banner(fjord, roles, Math.round(performance.now() - t0)) + '\n');
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    fjord.kernel.log.info({ signal }, 'stopping');
+    await fjord.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+async function migrate() {
+  const cfg = config();
+  const store = await openStore(cfg);
+  const applied = await store.migrate(ALL_MIGRATIONS());
+  process.stdout.write(`${JSON.stringify({ applied })}\n`);
+  await store.close();
+}
+
+async function admin(args: string[]) {
+  const [noun, verb, ...rest] = args;
+  if (noun !== 'customer' || !verb) throw new UsageError();
+  const cfg = config();
+  const store = await openStore(cfg);
+  await store.migrate(ALL_MIGRATIONS());
+  const kernel = buildKernel({
+    config: { ...cfg, devCredentials: false },
+    store,
+    log: createLogger('silent'),
+  });
+  try {
+    if (verb === 'create') {
+      const { values } = parseArgs({
+        args: rest,
+        options: {
+          email: { type: 'string' },
+          type: { type: 'string', default: 'private' },
+          'first-name': { type: 'string' },
+          'last-name': { type: 'string' },
+          company: { type: 'string' },
+          plan: { type: 'string', default: 'free' },
+        },
+      });
+      if (!values.email || !/^[^@\s]+@[^@\s]+$/.test(values.email))
+        throw new UsageError('--email is required');
+      if (values.type !== 'private' && values.type !== 'business')
+        throw new UsageError('--type is private or business');
+      const out = await createCustomerWithPat(kernel, {
+        email: values.email,
+        customerType: values.type,
+        firstName: values['first-name'] ?? null,
+        lastName: values['last-name'] ?? null,
+        company: values.company ?? null,
+        plan: values.plan,
+      });
+      process.stdout.write(`${JSON.stringify(out)}\n`);
+    } else if (verb === 'list') {
+      const rows = await kernel.identity.listCustomers(1000, 0);
+      process.stdout.write(
+        `${JSON.stringify(rows.map((c) => ({ customer_id: c.id, email: c.email, status: c.status })))}\n`,
+      );
+    } else {
+      throw new UsageError();
+    }
+  } finally {
+    await kernel.redis?.quit().catch(() => {});
+    await store.close();
+  }
+}
+
+async function openapi() {
+  const cfg = config();
+  const fjord = await Fjord.create({
+    config: {
+      ...cfg,
+      store: { kind: 'sqlite', path: ':memory:' },
+      devCredentials: false,
+      publicUrl: null,
+      host: '127.0.0.1',
+      ports: { ...cfg.ports, api: 8080 },
+    },
+    log: createLogger('silent'),
+  });
+  process.stdout.write(`${JSON.stringify(fjord.openapi(), null, 2)}\n`);
+  await fjord.stop();
+}
+
+class UsageError extends Error {}
+
+async function main(argv: string[]) {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'start':
+        return await start(rest);
+      case 'migrate':
+        return await migrate();
+      case 'admin':
+        return await admin(rest);
+      case 'openapi':
+        return await openapi();
+      default:
+        throw new UsageError(
+          command && command !== 'help' && command !== '--help' ? `unknown command ${command}` : '',
+        );
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`${err.message ? `fjord: ${err.message}\n` : ''}${USAGE}`);
+      process.exit(command === 'help' || command === '--help' ? 0 : 2);
+    }
+    if (err instanceof AppError) {
+      process.stderr.write(`fjord: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
+await main(process.argv.slice(2));
