@@ -3,6 +3,7 @@ import { createCustomerWithPat } from './app/admin-routes.js';
 import { banner } from './app/banner.js';
 import { ALL_MIGRATIONS, Fjord } from './app/fjord.js';
 import { buildKernel } from './app/kernel-factory.js';
+import { generateOpenApiDocument, serialiseOpenApi } from './app/openapi-document.js';
 import { type Config, ConfigError, loadConfig, type Role } from './config/config.js';
 import { VARIABLES } from './config/variables.js';
 import { AppError } from './kernel/errors.js';
@@ -116,20 +117,7 @@ async function admin(args: string[]) {
 }
 
 async function openapi() {
-  const cfg = config();
-  const fjord = await Fjord.create({
-    config: {
-      ...cfg,
-      store: { kind: 'sqlite', path: ':memory:' },
-      devCredentials: false,
-      publicUrl: null,
-      host: '127.0.0.1',
-      ports: { ...cfg.ports, api: 8080 },
-    },
-    log: createLogger('silent'),
-  });
-  process.stdout.write(`${JSON.stringify(fjord.openapi(), null, 2)}\n`);
-  await fjord.stop();
+  process.stdout.write(serialiseOpenApi(await generateOpenApiDocument()));
 }
 
 class UsageError extends Error {}

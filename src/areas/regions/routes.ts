@@ -74,7 +74,12 @@ export function regionRoutes(regions: RegionsService) {
       access,
       params: RegionParams,
       query: Type.Object({
-        currency: Type.Optional(Type.Union(CURRENCIES.map((c) => Type.Literal(c)))),
+        currency: Type.Optional(
+          Type.String({
+            pattern: '^[A-Za-z]{3}$',
+            description: `One of ${CURRENCIES.join(', ')} (any case)`,
+          }),
+        ),
       }),
       response: { 200: RegionPricing },
       errors: [404],

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { kernelErrors } from '../../kernel/errors.js';
+import { AppError, kernelErrors } from '../../kernel/errors.js';
 
 export const CURRENCIES = ['NOK', 'SEK', 'DKK', 'EUR', 'USD'] as const;
 export type Currency = (typeof CURRENCIES)[number];
@@ -27,6 +27,15 @@ type Catalogue = Static<typeof CatalogueFile>;
 
 export const regionErrors = {
   notFound: (code: string) => kernelErrors.notFound(`Region "${code}"`),
+  unsupportedCurrency: (c: string) =>
+    new AppError(
+      'invalid',
+      'unsupported_currency',
+      `Currency "${c}" is not offered; use one of ${CURRENCIES.join(', ')}.`,
+      {
+        errors: [{ path: '/query/currency', message: `must be one of ${CURRENCIES.join(', ')}` }],
+      },
+    ),
 };
 
 /** The region catalogue, read from a data file and checked once at start. */
@@ -73,8 +82,10 @@ export class RegionsService {
     return !!r && r.status !== 'deprecated' && r.available_services.includes(serviceKind);
   }
 
-  pricing(code: string, currency: Currency = this.defaultCurrency) {
+  pricing(code: string, requestedCurrency?: string) {
     const r = this.find(code);
+    const currency = (requestedCurrency?.toUpperCase() ?? this.defaultCurrency) as Currency;
+    if (!CURRENCIES.includes(currency)) throw regionErrors.unsupportedCurrency(requestedCurrency!);
     const services: Record<string, Record<string, number>> = {};
     for (const [kind, items] of Object.entries(r.prices)) {
       services[kind] = Object.fromEntries(

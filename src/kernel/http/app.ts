@@ -16,7 +16,7 @@ import { makeValidatorCompiler } from './ajv.js';
 import { toHttpError } from './errors-to-http.js';
 import { IdempotencyStore } from './idempotency.js';
 import type { HttpMetrics } from './metrics.js';
-import { openApiRouteSchema, SWAGGER_OPTIONS } from './openapi.js';
+import { openApiRouteSchema, SHARED_SCHEMAS, SWAGGER_OPTIONS } from './openapi.js';
 import { type AnyRoute, successStatus } from './route.js';
 
 declare module 'fastify' {
@@ -107,6 +107,7 @@ export async function buildHttpApp(
     reply.code(http.status).send(http.body);
   });
 
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   await app.register(swagger, SWAGGER_OPTIONS(kernel.baseUrl()));
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
 

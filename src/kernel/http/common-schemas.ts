@@ -19,7 +19,7 @@ export const ErrorBody = Type.Object(
       { additionalProperties: true },
     ),
   },
-  { $id: undefined, title: 'Error' },
+  { title: 'Error' },
 );
 
 /** The stated 429 body. */

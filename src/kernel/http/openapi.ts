@@ -1,6 +1,13 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { Access } from '../auth/principal.js';
 import { ErrorBody, RateLimitBody, STATUS_TEXT } from './common-schemas.js';
+
+/** Error bodies are shared schemas, referenced by every operation. */
+export const SHARED_SCHEMAS = [
+  { ...ErrorBody, $id: 'Error' },
+  { ...RateLimitBody, $id: 'RateLimitError' },
+];
+
 import type { AnyRoute } from './route.js';
 
 export const OPENAPI_INFO = {
@@ -33,6 +40,10 @@ export const SWAGGER_OPTIONS = (baseUrl: string) => ({
     },
   },
   hideUntagged: false,
+  refResolver: {
+    buildLocalReference: (json: { $id?: string }, _base: unknown, _fragment: unknown, i: number) =>
+      json.$id ?? `def-${i}`,
+  },
 });
 
 /** Statuses every route can answer because of its access rule and schemas. */
@@ -98,8 +109,8 @@ export function openApiRouteSchema(route: AnyRoute) {
       : { ...schema, description: schema.description ?? 'OK' };
   }
   for (const status of impliedErrorStatuses(route)) {
-    const body = status === 429 ? RateLimitBody : ErrorBody;
-    response[String(status)] = { ...body, description: STATUS_TEXT[status] ?? 'Error' };
+    const ref = status === 429 ? 'RateLimitError#' : 'Error#';
+    response[String(status)] = { $ref: ref, description: STATUS_TEXT[status] ?? 'Error' };
   }
   return {
     operationId: route.operationId,
