@@ -26,6 +26,7 @@ import {
 const DEBIAN_PACKAGES = [
   { name: 'postgresql', probe: () => findPostgresBinDir() !== null },
   { name: 'openssh-client', probe: 'ssh-keygen' },
+  { name: 'redis-server', probe: 'redis-server' },
 ];
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
