@@ -19,8 +19,9 @@ export class SystemClock implements Clock {
 
 export class AdjustableClock extends SystemClock {
   advance(seconds: number): void {
-    if (!(seconds >= 0)) throw new RangeError('the clock only moves forward');
-    this.offsetMs += seconds * 1000;
+    if (!(seconds >= 0) || !Number.isFinite(seconds)) throw new RangeError('the clock only moves forward');
+    // Whole milliseconds: every stored time is an integer epoch-ms (bigint on PostgreSQL).
+    this.offsetMs += Math.round(seconds * 1000);
   }
   get offsetSeconds(): number {
     return this.offsetMs / 1000;

@@ -71,7 +71,7 @@ export class JobQueue {
           kind,
           payload: toJson(payload),
           status: 'queued',
-          run_at: opts.runAt ?? now + (opts.delaySeconds ?? 0) * 1000,
+          run_at: Math.round(opts.runAt ?? now + (opts.delaySeconds ?? 0) * 1000),
           attempts: 0,
           max_attempts: opts.maxAttempts ?? this.kinds.get(kind)?.maxAttempts ?? 10,
           lease_until: null,
@@ -221,7 +221,7 @@ export class JobQueue {
         .set({
           status: final ? 'failed' : 'queued',
           last_error: message.slice(0, 2000),
-          run_at: this.clock.nowMs() + wait * 1000,
+          run_at: this.clock.nowMs() + Math.round(wait * 1000),
           lease_until: null,
           unique_key: final ? null : job.unique_key,
           updated_at: this.clock.nowMs(),

@@ -21,7 +21,6 @@ for (const [net, prefix] of [
 for (const [net, prefix] of [
   ['::', 128],
   ['::1', 128],
-  ['::ffff:0:0', 96],
   ['64:ff9b::', 96],
   ['fc00::', 7],
   ['fe80::', 10],
@@ -30,9 +29,29 @@ for (const [net, prefix] of [
   blocked.addSubnet(net, prefix, 'ipv6');
 }
 
+// No `::ffff:0:0/96` rule: BlockList matches IPv4 addresses against IPv6 rules in their mapped
+// form, so that rule refused every IPv4 address. Mapped addresses are judged as IPv4 instead.
+
+/** `::ffff:a.b.c.d`, however spelled, is the IPv4 address a.b.c.d; null for any other address. */
+function mappedIpv4(address: string): string | null {
+  let host: string;
+  try {
+    host = new URL(`http://[${address}]/`).hostname; // canonical: [::ffff:7f00:1]
+  } catch {
+    return null;
+  }
+  const m = /^\[::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})\]$/.exec(host);
+  if (!m) return null;
+  const hi = Number.parseInt(m[1]!, 16);
+  const lo = Number.parseInt(m[2]!, 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
+
 export function isPrivateAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return true;
+  const v4 = family === 6 ? mappedIpv4(address) : null;
+  if (v4) return blocked.check(v4, 'ipv4');
   return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
