@@ -110,7 +110,7 @@ export function adminRoutes(kernel: Kernel, emulator: EmulatorControls) {
       summary: 'List customers',
       access: operatorAccess,
       query: Type.Object({
-        page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+        page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
         per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
       }),
       response: {

@@ -47,7 +47,8 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     try {
       return parse(raw.trim(), spec);
     } catch (err) {
-      problems.push(`${name}=${spec.secret ? '<hidden>' : JSON.stringify(raw)}: ${(err as Error).message}`);
+      const shown = spec.secret ? '<hidden>' : JSON.stringify(withoutPassword(raw));
+      problems.push(`${name}=${shown}: ${(err as Error).message}`);
       return undefined;
     }
   };
@@ -114,7 +115,12 @@ function readConfigFile(path: string | undefined): Env {
   if (text.trimStart().startsWith('{')) {
     try {
       const obj = JSON.parse(text) as Record<string, unknown>;
-      return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, String(v)]));
+      return Object.fromEntries(
+        Object.entries(obj).map(([k, v]) => [
+          k,
+          v !== null && typeof v === 'object' ? JSON.stringify(v) : String(v),
+        ]),
+      );
     } catch (err) {
       throw new ConfigError([`FJORD_CONFIG_FILE: not valid JSON: ${(err as Error).message}`]);
     }
@@ -127,6 +133,9 @@ function readConfigFile(path: string | undefined): Env {
   }
   return out;
 }
+
+/** A connection URL's password is a secret even when the variable is not (`postgres://u:<hidden>@h`). */
+const withoutPassword = (raw: string) => raw.replace(/^([a-z][\w+.-]*:\/\/[^/@:]*):[^/@]*@/i, '$1:<hidden>@');
 
 function sqlitePath(url: string | undefined, dataDir: string): string {
   if (!url) return resolve(dataDir, 'fjord.sqlite');

@@ -175,11 +175,15 @@ export class IdentityService {
   }
 
   async customerForOidc(issuer: string, subject: string, email: string | null): Promise<string | null> {
+    // A suspended customer's identities stop working at once, as its API keys do.
     const linked = await this.repo.oidcIdentity(issuer, subject);
-    if (linked) return linked.customer_id;
+    if (linked) {
+      const customer = await this.repo.customerById(linked.customer_id);
+      return customer?.status === 'active' ? customer.id : null;
+    }
     if (!email) return null;
     const customer = await this.findCustomerByEmail(email);
-    if (!customer) return null;
+    if (!customer || customer.status !== 'active') return null;
     await this.repo.linkOidcIdentity(issuer, subject, customer.id, this.clock.nowMs());
     return customer.id;
   }

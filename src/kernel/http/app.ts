@@ -47,16 +47,37 @@ export async function buildHttpApp(
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId();
     },
     return503OnClosing: true,
+    // URLs the router cannot decode (`%zz`) or parameters over its length limit: our error shape.
+    frameworkErrors: (err, req, reply) => {
+      const http = toHttpError(err);
+      (reply as unknown as FastifyReply)
+        .code(http.status)
+        .headers({ ...http.headers, 'x-request-id': req.id })
+        .send(http.body);
+    },
     routerOptions: { ignoreTrailingSlash: true },
   });
   app.setValidatorCompiler(makeValidatorCompiler());
   app.decorateRequest('principal', null);
   app.decorateRequest('idempotency', null);
 
+  // JSON only: Fastify's text/plain parser would hand a string to the body schema (a 422, not a 415).
+  app.removeContentTypeParser('text/plain');
   // An empty body with a JSON content type means "no body", as most clients send it for bodiless POSTs.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, text, done) => {
     const body = text as string;
     if (body.trim() === '') return done(null, undefined);
+    // Deep nesting parses, but would overflow the stack of whatever recurses over it later.
+    if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
+      return done(
+        new AppError(
+          'bad_request',
+          'json_too_deep',
+          `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`,
+        ),
+        undefined,
+      );
+    }
     try {
       done(null, JSON.parse(body));
     } catch {
@@ -109,7 +130,12 @@ export async function buildHttpApp(
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   await app.register(swagger, SWAGGER_OPTIONS(kernel.baseUrl()));
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { deepLinking: true },
+    // The document was built before listening; with FJORD_API_PORT=0 only now is the port known.
+    transformSpecification: (spec) => ({ ...spec, servers: [{ url: kernel.baseUrl() }] }),
+  });
 
   for (const route of routes) {
     app.route({
@@ -176,6 +202,25 @@ async function beginIdempotency(store: IdempotencyStore, req: FastifyRequest, re
     .serializer((p: unknown) => p as string)
     .send(outcome.body);
   return reply;
+}
+
+const MAX_JSON_DEPTH = 128;
+
+/** Whether JSON text nests arrays and objects deeper than `max`, read without parsing it. */
+function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
 }
 
 export const bucketOfTag = (tag: string): string => tag.toLowerCase().replace(/\s+/g, '-');

@@ -33,7 +33,8 @@ export function toHttpError(err: unknown): HttpError {
   if (err instanceof AppError) return fromAppError(err);
   const fe = err as FastifyError & { validation?: AjvLikeError[]; validationContext?: string };
   if (fe?.validation) {
-    const errors = fe.validation.map((v) => problemOf(v, fe.validationContext ?? 'body'));
+    const context = fe.validationContext === 'querystring' ? 'query' : (fe.validationContext ?? 'body');
+    const errors = fe.validation.map((v) => problemOf(v, context));
     return fromAppError(
       new AppError('invalid', 'validation_error', `Request failed validation: ${summarise(errors)}`, {
         errors,

@@ -39,8 +39,8 @@ const errors = {
 /**
  * Stripe's rules: the first request with a key runs; a later one with the same key and the same
  * body gets the first status and body again; the same key with another body is a 422; keys live
- * for 24 hours. Requests that fail validation are not recorded, nor are 5xx answers (so a retry
- * can succeed).
+ * for 24 hours. Requests that fail validation (any 422) are not recorded, nor are 5xx answers (so
+ * a retry can succeed).
  */
 export class IdempotencyStore {
   private readonly db: Kysely<KernelTables>;
@@ -103,7 +103,9 @@ export class IdempotencyStore {
   }
 
   async complete(scope: string, key: string, status: number, body: string, contentType: string | null) {
-    if (status >= 500) return this.forget(scope, key);
+    // A 422 is a validation failure wherever it was found (schema or service): the corrected
+    // request may reuse the key.
+    if (status >= 500 || status === 422) return this.forget(scope, key);
     await this.db
       .updateTable('idempotency_keys')
       .set({ status_code: status, response_body: body, content_type: contentType })
