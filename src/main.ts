@@ -93,6 +93,9 @@ async function admin(args: string[]) {
         throw new UsageError('--email is required');
       if (values.type !== 'private' && values.type !== 'business')
         throw new UsageError('--type is private or business');
+      if (!['free', 'basic', 'pro', 'enterprise'].includes(values.plan ?? '')) {
+        throw new UsageError('--plan is free, basic, pro or enterprise');
+      }
       const out = await createCustomerWithPat(kernel, {
         email: values.email,
         customerType: values.type,

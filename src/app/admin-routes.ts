@@ -179,6 +179,7 @@ export function adminRoutes(kernel: Kernel, emulator: EmulatorControls) {
       handler: async ({ body }) => {
         emulatorOnly();
         kernel.clock.advance(body.seconds);
+        await kernel.clockStore.save();
         const jobsRun = await kernel.jobs.drain();
         return { ...clockView(), jobs_run: jobsRun };
       },

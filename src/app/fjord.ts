@@ -57,6 +57,7 @@ export class Fjord {
     const areaModules = opts.areas ?? AREAS;
     await store.migrate(ALL_MIGRATIONS(areaModules));
     const kernel = buildKernel({ config, store, log, fetchImpl: opts.fetchImpl });
+    await kernel.clockStore.load();
 
     const areas = new Map<string, AreaInstance>();
     const services: Record<string, unknown> = {};
@@ -66,7 +67,7 @@ export class Fjord {
       if (instance.service) services[mod.name] = instance.service;
     }
 
-    const idempotency = new IdempotencyStore(store, kernel.clock);
+    const idempotency = new IdempotencyStore(store, kernel.clock, kernel.secrets);
     kernel.jobs.register('kernel.idempotency.purge', {
       run: async () => void (await idempotency.purgeExpired()),
     });
@@ -97,6 +98,7 @@ export class Fjord {
   openapi(): Record<string, unknown> {
     // biome-ignore lint/suspicious/noExplicitAny: the generated document is plain JSON
     const doc = structuredClone(this.http.swagger()) as any;
+    doc.servers = [{ url: this.kernel.baseUrl() }]; // the bound address (FJORD_API_PORT=0)
     const byOperation = new Map(this.routes.map((r) => [r.operationId, r]));
     for (const path of Object.values(doc.paths ?? {}) as Record<string, Record<string, unknown>>[]) {
       for (const op of Object.values(path)) {
@@ -116,6 +118,8 @@ export class Fjord {
         const address = this.http.server.address();
         const port = typeof address === 'object' && address ? address.port : config.ports.api;
         this.kernel.setBoundApiPort(port);
+        // With FJORD_API_PORT=0 the address is known only now: rewrite the file's api_url.
+        if (this.devCredentialsPath) await ensureDevCredentials(this.kernel);
         this.kernel.registry.addListener({ role: 'api', protocol: 'http', address: this.kernel.baseUrl() });
       } else if (role === 'worker') {
         this.kernel.jobs.start();
@@ -134,6 +138,7 @@ export class Fjord {
   /** Emulator reset: every table emptied, caches dropped, development credentials restored. */
   async reset(): Promise<void> {
     await truncateAll(this.kernel.store);
+    await this.kernel.clockStore.save(); // the clock never moves back, reset or not
     for (const area of this.areas.values()) await area.onReset?.();
     await this.kernel.jobs.schedule('kernel.idempotency.purge', 'kernel.idempotency.purge', 3600);
     if (this.kernel.config.devCredentials) await ensureDevCredentials(this.kernel);
@@ -141,6 +146,7 @@ export class Fjord {
 
   async stop(): Promise<void> {
     await this.kernel.jobs.stop();
+    this.kernel.clockStore.close();
     for (const area of this.areas.values()) {
       for (const server of area.servers ?? []) await server.stop().catch(() => {});
     }

@@ -9,6 +9,7 @@ import { Authenticator } from '../kernel/auth/authenticate.js';
 import { IdentityService } from '../kernel/auth/identity.js';
 import { OidcVerifier } from '../kernel/auth/oidc.js';
 import { AdjustableClock } from '../kernel/clock.js';
+import { ClockPersistence } from '../kernel/clock-persistence.js';
 import { randomString } from '../kernel/ids.js';
 import { JobQueue } from '../kernel/jobs/queue.js';
 import type { Kernel } from '../kernel/kernel.js';
@@ -35,18 +36,18 @@ export function buildKernel({
   fetchImpl,
 }: KernelDeps): Kernel & { redis: Redis | null; setBoundApiPort(p: number): void } {
   const persistent = !(config.store.kind === 'sqlite' && config.store.path === ':memory:');
-  if (persistent) mkdirSync(config.dataDir, { recursive: true });
+  if (persistent || config.devCredentials) mkdirSync(config.dataDir, { recursive: true });
   const clock = new AdjustableClock();
   const secrets = new SecretBox(Buffer.from(dataKey(config, persistent), 'base64'));
   const operatorToken =
     config.operatorToken ??
-    (config.devCredentials && persistent
+    (config.devCredentials
       ? readOrCreateSecretFile(join(config.dataDir, 'operator.token'), () => `fjo_${randomString(40)}`)
       : null);
   const identity = new IdentityService(store, clock, (err) => log.warn({ err }, 'could not record key use'));
   const oidc = config.oidc ? new OidcVerifier(config.oidc) : null;
   const redis = config.redisUrl
-    ? new Redis(config.redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: 2 })
+    ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
     : null;
   redis?.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
   const jobs = new JobQueue(store, clock, log.child({ role: 'worker' }), config.workerPollMs);
@@ -54,6 +55,7 @@ export function buildKernel({
   const kernel: Kernel & { redis: Redis | null; setBoundApiPort(p: number): void } = {
     config,
     clock,
+    clockStore: new ClockPersistence(store, clock),
     store,
     log,
     identity,

@@ -55,7 +55,7 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
 
   const dataDir = resolve(value('FJORD_DATA_DIR', asString) ?? '.fjord');
   const storeUrl = value('FJORD_DATABASE_URL', asStoreUrl);
-  const issuer = value('FJORD_OIDC_ISSUER', asUrl);
+  const issuer = value('FJORD_OIDC_ISSUER', asHttpUrl);
   const config: Config = {
     dataDir,
     host: value('FJORD_HOST', asHost) ?? '127.0.0.1',
@@ -66,19 +66,19 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
       mqtt: value('FJORD_MQTT_PORT', asPort) ?? 1883,
       rtmp: value('FJORD_RTMP_PORT', asPort) ?? 1935,
     },
-    publicUrl: value('FJORD_PUBLIC_URL', asUrl)?.replace(/\/+$/, '') ?? null,
-    roles: (value('FJORD_ROLES', asList) ?? []) as Role[],
+    publicUrl: value('FJORD_PUBLIC_URL', asHttpUrl)?.replace(/\/+$/, '') ?? null,
+    roles: (value('FJORD_ROLES', asList) ?? VARIABLES.FJORD_ROLES.values) as Role[],
     store: storeUrl?.startsWith('postgres')
       ? { kind: 'postgres', url: storeUrl }
       : { kind: 'sqlite', path: sqlitePath(storeUrl, dataDir) },
-    redisUrl: value('FJORD_REDIS_URL', asUrl) ?? null,
+    redisUrl: value('FJORD_REDIS_URL', asRedisUrl) ?? null,
     operatorToken: value('FJORD_OPERATOR_TOKEN', asString) ?? null,
     dataKey: value('FJORD_DATA_KEY', asDataKey) ?? null,
     oidc: issuer
       ? {
           issuer,
           audience: value('FJORD_OIDC_AUDIENCE', asString) ?? null,
-          jwksUrl: value('FJORD_OIDC_JWKS_URL', asUrl) ?? null,
+          jwksUrl: value('FJORD_OIDC_JWKS_URL', asHttpUrl) ?? null,
         }
       : null,
     emulator: value('FJORD_EMULATOR', asBoolean) ?? false,
@@ -166,16 +166,23 @@ function asBoolean(raw: string): boolean {
   throw new Error('expected a boolean (1/0, true/false, yes/no, on/off)');
 }
 
-function asUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new Error('expected an absolute URL');
-  }
-  if (!/^(https?|redis|rediss):$/.test(url.protocol)) throw new Error(`unsupported scheme ${url.protocol}`);
-  return raw;
-}
+const urlOf = (...schemes: string[]) =>
+  function asUrl(raw: string): string {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new Error('expected an absolute URL');
+    }
+    if (!schemes.includes(url.protocol.slice(0, -1))) {
+      throw new Error(
+        `unsupported scheme ${url.protocol} (expected ${schemes.map((s) => `${s}:`).join(' or ')})`,
+      );
+    }
+    return raw;
+  };
+const asHttpUrl = urlOf('http', 'https');
+const asRedisUrl = urlOf('redis', 'rediss');
 
 function asHost(raw: string): string {
   if (isIP(raw) || /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i.test(raw)) return raw;
@@ -195,6 +202,7 @@ function asList(raw: string, spec: VariableSpec): string[] {
   const bad = items.filter((i) => !spec.values?.includes(i));
   if (bad.length > 0)
     throw new Error(`unknown ${bad.join(', ')}; expected some of ${spec.values?.join(', ')}`);
+  if (items.length === 0) throw new Error(`expected at least one of ${spec.values?.join(', ')}`);
   return [...new Set(items)];
 }
 

@@ -23,6 +23,13 @@ export class AdjustableClock extends SystemClock {
     // Whole milliseconds: every stored time is an integer epoch-ms (bigint on PostgreSQL).
     this.offsetMs += Math.round(seconds * 1000);
   }
+  /** Adopts an offset saved by this or another process; never moves the clock backward. */
+  adoptOffsetMs(ms: number): void {
+    if (Number.isFinite(ms) && ms > this.offsetMs) this.offsetMs = Math.round(ms);
+  }
+  get offsetMilliseconds(): number {
+    return this.offsetMs;
+  }
   get offsetSeconds(): number {
     return this.offsetMs / 1000;
   }

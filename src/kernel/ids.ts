@@ -1,9 +1,34 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const BASE36 = '0123456789abcdefghijklmnopqrstuvwxyz';
 
-export const newId = (): string => randomUUID();
+let lastMs = 0;
+let counter = 0;
+
+/**
+ * UUIDv7 (RFC 9562): a millisecond timestamp, a 12-bit counter for ids made in the same
+ * millisecond, then random bits. Ids therefore sort in creation order, which gives lists a
+ * stable, meaningful tiebreak and keeps B-tree inserts at the right-hand edge.
+ */
+export function newId(): string {
+  let ms = Date.now();
+  if (ms > lastMs) {
+    lastMs = ms;
+    counter = 0;
+  } else if (++counter > 0xfff) {
+    lastMs += 1;
+    counter = 0;
+  }
+  ms = lastMs;
+  const b = randomBytes(16);
+  b.writeUIntBE(ms, 0, 6);
+  b[6] = 0x70 | (counter >> 8);
+  b[7] = counter & 0xff;
+  b[8] = 0x80 | (b[8]! & 0x3f);
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
 
 /** Random string from `alphabet` with no modulo bias (rejection sampling). */
 export function randomString(length: number, alphabet = BASE62): string {

@@ -5,6 +5,7 @@ import type { AuditTrail } from './audit/audit.js';
 import type { Authenticator } from './auth/authenticate.js';
 import type { IdentityService } from './auth/identity.js';
 import type { AdjustableClock } from './clock.js';
+import type { ClockPersistence } from './clock-persistence.js';
 import type { AnyRoute } from './http/route.js';
 import type { JobQueue } from './jobs/queue.js';
 import type { RateLimiter } from './limits/rate-limiter.js';
@@ -17,6 +18,8 @@ import type { WebhookService } from './webhooks/webhooks.js';
 export interface Kernel {
   config: Config;
   clock: AdjustableClock;
+  /** Saves the emulator clock's offset for restarts and other processes. */
+  clockStore: ClockPersistence;
   store: Store;
   log: Logger;
   identity: IdentityService;

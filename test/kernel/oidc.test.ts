@@ -90,7 +90,12 @@ interface TokenOptions {
 async function sign(t: TestFjord, issuer: string, claims: JWTPayload, o: TokenOptions = {}) {
   const key = o.key ?? es;
   const now = Math.floor(t.kernel.clock.nowMs() / 1000);
-  const jwt = new SignJWT(claims)
+  // Issuers vouch for e-mails with email_verified; tests that need otherwise set it explicitly.
+  const withVerified =
+    typeof claims.email === 'string' && !('email_verified' in claims)
+      ? { ...claims, email_verified: true }
+      : claims;
+  const jwt = new SignJWT(withVerified)
     .setProtectedHeader({ alg: key.alg, kid: o.kid ?? key.kid, typ: 'JWT' })
     .setIssuer(o.iss ?? issuer)
     .setIssuedAt(now)
@@ -217,6 +222,13 @@ describe('OIDC through a discovery document', () => {
       email_verified: false,
     });
     expect401(await profile(t, unverified), 'unverified e-mail');
+    // An e-mail the issuer does not say it verified is not trusted either.
+    const unstated = await sign(t, issuer.url, {
+      sub: 'sneaky-2',
+      email: bob.email,
+      email_verified: undefined,
+    });
+    expect401(await profile(t, unstated), 'e-mail without email_verified');
   });
 
   it('stops working for a suspended customer', async () => {

@@ -63,7 +63,10 @@ describe('the OpenAPI document', () => {
         expect(op['security'], label).toBeDefined();
         expect(op['x-fjord-access'], label).toBeDefined();
         const statuses = Object.keys(op['responses'] as object);
-        expect(statuses.some((s) => s.startsWith('2')), label).toBe(true);
+        expect(
+          statuses.some((s) => s.startsWith('2')),
+          label,
+        ).toBe(true);
         const access = op['x-fjord-access'] as { kind: string };
         if (access.kind !== 'public') expect(statuses, label).toEqual(expect.arrayContaining(['401', '429']));
         if (access.kind === 'customer') expect(statuses, label).toContain('403');

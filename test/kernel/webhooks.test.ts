@@ -2,11 +2,13 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Kysely } from 'kysely';
+import { fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KernelTables } from '../../src/kernel/store/kernel-tables.js';
 import {
   assertSafeTarget,
   isPrivateAddress,
+  publicOnlyDispatcher,
   UnsafeTargetError,
 } from '../../src/kernel/webhooks/ssrf-guard.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
@@ -479,5 +481,33 @@ describe('SSRF guard', () => {
 
   it('lets private targets through when the operator allows them', async () => {
     expect((await assertSafeTarget('http://127.0.0.1:9/', true)).hostname).toBe('127.0.0.1');
+  });
+});
+
+describe('DNS rebinding', () => {
+  it('refuses at connect time a name that resolves to a private address', async () => {
+    let hits = 0;
+    const server = createServer((_req, res) => {
+      hits++;
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      // `localhost` stands in for a public name re-pointed at a private address after the check.
+      const attempt = undiciFetch(`http://localhost:${port}/`, { dispatcher: publicOnlyDispatcher() });
+      const err = await attempt.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect((err as { cause?: unknown })?.cause).toBeInstanceOf(UnsafeTargetError);
+      expect(hits).toBe(0);
+      // The same request without the guard reaches the server, so the refusal above is the guard's.
+      const plain = await undiciFetch(`http://localhost:${port}/`);
+      expect(plain.status).toBe(200);
+      expect(hits).toBe(1);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -85,7 +85,7 @@ export const SshKey = Type.Object(
 
 export const CreateSshKeyBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 100 }),
+    name: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'Not blank' }),
     public_key: Type.String({
       minLength: 1,
       maxLength: 16384,

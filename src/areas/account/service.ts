@@ -1,5 +1,5 @@
 import type { AuditTrail } from '../../kernel/audit/audit.js';
-import { isKnownScope } from '../../kernel/auth/catalogue.js';
+import { isKnownScope, scopesSatisfy } from '../../kernel/auth/catalogue.js';
 import type { IdentityService } from '../../kernel/auth/identity.js';
 import type { Credential } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
@@ -98,7 +98,7 @@ export class AccountService {
   ) {
     // A PAT may mint PATs, but never one that can do more than itself.
     if (actor.kind === 'pat') {
-      const missing = input.scopes.filter((s) => isKnownScope(s) && !actor.scopes.includes(s));
+      const missing = input.scopes.filter((s) => isKnownScope(s) && !scopesSatisfy(actor.scopes, [s]));
       if (missing.length > 0) throw accountErrors.scopeEscalation(missing);
     }
     const { view, key } = await this.identity.createPat(

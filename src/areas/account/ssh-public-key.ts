@@ -1,6 +1,6 @@
 import { createHash, createPublicKey, type JsonWebKey } from 'node:crypto';
 
-/** Every refusal of user-supplied key text is this error, so callers can map it to a 400 safely. */
+/** Every refusal of user-supplied key text is this error, so callers can answer 422 without leaking other failures. */
 export class SshKeyFormatError extends Error {
   override name = 'SshKeyFormatError';
 }

@@ -46,7 +46,9 @@ export function webhookRoutes(webhooks: WebhookService) {
       operationId: 'getWebhookSecret',
       tag: TAG,
       summary: 'Get the secret that signs this account’s webhooks',
-      access: read,
+      description:
+        'Whoever holds the secret can forge webhooks, so only account administrators (PAT `account:write`, OIDC) may read it.',
+      access: write,
       response: { 200: Secret },
       handler: async ({ principal }) => ({
         secret: await webhooks.secretFor(principal.customerId),
@@ -76,8 +78,7 @@ export function webhookRoutes(webhooks: WebhookService) {
       query: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })) }),
       response: { 200: Type.Object({ deliveries: Type.Array(Delivery), total: Type.Integer() }) },
       handler: async ({ principal, query }) => {
-        const deliveries = await webhooks.listDeliveries(principal.customerId, query.limit ?? 50);
-        return { deliveries, total: deliveries.length };
+        return webhooks.listDeliveries(principal.customerId, query.limit ?? 50);
       },
     }),
   ];

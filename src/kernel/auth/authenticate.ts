@@ -38,7 +38,11 @@ export class Authenticator {
     private readonly clock: Clock,
   ) {}
 
-  async authenticate(
+  /**
+   * Who is calling (401 when nobody valid is). Deciding whether they may call the route is
+   * `authorise`, a separate step so that a valid credential is rate limited even when refused.
+   */
+  async identify(
     access: Access,
     presented: PresentedCredential | null,
   ): Promise<Principal | OperatorPrincipal | null> {
@@ -54,7 +58,6 @@ export class Authenticator {
     if (presented.via === 'bearer' && !access.bearer && !(access.oidc && looksLikeJwt(presented.token))) {
       throw kernelErrors.unauthenticated('This endpoint takes its credential in the X-API-Key header.');
     }
-
     if (looksLikeJwt(presented.token)) {
       const claims = this.oidc
         ? await this.oidc.verify(presented.token, Math.floor(this.clock.nowMs() / 1000))
@@ -62,25 +65,32 @@ export class Authenticator {
       if (!claims) throw kernelErrors.unauthenticated('The bearer token is not valid.');
       const customerId = await this.identity.customerForOidc(claims.issuer, claims.subject, claims.email);
       if (!customerId) throw kernelErrors.unauthenticated('No customer is linked to this identity.');
-      if (!access.oidc)
-        throw kernelErrors.forbidden('This endpoint does not accept OIDC tokens; use an API key.');
       return {
         customerId,
         credential: { kind: 'oidc', id: `${claims.issuer}#${claims.subject}`, ...claims },
       };
     }
-
     const found = await this.identity.authenticateKey(presented.token);
     if (!found) throw kernelErrors.unauthenticated('The API key is invalid, expired or revoked.');
-    const { credential } = found;
-    if (credential.kind === 'service_key') {
+    return found;
+  }
+
+  /** 403 unless the identified credential is one the route accepts. */
+  authorise(access: Access, principal: Principal | OperatorPrincipal | null): void {
+    if (access.kind !== 'customer' || !principal) return;
+    const { credential } = principal;
+    if (credential.kind === 'oidc') {
+      if (!access.oidc)
+        throw kernelErrors.forbidden('This endpoint does not accept OIDC tokens; use an API key.');
+    } else if (credential.kind === 'service_key') {
       const ok = access.services === 'any' || (access.services ?? []).includes(credential.service);
       if (!ok) {
         const wanted = access.services?.length
           ? `a service key for ${[access.services].flat().join(' or ')}`
           : 'a PAT';
+        const orPat = access.scopes?.length ? ` or a PAT with ${access.scopes.join(' or ')}` : '';
         throw kernelErrors.forbidden(
-          `This endpoint needs ${wanted}${access.scopes?.length ? ` or a PAT with ${access.scopes.join(' or ')}` : ''}; the key is for "${credential.service}".`,
+          `This endpoint needs ${wanted}${orPat}; the key is for "${credential.service}".`,
         );
       }
     } else if (credential.kind === 'pat') {
@@ -90,6 +100,5 @@ export class Authenticator {
         throw kernelErrors.forbidden(`The PAT lacks the scope ${access.scopes.join(' or ')}.`);
       }
     }
-    return found;
   }
 }

@@ -47,16 +47,19 @@ const identityErrors = {
       'unknown_service',
       `Unknown service "${name}". Services: ${SERVICES.join(', ')}.`,
       {
-        errors: [{ path: '/service', message: 'unknown service' }],
+        errors: [{ path: '/body/service', message: 'unknown service' }],
       },
     ),
-  unknownScopes: (scopes: string[]) =>
+  unknownScopes: (scopes: string[], all: string[]) =>
     new AppError(
       'invalid',
       'unknown_scope',
       `Unknown scope(s): ${scopes.join(', ')}. See GET /openapi.json.`,
       {
-        errors: scopes.map((s) => ({ path: '/scopes', message: `unknown scope ${s}` })),
+        errors: scopes.map((s) => ({
+          path: `/body/scopes/${all.indexOf(s)}`,
+          message: `unknown scope ${s}`,
+        })),
       },
     ),
   keyNotFound: () => kernelErrors.notFound('API key'),
@@ -127,7 +130,7 @@ export class IdentityService {
     expiresInDays?: number | null,
   ) {
     const unknown = scopes.filter((s) => !isKnownScope(s));
-    if (unknown.length > 0) throw identityErrors.unknownScopes(unknown);
+    if (unknown.length > 0) throw identityErrors.unknownScopes(unknown, scopes);
     const expiresAt = expiresInDays ? this.clock.nowMs() + expiresInDays * 86_400_000 : null;
     return this.insertKey(customerId, {
       keyType: 'account',
@@ -150,7 +153,8 @@ export class IdentityService {
   }
 
   async listKeys(customerId: string): Promise<ApiKeyView[]> {
-    return (await this.repo.listApiKeys(customerId)).map(viewOf);
+    const now = this.clock.nowMs();
+    return (await this.repo.listApiKeys(customerId)).map((row) => viewOf(row, now));
   }
 
   async revokeKey(customerId: string, keyId: string): Promise<void> {
@@ -217,13 +221,14 @@ export class IdentityService {
       revoked_at: null,
     };
     await this.repo.insertApiKey(row);
-    return { view: viewOf(row), key: token };
+    return { view: viewOf(row, row.created_at), key: token };
   }
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-function viewOf(row: ApiKeyRow): ApiKeyView {
+/** `is_active` is false once a key is revoked or past its expiry. */
+function viewOf(row: ApiKeyRow, now: number): ApiKeyView {
   return {
     id: row.id,
     key_prefix: row.key_prefix,
@@ -231,7 +236,7 @@ function viewOf(row: ApiKeyRow): ApiKeyView {
     service: row.service,
     scopes: fromJson<string[]>(row.scopes, []),
     description: row.description,
-    is_active: row.is_active === 1,
+    is_active: row.is_active === 1 && (row.expires_at === null || row.expires_at > now),
     created_at: iso(row.created_at)!,
     last_used_at: iso(row.last_used_at),
     expires_at: iso(row.expires_at),

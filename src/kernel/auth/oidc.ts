@@ -36,7 +36,8 @@ export class OidcVerifier {
     }
     if (!payload.sub) return null;
     const verifiedEmail =
-      typeof payload['email'] === 'string' && payload['email_verified'] !== false ? payload['email'] : null;
+      // Only an e-mail the issuer vouches for may link a login to an existing customer.
+      typeof payload['email'] === 'string' && payload['email_verified'] === true ? payload['email'] : null;
     return { issuer: this.settings.issuer, subject: payload.sub, email: verifiedEmail };
   }
 

@@ -85,7 +85,7 @@ export async function buildHttpApp(
     }
   });
 
-  const idempotency = new IdempotencyStore(kernel.store, kernel.clock);
+  const idempotency = new IdempotencyStore(kernel.store, kernel.clock, kernel.secrets);
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
@@ -97,7 +97,7 @@ export async function buildHttpApp(
     req.log[level](
       {
         method: req.method,
-        url: req.routeOptions.url ?? req.url,
+        url: req.routeOptions.url ?? req.url.split('?')[0], // query strings may carry secrets
         status: reply.statusCode,
         ms: reply.elapsedTime,
       },
@@ -166,7 +166,7 @@ export async function buildHttpApp(
 }
 
 async function authorise(kernel: Kernel, route: AnyRoute, req: FastifyRequest, reply: FastifyReply) {
-  const principal = await kernel.auth.authenticate(route.access, presentedCredential(req.headers));
+  const principal = await kernel.auth.identify(route.access, presentedCredential(req.headers));
   req.principal = principal;
   if (!principal) return;
   const buckets = route.rateLimit ?? [route.access.kind === 'operator' ? 'admin' : bucketOfTag(route.tag)];
@@ -184,6 +184,7 @@ async function authorise(kernel: Kernel, route: AnyRoute, req: FastifyRequest, r
       },
     );
   }
+  kernel.auth.authorise(route.access, principal);
 }
 
 async function beginIdempotency(store: IdempotencyStore, req: FastifyRequest, reply: FastifyReply) {

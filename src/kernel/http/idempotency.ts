@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
+import type { SecretBox } from '../secrets.js';
 import { isUniqueViolation } from '../store/dialect.js';
 import type { KernelTables } from '../store/kernel-tables.js';
 import type { Store } from '../store/store.js';
@@ -47,6 +48,7 @@ export class IdempotencyStore {
   constructor(
     store: Store,
     private readonly clock: Clock,
+    private readonly box: SecretBox,
   ) {
     this.db = store.typed<KernelTables>();
   }
@@ -95,7 +97,8 @@ export class IdempotencyStore {
       return {
         kind: 'replay',
         status: row.status_code,
-        body: row.response_body ?? '',
+        // Answers can hold secrets shown once (a new API key), so they are kept encrypted.
+        body: row.response_body ? this.box.open(row.response_body) : '',
         contentType: row.content_type,
       };
     }
@@ -108,7 +111,7 @@ export class IdempotencyStore {
     if (status >= 500 || status === 422) return this.forget(scope, key);
     await this.db
       .updateTable('idempotency_keys')
-      .set({ status_code: status, response_body: body, content_type: contentType })
+      .set({ status_code: status, response_body: this.box.seal(body), content_type: contentType })
       .where('scope', '=', scope)
       .where('key', '=', key)
       .execute();

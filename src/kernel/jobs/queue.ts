@@ -90,7 +90,8 @@ export class JobQueue {
   }
 
   /** Creates or updates a recurring schedule; its first run is one interval from now unless due earlier. */
-  async schedule(name: string, jobKind: string, intervalSeconds: number): Promise<void> {
+  async schedule(name: string, jobKind: string, everySeconds: number): Promise<void> {
+    const intervalSeconds = Math.max(1, Math.round(everySeconds));
     const next = this.clock.nowMs() + intervalSeconds * 1000;
     await this.db
       .insertInto('schedules')
@@ -159,6 +160,7 @@ export class JobQueue {
 
   private async runDueOnce(): Promise<number> {
     await this.fireSchedules();
+    await this.failAbandoned();
     const jobs = await this.claim();
     for (const job of jobs) await this.runOne(job);
     return jobs.length;
@@ -185,6 +187,24 @@ export class JobQueue {
         );
       }
     }
+  }
+
+  /** A job whose worker died on its last allowed attempt is failed, not retried forever. */
+  private async failAbandoned(): Promise<void> {
+    const now = this.clock.nowMs();
+    await this.db
+      .updateTable('jobs')
+      .set({
+        status: 'failed',
+        last_error: 'the worker stopped during the last allowed attempt (lease expired)',
+        lease_until: null,
+        unique_key: null,
+        updated_at: now,
+      })
+      .where('status', '=', 'running')
+      .where('lease_until', '<', now)
+      .where((eb) => eb('attempts', '>=', eb.ref('max_attempts')))
+      .execute();
   }
 
   private async claim() {

@@ -70,6 +70,9 @@ export class RateLimiter {
   private limiterFor(bucket: string, row: RateLimitRow) {
     let limiter = this.limiters.get(bucket);
     if (!limiter) {
+      const memory = (points: number, prefix: string) =>
+        new RateLimiterMemory({ points, duration: row.duration, keyPrefix: prefix });
+      // While Redis is unreachable each process counts on its own instead of failing requests.
       const make = (points: number, prefix: string) =>
         this.redis
           ? new RateLimiterRedis({
@@ -77,8 +80,9 @@ export class RateLimiter {
               points,
               duration: row.duration,
               keyPrefix: prefix,
+              insuranceLimiter: memory(points, prefix),
             })
-          : new RateLimiterMemory({ points, duration: row.duration, keyPrefix: prefix });
+          : memory(points, prefix);
       const main = make(row.points, `rl:${bucket}`);
       limiter = row.burst ? new BurstyRateLimiter(main, make(row.burst, `rl:${bucket}:burst`)) : main;
       this.limiters.set(bucket, limiter);

@@ -112,7 +112,13 @@ export interface AuditEventsTable {
   created_at: number;
 }
 
+export interface KernelSettingsTable {
+  key: string;
+  value: string;
+}
+
 export interface KernelTables {
+  kernel_settings: KernelSettingsTable;
   customers: CustomersTable;
   api_keys: ApiKeysTable;
   oidc_identities: OidcIdentitiesTable;

@@ -2,7 +2,14 @@ import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import {
+  Kysely,
+  type Migration,
+  Migrator,
+  PostgresDialect,
+  type SqliteDatabase,
+  SqliteDialect,
+} from 'kysely';
 import pg from 'pg';
 import type { Config } from '../../config/config.js';
 
@@ -38,7 +45,7 @@ function openSqlite(path: string): Store {
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
   database.pragma('synchronous = NORMAL');
-  const db = new Kysely({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely({ dialect: new SqliteDialect({ database: reusingStatements(database) }) });
   // One process owns a SQLite store, so change notices never need to leave it.
   const bus = new EventEmitter().setMaxListeners(0);
   return makeStore('sqlite', db, {
@@ -49,6 +56,32 @@ function openSqlite(path: string): Store {
     },
     close: async () => {},
   });
+}
+
+/**
+ * Kysely's SQLite driver prepares every query anew, and preparing costs more than running a
+ * primary-key lookup (it was the largest cost of an authenticated request). Statements are reused
+ * by SQL text: better-sqlite3 runs them synchronously, so one is never in use twice, except while
+ * a stream iterates it, and then a fresh one is prepared. SQLite re-prepares after schema changes.
+ */
+function reusingStatements(database: SQLite.Database, max = 500): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close() {
+      cache.clear();
+      database.close();
+    },
+    prepare(sql) {
+      const cached = cache.get(sql);
+      if (cached && !cached.busy) return cached;
+      const stmt = database.prepare(sql);
+      if (!cached) {
+        if (cache.size >= max) cache.delete(cache.keys().next().value!);
+        cache.set(sql, stmt);
+      }
+      return stmt;
+    },
+  };
 }
 
 async function openPostgres(url: string): Promise<Store> {

@@ -1,5 +1,7 @@
+import { type LookupAddress, lookup as lookupCallback } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+import { Agent } from 'undici';
 
 /** Ranges a webhook must not reach unless the operator allows it: private, loopback, link-local, reserved. */
 const blocked = new BlockList();
@@ -59,8 +61,9 @@ export class UnsafeTargetError extends Error {}
 
 /**
  * Checks a webhook target before each attempt: http(s) only, and — unless private targets are
- * allowed — every address the host resolves to must be public. Checking at send time (not only
- * at registration) is what defeats DNS rebinding.
+ * allowed — every address the host resolves to must be public. This early check gives a clear
+ * error; `publicOnlyDispatcher` then checks the address actually connected to, which is what
+ * defeats DNS rebinding (a second lookup answering differently).
  */
 export async function assertSafeTarget(url: string, allowPrivate: boolean): Promise<URL> {
   let parsed: URL;
@@ -80,4 +83,28 @@ export async function assertSafeTarget(url: string, allowPrivate: boolean): Prom
     throw new UnsafeTargetError(`${host} resolves to a private, loopback or link-local address`);
   }
   return parsed;
+}
+
+/**
+ * An HTTP agent that resolves names itself and refuses to connect to any non-public address,
+ * at the moment of connecting. Literal IP targets are checked by `assertSafeTarget`.
+ */
+export function publicOnlyDispatcher(): Agent {
+  return new Agent({
+    connect: {
+      lookup: (hostname, options, callback) => {
+        lookupCallback(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+          if (err) return callback(err, []);
+          const bad = addresses.find((a) => isPrivateAddress(a.address));
+          if (bad || addresses.length === 0) {
+            return callback(
+              new UnsafeTargetError(`${hostname} resolves to a private, loopback or link-local address`),
+              [],
+            );
+          }
+          callback(null, addresses);
+        });
+      },
+    },
+  });
 }

@@ -1,12 +1,13 @@
 import { createHmac } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { type Dispatcher, fetch as undiciFetch } from 'undici';
 import type { Clock } from '../clock.js';
 import { newId, randomString } from '../ids.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { SecretBox } from '../secrets.js';
 import type { KernelTables } from '../store/kernel-tables.js';
 import type { Store } from '../store/store.js';
-import { assertSafeTarget, UnsafeTargetError } from './ssrf-guard.js';
+import { assertSafeTarget, publicOnlyDispatcher, UnsafeTargetError } from './ssrf-guard.js';
 
 export const WEBHOOK_JOB = 'webhook.deliver';
 /** Deliveries are retried with exponential backoff for this long after the event. */
@@ -45,15 +46,17 @@ export interface DeliveryView {
  */
 export class WebhookService {
   private readonly db: Kysely<KernelTables>;
+  private readonly post: typeof fetch;
   constructor(
     store: Store,
     private readonly clock: Clock,
     private readonly box: SecretBox,
     private readonly jobs: JobQueue,
     private readonly allowPrivate: boolean,
-    private readonly fetchImpl: typeof fetch = fetch,
+    fetchImpl?: typeof fetch,
   ) {
     this.db = store.typed<KernelTables>();
+    this.post = fetchImpl ?? this.undiciPost(allowPrivate ? undefined : publicOnlyDispatcher());
     jobs.register<{ deliveryId: string }>(WEBHOOK_JOB, {
       maxAttempts: 1000, // bounded by the 24 h window instead
       backoffSeconds: (attempt) => Math.min(3600, 10 * 2 ** (attempt - 1)),
@@ -111,15 +114,24 @@ export class WebhookService {
     return id;
   }
 
-  async listDeliveries(customerId: string, limit = 50): Promise<DeliveryView[]> {
+  async listDeliveries(
+    customerId: string,
+    limit = 50,
+  ): Promise<{ deliveries: DeliveryView[]; total: number }> {
+    const total = await this.db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('customer_id', '=', customerId)
+      .executeTakeFirst();
     const rows = await this.db
       .selectFrom('webhook_deliveries')
       .selectAll()
       .where('customer_id', '=', customerId)
       .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({
+    const deliveries = rows.map((r) => ({
       id: r.id,
       event_type: r.event_type,
       url: r.url,
@@ -130,6 +142,7 @@ export class WebhookService {
       created_at: new Date(r.created_at).toISOString(),
       delivered_at: r.delivered_at === null ? null : new Date(r.delivered_at).toISOString(),
     }));
+    return { deliveries, total: Number(total?.n ?? 0) };
   }
 
   attemptsOf(deliveryId: string) {
@@ -139,6 +152,14 @@ export class WebhookService {
       .where('delivery_id', '=', deliveryId)
       .orderBy('attempted_at')
       .execute();
+  }
+
+  /** undici's fetch, bound to the dispatcher that refuses private addresses at connect time. */
+  private undiciPost(dispatcher: Dispatcher | undefined): typeof fetch {
+    return ((url: string, init: RequestInit) =>
+      undiciFetch(url, { ...(init as object), dispatcher } as Parameters<
+        typeof undiciFetch
+      >[1])) as unknown as typeof fetch;
   }
 
   /** One attempt. Throws to have the job queue retry it later; returns when done for good. */
@@ -156,7 +177,7 @@ export class WebhookService {
     try {
       await assertSafeTarget(d.url, this.allowPrivate);
       const t = Math.floor(started / 1000);
-      const res = await this.fetchImpl(d.url, {
+      const res = await this.post(d.url, {
         method: 'POST',
         redirect: 'manual',
         headers: {
@@ -173,8 +194,11 @@ export class WebhookService {
       await res.body?.cancel().catch(() => {});
       if (res.status < 200 || res.status >= 300) error = `HTTP ${res.status}`;
     } catch (err) {
-      error = err instanceof Error ? err.message : String(err);
-      permanent = err instanceof UnsafeTargetError;
+      const cause = (err as { cause?: unknown })?.cause;
+      const unsafe =
+        err instanceof UnsafeTargetError ? err : cause instanceof UnsafeTargetError ? cause : null;
+      error = unsafe ? unsafe.message : err instanceof Error ? err.message : String(err);
+      permanent = unsafe !== null;
     }
     const now = this.clock.nowMs();
     await this.db
