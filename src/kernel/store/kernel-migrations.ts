@@ -5,7 +5,7 @@ import type { Kysely, Migration } from 'kysely';
  * one global order; never edit a migration that has shipped, add a new one.
  */
 export const kernelMigrations: Record<string, Migration> = {
-  '2026-11-22-0003-kernel-settings': {
+  '2026-11-22-0200-kernel-settings': {
     // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
     async up(db: Kysely<any>) {
       await db.schema

@@ -134,6 +134,9 @@ function makeStore(
         provider: { getMigrations: async () => migrations },
         migrationTableName: 'fjord_migrations',
         migrationLockTableName: 'fjord_migrations_lock',
+        // Areas are built in parallel, so a migration written later may carry an earlier date
+        // than one a store already ran; every migration runs once, whatever its place.
+        allowUnorderedMigrations: true,
       });
       const { error, results } = await migrator.migrateToLatest();
       if (error) throw error;
