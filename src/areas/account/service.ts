@@ -5,7 +5,7 @@ import type { Credential } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
 import { AppError, kernelErrors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import { isUniqueViolation } from '../../kernel/store/dialect.js';
+import { insertUnique } from '../../kernel/store/dialect.js';
 import type { Store } from '../../kernel/store/store.js';
 import type { SshKeysTable } from './migrations.js';
 import { AccountRepo } from './repo.js';
@@ -79,14 +79,10 @@ export class AccountService {
 
   async createServiceKey(customerId: string, actor: Credential, service: string, description: string | null) {
     const { view, key } = await this.identity.createServiceKey(customerId, service, description);
-    await this.audit.record({
-      customerId,
-      area: 'account',
-      action: 'api_key.created',
-      resourceType: 'api_key',
-      resourceId: view.id,
-      actor,
-      details: { key_type: 'service', service: view.service, key_prefix: view.key_prefix },
+    await this.record(customerId, actor, 'api_key.created', 'api_key', view.id, {
+      key_type: 'service',
+      service: view.service,
+      key_prefix: view.key_prefix,
     });
     return { ...view, key, warning: KEY_WARNING };
   }
@@ -107,33 +103,18 @@ export class AccountService {
       input.description,
       input.expiresInDays,
     );
-    await this.audit.record({
-      customerId,
-      area: 'account',
-      action: 'api_key.created',
-      resourceType: 'api_key',
-      resourceId: view.id,
-      actor,
-      details: {
-        key_type: 'account',
-        scopes: view.scopes,
-        key_prefix: view.key_prefix,
-        expires_at: view.expires_at,
-      },
+    await this.record(customerId, actor, 'api_key.created', 'api_key', view.id, {
+      key_type: 'account',
+      scopes: view.scopes,
+      key_prefix: view.key_prefix,
+      expires_at: view.expires_at,
     });
     return { ...view, key, warning: KEY_WARNING };
   }
 
   async revokeApiKey(customerId: string, actor: Credential, keyId: string) {
     await this.identity.revokeKey(customerId, keyId);
-    await this.audit.record({
-      customerId,
-      area: 'account',
-      action: 'api_key.revoked',
-      resourceType: 'api_key',
-      resourceId: keyId,
-      actor,
-    });
+    await this.record(customerId, actor, 'api_key.revoked', 'api_key', keyId);
     return { ok: true, revoked: keyId, success: true, message: 'API key revoked.' };
   }
 
@@ -169,35 +150,37 @@ export class AccountService {
       bits: parsed.bits,
       created_at: this.clock.nowMs(),
     };
-    try {
-      await this.repo.insertSshKey(row);
-    } catch (err) {
-      if (isUniqueViolation(err)) throw accountErrors.sshKeyExists();
-      throw err;
-    }
-    await this.audit.record({
-      customerId,
-      area: 'account',
-      action: 'ssh_key.created',
-      resourceType: 'ssh_key',
-      resourceId: row.id,
-      actor,
-      details: { fingerprint: row.fingerprint, key_type: row.key_type },
+    await insertUnique(() => this.repo.insertSshKey(row), accountErrors.sshKeyExists);
+    await this.record(customerId, actor, 'ssh_key.created', 'ssh_key', row.id, {
+      fingerprint: row.fingerprint,
+      key_type: row.key_type,
     });
     return sshKeyView(row, 0);
   }
 
   async deleteSshKey(customerId: string, actor: Credential, id: string) {
     if (!(await this.repo.deleteSshKey(customerId, id))) throw accountErrors.sshKeyNotFound();
-    await this.audit.record({
+    await this.record(customerId, actor, 'ssh_key.deleted', 'ssh_key', id);
+    return { ok: true, deleted: id, success: true, message: 'SSH key deleted; existing servers keep it.' };
+  }
+
+  private record(
+    customerId: string,
+    actor: Credential,
+    action: string,
+    resourceType: string,
+    resourceId: string,
+    details?: Record<string, unknown>,
+  ) {
+    return this.audit.record({
       customerId,
       area: 'account',
-      action: 'ssh_key.deleted',
-      resourceType: 'ssh_key',
-      resourceId: id,
+      action,
+      resourceType,
+      resourceId,
       actor,
+      details,
     });
-    return { ok: true, deleted: id, success: true, message: 'SSH key deleted; existing servers keep it.' };
   }
 
   /** Public key lines of a customer's keys, for the VPS area to deploy. */

@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import { AppError, kernelErrors } from '../errors.js';
 import { newId, newShortId } from '../ids.js';
 import { hashToken } from '../secrets.js';
-import { fromJson, isUniqueViolation, toJson } from '../store/dialect.js';
+import { fromJson, insertUnique, toJson } from '../store/dialect.js';
 import type { Store } from '../store/store.js';
 import { ALL_SCOPES, isKnownScope, normaliseService, SERVICES, type ServiceName } from './catalogue.js';
 import { type ApiKeyRow, type CustomerRow, IdentityRepo } from './identity-repo.js';
@@ -92,12 +92,7 @@ export class IdentityService {
       plan: input.plan ?? 'free',
       created_at: this.clock.nowMs(),
     };
-    try {
-      await this.repo.insertCustomer(row);
-    } catch (err) {
-      if (isUniqueViolation(err)) throw identityErrors.emailTaken();
-      throw err;
-    }
+    await insertUnique(() => this.repo.insertCustomer(row), identityErrors.emailTaken);
     return row;
   }
 

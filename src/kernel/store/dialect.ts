@@ -8,6 +8,16 @@ export function isUniqueViolation(err: unknown): boolean {
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
+/** Runs an insert, turning a unique-constraint violation into the caller's conflict error. */
+export async function insertUnique<T>(insert: () => Promise<T>, conflict: () => Error): Promise<T> {
+  try {
+    return await insert();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict();
+    throw err;
+  }
+}
+
 /** Booleans are stored as 0/1 integers on both engines. */
 export const toBool = (v: unknown): boolean => v === true || v === 1 || v === '1';
 export const fromBool = (v: boolean): number => (v ? 1 : 0);
