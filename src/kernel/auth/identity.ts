@@ -126,13 +126,15 @@ export class IdentityService {
   ) {
     const unknown = scopes.filter((s) => !isKnownScope(s));
     if (unknown.length > 0) throw identityErrors.unknownScopes(unknown, scopes);
-    const expiresAt = expiresInDays ? this.clock.nowMs() + expiresInDays * 86_400_000 : null;
+    // One reading of the clock, so that expiry is exactly the stated days after creation.
+    const now = this.clock.nowMs();
     return this.insertKey(customerId, {
       keyType: 'account',
       service: null,
       scopes: [...new Set(scopes)],
       description,
-      expiresAt,
+      createdAt: now,
+      expiresAt: expiresInDays ? now + expiresInDays * 86_400_000 : null,
     });
   }
 
@@ -194,6 +196,7 @@ export class IdentityService {
       service: ServiceName | null;
       scopes: string[];
       description: string | null;
+      createdAt?: number;
       expiresAt?: number | null;
       token?: string;
     },
@@ -210,7 +213,7 @@ export class IdentityService {
       key_prefix: k.token ? token.slice(0, fresh.keyPrefix.length) : fresh.keyPrefix,
       key_hash: hashToken(token),
       is_active: 1,
-      created_at: this.clock.nowMs(),
+      created_at: k.createdAt ?? this.clock.nowMs(),
       last_used_at: null,
       expires_at: k.expiresAt ?? null,
       revoked_at: null,
