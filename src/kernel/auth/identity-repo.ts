@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Compilable, CompiledQuery, type Kysely, type Selectable } from 'kysely';
 import type { ApiKeysTable, CustomersTable, KernelTables } from '../store/kernel-tables.js';
 import type { Store } from '../store/store.js';
 
@@ -16,9 +16,12 @@ export class IdentityRepo {
   insertCustomer(row: CustomerRow) {
     return this.db.insertInto('customers').values(row).execute();
   }
-  customerById(id: string) {
-    return this.db.selectFrom('customers').selectAll().where('id', '=', id).executeTakeFirst();
+  customerById(id: string): Promise<CustomerRow | undefined> {
+    return this.byOneParameter(this.customerByIdSql, id);
   }
+  private readonly customerByIdSql = compileOnce(() =>
+    this.db.selectFrom('customers').selectAll().where('id', '=', ''),
+  );
   customerByEmail(email: string) {
     return this.db.selectFrom('customers').selectAll().where('email', '=', email).executeTakeFirst();
   }
@@ -56,13 +59,21 @@ export class IdentityRepo {
       .execute();
   }
   apiKeyByHash(hash: string): Promise<ApiKeyWithCustomer | undefined> {
-    return this.db
+    return this.byOneParameter(this.apiKeyByHashSql, hash);
+  }
+  private readonly apiKeyByHashSql = compileOnce(() =>
+    this.db
       .selectFrom('api_keys')
       .innerJoin('customers', 'customers.id', 'api_keys.customer_id')
       .selectAll('api_keys')
       .select('customers.status as customer_status')
-      .where('api_keys.key_hash', '=', hash)
-      .executeTakeFirst();
+      .where('api_keys.key_hash', '=', ''),
+  );
+
+  /** Runs a lookup compiled once by compileOnce() with its one parameter; the first row. */
+  private async byOneParameter<Row>(sql: () => string, value: string): Promise<Row | undefined> {
+    const { rows } = await this.db.executeQuery(CompiledQuery.raw(sql(), [value]) as CompiledQuery<Row>);
+    return rows[0];
   }
   async revokeApiKey(customerId: string, keyId: string, at: number): Promise<boolean> {
     const r = await this.db
@@ -93,4 +104,21 @@ export class IdentityRepo {
       .onConflict((oc) => oc.columns(['issuer', 'subject']).doNothing())
       .execute();
   }
+}
+
+/**
+ * The lookups every authenticated request makes (the key, and for most handlers the customer) are
+ * built and compiled once: building and compiling a Kysely query cost about as much CPU as SQLite
+ * takes to run it (bench/README.md). The query must have exactly one parameter.
+ */
+function compileOnce(build: () => Compilable<unknown>): () => string {
+  let sql: string | null = null;
+  return () => {
+    if (sql === null) {
+      const compiled = build().compile();
+      if (compiled.parameters.length !== 1) throw new Error(`expected one parameter in ${compiled.sql}`);
+      sql = compiled.sql;
+    }
+    return sql;
+  };
 }

@@ -1,0 +1,284 @@
+// API throughput against a bare Fastify reference, both as child processes of this run.
+//
+//   npm run bench:api [-- --duration 10 --connections 10 --warmup 3 --cpu-prof-dir DIR]
+//
+// Starts `fjord start --roles api` on a fresh temp data dir (SQLite) and bench/hello-server.mjs,
+// creates a customer with `fjord admin customer create`, warms both up, then loads each target
+// with autocannon and prints req/s, p99 latency and each Fjord figure as a ratio of the bare
+// server's req/s. See bench/README.md for the figures and what they mean.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+// autocannon ships no types; this is the slice of its programmatic API used here.
+interface AutocannonOptions {
+  url: string;
+  connections: number;
+  pipelining: number;
+  duration: number;
+  headers?: Record<string, string>;
+}
+interface AutocannonResult {
+  requests: { average: number; total: number };
+  latency: { average: number; p50: number; p99: number };
+  '2xx': number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  statusCodeStats: Record<string, { count: number }>;
+}
+const autocannon = createRequire(import.meta.url)('autocannon') as (
+  opts: AutocannonOptions,
+) => Promise<AutocannonResult>;
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const FJORD = join(ROOT, 'bin', 'fjord.js');
+const HELLO = join(ROOT, 'bench', 'hello-server.mjs');
+
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '3' },
+    'cpu-prof-dir': { type: 'string' },
+  },
+});
+const DURATION = Number(args.duration);
+const CONNECTIONS = Number(args.connections);
+const WARMUP = Number(args.warmup);
+const TARGET_RATIO = 0.5;
+const UNLIMITED = 100_000_000;
+
+/** The parent's environment without FJORD_* (a developer's own settings must not leak in). */
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('FJORD_')) env[k] = v;
+  return { ...env, ...extra };
+}
+
+const children = new Set<ChildProcess>();
+function killAll() {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+}
+process.on('exit', killAll);
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const) {
+  process.once(signal, () => {
+    killAll();
+    process.exit(code);
+  });
+}
+
+/** Spawns a server and resolves with the first match of `ready` in its stdout. */
+function startServer(
+  name: string,
+  cmd: string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, cmd, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let out = '';
+  let err = '';
+  return new Promise((resolveStart, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name}: not ready in 60 s\n${out}\n${err}`)), 60_000);
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = ready.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolveStart({ child, url: m[1]! });
+      }
+    });
+    child.stderr!.on('data', (d) => {
+      err += d;
+      process.stderr.write(`[${name}] ${d}`);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${code}\n${out}\n${err}`));
+    });
+  });
+}
+
+async function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+function runFjord(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(process.execPath, [FJORD, ...args], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
+    child.once('close', (code) =>
+      code === 0 ? resolveRun(out) : reject(new Error(`fjord ${args.join(' ')} exited ${code}: ${err}`)),
+    );
+  });
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc; null where there is no /proc. */
+function cpuSeconds(pid: number | undefined): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+interface Target {
+  name: string;
+  url: string;
+  headers?: Record<string, string>;
+  /** The server process, whose CPU time per request is reported. */
+  pid: number | undefined;
+  /** Shown for reference, not held to the target. */
+  reference?: boolean;
+}
+
+interface Figure {
+  target: Target;
+  rps: number;
+  p99: number;
+  mean: number;
+  total: number;
+  /** Server CPU time per request, µs. */
+  cpuUs: number | null;
+}
+
+async function load(target: Target, duration: number): Promise<Figure> {
+  const cpu0 = cpuSeconds(target.pid);
+  const r = await autocannon({
+    url: target.url,
+    connections: CONNECTIONS,
+    pipelining: 1,
+    duration,
+    headers: target.headers,
+  });
+  if (r.non2xx > 0 || r.errors > 0 || r.timeouts > 0) {
+    const codes = Object.entries(r.statusCodeStats ?? {})
+      .map(([code, s]) => `${code}×${s.count}`)
+      .join(' ');
+    throw new Error(
+      `${target.name}: ${r.non2xx} non-2xx (${codes}), ${r.errors} errors, ${r.timeouts} timeouts — the figures would be meaningless`,
+    );
+  }
+  const cpu1 = cpuSeconds(target.pid);
+  const cpuUs = cpu0 === null || cpu1 === null ? null : ((cpu1 - cpu0) * 1e6) / r.requests.total;
+  return {
+    target,
+    rps: r.requests.average,
+    p99: r.latency.p99,
+    mean: r.latency.average,
+    total: r.requests.total,
+    cpuUs,
+  };
+}
+
+async function main() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'fjord-bench-'));
+  const fjordEnv = cleanEnv({
+    FJORD_DATA_DIR: dataDir,
+    FJORD_API_PORT: '0',
+    FJORD_LOG_LEVEL: 'warn',
+    FJORD_DEV_CREDENTIALS: '0',
+    FJORD_RATE_LIMITS: JSON.stringify({
+      account: { points: UNLIMITED, duration: 60 },
+      regions: { points: UNLIMITED, duration: 60 },
+    }),
+  });
+  try {
+    const profile = args['cpu-prof-dir']
+      ? ['--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof-dir'])}`]
+      : [];
+    const [fjord, hello] = await Promise.all([
+      startServer(
+        'fjord',
+        [...profile, FJORD, 'start', '--roles', 'api'],
+        fjordEnv,
+        /^\s*api\s+http\s+(http:\/\/\S+)\s*$/m,
+      ),
+      startServer('hello', [HELLO], cleanEnv({}), /^listening (http:\/\/\S+)$/m),
+    ]);
+    const customer = JSON.parse(
+      await runFjord(['admin', 'customer', 'create', '--email', 'bench@example.test'], fjordEnv),
+    ) as { pat: string };
+    const key = { 'x-api-key': customer.pat };
+    const targets: Target[] = [
+      { name: 'bare Fastify GET /', url: `${hello.url}/`, pid: hello.child.pid },
+      {
+        name: 'Fjord GET /v1/account/profile',
+        url: `${fjord.url}/v1/account/profile`,
+        headers: key,
+        pid: fjord.child.pid,
+      },
+      { name: 'Fjord GET /v1/regions', url: `${fjord.url}/v1/regions`, headers: key, pid: fjord.child.pid },
+      // Not part of the target: the floor of Fjord's HTTP pipeline, with no credential to check.
+      {
+        name: 'Fjord GET /healthz (public)',
+        url: `${fjord.url}/healthz`,
+        pid: fjord.child.pid,
+        reference: true,
+      },
+    ];
+
+    console.log(
+      `node ${process.version}, ${CONNECTIONS} connections, pipelining 1, ${DURATION} s per target after a ${WARMUP} s warm-up`,
+    );
+    for (const t of targets) await load(t, WARMUP);
+    const figures: Figure[] = [];
+    for (const t of targets) {
+      const f = await load(t, DURATION);
+      figures.push(f);
+      console.log(`  ${t.name}: ${Math.round(f.rps)} req/s`);
+    }
+
+    const bare = figures[0]!.rps;
+    const rows = figures.map((f, i) => ({
+      target: f.target.name,
+      'req/s': Math.round(f.rps),
+      'mean ms': f.mean.toFixed(2),
+      // autocannon's latency histogram counts whole milliseconds.
+      'p99 ms': f.p99,
+      requests: f.total,
+      'server CPU µs/req': f.cpuUs === null ? 'n/a' : f.cpuUs.toFixed(1),
+      'vs bare': i === 0 ? '1.00×' : `${(f.rps / bare).toFixed(2)}×`,
+    }));
+    console.table(rows);
+    const below = figures.slice(1).filter((f) => !f.target.reference && f.rps / bare < TARGET_RATIO);
+    console.log(
+      below.length === 0
+        ? `target met: every Fjord route ≥ ${TARGET_RATIO}× the bare server`
+        : `target NOT met (≥ ${TARGET_RATIO}× the bare server): ${below.map((f) => f.target.name).join(', ')}`,
+    );
+
+    await Promise.all([stopServer(fjord.child), stopServer(hello.child)]);
+  } finally {
+    killAll();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
