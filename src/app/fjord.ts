@@ -138,6 +138,7 @@ export class Fjord {
   /** Emulator reset: every table emptied, caches dropped, development credentials restored. */
   async reset(): Promise<void> {
     await truncateAll(this.kernel.store);
+    this.kernel.identity.forgetCachedCredentials();
     await this.kernel.clockStore.save(); // the clock never moves back, reset or not
     for (const area of this.areas.values()) await area.onReset?.();
     await this.kernel.jobs.schedule('kernel.idempotency.purge', 'kernel.idempotency.purge', 3600);

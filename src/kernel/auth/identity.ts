@@ -5,6 +5,7 @@ import { hashToken } from '../secrets.js';
 import { fromJson, insertUnique, toJson } from '../store/dialect.js';
 import type { Store } from '../store/store.js';
 import { ALL_SCOPES, isKnownScope, normaliseService, SERVICES, type ServiceName } from './catalogue.js';
+import { CredentialCache } from './credential-cache.js';
 import { type ApiKeyRow, type CustomerRow, IdentityRepo } from './identity-repo.js';
 import type { Credential } from './principal.js';
 import { newApiToken } from './tokens.js';
@@ -71,12 +72,19 @@ const identityErrors = {
  */
 export class IdentityService {
   private readonly repo: IdentityRepo;
+  private readonly cache: CredentialCache;
   constructor(
     store: Store,
     private readonly clock: Clock,
     private readonly onError: (err: unknown) => void = () => {},
   ) {
     this.repo = new IdentityRepo(store);
+    this.cache = new CredentialCache(store.externalChanges);
+  }
+
+  /** After writes that bypass this service (an emulator reset). */
+  forgetCachedCredentials(): void {
+    this.cache.clear();
   }
 
   async createCustomer(input: NewCustomer): Promise<CustomerRow> {
@@ -96,8 +104,13 @@ export class IdentityService {
     return row;
   }
 
-  getCustomer(id: string) {
-    return this.repo.customerById(id);
+  async getCustomer(id: string): Promise<CustomerRow | undefined> {
+    const generation = this.cache.check();
+    const cached = this.cache.customer(id);
+    if (cached) return cached;
+    const row = await this.repo.customerById(id);
+    if (row) this.cache.putCustomer(row, generation);
+    return row;
   }
   findCustomerByEmail(email: string) {
     return this.repo.customerByEmail(email.trim().toLowerCase());
@@ -110,6 +123,7 @@ export class IdentityService {
   }
   async setCustomerStatus(id: string, status: 'active' | 'suspended') {
     await this.repo.updateCustomer(id, { status });
+    this.cache.clear();
   }
 
   async createServiceKey(customerId: string, service: string, description: string | null) {
@@ -155,17 +169,25 @@ export class IdentityService {
   }
 
   async revokeKey(customerId: string, keyId: string): Promise<void> {
-    if (!(await this.repo.revokeApiKey(customerId, keyId, this.clock.nowMs())))
-      throw identityErrors.keyNotFound();
+    const revoked = await this.repo.revokeApiKey(customerId, keyId, this.clock.nowMs());
+    this.cache.clear();
+    if (!revoked) throw identityErrors.keyNotFound();
   }
 
   /** Resolves an API key (service key or PAT). Returns null for anything that is not a live key. */
   async authenticateKey(token: string): Promise<{ customerId: string; credential: Credential } | null> {
-    const row = await this.repo.apiKeyByHash(hashToken(token));
+    const hash = hashToken(token);
+    const generation = this.cache.check();
+    let row = this.cache.key(hash);
+    if (!row) {
+      row = await this.repo.apiKeyByHash(hash);
+      if (row) this.cache.putKey(hash, row, generation);
+    }
     if (!row || row.is_active !== 1 || row.customer_status !== 'active') return null;
     const now = this.clock.nowMs();
     if (row.expires_at !== null && row.expires_at <= now) return null;
     if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
+      row.last_used_at = now; // the cached row too, so the next request does not write again
       this.repo.touchApiKey(row.id, now).catch(this.onError);
     }
     const credential: Credential =

@@ -87,11 +87,12 @@ export async function buildHttpApp(
 
   const idempotency = new IdempotencyStore(kernel.store, kernel.clock, kernel.secrets);
 
-  app.addHook('onRequest', async (req, reply) => {
+  // Global hooks are callback-style: on every request an async hook costs a promise and a tick.
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
-    metrics.begin(req);
+    done();
   });
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     metrics.end(req, reply);
     const level = reply.statusCode >= 500 ? 'error' : 'info';
     req.log[level](
@@ -103,20 +104,16 @@ export async function buildHttpApp(
       },
       'request',
     );
+    done();
   });
-  app.addHook('onSend', async (req, reply, payload) => {
+  const recordIdempotent = async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const idem = req.idempotency;
     if (idem && typeof payload === 'string') {
-      await idempotency.complete(
-        idem.scope,
-        idem.key,
-        reply.statusCode,
-        payload,
-        String(reply.getHeader('content-type') ?? ''),
-      );
+      const contentType = String(reply.getHeader('content-type') ?? '');
+      await idempotency.complete(idem.scope, idem.key, reply.statusCode, payload, contentType);
     }
     return payload;
-  });
+  };
 
   app.setErrorHandler((err, req, reply) => {
     const http = toHttpError(err);
@@ -147,6 +144,7 @@ export async function buildHttpApp(
         route.access.kind === 'public' ? undefined : (req, reply) => authorise(kernel, route, req, reply),
       preHandler:
         route.method === 'POST' ? (req, reply) => beginIdempotency(idempotency, req, reply) : undefined,
+      onSend: route.method === 'POST' ? recordIdempotent : undefined,
       handler: async (req, reply) => {
         const result = await route.handler({
           params: req.params as never,

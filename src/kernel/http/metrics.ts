@@ -24,8 +24,6 @@ export class HttpMetrics {
     });
   }
 
-  begin(_req: FastifyRequest): void {}
-
   end(req: FastifyRequest, reply: FastifyReply): void {
     const status = reply.statusCode;
     this.duration.observe(

@@ -27,6 +27,11 @@ export interface Store {
   // biome-ignore lint/suspicious/noExplicitAny: areas narrow this with typed<T>()
   readonly db: Kysely<any>;
   typed<T>(): Kysely<T>;
+  /**
+   * A number that changes whenever another connection commits (SQLite's data_version), read
+   * synchronously; null where the engine offers no such cheap signal (PostgreSQL).
+   */
+  readonly externalChanges: (() => number) | null;
   migrate(migrations: Record<string, Migration>): Promise<string[]>;
   /** Fan-out of small change notices to every process of this store (LISTEN/NOTIFY on PostgreSQL). */
   publish(channel: string, payload: string): Promise<void>;
@@ -48,7 +53,9 @@ function openSqlite(path: string): Store {
   const db = new Kysely({ dialect: new SqliteDialect({ database: reusingStatements(database) }) });
   // One process owns a SQLite store, so change notices never need to leave it.
   const bus = new EventEmitter().setMaxListeners(0);
+  const dataVersion = database.prepare('PRAGMA data_version').pluck();
   return makeStore('sqlite', db, {
+    externalChanges: () => dataVersion.get() as number,
     publish: async (channel, payload) => void bus.emit(channel, payload),
     subscribe: (channel, listener) => {
       bus.on(channel, listener);
@@ -104,6 +111,7 @@ async function openPostgres(url: string): Promise<Store> {
     }
   };
   return makeStore('postgres', db, {
+    externalChanges: null,
     publish: async (channel, payload) => {
       await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
     },
@@ -122,12 +130,13 @@ function makeStore(
   kind: StoreKind,
   // biome-ignore lint/suspicious/noExplicitAny: see Store.db
   db: Kysely<any>,
-  parts: Pick<Store, 'publish' | 'subscribe'> & { close: () => Promise<void> },
+  parts: Pick<Store, 'publish' | 'subscribe' | 'externalChanges'> & { close: () => Promise<void> },
 ): Store {
   return {
     kind,
     db,
     typed: <T>() => db as unknown as Kysely<T>,
+    externalChanges: parts.externalChanges,
     async migrate(migrations) {
       const migrator = new Migrator({
         db,

@@ -1,0 +1,64 @@
+import type { ApiKeyWithCustomer, CustomerRow } from './identity-repo.js';
+
+/**
+ * Keeps the rows that authenticate a request (the key with its customer's status, and the
+ * customer) in memory — but only where the store can say, synchronously and cheaply, whether
+ * anyone else has written to it since: SQLite's `PRAGMA data_version` changes whenever another
+ * connection (the admin CLI, another process) commits. Writes through this process clear the cache
+ * themselves. So revocation, expiry and suspension still apply from the very next request. On
+ * PostgreSQL, where no such signal is synchronous, nothing is cached.
+ */
+export class CredentialCache {
+  private readonly keys = new Map<string, ApiKeyWithCustomer>();
+  private readonly customers = new Map<string, CustomerRow>();
+  private seenVersion: number | null = null;
+  /** Bumped by every clear, so a lookup that raced a write never stores its stale row. */
+  private generation = 0;
+
+  constructor(
+    private readonly externalChanges: (() => number) | null,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  get enabled(): boolean {
+    return this.externalChanges !== null;
+  }
+
+  /** Call before reading: drops everything if the store changed under us. Returns the generation to put with. */
+  check(): number {
+    if (this.externalChanges) {
+      const version = this.externalChanges();
+      if (version !== this.seenVersion) {
+        this.clear();
+        this.seenVersion = version;
+      }
+    }
+    return this.generation;
+  }
+
+  key(hash: string): ApiKeyWithCustomer | undefined {
+    return this.keys.get(hash);
+  }
+
+  customer(id: string): CustomerRow | undefined {
+    return this.customers.get(id);
+  }
+
+  putKey(hash: string, row: ApiKeyWithCustomer, generation: number): void {
+    if (!this.enabled || generation !== this.generation) return;
+    if (this.keys.size >= this.maxEntries) this.keys.clear();
+    this.keys.set(hash, row);
+  }
+
+  putCustomer(row: CustomerRow, generation: number): void {
+    if (!this.enabled || generation !== this.generation) return;
+    if (this.customers.size >= this.maxEntries) this.customers.clear();
+    this.customers.set(row.id, row);
+  }
+
+  clear(): void {
+    this.generation++;
+    this.keys.clear();
+    this.customers.clear();
+  }
+}

@@ -1,0 +1,51 @@
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+import { TEST_STORE } from '../helpers/store.js';
+
+// The credential cache exists only on SQLite; on PostgreSQL every request reads the store.
+describe.skipIf(TEST_STORE !== 'sqlite')('credentials cached in memory stay exact', () => {
+  let t: TestFjord;
+  let c: TestCustomer;
+  let other: SQLite.Database;
+
+  beforeAll(async () => {
+    t = await TestFjord.create();
+    c = await t.customer();
+    // A second connection to the same file, as the admin CLI or another process would open.
+    other = new SQLite(join(t.kernel.config.dataDir, 'fjord.sqlite'));
+  });
+  afterAll(async () => {
+    other.close();
+    await t.close();
+  });
+
+  it('sees a revocation made by another process on the very next request', async () => {
+    const { key, view } = await t.kernel.identity.createPat(c.id, ['regions:read'], null);
+    expect((await t.request('GET', '/v1/regions', { key })).status).toBe(200);
+    expect((await t.request('GET', '/v1/regions', { key })).status).toBe(200);
+    other.prepare('UPDATE api_keys SET is_active = 0, revoked_at = 1 WHERE id = ?').run(view.id);
+    expect((await t.request('GET', '/v1/regions', { key })).status).toBe(401);
+  });
+
+  it('sees a suspension made by another process on the very next request', async () => {
+    expect((await t.request('GET', '/v1/account/profile', { key: c.pat })).status).toBe(200);
+    other.prepare("UPDATE customers SET status = 'suspended' WHERE id = ?").run(c.id);
+    expect((await t.request('GET', '/v1/account/profile', { key: c.pat })).status).toBe(401);
+    other.prepare("UPDATE customers SET status = 'active' WHERE id = ?").run(c.id);
+    expect((await t.request('GET', '/v1/account/profile', { key: c.pat })).status).toBe(200);
+  });
+
+  it('sees a profile change made by another process', async () => {
+    other.prepare("UPDATE customers SET company = 'Fjordline AS' WHERE id = ?").run(c.id);
+    const r = await t.request('GET', '/v1/account/profile', { key: c.pat });
+    expect(r.body.company).toBe('Fjordline AS');
+  });
+
+  it('forgets everything on an emulator reset', async () => {
+    expect((await t.request('GET', '/v1/account/profile', { key: c.pat })).status).toBe(200);
+    await t.operator('POST', '/admin/v1/reset');
+    expect((await t.request('GET', '/v1/account/profile', { key: c.pat })).status).toBe(401);
+  });
+});
