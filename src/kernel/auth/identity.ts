@@ -190,11 +190,7 @@ export class IdentityService {
       row.last_used_at = now; // the cached row too, so the next request does not write again
       this.repo.touchApiKey(row.id, now).catch(this.onError);
     }
-    const credential: Credential =
-      row.key_type === 'service'
-        ? { kind: 'service_key', id: row.id, service: row.service as ServiceName }
-        : { kind: 'pat', id: row.id, scopes: fromJson<string[]>(row.scopes, []) };
-    return { customerId: row.customer_id, credential };
+    return { customerId: row.customer_id, credential: credentialOf(row) };
   }
 
   async customerForOidc(issuer: string, subject: string, email: string | null): Promise<string | null> {
@@ -246,6 +242,20 @@ export class IdentityService {
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** Cached rows keep their parsed credential, so a PAT's scopes are parsed once, not per request. */
+const parsedCredentials = new WeakMap<ApiKeyRow, Credential>();
+function credentialOf(row: ApiKeyRow): Credential {
+  let credential = parsedCredentials.get(row);
+  if (!credential) {
+    credential =
+      row.key_type === 'service'
+        ? { kind: 'service_key', id: row.id, service: row.service as ServiceName }
+        : { kind: 'pat', id: row.id, scopes: fromJson<string[]>(row.scopes, []) };
+    parsedCredentials.set(row, credential);
+  }
+  return credential;
+}
 
 /** `is_active` is false once a key is revoked or past its expiry. */
 function viewOf(row: ApiKeyRow, now: number): ApiKeyView {
