@@ -13,7 +13,18 @@ const LOCK = new URL('../package-lock.json', import.meta.url);
 const lock = JSON.parse(readFileSync(LOCK, 'utf8'));
 const packages = lock.packages;
 
-const OSES = ['android', 'darwin', 'linux', 'win32', 'freebsd', 'openbsd', 'openharmony', 'netbsd', 'sunos', 'aix'];
+const OSES = [
+  'android',
+  'darwin',
+  'linux',
+  'win32',
+  'freebsd',
+  'openbsd',
+  'openharmony',
+  'netbsd',
+  'sunos',
+  'aix',
+];
 const CPUS = ['arm64', 'x64', 'arm', 'ia32', 'loong64', 'ppc64', 'riscv64', 's390x', 'mips64el'];
 
 function platformOf(name) {
