@@ -6,6 +6,7 @@ import {
   RateLimiterRedis,
   RateLimiterRes,
 } from 'rate-limiter-flexible';
+import { MemoryWindows } from './memory-windows.js';
 import type { RateLimitRow } from './table.js';
 
 export interface RateLimitState {
@@ -26,6 +27,7 @@ export type RateLimitOutcome =
  */
 export class RateLimiter {
   private readonly limiters = new Map<string, RateLimiterAbstract | BurstyRateLimiter>();
+  private readonly memory = new MemoryWindows();
   constructor(
     private readonly table: Record<string, RateLimitRow>,
     private readonly redis: Redis | null,
@@ -43,6 +45,7 @@ export class RateLimiter {
   }
 
   private async consumeOne(bucket: string, row: RateLimitRow, subject: string): Promise<RateLimitOutcome> {
+    if (!this.redis) return this.consumeInMemory(bucket, row, subject);
     const limiter = this.limiterFor(bucket, row);
     const nowS = Date.now() / 1000;
     try {
@@ -65,6 +68,15 @@ export class RateLimiter {
         window: row.duration,
       };
     }
+  }
+
+  private consumeInMemory(bucket: string, row: RateLimitRow, subject: string): RateLimitOutcome {
+    const { count, endsAt } = this.memory.hit(`${bucket}:${subject}`, row.duration);
+    const reset = Math.ceil(endsAt / 1000);
+    const state = { limit: row.points, remaining: Math.max(0, row.points - count), reset };
+    if (count <= row.points + (row.burst ?? 0)) return { allowed: true, ...state };
+    const retryAfter = Math.max(1, Math.ceil((endsAt - Date.now()) / 1000));
+    return { allowed: false, ...state, retryAfter, window: row.duration };
   }
 
   private limiterFor(bucket: string, row: RateLimitRow) {
