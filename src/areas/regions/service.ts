@@ -41,6 +41,10 @@ export const regionErrors = {
 /** The region catalogue, read from a data file and checked once at start. */
 export class RegionsService {
   private readonly catalogue: Catalogue;
+  private readonly listing: {
+    regions: { code: string; name: string; country: string; status: string }[];
+    total: number;
+  };
 
   constructor(file = new URL('./catalogue.json', import.meta.url)) {
     const data: unknown = JSON.parse(readFileSync(file, 'utf8'));
@@ -49,6 +53,9 @@ export class RegionsService {
       throw new Error(`region catalogue ${file}: ${first?.path} ${first?.message}`);
     }
     this.catalogue = data;
+    // The catalogue never changes while running, so the list answer is built once.
+    const regions = data.regions.map(({ code, name, country, status }) => ({ code, name, country, status }));
+    this.listing = { regions, total: regions.length };
   }
 
   get defaultCurrency(): Currency {
@@ -56,13 +63,7 @@ export class RegionsService {
   }
 
   list() {
-    const regions = this.catalogue.regions.map(({ code, name, country, status }) => ({
-      code,
-      name,
-      country,
-      status,
-    }));
-    return { regions, total: regions.length };
+    return this.listing;
   }
 
   get(code: string) {
