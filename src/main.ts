@@ -42,8 +42,16 @@ async function start(args: string[]) {
     process.stderr.write(`fjord: unknown role(s) ${bad.join(', ')}\n`);
     process.exit(2);
   }
-  const fjord = await Fjord.create({ config: cfg });
-  await fjord.start(roles);
+  let fjord: Fjord;
+  try {
+    fjord = await Fjord.create({ config: cfg });
+    await fjord.start(roles);
+  } catch (err) {
+    // Start-up problems an operator can fix (a bad seed file, a port in use, an unreachable
+    // store) are one clear line, not a stack trace.
+    process.stderr.write(`fjord: cannot start: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
   process.stdout.write(banner(fjord, roles, Math.round(performance.now() - t0)) + '\n');
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import type { AccountService } from '../areas/account/service.js';
 import { AREAS } from '../areas/index.js';
 import type { Config, Role } from '../config/config.js';
+import { AppError } from '../kernel/errors.js';
 import { buildHttpApp } from '../kernel/http/app.js';
 import { IdempotencyStore } from '../kernel/http/idempotency.js';
 import { HttpMetrics } from '../kernel/http/metrics.js';
@@ -15,6 +17,7 @@ import { openStore, type Store } from '../kernel/store/store.js';
 import { adminRoutes } from './admin-routes.js';
 import { ensureDevCredentials } from './dev-credentials.js';
 import { buildKernel } from './kernel-factory.js';
+import { applySeed, readSeedFile } from './seed.js';
 import { systemRoutes } from './system-routes.js';
 
 export interface FjordOptions {
@@ -91,6 +94,7 @@ export class Fjord {
     fjord = new Fjord(kernel, areas, http, routes);
     await http.ready();
     if (config.devCredentials) fjord.devCredentialsPath = await ensureDevCredentials(kernel);
+    await fjord.seed();
     return fjord;
   }
 
@@ -143,6 +147,20 @@ export class Fjord {
     for (const area of this.areas.values()) await area.onReset?.();
     await this.kernel.jobs.schedule('kernel.idempotency.purge', 'kernel.idempotency.purge', 3600);
     if (this.kernel.config.devCredentials) await ensureDevCredentials(this.kernel);
+    await this.seed();
+  }
+
+  /** Applies FJORD_SEED_FILE, read afresh each time so a reset picks up an edited seed. */
+  private async seed(): Promise<void> {
+    const path = this.kernel.config.seedFile;
+    if (!path) return;
+    const account = this.areas.get('account')?.service as AccountService;
+    try {
+      await applySeed(this.kernel, account, readSeedFile(path));
+    } catch (err) {
+      if (err instanceof AppError) throw new Error(`FJORD_SEED_FILE ${path}: ${err.message}`, { cause: err });
+      throw err;
+    }
   }
 
   async stop(): Promise<void> {

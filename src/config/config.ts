@@ -18,6 +18,7 @@ export interface Config {
   oidc: { issuer: string; audience: string | null; jwksUrl: string | null } | null;
   emulator: boolean;
   devCredentials: boolean;
+  seedFile: string | null;
   logLevel: string;
   bodyLimitBytes: number;
   rateLimitOverrides: Record<string, { points?: number; duration?: number; burst?: number }>;
@@ -83,6 +84,7 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
       : null,
     emulator: value('FJORD_EMULATOR', asBoolean) ?? false,
     devCredentials: value('FJORD_DEV_CREDENTIALS', asBoolean) ?? !storeUrl?.startsWith('postgres'),
+    seedFile: value('FJORD_SEED_FILE', asString) ?? null,
     logLevel: value('FJORD_LOG_LEVEL', asEnum) ?? 'info',
     bodyLimitBytes: value('FJORD_BODY_LIMIT_BYTES', asInteger) ?? 1048576,
     rateLimitOverrides: value('FJORD_RATE_LIMITS', asRateLimitOverrides) ?? {},

@@ -84,6 +84,10 @@ export const VARIABLES = {
     kind: 'boolean',
     doc: 'Create a development customer and write `<data dir>/dev-credentials.json`. Default: on with the embedded SQLite store, off with PostgreSQL.',
   },
+  FJORD_SEED_FILE: {
+    kind: 'string',
+    doc: 'JSON file of customers with fixed PATs, service keys and SSH keys, applied at every start and after every reset (docs/emulator.md).',
+  },
   FJORD_LOG_LEVEL: {
     kind: 'enum',
     default: 'info',

@@ -66,7 +66,13 @@ export class TestFjord {
       },
     });
     const log: Logger = createLogger(config.logLevel, sink);
-    const fjord = await Fjord.create({ config, log, fetchImpl: opts.fetchImpl });
+    let fjord: Fjord;
+    try {
+      fjord = await Fjord.create({ config, log, fetchImpl: opts.fetchImpl });
+    } catch (err) {
+      await handle.drop();
+      throw err;
+    }
     const t = new TestFjord(fjord, handle.drop);
     (t as { logs: string[] }).logs = logs;
     return t;

@@ -126,10 +126,11 @@ export class IdentityService {
     this.cache.clear();
   }
 
-  async createServiceKey(customerId: string, service: string, description: string | null) {
+  /** `token` is for seeding only: a known secret a test suite can hard-code. */
+  async createServiceKey(customerId: string, service: string, description: string | null, token?: string) {
     const name = normaliseService(service);
     if (!name) throw identityErrors.unknownService(service);
-    return this.insertKey(customerId, { keyType: 'service', service: name, scopes: [], description });
+    return this.insertKey(customerId, { keyType: 'service', service: name, scopes: [], description, token });
   }
 
   async createPat(
@@ -137,6 +138,7 @@ export class IdentityService {
     scopes: string[],
     description: string | null,
     expiresInDays?: number | null,
+    token?: string,
   ) {
     const unknown = scopes.filter((s) => !isKnownScope(s));
     if (unknown.length > 0) throw identityErrors.unknownScopes(unknown, scopes);
@@ -149,6 +151,7 @@ export class IdentityService {
       description,
       createdAt: now,
       expiresAt: expiresInDays ? now + expiresInDays * 86_400_000 : null,
+      token,
     });
   }
 
@@ -161,6 +164,11 @@ export class IdentityService {
       description,
       token,
     });
+  }
+
+  /** Whether a key with this secret exists, live or revoked (seeding is idempotent by secret). */
+  async keyExists(token: string): Promise<boolean> {
+    return (await this.repo.apiKeyByHash(hashToken(token))) !== undefined;
   }
 
   async listKeys(customerId: string): Promise<ApiKeyView[]> {
