@@ -3,6 +3,7 @@ import type { CustomerRow } from '../kernel/auth/identity-repo.js';
 import { operatorAccess } from '../kernel/auth/principal.js';
 import { kernelErrors } from '../kernel/errors.js';
 import { Nullable, Timestamp } from '../kernel/http/common-schemas.js';
+import { pageOf, pageQuery } from '../kernel/http/pagination.js';
 import { defineRoute } from '../kernel/http/route.js';
 import type { Kernel } from '../kernel/kernel.js';
 
@@ -109,10 +110,7 @@ export function adminRoutes(kernel: Kernel, emulator: EmulatorControls) {
       tag: TAG,
       summary: 'List customers',
       access: operatorAccess,
-      query: Type.Object({
-        page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
-        per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-      }),
+      query: pageQuery('per_page'),
       response: {
         200: Type.Object({
           customers: Type.Array(Customer),
@@ -122,14 +120,13 @@ export function adminRoutes(kernel: Kernel, emulator: EmulatorControls) {
         }),
       },
       handler: async ({ query }) => {
-        const page = query.page ?? 1;
-        const perPage = query.per_page ?? 50;
-        const rows = await kernel.identity.listCustomers(perPage, (page - 1) * perPage);
+        const { page, size, limit, offset } = pageOf(query);
+        const rows = await kernel.identity.listCustomers(limit, offset);
         return {
           customers: rows.map(customerView),
           total: await kernel.identity.countCustomers(),
           page,
-          per_page: perPage,
+          per_page: size,
         };
       },
     }),
