@@ -175,8 +175,7 @@ export function adminRoutes(kernel: Kernel, emulator: EmulatorControls) {
       errors: [403],
       handler: async ({ body }) => {
         emulatorOnly();
-        kernel.clock.advance(body.seconds);
-        await kernel.clockStore.save();
+        await kernel.clockStore.advance(body.seconds);
         const jobsRun = await kernel.jobs.drain();
         return { ...clockView(), jobs_run: jobsRun };
       },

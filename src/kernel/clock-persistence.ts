@@ -1,6 +1,6 @@
 import type { AdjustableClock } from './clock.js';
 import type { KernelTables } from './store/kernel-tables.js';
-import type { Store } from './store/store.js';
+import { RESYNC, type Store } from './store/store.js';
 
 const KEY = 'clock_offset_ms';
 const CHANNEL = 'fjord_clock';
@@ -24,20 +24,46 @@ export class ClockPersistence {
       .where('key', '=', KEY)
       .executeTakeFirst();
     if (row) this.clock.adoptOffsetMs(Number(row.value));
-    this.unsubscribe ??= this.store.subscribe(CHANNEL, (payload) =>
-      this.clock.adoptOffsetMs(Number(payload)),
-    );
+    this.unsubscribe ??= this.store.subscribe(CHANNEL, (payload) => {
+      // An empty notice means notices may have been missed (the connection dropped): reload.
+      if (payload === RESYNC) this.load().catch(() => {});
+      else this.clock.adoptOffsetMs(Number(payload));
+    });
   }
 
+  /**
+   * Moves the clock forward for every process: the stored offset is read under a row lock and
+   * raised from whichever is further ahead, the store's or ours, so two processes advancing at
+   * once (or one that missed a notice) never move the shared clock back.
+   */
+  async advance(seconds: number): Promise<void> {
+    const ms = Math.round(seconds * 1000);
+    if (!Number.isFinite(ms) || ms < 0) throw new RangeError('the clock only moves forward');
+    const db = this.store.typed<KernelTables>();
+    const next = await db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('kernel_settings')
+        .values({ key: KEY, value: '0' })
+        .onConflict((oc) => oc.column('key').doNothing())
+        .execute();
+      let read = trx.selectFrom('kernel_settings').select('value').where('key', '=', KEY);
+      if (this.store.kind === 'postgres') read = read.forUpdate();
+      const stored = Number((await read.executeTakeFirst())?.value ?? 0);
+      const value = Math.max(stored, this.clock.offsetMilliseconds) + ms;
+      await trx
+        .updateTable('kernel_settings')
+        .set({ value: String(value) })
+        .where('key', '=', KEY)
+        .execute();
+      return value;
+    });
+    this.clock.adoptOffsetMs(next);
+    await this.store.publish(CHANNEL, String(next));
+  }
+
+  /** Writes this process's offset unless the store's is further ahead (after a reset emptied it). */
   async save(): Promise<void> {
-    const value = String(this.clock.offsetMilliseconds);
-    await this.store
-      .typed<KernelTables>()
-      .insertInto('kernel_settings')
-      .values({ key: KEY, value })
-      .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
-      .execute();
-    await this.store.publish(CHANNEL, value);
+    await this.advance(0);
   }
 
   close(): void {

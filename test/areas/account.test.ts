@@ -319,3 +319,65 @@ describe('auth matrix', () => {
     await expectAuthMatrix(t, 'Account');
   });
 });
+
+describe('what a PAT may mint', () => {
+  it('creates service keys only for services it may change itself', async () => {
+    const narrow = await t.kernel.identity.createPat(a.id, ['api_keys:write'], null);
+    const refused = await t.request('POST', '/v1/account/api-keys/service', {
+      key: narrow.key,
+      body: { service: 'storage' },
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail.code).toBe('scope_not_held');
+    const dnsWriter = await t.kernel.identity.createPat(a.id, ['api_keys:write', 'dns:write'], null);
+    const ok = await t.request('POST', '/v1/account/api-keys/service', {
+      key: dnsWriter.key,
+      body: { service: 'DNS' },
+    });
+    expect(ok.status).toBe(201);
+    const llm = await t.request('POST', '/v1/account/api-keys/service', {
+      key: dnsWriter.key,
+      body: { service: 'llm-api' },
+    });
+    expect(llm.status).toBe(403);
+  });
+
+  it('never mints a key that outlives it', async () => {
+    const shortLived = await t.kernel.identity.createPat(a.id, ['api_keys:write', 'dns:write'], null, 2);
+    const pat = await t.request('POST', '/v1/account/api-keys/pat', {
+      key: shortLived.key,
+      body: { scopes: ['dns:write'] },
+    });
+    expect(pat.status).toBe(201);
+    expect(pat.body.expires_at).toBe(shortLived.view.expires_at);
+    const longer = await t.request('POST', '/v1/account/api-keys/pat', {
+      key: shortLived.key,
+      body: { scopes: ['dns:write'], expires_in_days: 30 },
+    });
+    expect(longer.body.expires_at).toBe(shortLived.view.expires_at);
+    const shorter = await t.request('POST', '/v1/account/api-keys/pat', {
+      key: shortLived.key,
+      body: { scopes: ['dns:write'], expires_in_days: 1 },
+    });
+    expect(Date.parse(shorter.body.expires_at)).toBeLessThan(Date.parse(shortLived.view.expires_at!));
+    const service = await t.request('POST', '/v1/account/api-keys/service', {
+      key: shortLived.key,
+      body: { service: 'dns' },
+    });
+    expect(service.body.expires_at).toBe(shortLived.view.expires_at);
+  });
+
+  it('does not replay one credential’s answer to another with the same Idempotency-Key', async () => {
+    const narrow = await t.kernel.identity.createPat(a.id, ['api_keys:write'], null);
+    const body = { scopes: ['dns:write', 'storage:write'] };
+    const headers = { 'idempotency-key': 'shared-key-1' };
+    const full = await t.request('POST', '/v1/account/api-keys/pat', { key: a.pat, body, headers });
+    expect(full.status).toBe(201);
+    const other = await t.request('POST', '/v1/account/api-keys/pat', { key: narrow.key, body, headers });
+    expect(other.status).toBe(403);
+    expect(other.text).not.toContain(full.body.key);
+    const again = await t.request('POST', '/v1/account/api-keys/pat', { key: a.pat, body, headers });
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body.key).toBe(full.body.key);
+  });
+});

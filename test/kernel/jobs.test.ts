@@ -236,16 +236,17 @@ describe('leases', () => {
     t.kernel.jobs.register(kind, { run: async (_p, ctx) => void attempts.push(ctx.attempt) });
     const live = (await t.kernel.jobs.enqueue(kind, { which: 'live' }))!;
     const dead = (await t.kernel.jobs.enqueue(kind, { which: 'dead' }))!;
-    const now = t.kernel.clock.nowMs();
-    // Two workers took these and then went quiet: one still within its lease, one past it.
+    // Leases are on the wall clock. Two workers took these and then went quiet: one still within
+    // its lease, one past it.
+    const wall = Date.now();
     await db
       .updateTable('jobs')
-      .set({ status: 'running', attempts: 1, lease_until: now + 60_000 })
+      .set({ status: 'running', attempts: 1, lease_until: wall + 60_000 })
       .where('id', '=', live)
       .execute();
     await db
       .updateTable('jobs')
-      .set({ status: 'running', attempts: 1, lease_until: now - 1000 })
+      .set({ status: 'running', attempts: 1, lease_until: wall - 1000 })
       .where('id', '=', dead)
       .execute();
 
@@ -254,9 +255,35 @@ describe('leases', () => {
     expect(await jobRow(dead)).toBeUndefined();
     expect(await jobRow(live)).toMatchObject({ status: 'running', attempts: 1 });
 
-    await t.advance(61);
+    // Moving the emulator clock makes jobs due; it never makes a held lease look expired.
+    await t.advance(3600);
+    expect(attempts).toEqual([2]);
+    expect(await jobRow(live)).toMatchObject({ status: 'running', attempts: 1 });
+
+    await db
+      .updateTable('jobs')
+      .set({ lease_until: Date.now() - 1 })
+      .where('id', '=', live)
+      .execute();
+    await t.kernel.jobs.drain();
     expect(attempts).toEqual([2, 2]);
     expect(await jobRow(live)).toBeUndefined();
+  });
+
+  it('lets a run whose lease was taken over finish without touching the new run', async () => {
+    const kind = freshKind('takeover');
+    t.kernel.jobs.register(kind, { run: async () => {} });
+    const id = (await t.kernel.jobs.enqueue(kind, {}))!;
+    // Another worker has meanwhile claimed the job again (attempt 2); this run held attempt 1.
+    await db
+      .updateTable('jobs')
+      .set({ status: 'running', attempts: 2, lease_until: Date.now() + 60_000 })
+      .where('id', '=', id)
+      .execute();
+    const stale = { ...(await jobRow(id))!, attempts: 1 };
+    // biome-ignore lint/suspicious/noExplicitAny: reaching the private runner on purpose
+    await (t.kernel.jobs as any).runOne(stale);
+    expect(await jobRow(id)).toMatchObject({ status: 'running', attempts: 2 });
   });
 });
 

@@ -511,3 +511,20 @@ describe('DNS rebinding', () => {
     }
   });
 });
+
+describe('IPv6 forms that reach IPv4 or local networks', () => {
+  it('are refused', () => {
+    for (const address of [
+      '::127.0.0.1',
+      '::ffff:0:7f00:1',
+      '2002:7f00:1::1',
+      '64:ff9b:1::7f00:1',
+      'fec0::1',
+      '100::1',
+    ]) {
+      expect(isPrivateAddress(address), address).toBe(true);
+    }
+    expect(isPrivateAddress('2606:4700:4700::1111')).toBe(false);
+    expect(isPrivateAddress('93.184.215.14')).toBe(false);
+  });
+});

@@ -1,5 +1,10 @@
 import type { AuditTrail } from '../../kernel/audit/audit.js';
-import { isKnownScope, scopesSatisfy } from '../../kernel/auth/catalogue.js';
+import {
+  isKnownScope,
+  normaliseService,
+  SERVICE_SCOPE_AREA,
+  scopesSatisfy,
+} from '../../kernel/auth/catalogue.js';
 import type { IdentityService } from '../../kernel/auth/identity.js';
 import type { Credential } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
@@ -78,7 +83,22 @@ export class AccountService {
   }
 
   async createServiceKey(customerId: string, actor: Credential, service: string, description: string | null) {
-    const { view, key } = await this.identity.createServiceKey(customerId, service, description);
+    // A PAT mints a service key only for a service it may change itself, and never one that
+    // outlives it.
+    let expiresAt: number | null = null;
+    if (actor.kind === 'pat') {
+      const name = normaliseService(service);
+      const needed = name ? `${SERVICE_SCOPE_AREA[name]}:write` : null;
+      if (needed && !scopesSatisfy(actor.scopes, [needed])) throw accountErrors.scopeEscalation([needed]);
+      expiresAt = actor.expiresAt;
+    }
+    const { view, key } = await this.identity.createServiceKey(
+      customerId,
+      service,
+      description,
+      undefined,
+      expiresAt,
+    );
     await this.record(customerId, actor, 'api_key.created', 'api_key', view.id, {
       key_type: 'service',
       service: view.service,
@@ -102,6 +122,8 @@ export class AccountService {
       input.scopes,
       input.description,
       input.expiresInDays,
+      undefined,
+      actor.kind === 'pat' ? actor.expiresAt : null,
     );
     await this.record(customerId, actor, 'api_key.created', 'api_key', view.id, {
       key_type: 'account',

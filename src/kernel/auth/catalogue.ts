@@ -54,7 +54,31 @@ export const SCOPE_AREAS = [
   'sms-keywords',
   'contacts',
   'ip',
+  'globalsim',
+  'workspace',
 ] as const;
+
+/** The scope area whose `:write` a PAT needs to mint a service key for each service. */
+export const SERVICE_SCOPE_AREA: Record<ServiceName, (typeof SCOPE_AREAS)[number]> = {
+  database: 'database',
+  storage: 'storage',
+  'llm-api': 'llm',
+  dns: 'dns',
+  vps: 'vps',
+  iot: 'iot',
+  globalsim: 'globalsim',
+  workspace: 'workspace',
+  'live-events': 'live-events',
+  dyndns: 'dyndns',
+  'container-apps': 'container-apps',
+  chatbot: 'chatbot',
+  gpu: 'gpu',
+  transcript: 'transcript',
+  verify: 'verify',
+  sms: 'sms',
+  contacts: 'contacts',
+  ip: 'ip',
+};
 
 /** Scopes the documents name, beyond the area pairs. */
 export const NAMED_SCOPES = [

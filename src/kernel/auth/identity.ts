@@ -127,10 +127,23 @@ export class IdentityService {
   }
 
   /** `token` is for seeding only: a known secret a test suite can hard-code. */
-  async createServiceKey(customerId: string, service: string, description: string | null, token?: string) {
+  async createServiceKey(
+    customerId: string,
+    service: string,
+    description: string | null,
+    token?: string,
+    expiresAt: number | null = null,
+  ) {
     const name = normaliseService(service);
     if (!name) throw identityErrors.unknownService(service);
-    return this.insertKey(customerId, { keyType: 'service', service: name, scopes: [], description, token });
+    return this.insertKey(customerId, {
+      keyType: 'service',
+      service: name,
+      scopes: [],
+      description,
+      token,
+      expiresAt,
+    });
   }
 
   async createPat(
@@ -139,6 +152,7 @@ export class IdentityService {
     description: string | null,
     expiresInDays?: number | null,
     token?: string,
+    expiresNoLaterThan: number | null = null,
   ) {
     const unknown = scopes.filter((s) => !isKnownScope(s));
     if (unknown.length > 0) throw identityErrors.unknownScopes(unknown, scopes);
@@ -150,7 +164,7 @@ export class IdentityService {
       scopes: [...new Set(scopes)],
       description,
       createdAt: now,
-      expiresAt: expiresInDays ? now + expiresInDays * 86_400_000 : null,
+      expiresAt: earliest(expiresInDays ? now + expiresInDays * 86_400_000 : null, expiresNoLaterThan),
       token,
     });
   }
@@ -251,6 +265,10 @@ export class IdentityService {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
+/** The earlier of two optional expiry times (null: never). */
+const earliest = (a: number | null, b: number | null): number | null =>
+  a === null ? b : b === null ? a : Math.min(a, b);
+
 /** Cached rows keep their parsed credential, so a PAT's scopes are parsed once, not per request. */
 const parsedCredentials = new WeakMap<ApiKeyRow, Credential>();
 function credentialOf(row: ApiKeyRow): Credential {
@@ -259,7 +277,7 @@ function credentialOf(row: ApiKeyRow): Credential {
     credential =
       row.key_type === 'service'
         ? { kind: 'service_key', id: row.id, service: row.service as ServiceName }
-        : { kind: 'pat', id: row.id, scopes: fromJson<string[]>(row.scopes, []) };
+        : { kind: 'pat', id: row.id, scopes: fromJson<string[]>(row.scopes, []), expiresAt: row.expires_at };
     parsedCredentials.set(row, credential);
   }
   return credential;

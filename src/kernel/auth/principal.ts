@@ -3,7 +3,7 @@ import type { ServiceName } from './catalogue.js';
 /** Who is calling. Every customer-facing route receives one; resources are looked up by `customerId`. */
 export type Credential =
   | { kind: 'service_key'; id: string; service: ServiceName }
-  | { kind: 'pat'; id: string; scopes: string[] }
+  | { kind: 'pat'; id: string; scopes: string[]; expiresAt: number | null }
   | { kind: 'oidc'; id: string; issuer: string; subject: string }
   | { kind: 'operator'; id: 'operator' };
 

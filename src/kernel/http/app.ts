@@ -191,8 +191,11 @@ async function authorise(kernel: Kernel, route: AnyRoute, req: FastifyRequest, r
 
 async function beginIdempotency(store: IdempotencyStore, req: FastifyRequest, reply: FastifyReply) {
   const key = req.headers['idempotency-key'];
-  const scope = req.principal?.customerId;
-  if (typeof key !== 'string' || !scope) return;
+  // Scoped to the credential, not only the customer: a replay must not hand one key the answer
+  // another key was allowed to get (a new secret, say).
+  const principal = req.principal;
+  if (typeof key !== 'string' || !principal?.customerId) return;
+  const scope = `${principal.customerId}:${principal.credential.id}`;
   const outcome = await store.begin(scope, key, IdempotencyStore.fingerprint(req.method, req.url, req.body));
   if (outcome.kind === 'fresh') {
     req.idempotency = { scope, key };

@@ -27,6 +27,11 @@ export interface EnqueueOptions {
 }
 
 const LEASE_MS = 5 * 60_000;
+/**
+ * Leases are on the wall clock, never the emulator clock: moving the clock forward must make jobs
+ * due, not make a running job look abandoned and run it twice.
+ */
+const wallNow = () => Date.now();
 const BATCH = 20;
 const WAKE_CHANNEL = 'fjord_jobs';
 
@@ -192,6 +197,7 @@ export class JobQueue {
   /** A job whose worker died on its last allowed attempt is failed, not retried forever. */
   private async failAbandoned(): Promise<void> {
     const now = this.clock.nowMs();
+    const wall = wallNow();
     await this.db
       .updateTable('jobs')
       .set({
@@ -202,22 +208,23 @@ export class JobQueue {
         updated_at: now,
       })
       .where('status', '=', 'running')
-      .where('lease_until', '<', now)
+      .where('lease_until', '<', wall)
       .where((eb) => eb('attempts', '>=', eb.ref('max_attempts')))
       .execute();
   }
 
   private async claim() {
     const now = this.clock.nowMs();
+    const wall = wallNow();
     const kinds = [...this.kinds.keys()];
     if (kinds.length === 0) return [];
     const lock = this.store.kind === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
     const result = await sql<KernelTables['jobs']>`
-      UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = ${now + LEASE_MS}, updated_at = ${now}
+      UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = ${wall + LEASE_MS}, updated_at = ${now}
       WHERE id IN (
         SELECT id FROM jobs
         WHERE kind IN (${sql.join(kinds)})
-          AND ((status = 'queued' AND run_at <= ${now}) OR (status = 'running' AND lease_until < ${now}))
+          AND ((status = 'queued' AND run_at <= ${now}) OR (status = 'running' AND lease_until < ${wall}))
         ORDER BY run_at LIMIT ${BATCH} ${lock}
       )
       RETURNING *`.execute(this.db);
@@ -230,7 +237,13 @@ export class JobQueue {
       await kind.run(fromJson(job.payload, null) as never, { jobId: job.id, attempt: job.attempts });
       // Finished jobs leave the table (their effects live in the areas' own tables); a unique
       // key is thereby freed for the next run.
-      await this.db.deleteFrom('jobs').where('id', '=', job.id).execute();
+      // Only while this run still holds the job: a run whose lease was taken over leaves it alone.
+      await this.db
+        .deleteFrom('jobs')
+        .where('id', '=', job.id)
+        .where('status', '=', 'running')
+        .where('attempts', '=', job.attempts)
+        .execute();
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       const final = job.attempts >= job.max_attempts;
@@ -247,6 +260,8 @@ export class JobQueue {
           updated_at: this.clock.nowMs(),
         })
         .where('id', '=', job.id)
+        .where('status', '=', 'running')
+        .where('attempts', '=', job.attempts)
         .execute();
     }
   }

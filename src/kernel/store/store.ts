@@ -96,20 +96,7 @@ async function openPostgres(url: string): Promise<Store> {
   pool.on('error', () => {}); // a dropped idle client is replaced on next use
   const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
   const bus = new EventEmitter().setMaxListeners(0);
-  let listener: pg.Client | null = null;
-  const listening = new Set<string>();
-  const ensureListener = async (channel: string) => {
-    if (!listener) {
-      listener = new pg.Client({ connectionString: url });
-      listener.on('notification', (msg) => bus.emit(msg.channel, msg.payload ?? ''));
-      listener.on('error', () => {});
-      await listener.connect();
-    }
-    if (!listening.has(channel)) {
-      listening.add(channel);
-      await listener.query(`LISTEN "${channel.replace(/"/g, '')}"`);
-    }
-  };
+  const listener = new PgListener(url, bus);
   return makeStore('postgres', db, {
     externalChanges: null,
     publish: async (channel, payload) => {
@@ -117,14 +104,89 @@ async function openPostgres(url: string): Promise<Store> {
     },
     subscribe: (channel, fn) => {
       bus.on(channel, fn);
-      ensureListener(channel).catch(() => listening.delete(channel));
+      listener.listen(channel);
       return () => bus.off(channel, fn);
     },
-    close: async () => {
-      await (listener as pg.Client | null)?.end().catch(() => {});
-    },
+    close: () => listener.close(),
   });
 }
+
+/** Payload delivered on every channel after the notice connection was re-established. */
+export const RESYNC = '';
+
+/**
+ * The one connection that LISTENs for change notices. When it drops, it reconnects (with a
+ * second's pause), LISTENs again on every channel, and delivers RESYNC on each, since notices
+ * sent meanwhile are lost: subscribers reload what they keep.
+ */
+class PgListener {
+  private client: pg.Client | null = null;
+  private connecting: Promise<void> | null = null;
+  private readonly channels = new Set<string>();
+  private closed = false;
+  private retry: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly url: string,
+    private readonly bus: EventEmitter,
+  ) {}
+
+  listen(channel: string): void {
+    if (this.channels.has(channel)) return;
+    this.channels.add(channel);
+    if (this.client) this.client.query(`LISTEN ${quoteChannel(channel)}`).catch(() => this.dropped());
+    else void this.connect(false);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
+    await this.connecting?.catch(() => {});
+    await this.client?.end().catch(() => {});
+  }
+
+  private connect(resync: boolean): Promise<void> {
+    this.connecting ??= (async () => {
+      const client = new pg.Client({ connectionString: this.url });
+      client.on('notification', (msg) => this.bus.emit(msg.channel, msg.payload ?? ''));
+      client.on('error', () => this.dropped());
+      client.on('end', () => this.dropped());
+      try {
+        await client.connect();
+        for (const channel of this.channels) await client.query(`LISTEN ${quoteChannel(channel)}`);
+        if (this.closed) {
+          await client.end();
+          return;
+        }
+        this.client = client;
+        if (resync) for (const channel of this.channels) this.bus.emit(channel, RESYNC);
+      } catch {
+        await client.end().catch(() => {});
+        this.scheduleRetry();
+      }
+    })().finally(() => {
+      this.connecting = null;
+    });
+    return this.connecting;
+  }
+
+  private dropped(): void {
+    if (!this.client) return;
+    this.client = null;
+    this.scheduleRetry();
+  }
+
+  private scheduleRetry(): void {
+    if (this.closed || this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = null;
+      void this.connect(true);
+    }, 1000);
+    this.retry.unref();
+  }
+}
+
+const quoteChannel = (channel: string) => `"${channel.replace(/"/g, '')}"`;
 
 function makeStore(
   kind: StoreKind,
