@@ -90,7 +90,7 @@ export class Fjord {
         () => fjord.openapi(),
       ),
     );
-    const http = await buildHttpApp(kernel, routes, metrics);
+    const http = await buildHttpApp(kernel, routes, metrics, idempotency);
     fjord = new Fjord(kernel, areas, http, routes);
     await http.ready();
     if (config.devCredentials) fjord.devCredentialsPath = await ensureDevCredentials(kernel);

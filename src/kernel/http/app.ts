@@ -36,6 +36,7 @@ export async function buildHttpApp(
   kernel: Kernel,
   routes: AnyRoute[],
   metrics: HttpMetrics,
+  idempotency: IdempotencyStore,
 ): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: kernel.log.child({ role: 'api' }) as FastifyBaseLogger,
@@ -87,8 +88,6 @@ export async function buildHttpApp(
       done(new AppError('bad_request', 'invalid_json', 'The request body is not valid JSON.'), undefined);
     }
   });
-
-  const idempotency = new IdempotencyStore(kernel.store, kernel.clock, kernel.secrets);
 
   // Global hooks are callback-style: on every request an async hook costs a promise and a tick.
   app.addHook('onRequest', (req, reply, done) => {
