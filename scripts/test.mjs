@@ -27,6 +27,21 @@ const DEBIAN_PACKAGES = [
   { name: 'postgresql', probe: () => findPostgresBinDir() !== null },
   { name: 'openssh-client', probe: 'ssh-keygen' },
   { name: 'redis-server', probe: 'redis-server' },
+  // Object storage: the S3 clients people use.
+  { name: 'awscli', probe: () => existsSync('/usr/bin/aws') },
+  { name: 's3cmd', probe: 's3cmd' },
+  { name: 'rclone', probe: 'rclone' },
+  // DNS: dig/delv, drill, kdig, and dnsperf + NSD for the benchmark.
+  { name: 'bind9-dnsutils', probe: 'delv' },
+  { name: 'ldnsutils', probe: 'drill' },
+  { name: 'knot-dnsutils', probe: 'kdig' },
+  { name: 'dnsperf', probe: 'dnsperf' },
+  { name: 'nsd', probe: 'nsd' },
+  // Dynamic DNS clients.
+  { name: 'ddclient', probe: 'ddclient' },
+  { name: 'inadyn', probe: 'inadyn' },
+  // Databases: the second engine (PostgreSQL is above).
+  { name: 'mariadb-server', probe: 'mariadbd' },
 ];
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));

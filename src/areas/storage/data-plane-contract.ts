@@ -1,0 +1,97 @@
+/**
+ * The seam between the storage control plane (buckets, keys, CORS, lifecycle, versioning
+ * configuration — `service.ts`) and the S3 data plane (objects, versions, multipart uploads and
+ * the protocol server — `objects/` and `s3/`). Each side is built against these interfaces so
+ * that neither reaches into the other's tables.
+ */
+
+export type VersioningState = 'Unversioned' | 'Enabled' | 'Suspended';
+
+export interface CorsRule {
+  allowed_origins: string[];
+  allowed_methods: string[];
+  allowed_headers: string[];
+  expose_headers: string[];
+  max_age_seconds: number | null;
+}
+
+export interface LifecycleRule {
+  id: string;
+  enabled: boolean;
+  /** Only keys starting with this prefix ('' = every key). */
+  prefix: string;
+  /** Current versions expire this many days after their last modification. */
+  expiration_days: number | null;
+  /** Noncurrent versions are removed this many days after they became noncurrent. */
+  noncurrent_version_expiration_days: number | null;
+  /** Incomplete multipart uploads are aborted this many days after they were initiated. */
+  abort_incomplete_multipart_upload_days: number | null;
+}
+
+export interface BucketRecord {
+  id: string;
+  name: string;
+  customerId: string;
+  region: string;
+  tier: string;
+  isPublic: boolean;
+  versioning: VersioningState;
+  objectLockEnabled: boolean;
+  cors: CorsRule[] | null;
+  lifecycle: LifecycleRule[] | null;
+  createdAt: number;
+}
+
+/** What one S3 access key may do. `actions` are `s3:*` action names from `GET /v1/storage/actions`. */
+export interface AccessGrant {
+  /** A bucket name, or '*' for every bucket of the customer (account keys). */
+  bucket: string;
+  actions: string[] | 'all';
+}
+
+export interface AccessKeyRecord {
+  accessKeyId: string;
+  /** The secret, decrypted: SigV4 needs it to recompute signatures. */
+  secretKey: string;
+  customerId: string;
+  customerDisplayName: string;
+  /** 'bucket' keys belong to one bucket; 'account' keys span several (`/v1/storage/keys`). */
+  kind: 'bucket' | 'account';
+  grants: AccessGrant[];
+  /** Account keys only: may create buckets through S3 (`s3:CreateBucket`). */
+  mayCreateBuckets: boolean;
+}
+
+/** Implemented by the control plane; used by the data plane on every request. */
+export interface BucketDirectory {
+  /** The key, or null when unknown, revoked or deleted (the data plane must not cache beyond one request unless invalidated). */
+  findAccessKey(accessKeyId: string): Promise<AccessKeyRecord | null>;
+  findBucket(name: string): Promise<BucketRecord | null>;
+  listBuckets(customerId: string): Promise<BucketRecord[]>;
+  /** S3 CreateBucket by an account key. Throws the same AppErrors as the API (name taken → conflict). */
+  createBucketViaS3(customerId: string, name: string, region: string): Promise<BucketRecord>;
+  /** S3 DeleteBucket: the caller has checked emptiness through ObjectStats. */
+  deleteBucketViaS3(customerId: string, name: string): Promise<void>;
+  putCors(bucketName: string, rules: CorsRule[]): Promise<void>;
+  deleteCors(bucketName: string): Promise<void>;
+  putVersioning(bucketName: string, state: 'Enabled' | 'Suspended'): Promise<void>;
+  putLifecycle(bucketName: string, rules: LifecycleRule[] | null): Promise<void>;
+  /** Called when a bucket changes, so caches in the data plane can drop it. */
+  onBucketChanged(listener: (bucketName: string) => void): void;
+  onAccessKeyChanged(listener: (accessKeyId: string) => void): void;
+}
+
+export interface BucketUsage {
+  objects: number;
+  bytes: number;
+}
+
+/** Implemented by the data plane; used by the control plane. Counters are kept with each write. */
+export interface ObjectStats {
+  usage(bucketId: string): Promise<BucketUsage>;
+  usageOfCustomer(customerId: string): Promise<BucketUsage>;
+  /** Empty means no object, no version and no incomplete multipart upload. */
+  isEmpty(bucketId: string): Promise<boolean>;
+  /** Drops every object and upload of a bucket (used after the bucket row is gone, and by reset). */
+  purgeBucket(bucketId: string): Promise<void>;
+}
