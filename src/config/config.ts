@@ -24,6 +24,16 @@ export interface Config {
   rateLimitOverrides: Record<string, { points?: number; duration?: number; burst?: number }>;
   webhookAllowPrivate: boolean;
   workerPollMs: number;
+  /** `FJORD_RESOLVER`; null = the system resolver. */
+  resolver: { host: string; port: number } | null;
+  domainVerification: { label: string; cnameTarget: string };
+  dyn: { zone: string; ttl: number; plans: { home: DynPlanLimits; fleet: DynPlanLimits } };
+}
+
+export interface DynPlanLimits {
+  hostnames: number;
+  updates_per_hour: number;
+  sources: number;
 }
 
 export class ConfigError extends Error {
@@ -90,6 +100,27 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     rateLimitOverrides: value('FJORD_RATE_LIMITS', asRateLimitOverrides) ?? {},
     webhookAllowPrivate: value('FJORD_WEBHOOK_ALLOW_PRIVATE', asBoolean) ?? false,
     workerPollMs: value('FJORD_WORKER_POLL_MS', asInteger) ?? 500,
+    resolver: value('FJORD_RESOLVER', asHostPort) ?? null,
+    domainVerification: {
+      label: value('FJORD_VERIFICATION_LABEL', asDnsName) ?? '_fjord',
+      cnameTarget: value('FJORD_VERIFICATION_CNAME_TARGET', asDnsName) ?? 'verify.fjord.test',
+    },
+    dyn: {
+      zone: value('FJORD_DYN_ZONE', asDnsName) ?? 'dyn.fjord.test',
+      ttl: value('FJORD_DYN_TTL', asInteger) ?? 60,
+      plans: {
+        home: value('FJORD_DYN_HOME_LIMITS', asDynLimits) ?? {
+          hostnames: 5,
+          updates_per_hour: 60,
+          sources: 2,
+        },
+        fleet: value('FJORD_DYN_FLEET_LIMITS', asDynLimits) ?? {
+          hostnames: 500,
+          updates_per_hour: 360,
+          sources: 10,
+        },
+      },
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
@@ -236,4 +267,41 @@ function asRateLimitOverrides(raw: string): Config['rateLimitOverrides'] {
     }
   }
   return parsed as Config['rateLimitOverrides'];
+}
+
+/** `host:port`, `[v6]:port` or a bare host (port 53). */
+function asHostPort(raw: string): { host: string; port: number } {
+  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(raw) ?? /^([^:]+)(?::(\d+))?$/.exec(raw);
+  const host = m?.[1];
+  if (!host || (isIP(host) === 0 && !/^[a-z0-9.-]+$/i.test(host))) throw new Error('expected host:port');
+  const port = m?.[2] === undefined ? 53 : Number(m[2]);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error('port must be 1-65535');
+  return { host, port };
+}
+
+/** A domain name in lowercase without the trailing dot. */
+function asDnsName(raw: string): string {
+  const name = raw.toLowerCase().replace(/\.$/, '');
+  if (!/^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?)*$/.test(name)) {
+    throw new Error('expected a domain name');
+  }
+  return name;
+}
+
+/** `hostnames=5,updates_per_hour=60,sources=2`: every key required, positive integers. */
+function asDynLimits(raw: string): DynPlanLimits {
+  const entries = new Map(
+    raw.split(',').map((part) => {
+      const [k, v] = part.split('=').map((x) => x.trim());
+      return [k ?? '', Number(v)] as const;
+    }),
+  );
+  const out = {} as DynPlanLimits;
+  for (const key of ['hostnames', 'updates_per_hour', 'sources'] as const) {
+    const n = entries.get(key);
+    if (n === undefined || !Number.isInteger(n) || n < 1)
+      throw new Error(`${key} must be a positive integer`);
+    out[key] = n;
+  }
+  return out;
 }

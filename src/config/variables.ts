@@ -116,6 +116,42 @@ export const VARIABLES = {
     max: 60000,
     doc: 'How often an idle worker looks for due jobs.',
   },
+  FJORD_RESOLVER: {
+    kind: 'string',
+    doc: 'Recursive resolver (`host:port`, or `host` for port 53) used for delegation checks and domain verification lookups. Unset: the system resolver.',
+  },
+  FJORD_VERIFICATION_LABEL: {
+    kind: 'string',
+    default: '_fjord',
+    doc: 'Label of the domain-verification TXT record: `<label>.<domain>` holds `fjord-domain-verification=<token>`.',
+  },
+  FJORD_VERIFICATION_CNAME_TARGET: {
+    kind: 'string',
+    default: 'verify.fjord.test',
+    doc: 'Domain under which `DNS_CNAME` verification records point (`<token>.<this>`).',
+  },
+  FJORD_DYN_ZONE: {
+    kind: 'string',
+    default: 'dyn.fjord.test',
+    doc: "The platform's dynamic DNS zone: hostnames under it are served by Fjord's DNS (docs/dyn.md).",
+  },
+  FJORD_DYN_TTL: {
+    kind: 'integer',
+    default: '60',
+    min: 5,
+    max: 3600,
+    doc: 'TTL of the address records dynamic DNS updates write.',
+  },
+  FJORD_DYN_HOME_LIMITS: {
+    kind: 'string',
+    default: 'hostnames=5,updates_per_hour=60,sources=2',
+    doc: 'Limits of the `home` plan (private customers): hostnames per account, updates per hostname per hour, credentials (sources) per hostname.',
+  },
+  FJORD_DYN_FLEET_LIMITS: {
+    kind: 'string',
+    default: 'hostnames=500,updates_per_hour=360,sources=10',
+    doc: 'Limits of the `fleet` plan (business customers), same keys as `FJORD_DYN_HOME_LIMITS`.',
+  },
 } as const satisfies Record<string, VariableSpec>;
 
 export type VariableName = keyof typeof VARIABLES;

@@ -32,6 +32,13 @@ export const DEFAULT_RATE_LIMITS: Record<string, RateLimitRow> = {
   'dns.record.delete': { points: 100, duration: 60, doc: 'DNS record delete: 100 per minute' },
   'dns.zone.read': { points: 1000, duration: 60, doc: 'DNS zone reads: 1000 per minute' },
   'dns.record.read': { points: 1000, duration: 60, doc: 'DNS record reads: 1000 per minute' },
+  'domain-verification': { points: 300, duration: 60, doc: 'Domain verification API (not stated; ours)' },
+  dyn: { points: 300, duration: 60, doc: 'Dynamic DNS control API (not stated; ours)' },
+  'dyn.update': {
+    points: 600,
+    duration: 60,
+    doc: 'DynDNS2 `/nic/update` requests per router credential (ours; per-hostname plan limits apply too)',
+  },
   llm: { points: 1000, burst: 100, duration: 60, doc: 'Language models: 1000 per minute plus burst of 100' },
   gpu: { points: 100, duration: 60, doc: 'GPU API requests: 100 per minute' },
   'gpu.status': { points: 1000, duration: 60, doc: 'GPU job status checks: 1000 per minute' },

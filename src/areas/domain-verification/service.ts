@@ -1,0 +1,411 @@
+import type { Clock } from '../../kernel/clock.js';
+import { isoOf } from '../../kernel/clock.js';
+import { AppError, kernelErrors } from '../../kernel/errors.js';
+import { newId, randomString } from '../../kernel/ids.js';
+import type { Store } from '../../kernel/store/store.js';
+import { normaliseDomain } from './domain-name.js';
+import { type DnsLookup, LookupFailed } from './lookup.js';
+import type { DomainVerificationsTable } from './migrations.js';
+import { type DomainFilter, DomainVerificationRepo } from './repo.js';
+
+export const PURPOSES = [
+  'email',
+  'custom_host',
+  'webhook',
+  'link_branding',
+  'verify_channel',
+  'other',
+] as const;
+export const STATUSES = ['pending', 'verified', 'failed', 'revoked'] as const;
+export type Method = 'DNS_TXT' | 'DNS_CNAME' | 'INTERNAL_DNS_AUTHORITY';
+
+/** A pending domain whose record never appears fails after this long (docs/domain-verification.md). */
+export const PENDING_EXPIRY_DAYS = 7;
+/** A verified domain fails when this many daily re-checks in a row miss its record. */
+export const RECHECK_MISSES_BEFORE_FAILED = 3;
+export const TTL_RECOMMENDATION = 300;
+const DAY_MS = 86_400_000;
+const TOKEN_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+
+export const domainVerificationErrors = {
+  notFound: () => new AppError('not_found', 'not_found', 'Domain verification not found.'),
+  invalidDomain: (domain: string) =>
+    kernelErrors.invalid(`"${domain}" is not a domain name.`, [
+      { path: '/body/domain', message: 'must be a domain name such as example.com' },
+    ]),
+  duplicate: (domain: string, purpose: string) =>
+    new AppError(
+      'conflict',
+      'domain_already_registered',
+      `${domain} is already registered for purpose ${purpose}; verify or delete that record.`,
+    ),
+  badTransition: (from: string, to: string) =>
+    new AppError(
+      'invalid',
+      'invalid_status_transition',
+      `Status can only be set to revoked, and only from verified (is ${from}, asked ${to}).`,
+      { errors: [{ path: '/body/status', message: 'only "revoked", from "verified"' }] },
+    ),
+  revoked: () =>
+    new AppError(
+      'conflict',
+      'domain_revoked',
+      'This verification was revoked; create a new one to verify again.',
+    ),
+};
+
+/** The customer's own Fjord DNS zones (the DNS area provides the real one). */
+export interface InternalDnsAuthority {
+  /** The customer's active zone whose apex is `domain` or a parent of it. */
+  activeZoneCovering(customerId: string, domain: string): Promise<{ id: string; apex: string } | null>;
+}
+
+export const noInternalDns: InternalDnsAuthority = { activeZoneCovering: async () => null };
+
+export interface DomainVerificationSettings {
+  /** `_fjord` → the TXT record sits at `_fjord.<domain>`. */
+  label: string;
+  cnameTarget: string;
+}
+
+interface CheckResult {
+  found: boolean;
+  values: string[];
+  message: string;
+}
+
+/** Domain verification: TXT/CNAME challenges, checks through a resolver, history and re-checks. */
+export class DomainVerificationService {
+  private readonly repo: DomainVerificationRepo;
+
+  constructor(
+    store: Store,
+    private readonly clock: Clock,
+    private readonly lookup: DnsLookup,
+    private readonly settings: DomainVerificationSettings,
+    private internalDns: InternalDnsAuthority = noInternalDns,
+  ) {
+    this.repo = new DomainVerificationRepo(store);
+  }
+
+  setInternalDnsAuthority(authority: InternalDnsAuthority): void {
+    this.internalDns = authority;
+  }
+
+  async create(
+    customerId: string,
+    input: {
+      domain: string;
+      purpose: string;
+      verification_method?: 'DNS_TXT' | 'DNS_CNAME';
+      metadata?: object;
+    },
+  ) {
+    const domain = normaliseDomain(input.domain);
+    if (!domain) throw domainVerificationErrors.invalidDomain(input.domain);
+    if (await this.repo.findLiveByDomain(customerId, domain, input.purpose)) {
+      throw domainVerificationErrors.duplicate(domain, input.purpose);
+    }
+    const now = this.clock.nowMs();
+    const zone = await this.internalDns.activeZoneCovering(customerId, domain);
+    const row: DomainVerificationsTable = {
+      id: newId(),
+      customer_id: customerId,
+      domain,
+      purpose: input.purpose,
+      status: zone ? 'verified' : 'pending',
+      method: zone ? 'INTERNAL_DNS_AUTHORITY' : (input.verification_method ?? 'DNS_TXT'),
+      token: zone ? null : randomString(32, TOKEN_ALPHABET),
+      internal_zone_id: zone?.id ?? null,
+      attempts: 0,
+      missed_rechecks: 0,
+      verified_at: zone ? now : null,
+      last_checked_at: zone ? now : null,
+      failed_reason: null,
+      metadata: JSON.stringify(input.metadata ?? {}),
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+    };
+    await this.repo.insert(row);
+    if (zone) {
+      await this.addHistory(
+        row.id,
+        'auto_verified',
+        null,
+        'verified',
+        { found: true, values: [zone.apex] },
+        'api',
+      );
+    }
+    return this.view(row);
+  }
+
+  async list(customerId: string, filter: DomainFilter, page: number, pageSize: number) {
+    const [rows, total] = await Promise.all([
+      this.repo.list(customerId, filter, pageSize, (page - 1) * pageSize),
+      this.repo.count(customerId, filter),
+    ]);
+    return { domains: rows.map((r) => this.view(r)), total, page, page_size: pageSize };
+  }
+
+  async get(customerId: string, id: string) {
+    return this.view(await this.load(customerId, id));
+  }
+
+  async update(customerId: string, id: string, input: { status?: string; metadata?: object }) {
+    const row = await this.load(customerId, id);
+    const changes: Partial<DomainVerificationsTable> = { updated_at: this.clock.nowMs() };
+    if (input.status !== undefined) {
+      if (input.status !== 'revoked' || row.status !== 'verified') {
+        throw domainVerificationErrors.badTransition(row.status, input.status);
+      }
+      changes.status = 'revoked';
+    }
+    if (input.metadata !== undefined) changes.metadata = JSON.stringify(input.metadata);
+    await this.repo.update(id, changes);
+    if (changes.status) await this.addHistory(id, 'revoked', row.status, 'revoked', null, 'api');
+    return this.view({ ...row, ...changes });
+  }
+
+  async remove(customerId: string, id: string) {
+    const row = await this.load(customerId, id);
+    const now = this.clock.nowMs();
+    await this.repo.update(id, { deleted_at: now, updated_at: now });
+    await this.addHistory(id, 'deleted', row.status, row.status, null, 'api');
+    return { success: true, message: `Domain verification for ${row.domain} deleted.` };
+  }
+
+  async history(customerId: string, id: string) {
+    await this.load(customerId, id);
+    const rows = await this.repo.history(id);
+    return rows.map((h) => ({
+      id: h.id,
+      event_type: h.event_type,
+      previous_status: h.previous_status,
+      new_status: h.new_status,
+      dns_response: {
+        records_found: h.records_found === 1,
+        actual_values: JSON.parse(h.actual_values) as string[],
+      },
+      performed_by: h.performed_by,
+      created_at: isoOf(h.created_at) as string,
+    }));
+  }
+
+  /** POST …/verify: looks the record up now. */
+  async verify(customerId: string, id: string) {
+    const row = await this.load(customerId, id);
+    if (row.status === 'revoked') throw domainVerificationErrors.revoked();
+    const result = await this.check(row);
+    const now = this.clock.nowMs();
+    const changes: Partial<DomainVerificationsTable> = {
+      attempts: row.attempts + 1,
+      last_checked_at: now,
+      updated_at: now,
+    };
+    if (result.found) {
+      changes.missed_rechecks = 0;
+      if (row.status !== 'verified') {
+        Object.assign(changes, { status: 'verified', verified_at: now, failed_reason: null });
+      }
+    }
+    await this.repo.update(id, changes);
+    const status = changes.status ?? row.status;
+    await this.addHistory(id, 'check_completed', row.status, status, result, 'api');
+    return {
+      id,
+      domain: row.domain,
+      status,
+      verified: status === 'verified',
+      message: result.found && row.status !== 'verified' ? 'Domain verified.' : result.message,
+      dns_records_found: result.values,
+      checked_at: isoOf(now) as string,
+    };
+  }
+
+  /**
+   * The daily job: pending domains older than the expiry fail; verified domains are checked
+   * again and fail after several misses in a row (a removed record, or a zone given up).
+   */
+  async dailyMaintenance(batch = 500): Promise<{ expired: number; rechecked: number; failed: number }> {
+    const now = this.clock.nowMs();
+    let expired = 0;
+    for (const row of await this.repo.stalePending(now - PENDING_EXPIRY_DAYS * DAY_MS, batch)) {
+      const reason = `No verification record was found within ${PENDING_EXPIRY_DAYS} days.`;
+      await this.repo.update(row.id, { status: 'failed', failed_reason: reason, updated_at: now });
+      await this.addHistory(row.id, 'expired', 'pending', 'failed', null, 'system');
+      expired++;
+    }
+    let rechecked = 0;
+    let failed = 0;
+    for (const row of await this.repo.dueForRecheck(now - DAY_MS + 3_600_000, batch)) {
+      const result = await this.check(row);
+      const misses = result.found ? 0 : row.missed_rechecks + 1;
+      const fails = misses >= RECHECK_MISSES_BEFORE_FAILED;
+      const changes: Partial<DomainVerificationsTable> = {
+        missed_rechecks: misses,
+        last_checked_at: now,
+        updated_at: now,
+      };
+      if (fails) {
+        changes.status = 'failed';
+        changes.failed_reason = `The verification record was missing on ${misses} daily checks in a row.`;
+        failed++;
+      }
+      await this.repo.update(row.id, changes);
+      await this.addHistory(
+        row.id,
+        'recheck_completed',
+        'verified',
+        changes.status ?? 'verified',
+        result,
+        'system',
+      );
+      rechecked++;
+    }
+    return { expired, rechecked, failed };
+  }
+
+  private async check(row: DomainVerificationsTable): Promise<CheckResult> {
+    if (row.method === 'INTERNAL_DNS_AUTHORITY') {
+      const zone = await this.internalDns.activeZoneCovering(row.customer_id, row.domain);
+      return zone
+        ? { found: true, values: [zone.apex], message: `Hosted in your Fjord DNS zone ${zone.apex}.` }
+        : {
+            found: false,
+            values: [],
+            message: 'The domain is no longer in an active Fjord DNS zone of yours.',
+          };
+    }
+    const expected = this.expectedRecord(row);
+    let values: string[];
+    try {
+      values =
+        row.method === 'DNS_CNAME'
+          ? (await this.lookup.cname(expected.name)).map((v) => v.toLowerCase().replace(/\.$/, ''))
+          : await this.lookup.txt(expected.name);
+    } catch (err) {
+      if (!(err instanceof LookupFailed)) throw err;
+      return { found: false, values: [], message: `${err.message}; try again later.` };
+    }
+    const found = values.includes(expected.value);
+    const seen = values.length === 0 ? 'none' : values.map((v) => JSON.stringify(v)).join(', ');
+    return {
+      found,
+      values,
+      message: found
+        ? 'The verification record is in place.'
+        : `No ${expected.type} record ${JSON.stringify(expected.value)} at ${expected.name} (found: ${seen}). ` +
+          'DNS changes can take a while to propagate; try again later.',
+    };
+  }
+
+  private expectedRecord(row: DomainVerificationsTable) {
+    const token = row.token ?? '';
+    return row.method === 'DNS_CNAME'
+      ? { type: 'CNAME', name: this.cnameName(row.domain, token), value: this.cnameValue(token) }
+      : { type: 'TXT', name: this.txtName(row.domain), value: `fjord-domain-verification=${token}` };
+  }
+
+  private txtName = (domain: string) => `${this.settings.label}.${domain}`;
+  private cnameName = (domain: string, token: string) =>
+    `${this.settings.label}-${token.slice(0, 12)}.${domain}`;
+  private cnameValue = (token: string) => `${token}.${this.settings.cnameTarget}`;
+
+  private async load(customerId: string, id: string) {
+    const row = await this.repo.find(customerId, id);
+    if (!row) throw domainVerificationErrors.notFound();
+    return row;
+  }
+
+  private addHistory(
+    verificationId: string,
+    eventType: string,
+    previous: string | null,
+    next: string,
+    result: Pick<CheckResult, 'found' | 'values'> | null,
+    performedBy: 'api' | 'system',
+  ) {
+    return this.repo.insertHistory({
+      id: newId(),
+      verification_id: verificationId,
+      event_type: eventType,
+      previous_status: previous,
+      new_status: next,
+      records_found: result?.found ? 1 : 0,
+      actual_values: JSON.stringify(result?.values ?? []),
+      performed_by: performedBy,
+      created_at: this.clock.nowMs(),
+    });
+  }
+
+  private instructions(row: DomainVerificationsTable) {
+    if (row.method === 'INTERNAL_DNS_AUTHORITY') {
+      return {
+        method: row.method,
+        record_type: null,
+        record_name: null,
+        record_value: null,
+        ttl_recommendation: null,
+        example_bind: null,
+        auto_verified: true,
+        message: `${row.domain} is hosted in your Fjord DNS zone, so it is verified without a record.`,
+        cname_record_name: null,
+        cname_record_value: null,
+        cname_example_bind: null,
+      };
+    }
+    const token = row.token ?? '';
+    const txtName = this.txtName(row.domain);
+    const txtValue = `fjord-domain-verification=${token}`;
+    const cname = { name: this.cnameName(row.domain, token), value: this.cnameValue(token) };
+    const cnameBind = `${cname.name}. ${TTL_RECOMMENDATION} IN CNAME ${cname.value}.`;
+    const isCname = row.method === 'DNS_CNAME';
+    return {
+      method: row.method,
+      record_type: isCname ? 'CNAME' : 'TXT',
+      record_name: isCname ? cname.name : txtName,
+      record_value: isCname ? cname.value : txtValue,
+      ttl_recommendation: TTL_RECOMMENDATION,
+      example_bind: isCname ? cnameBind : `${txtName}. ${TTL_RECOMMENDATION} IN TXT "${txtValue}"`,
+      auto_verified: false,
+      message: isCname
+        ? `Create a CNAME record at ${cname.name} pointing to ${cname.value}, then call verify.`
+        : `Create a TXT record at ${txtName} with the value ${txtValue}, then call verify.`,
+      cname_record_name: isCname ? cname.name : null,
+      cname_record_value: isCname ? cname.value : null,
+      cname_example_bind: isCname ? cnameBind : null,
+    };
+  }
+
+  private view(row: DomainVerificationsTable) {
+    const instructions = this.instructions(row);
+    return {
+      id: row.id,
+      domain: row.domain,
+      purpose: row.purpose,
+      status: row.status,
+      verification_method: row.method,
+      verification_token: row.token,
+      instructions,
+      dns_instructions: instructions.record_type
+        ? {
+            record_type: instructions.record_type,
+            host: instructions.record_name,
+            value: instructions.record_value,
+          }
+        : null,
+      internal_dns_zone_id: row.internal_zone_id,
+      dns_challenge: row.token,
+      dns_record_name: instructions.record_name,
+      verification_attempts: row.attempts,
+      verified_at: isoOf(row.verified_at),
+      last_checked_at: isoOf(row.last_checked_at),
+      failed_reason: row.failed_reason,
+      created_at: isoOf(row.created_at) as string,
+      updated_at: isoOf(row.updated_at) as string,
+      metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    };
+  }
+}
