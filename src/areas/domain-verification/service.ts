@@ -3,7 +3,7 @@ import { isoOf } from '../../kernel/clock.js';
 import { AppError, kernelErrors } from '../../kernel/errors.js';
 import { newId, randomString } from '../../kernel/ids.js';
 import type { Store } from '../../kernel/store/store.js';
-import { normaliseDomain } from './domain-name.js';
+import { normaliseDomain } from '../../kernel/net/domain-name.js';
 import { type DnsLookup, LookupFailed } from './lookup.js';
 import type { DomainVerificationsTable } from './migrations.js';
 import { type DomainFilter, DomainVerificationRepo } from './repo.js';

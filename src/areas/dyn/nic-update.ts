@@ -1,0 +1,168 @@
+import { isIP } from 'node:net';
+import type { Logger } from 'pino';
+import type { Clock } from '../../kernel/clock.js';
+import { newId } from '../../kernel/ids.js';
+import type { RateLimiter } from '../../kernel/limits/rate-limiter.js';
+import { normaliseDomain } from '../../kernel/net/domain-name.js';
+import { constantTimeEqual, hashToken } from '../../kernel/secrets.js';
+import type { DynCredentialsTable, DynHostnamesTable } from './migrations.js';
+import type { DynService } from './service.js';
+
+/** DynDNS2 allows several hostnames per request; more than this answers `numhost`. */
+export const MAX_HOSTS_PER_REQUEST = 20;
+
+export interface NicUpdateRequest {
+  authorization: string | undefined;
+  userAgent: string | undefined;
+  query: Record<string, unknown>;
+  /** The TCP peer's address: the default `myip`. */
+  clientIp: string;
+}
+
+export interface NicUpdateAnswer {
+  status: 200 | 401;
+  body: string;
+  headers: Record<string, string>;
+}
+
+const BADAUTH: NicUpdateAnswer = {
+  status: 401,
+  body: 'badauth',
+  headers: { 'www-authenticate': 'Basic realm="Fjord Dynamic DNS", charset="UTF-8"' },
+};
+const once = (body: string): NicUpdateAnswer => ({ status: 200, body, headers: {} });
+
+/**
+ * The DynDNS2 update protocol (`/nic/update`, as dyn.com defined it and ddclient, inadyn and
+ * routers speak it): Basic auth with a router token or updater credential, one answer line per
+ * hostname. Nothing here reads the Host header, so clients that drop the port (inadyn) work.
+ */
+export class NicUpdateHandler {
+  constructor(
+    private readonly dyn: DynService,
+    private readonly clock: Clock,
+    private readonly limiter: RateLimiter,
+    private readonly log: Logger,
+  ) {}
+
+  async handle(req: NicUpdateRequest): Promise<NicUpdateAnswer> {
+    try {
+      return await this.handleUnsafe(req);
+    } catch (err) {
+      this.log.error({ err }, 'dyndns update failed');
+      return once('911');
+    }
+  }
+
+  private async handleUnsafe(req: NicUpdateRequest): Promise<NicUpdateAnswer> {
+    const basic = parseBasic(req.authorization);
+    if (!basic) return BADAUTH;
+    if (!req.userAgent?.trim()) return once('badagent');
+    const credential = await this.dyn.repo.credentialByUsername(basic.username);
+    if (!credential || !constantTimeEqual(credential.secret_hash, hashToken(basic.password))) return BADAUTH;
+    const hostname = await this.dyn.repo.hostnameById(credential.hostname_id);
+    // Exactly one source may update a hostname: every other credential is refused like a wrong password.
+    if (!hostname || hostname.active_source_id !== credential.id) return BADAUTH;
+    await this.dyn.repo.touchCredential(credential.id, this.clock.nowMs());
+
+    const hosts = String(req.query['hostname'] ?? '')
+      .split(',')
+      .map((h) => h.trim())
+      .filter((h) => h !== '');
+    if (hosts.length === 0) return once('notfqdn');
+    if (hosts.length > MAX_HOSTS_PER_REQUEST) return once('numhost');
+
+    const addresses = requestedAddresses(req);
+    const offline = /^(yes|true|1|on)$/i.test(String(req.query['offline'] ?? ''));
+    const burst = await this.limiter.consume(['dyn.update'], credential.id);
+    const lines: string[] = [];
+    let current = hostname;
+    for (const host of hosts) {
+      if (!burst.allowed) {
+        lines.push('abuse');
+        continue;
+      }
+      const name = normaliseDomain(host);
+      if (!name) lines.push('notfqdn');
+      else if (name !== current.hostname) lines.push('nohost');
+      else {
+        const { line, next } = await this.updateOne(current, credential, addresses, offline, req);
+        lines.push(line);
+        current = next;
+      }
+    }
+    return once(lines.join('\n'));
+  }
+
+  private async updateOne(
+    h: DynHostnamesTable,
+    credential: DynCredentialsTable,
+    addresses: { ipv4: string | null; ipv6: string | null },
+    offline: boolean,
+    req: NicUpdateRequest,
+  ): Promise<{ line: string; next: DynHostnamesTable }> {
+    const now = this.clock.nowMs();
+    const next = {
+      ipv4: addresses.ipv4 ?? h.ipv4,
+      ipv6: addresses.ipv6 ?? h.ipv6,
+      offline,
+    };
+    const shown = addresses.ipv4 ?? addresses.ipv6 ?? '';
+    const { limits } = await this.dyn.planOf(h.customer_id);
+    let result: 'good' | 'nochg' | 'abuse';
+    if ((await this.dyn.repo.countAppliedSince(h.id, now - 3_600_000)) >= limits.updates_per_hour) {
+      result = 'abuse';
+    } else if (next.ipv4 === h.ipv4 && next.ipv6 === h.ipv6 && offline === (h.offline === 1)) {
+      result = 'nochg';
+    } else {
+      await this.dyn.applyAddresses(h, next);
+      result = 'good';
+    }
+    await this.dyn.repo.insertUpdate({
+      id: newId(),
+      hostname_id: h.id,
+      credential_id: credential.id,
+      result,
+      ipv4: addresses.ipv4,
+      ipv6: addresses.ipv6,
+      offline: offline ? 1 : 0,
+      client_ip: req.clientIp,
+      user_agent: req.userAgent?.slice(0, 200) ?? null,
+      created_at: now,
+    });
+    const updated = result === 'good' ? { ...h, ...next, offline: offline ? 1 : 0, last_update_at: now } : h;
+    return { line: result === 'abuse' ? 'abuse' : `${result} ${shown}`, next: updated };
+  }
+}
+
+function parseBasic(header: string | undefined): { username: string; password: string } | null {
+  const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
+  if (!m) return null;
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) return null;
+  return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/**
+ * `myip` may carry one address or an IPv4 and an IPv6 address separated by a comma; `myipv6`
+ * is the form some routers send. An absent or unusable `myip` means the client's own address.
+ */
+function requestedAddresses(req: NicUpdateRequest): { ipv4: string | null; ipv6: string | null } {
+  const given = [req.query['myip'], req.query['myipv6']]
+    .filter((v): v is string => typeof v === 'string')
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim());
+  let ipv4: string | null = null;
+  let ipv6: string | null = null;
+  for (const ip of given) {
+    if (isIP(ip) === 4 && !ipv4) ipv4 = ip;
+    else if (isIP(ip) === 6 && !ipv6) ipv6 = ip.toLowerCase();
+  }
+  if (!ipv4 && !ipv6) {
+    const client = req.clientIp.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
+    if (isIP(client) === 4) ipv4 = client;
+    else if (isIP(client) === 6) ipv6 = client;
+  }
+  return { ipv4, ipv6 };
+}
