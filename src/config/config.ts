@@ -24,6 +24,17 @@ export interface Config {
   rateLimitOverrides: Record<string, { points?: number; duration?: number; burst?: number }>;
   webhookAllowPrivate: boolean;
   workerPollMs: number;
+  dns: {
+    nameservers: string[];
+    /** Networks allowed to transfer zones (AXFR/IXFR), as CIDR. */
+    axfrAllow: string[];
+    /** Secondaries told of serial changes, as `host:port`. */
+    notify: string[];
+    /** Response rate limit per client netblock and response class; 0 turns it off. */
+    rrlRate: number;
+  };
+  /** `ip:port` of the recursive resolver to use; null: the system's. */
+  resolver: string | null;
 }
 
 export class ConfigError extends Error {
@@ -90,6 +101,13 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     rateLimitOverrides: value('FJORD_RATE_LIMITS', asRateLimitOverrides) ?? {},
     webhookAllowPrivate: value('FJORD_WEBHOOK_ALLOW_PRIVATE', asBoolean) ?? false,
     workerPollMs: value('FJORD_WORKER_POLL_MS', asInteger) ?? 500,
+    dns: {
+      nameservers: value('FJORD_DNS_NAMESERVERS', asHostNames) ?? ['ns1.fjord.test', 'ns2.fjord.test'],
+      axfrAllow: value('FJORD_DNS_AXFR_ALLOW', asCidrList) ?? [],
+      notify: value('FJORD_DNS_NOTIFY', asHostPortList) ?? [],
+      rrlRate: value('FJORD_DNS_RRL_RATE', asInteger) ?? 50,
+    },
+    resolver: value('FJORD_RESOLVER', asResolverAddress) ?? null,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
@@ -206,6 +224,56 @@ function asList(raw: string, spec: VariableSpec): string[] {
     throw new Error(`unknown ${bad.join(', ')}; expected some of ${spec.values?.join(', ')}`);
   if (items.length === 0) throw new Error(`expected at least one of ${spec.values?.join(', ')}`);
   return [...new Set(items)];
+}
+
+function asHostNames(raw: string): string[] {
+  const names = raw
+    .split(',')
+    .map((s) => s.trim().toLowerCase().replace(/\.$/, ''))
+    .filter(Boolean);
+  const label = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+  const bad = names.filter(
+    (n) => n.length > 253 || !n.includes('.') || !n.split('.').every((l) => label.test(l)),
+  );
+  if (bad.length > 0) throw new Error(`not fully qualified host names: ${bad.join(', ')}`);
+  if (names.length === 0) throw new Error('expected at least one host name');
+  return [...new Set(names)];
+}
+
+/** `ip`, `ip:port` or `[ipv6]:port`, as node:dns `setServers` takes them (port 53 when none is given). */
+function asResolverAddress(raw: string): string {
+  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(raw) ?? /^([^:]+)(?::(\d+))?$/.exec(raw);
+  const host = m ? m[1]! : raw;
+  const port = m?.[2] ?? '53';
+  if (!isIP(host) || Number(port) < 1 || Number(port) > 65535) {
+    throw new Error('expected an IP address with an optional port (ip, ip:port or [ipv6]:port)');
+  }
+  return isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+function splitList(raw: string): string[] {
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** `a.b.c.d/n` or `v6::/n` entries; a bare address means that one host. */
+function asCidrList(raw: string): string[] {
+  const items = splitList(raw);
+  const bad = items.filter((item) => {
+    const [address, prefix, extra] = item.split('/');
+    const family = isIP(address ?? '');
+    if (!family || extra !== undefined) return true;
+    return prefix !== undefined && (!/^\d+$/.test(prefix) || Number(prefix) > (family === 6 ? 128 : 32));
+  });
+  if (bad.length > 0) throw new Error(`not CIDR networks: ${bad.join(', ')}`);
+  return items;
+}
+
+/** `ip`, `ip:port` or `[ipv6]:port` entries (port 53 when none is given). */
+function asHostPortList(raw: string): string[] {
+  return splitList(raw).map(asResolverAddress);
 }
 
 function asStoreUrl(raw: string): string {
