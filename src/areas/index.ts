@@ -1,5 +1,6 @@
 import type { AreaModule } from '../kernel/kernel.js';
 import { accountArea } from './account/index.js';
+import { dnsArea } from './dns/index.js';
 import { domainVerificationArea } from './domain-verification/index.js';
 import { dynArea } from './dyn/index.js';
 import { regionsArea } from './regions/index.js';
@@ -8,4 +9,11 @@ import { webhooksArea } from './webhooks/index.js';
 /**
  * The one list of areas, in set-up order: an area may use the services of the areas above it.
  */
-export const AREAS: AreaModule[] = [accountArea, regionsArea, webhooksArea, domainVerificationArea, dynArea];
+export const AREAS: AreaModule[] = [
+  accountArea,
+  regionsArea,
+  webhooksArea,
+  dnsArea,
+  domainVerificationArea,
+  dynArea,
+];

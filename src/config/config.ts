@@ -24,8 +24,17 @@ export interface Config {
   rateLimitOverrides: Record<string, { points?: number; duration?: number; burst?: number }>;
   webhookAllowPrivate: boolean;
   workerPollMs: number;
-  /** `FJORD_RESOLVER`; null = the system resolver. */
-  resolver: { host: string; port: number } | null;
+  dns: {
+    nameservers: string[];
+    /** Networks allowed to transfer zones (AXFR/IXFR), as CIDR. */
+    axfrAllow: string[];
+    /** Secondaries told of serial changes, as `host:port`. */
+    notify: string[];
+    /** Response rate limit per client netblock and response class; 0 turns it off. */
+    rrlRate: number;
+  };
+  /** `ip:port` of the recursive resolver to use; null: the system's. */
+  resolver: string | null;
   domainVerification: { label: string; cnameTarget: string };
   dyn: { zone: string; ttl: number; plans: { home: DynPlanLimits; fleet: DynPlanLimits } };
 }
@@ -100,7 +109,6 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     rateLimitOverrides: value('FJORD_RATE_LIMITS', asRateLimitOverrides) ?? {},
     webhookAllowPrivate: value('FJORD_WEBHOOK_ALLOW_PRIVATE', asBoolean) ?? false,
     workerPollMs: value('FJORD_WORKER_POLL_MS', asInteger) ?? 500,
-    resolver: value('FJORD_RESOLVER', asHostPort) ?? null,
     domainVerification: {
       label: value('FJORD_VERIFICATION_LABEL', asDnsName) ?? '_fjord',
       cnameTarget: value('FJORD_VERIFICATION_CNAME_TARGET', asDnsName) ?? 'verify.fjord.test',
@@ -121,6 +129,13 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
         },
       },
     },
+    dns: {
+      nameservers: value('FJORD_DNS_NAMESERVERS', asHostNames) ?? ['ns1.fjord.test', 'ns2.fjord.test'],
+      axfrAllow: value('FJORD_DNS_AXFR_ALLOW', asCidrList) ?? [],
+      notify: value('FJORD_DNS_NOTIFY', asHostPortList) ?? [],
+      rrlRate: value('FJORD_DNS_RRL_RATE', asInteger) ?? 50,
+    },
+    resolver: value('FJORD_RESOLVER', asResolverAddress) ?? null,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
@@ -239,6 +254,56 @@ function asList(raw: string, spec: VariableSpec): string[] {
   return [...new Set(items)];
 }
 
+function asHostNames(raw: string): string[] {
+  const names = raw
+    .split(',')
+    .map((s) => s.trim().toLowerCase().replace(/\.$/, ''))
+    .filter(Boolean);
+  const label = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+  const bad = names.filter(
+    (n) => n.length > 253 || !n.includes('.') || !n.split('.').every((l) => label.test(l)),
+  );
+  if (bad.length > 0) throw new Error(`not fully qualified host names: ${bad.join(', ')}`);
+  if (names.length === 0) throw new Error('expected at least one host name');
+  return [...new Set(names)];
+}
+
+/** `ip`, `ip:port` or `[ipv6]:port`, as node:dns `setServers` takes them (port 53 when none is given). */
+function asResolverAddress(raw: string): string {
+  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(raw) ?? /^([^:]+)(?::(\d+))?$/.exec(raw);
+  const host = m ? m[1]! : raw;
+  const port = m?.[2] ?? '53';
+  if (!isIP(host) || Number(port) < 1 || Number(port) > 65535) {
+    throw new Error('expected an IP address with an optional port (ip, ip:port or [ipv6]:port)');
+  }
+  return isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+function splitList(raw: string): string[] {
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** `a.b.c.d/n` or `v6::/n` entries; a bare address means that one host. */
+function asCidrList(raw: string): string[] {
+  const items = splitList(raw);
+  const bad = items.filter((item) => {
+    const [address, prefix, extra] = item.split('/');
+    const family = isIP(address ?? '');
+    if (!family || extra !== undefined) return true;
+    return prefix !== undefined && (!/^\d+$/.test(prefix) || Number(prefix) > (family === 6 ? 128 : 32));
+  });
+  if (bad.length > 0) throw new Error(`not CIDR networks: ${bad.join(', ')}`);
+  return items;
+}
+
+/** `ip`, `ip:port` or `[ipv6]:port` entries (port 53 when none is given). */
+function asHostPortList(raw: string): string[] {
+  return splitList(raw).map(asResolverAddress);
+}
+
 function asStoreUrl(raw: string): string {
   if (/^postgres(ql)?:\/\//.test(raw) || raw.startsWith('sqlite:')) return raw;
   throw new Error('expected postgres://… or sqlite:<path>');
@@ -267,16 +332,6 @@ function asRateLimitOverrides(raw: string): Config['rateLimitOverrides'] {
     }
   }
   return parsed as Config['rateLimitOverrides'];
-}
-
-/** `host:port`, `[v6]:port` or a bare host (port 53). */
-function asHostPort(raw: string): { host: string; port: number } {
-  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(raw) ?? /^([^:]+)(?::(\d+))?$/.exec(raw);
-  const host = m?.[1];
-  if (!host || (isIP(host) === 0 && !/^[a-z0-9.-]+$/i.test(host))) throw new Error('expected host:port');
-  const port = m?.[2] === undefined ? 53 : Number(m[2]);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error('port must be 1-65535');
-  return { host, port };
 }
 
 /** A domain name in lowercase without the trailing dot. */

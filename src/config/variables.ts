@@ -40,6 +40,29 @@ export const VARIABLES = {
     default: '5300',
     doc: 'UDP and TCP port of the authoritative DNS server (role `dns`).',
   },
+  FJORD_DNS_NAMESERVERS: {
+    kind: 'string',
+    default: 'ns1.fjord.test,ns2.fjord.test',
+    doc: "Comma-separated host names of Fjord's authoritative nameservers: the `nameservers` of every zone, its apex NS records and SOA MNAME (the first). A zone turns `active` once its delegation names only these.",
+  },
+  FJORD_DNS_AXFR_ALLOW: {
+    kind: 'string',
+    doc: 'Comma-separated CIDR networks (or single addresses) allowed to transfer zones (AXFR/IXFR over TCP). Unset: nobody.',
+  },
+  FJORD_DNS_NOTIFY: {
+    kind: 'string',
+    doc: "Comma-separated secondaries (`ip`, `ip:port`, `[ipv6]:port`; port 53 by default) sent a DNS NOTIFY when a zone's serial changes.",
+  },
+  FJORD_DNS_RRL_RATE: {
+    kind: 'integer',
+    default: '50',
+    min: 0,
+    doc: 'Response rate limit of the DNS server over UDP: responses per second per client netblock (/24, /56) and response class; over it every second response is truncated and the others dropped. 0 turns it off.',
+  },
+  FJORD_RESOLVER: {
+    kind: 'string',
+    doc: "Recursive resolver Fjord asks when it checks delegations and DNS records, as `ip` or `ip:port` (`[ipv6]:port`). Unset: the system's resolvers.",
+  },
   FJORD_MQTT_PORT: { kind: 'port', default: '1883', doc: 'Port of the MQTT broker (role `mqtt`).' },
   FJORD_RTMP_PORT: { kind: 'port', default: '1935', doc: 'Port of the RTMP ingest (role `rtmp`).' },
   FJORD_ROLES: {
@@ -115,10 +138,6 @@ export const VARIABLES = {
     min: 10,
     max: 60000,
     doc: 'How often an idle worker looks for due jobs.',
-  },
-  FJORD_RESOLVER: {
-    kind: 'string',
-    doc: 'Recursive resolver (`host:port`, or `host` for port 53) used for delegation checks and domain verification lookups. Unset: the system resolver.',
   },
   FJORD_VERIFICATION_LABEL: {
     kind: 'string',

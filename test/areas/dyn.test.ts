@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAuthMatrix, expectTenantIsolation } from '../helpers/contracts.js';
-import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { dnsAddresses } from '../helpers/dns-records.js';
+import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
 let t: TestFjord;
 let home: TestCustomer;
@@ -15,7 +15,11 @@ afterAll(() => t.close());
 const basic = (username: string, password: string) =>
   `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 
-async function nic(query: string, auth: { username: string; password: string } | null, agent = 'ddclient/3.10.0') {
+async function nic(
+  query: string,
+  auth: { username: string; password: string } | null,
+  agent = 'ddclient/3.10.0',
+) {
   const headers: Record<string, string> = {};
   if (auth) headers['authorization'] = basic(auth.username, auth.password);
   if (agent) headers['user-agent'] = agent;
@@ -24,7 +28,10 @@ async function nic(query: string, auth: { username: string; password: string } |
 }
 
 async function hostnameWithToken(c: TestCustomer, label: string) {
-  const h = await t.request('POST', '/v1/dyn/hostnames', { key: c.pat, body: { hostname: `${label}.dyn.fjord.test` } });
+  const h = await t.request('POST', '/v1/dyn/hostnames', {
+    key: c.pat,
+    body: { hostname: `${label}.dyn.fjord.test` },
+  });
   expect(h.status).toBe(201);
   const tok = await t.request('POST', `/v1/dyn/hostnames/${h.body.id}/router-tokens`, { key: c.pat });
   expect(tok.status).toBe(201);
@@ -46,12 +53,18 @@ describe('dynamic DNS: entitlement and hostnames', () => {
     expect(r.body.update_url).toMatch(/\/nic\/update$/);
     const biz = await t.customer(undefined, 'business');
     const f = await t.request('GET', '/v1/dyn/entitlement', { key: biz.pat });
-    expect(f.body).toMatchObject({ plan: 'fleet', limits: { hostnames: 500, updates_per_hour: 360, sources: 10 } });
+    expect(f.body).toMatchObject({
+      plan: 'fleet',
+      limits: { hostnames: 500, updates_per_hour: 360, sources: 10 },
+    });
   });
 
   it('claims one-label names in the dynamic zone, first come first served', async () => {
     const c = await t.customer();
-    const r = await t.request('POST', '/v1/dyn/hostnames', { key: c.pat, body: { hostname: 'MyHome.Dyn.Fjord.Test.' } });
+    const r = await t.request('POST', '/v1/dyn/hostnames', {
+      key: c.pat,
+      body: { hostname: 'MyHome.Dyn.Fjord.Test.' },
+    });
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({
       hostname: 'myhome.dyn.fjord.test',
@@ -63,7 +76,10 @@ describe('dynamic DNS: entitlement and hostnames', () => {
       last_update_at: null,
     });
     const other = await t.customer();
-    const taken = await t.request('POST', '/v1/dyn/hostnames', { key: other.pat, body: { hostname: 'myhome.dyn.fjord.test' } });
+    const taken = await t.request('POST', '/v1/dyn/hostnames', {
+      key: other.pat,
+      body: { hostname: 'myhome.dyn.fjord.test' },
+    });
     expect(taken.status).toBe(409);
     expect(taken.body.detail.code).toBe('hostname_taken');
     for (const hostname of ['a.b.dyn.fjord.test', 'dyn.fjord.test', 'example.com', 'not a name', '']) {
@@ -74,12 +90,20 @@ describe('dynamic DNS: entitlement and hostnames', () => {
 
   it('claims names inside the customer’s own Fjord zone', async () => {
     const c = await t.customer();
-    expect((await t.request('POST', '/v1/dns/zones', { key: c.pat, body: { domain: 'own-zone.com' } })).status).toBe(201);
-    const r = await t.request('POST', '/v1/dyn/hostnames', { key: c.pat, body: { hostname: 'office.own-zone.com' } });
+    expect(
+      (await t.request('POST', '/v1/dns/zones', { key: c.pat, body: { domain: 'own-zone.com' } })).status,
+    ).toBe(201);
+    const r = await t.request('POST', '/v1/dyn/hostnames', {
+      key: c.pat,
+      body: { hostname: 'office.own-zone.com' },
+    });
     expect(r.status).toBe(201);
     expect(r.body.zone_kind).toBe('customer');
     const other = await t.customer();
-    const foreign = await t.request('POST', '/v1/dyn/hostnames', { key: other.pat, body: { hostname: 'x.own-zone.com' } });
+    const foreign = await t.request('POST', '/v1/dyn/hostnames', {
+      key: other.pat,
+      body: { hostname: 'x.own-zone.com' },
+    });
     expect(foreign.status).toBe(422);
   });
 
@@ -87,10 +111,16 @@ describe('dynamic DNS: entitlement and hostnames', () => {
     const c = await t.customer();
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const r = await t.request('POST', '/v1/dyn/hostnames', { key: c.pat, body: { hostname: `quota${i}-${c.shortId}.dyn.fjord.test` } });
+      const r = await t.request('POST', '/v1/dyn/hostnames', {
+        key: c.pat,
+        body: { hostname: `quota${i}-${c.shortId}.dyn.fjord.test` },
+      });
       ids.push(r.body.id);
     }
-    const over = await t.request('POST', '/v1/dyn/hostnames', { key: c.pat, body: { hostname: `quota9-${c.shortId}.dyn.fjord.test` } });
+    const over = await t.request('POST', '/v1/dyn/hostnames', {
+      key: c.pat,
+      body: { hostname: `quota9-${c.shortId}.dyn.fjord.test` },
+    });
     expect(over.status).toBe(403);
     expect(over.body.detail.code).toBe('quota_exceeded');
     const url = `/v1/dyn/hostnames/${ids[0]}`;
@@ -109,7 +139,9 @@ describe('dynamic DNS: /nic/update', () => {
     expect(first).toMatchObject({ status: 200, body: 'good 203.0.113.7' });
     expect(first.headers['content-type']).toMatch(/^text\/plain/);
     expect(await dnsAddresses(t, hostname.hostname, 'A')).toEqual(['203.0.113.7']);
-    expect((await nic(`hostname=${hostname.hostname}&myip=203.0.113.7`, token)).body).toBe('nochg 203.0.113.7');
+    expect((await nic(`hostname=${hostname.hostname}&myip=203.0.113.7`, token)).body).toBe(
+      'nochg 203.0.113.7',
+    );
     const view = (await t.request('GET', `/v1/dyn/hostnames/${hostname.id}`, { key: home.pat })).body;
     expect(view).toMatchObject({ ipv4: '203.0.113.7', ipv6: null, active_source_id: token.id });
     expect(view.last_update_at).not.toBeNull();
@@ -117,7 +149,9 @@ describe('dynamic DNS: /nic/update', () => {
 
   it('keeps IPv4 in A and IPv6 in AAAA, and uses the client address when myip is absent', async () => {
     const { hostname, token } = await hostnameWithToken(home, 'dualstack');
-    expect((await nic(`hostname=${hostname.hostname}&myip=2001:DB8::1`, token)).body).toBe('good 2001:db8::1');
+    expect((await nic(`hostname=${hostname.hostname}&myip=2001:DB8::1`, token)).body).toBe(
+      'good 2001:db8::1',
+    );
     expect(await dnsAddresses(t, hostname.hostname, 'AAAA')).toEqual(['2001:db8::1']);
     expect(await dnsAddresses(t, hostname.hostname, 'A')).toEqual([]);
     expect((await nic(`hostname=${hostname.hostname}`, token)).body).toBe('good 127.0.0.1');
@@ -132,7 +166,9 @@ describe('dynamic DNS: /nic/update', () => {
   it('takes a hostname offline and back', async () => {
     const { hostname, token } = await hostnameWithToken(await t.customer(), 'offline');
     await nic(`hostname=${hostname.hostname}&myip=192.0.2.10`, token);
-    expect((await nic(`hostname=${hostname.hostname}&myip=192.0.2.10&offline=YES`, token)).body).toBe('good 192.0.2.10');
+    expect((await nic(`hostname=${hostname.hostname}&myip=192.0.2.10&offline=YES`, token)).body).toBe(
+      'good 192.0.2.10',
+    );
     expect(await dnsAddresses(t, hostname.hostname, 'A')).toEqual([]);
     expect((await nic(`hostname=${hostname.hostname}&myip=192.0.2.10`, token)).body).toBe('good 192.0.2.10');
     expect(await dnsAddresses(t, hostname.hostname, 'A')).toEqual(['192.0.2.10']);
@@ -143,8 +179,12 @@ describe('dynamic DNS: /nic/update', () => {
     const noAuth = await nic(`hostname=${hostname.hostname}`, null);
     expect(noAuth).toMatchObject({ status: 401, body: 'badauth' });
     expect(noAuth.headers['www-authenticate']).toMatch(/^Basic/);
-    expect((await nic(`hostname=${hostname.hostname}`, { ...token, password: 'wrong' })).body).toBe('badauth');
-    expect((await nic(`hostname=${hostname.hostname}`, { username: 'rt-nobody', password: 'x' })).body).toBe('badauth');
+    expect((await nic(`hostname=${hostname.hostname}`, { ...token, password: 'wrong' })).body).toBe(
+      'badauth',
+    );
+    expect((await nic(`hostname=${hostname.hostname}`, { username: 'rt-nobody', password: 'x' })).body).toBe(
+      'badauth',
+    );
     expect((await nic(`hostname=${hostname.hostname}`, token, '')).body).toBe('badagent');
     expect((await nic('hostname=', token)).body).toBe('notfqdn');
     expect((await nic('hostname=localhost', token)).body).toBe('notfqdn');
@@ -159,7 +199,9 @@ describe('dynamic DNS: /nic/update', () => {
   it('answers abuse past the plan’s updates per hour, until the hour has passed', async () => {
     const { hostname, token } = await hostnameWithToken(await t.customer(), 'loop');
     for (let i = 0; i < 6; i++) {
-      expect((await nic(`hostname=${hostname.hostname}&myip=192.0.2.${i + 1}`, token)).body).toMatch(/^good /);
+      expect((await nic(`hostname=${hostname.hostname}&myip=192.0.2.${i + 1}`, token)).body).toMatch(
+        /^good /,
+      );
     }
     expect((await nic(`hostname=${hostname.hostname}&myip=192.0.2.99`, token)).body).toBe('abuse');
     expect(await dnsAddresses(t, hostname.hostname, 'A')).toEqual(['192.0.2.6']);
@@ -171,14 +213,18 @@ describe('dynamic DNS: /nic/update', () => {
     const c = await t.customer();
     const { hostname, token: router } = await hostnameWithToken(c, 'switch');
     const url = `/v1/dyn/hostnames/${hostname.id}`;
-    const desktop = (await t.request('POST', `${url}/updater-credentials`, { key: c.pat, body: { description: 'laptop' } }))
-      .body;
+    const desktop = (
+      await t.request('POST', `${url}/updater-credentials`, { key: c.pat, body: { description: 'laptop' } })
+    ).body;
     expect(desktop).toMatchObject({ kind: 'updater', active: false, description: 'laptop' });
     expect(desktop.username).toMatch(/^up-/);
     expect((await nic(`hostname=${hostname.hostname}&myip=192.0.2.1`, desktop)).body).toBe('badauth');
     expect((await nic(`hostname=${hostname.hostname}&myip=192.0.2.1`, router)).body).toBe('good 192.0.2.1');
 
-    const switched = await t.request('PUT', `${url}/active-source`, { key: c.pat, body: { source_id: desktop.id } });
+    const switched = await t.request('PUT', `${url}/active-source`, {
+      key: c.pat,
+      body: { source_id: desktop.id },
+    });
     expect(switched.status).toBe(200);
     expect(switched.body.active_source_id).toBe(desktop.id);
     expect((await nic(`hostname=${hostname.hostname}&myip=192.0.2.2`, router)).body).toBe('badauth');
@@ -192,7 +238,9 @@ describe('dynamic DNS: /nic/update', () => {
     expect(bad.status).toBe(422);
 
     // Deleting the active source leaves none: no implicit switch back.
-    expect((await t.request('DELETE', `${url}/updater-credentials/${desktop.id}`, { key: c.pat })).status).toBe(200);
+    expect(
+      (await t.request('DELETE', `${url}/updater-credentials/${desktop.id}`, { key: c.pat })).status,
+    ).toBe(200);
     expect((await t.request('GET', url, { key: c.pat })).body.active_source_id).toBeNull();
     expect((await nic(`hostname=${hostname.hostname}&myip=192.0.2.3`, router)).body).toBe('badauth');
   });
@@ -222,9 +270,10 @@ describe('dynamic DNS: /nic/update', () => {
     expect(await dnsAddresses(t, hostname.hostname, 'A')).toEqual([]);
     expect((await nic(`hostname=${hostname.hostname}&myip=192.0.2.1`, token)).body).toBe('badauth');
     // The name is free again.
-    expect((await t.request('POST', '/v1/dyn/hostnames', { key: c.pat, body: { hostname: hostname.hostname } })).status).toBe(
-      201,
-    );
+    expect(
+      (await t.request('POST', '/v1/dyn/hostnames', { key: c.pat, body: { hostname: hostname.hostname } }))
+        .status,
+    ).toBe(201);
   });
 });
 

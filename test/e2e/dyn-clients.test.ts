@@ -33,14 +33,30 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 async function hostnameWithToken(label: string) {
-  const h = await t.request('POST', '/v1/dyn/hostnames', { key: c.pat, body: { hostname: `${label}.dyn.fjord.test` } });
+  const h = await t.request('POST', '/v1/dyn/hostnames', {
+    key: c.pat,
+    body: { hostname: `${label}.dyn.fjord.test` },
+  });
   const tok = await t.request('POST', `/v1/dyn/hostnames/${h.body.id}/router-tokens`, { key: c.pat });
-  return { hostname: h.body.hostname as string, id: h.body.id as string, ...(tok.body as { username: string; password: string }) };
+  return {
+    hostname: h.body.hostname as string,
+    id: h.body.id as string,
+    ...(tok.body as { username: string; password: string }),
+  };
 }
 
 async function digA(name: string): Promise<string> {
   await dnsServerOf(t).settled();
-  const { stdout } = await run(dig!, ['@127.0.0.1', '-p', String(dnsPort), name, 'A', '+short', '+time=2', '+tries=1']);
+  const { stdout } = await run(dig!, [
+    '@127.0.0.1',
+    '-p',
+    String(dnsPort),
+    name,
+    'A',
+    '+short',
+    '+time=2',
+    '+tries=1',
+  ]);
   return stdout.trim();
 }
 
@@ -102,7 +118,19 @@ describe.skipIf(!inadyn || !dig)('inadyn (custom provider)', () => {
     );
     const checkIp = join(dir, 'checkip.sh');
     writeFileSync(checkIp, '#!/bin/sh\necho 198.51.100.20\n', { mode: 0o700 });
-    const args = ['--once', '--foreground', '-l', 'debug', '-f', conf, '--cache-dir', join(dir, 'inadyn-cache'), '-c', checkIp, '--no-pidfile'];
+    const args = [
+      '--once',
+      '--foreground',
+      '-l',
+      'debug',
+      '-f',
+      conf,
+      '--cache-dir',
+      join(dir, 'inadyn-cache'),
+      '-c',
+      checkIp,
+      '--no-pidfile',
+    ];
     await run(inadyn!, args);
     expect(await digA(h.hostname)).toBe('198.51.100.20');
     await run(inadyn!, [...args, '--force']);

@@ -2,9 +2,9 @@ import type { Clock } from '../../kernel/clock.js';
 import { isoOf } from '../../kernel/clock.js';
 import { AppError, kernelErrors } from '../../kernel/errors.js';
 import { newId, randomString } from '../../kernel/ids.js';
-import type { Store } from '../../kernel/store/store.js';
 import { normaliseDomain } from '../../kernel/net/domain-name.js';
-import { type DnsLookup, LookupFailed } from './lookup.js';
+import { type DnsLookup, ResolverError } from '../../kernel/net/resolver.js';
+import type { Store } from '../../kernel/store/store.js';
 import type { DomainVerificationsTable } from './migrations.js';
 import { type DomainFilter, DomainVerificationRepo } from './repo.js';
 
@@ -283,11 +283,12 @@ export class DomainVerificationService {
     try {
       values =
         row.method === 'DNS_CNAME'
-          ? (await this.lookup.cname(expected.name)).map((v) => v.toLowerCase().replace(/\.$/, ''))
-          : await this.lookup.txt(expected.name);
+          ? await this.lookup.cname(expected.name)
+          : // A TXT value longer than 255 bytes arrives as several strings: they form one value.
+            (await this.lookup.txt(expected.name)).map((chunks) => chunks.join(''));
     } catch (err) {
-      if (!(err instanceof LookupFailed)) throw err;
-      return { found: false, values: [], message: `${err.message}; try again later.` };
+      if (!(err instanceof ResolverError)) throw err;
+      return { found: false, values: [], message: `DNS lookup failed (${err.code}); try again later.` };
     }
     const found = values.includes(expected.value);
     const seen = values.length === 0 ? 'none' : values.map((v) => JSON.stringify(v)).join(', ');

@@ -1,11 +1,62 @@
+import type { IdentityService } from '../../kernel/auth/identity.js';
 import { AppError } from '../../kernel/errors.js';
-import type { Kernel } from '../../kernel/kernel.js';
+import type { DnsService } from '../dns/service.js';
 import type { DynZones } from './service.js';
 
-/** Placeholder until the DNS area is present: dynamic DNS writes through it. */
-export function dnsZonesFor(_kernel: Kernel, _services: Record<string, unknown>): DynZones {
-  const missing = () => {
-    throw new AppError('unavailable', 'dns_unavailable', 'Dynamic DNS needs the DNS area.');
+/**
+ * The platform's dynamic zone lives in Fjord's DNS like any zone, owned by a platform account
+ * (created on first use, so a fresh or reset store needs no set-up step).
+ */
+export const PLATFORM_ACCOUNT_EMAIL = 'dyn-platform@fjord.invalid';
+
+export function dnsZonesFor(dns: DnsService | undefined, identity: IdentityService): DynZones {
+  if (!dns) {
+    const missing = () => {
+      throw new AppError('unavailable', 'dns_unavailable', 'Dynamic DNS needs the DNS area.');
+    };
+    return { ensurePlatformZone: missing, customerZoneContaining: missing, setAddresses: missing };
+  }
+  const system = { kind: 'system' as const, id: null };
+
+  async function platformAccount(): Promise<string> {
+    const found = await identity.findCustomerByEmail(PLATFORM_ACCOUNT_EMAIL);
+    if (found) return found.id;
+    try {
+      return (
+        await identity.createCustomer({
+          email: PLATFORM_ACCOUNT_EMAIL,
+          customerType: 'business',
+          company: 'Fjord platform (dynamic DNS zone)',
+          plan: 'enterprise',
+        })
+      ).id;
+    } catch (err) {
+      // Another process created it first.
+      const again = await identity.findCustomerByEmail(PLATFORM_ACCOUNT_EMAIL);
+      if (again) return again.id;
+      throw err;
+    }
+  }
+
+  return {
+    async ensurePlatformZone(apex) {
+      const owner = await platformAccount();
+      const existing = await dns.findZoneForName(owner, apex);
+      if (existing && existing.apex === apex) return { id: existing.zoneId };
+      try {
+        return { id: (await dns.createZone(owner, system, apex)).id };
+      } catch (err) {
+        const again = await dns.findZoneForName(owner, apex);
+        if (again && again.apex === apex) return { id: again.zoneId };
+        throw err;
+      }
+    },
+    async customerZoneContaining(customerId, name) {
+      const zone = await dns.findZoneForName(customerId, name);
+      return zone ? { id: zone.zoneId, apex: zone.apex } : null;
+    },
+    async setAddresses(zoneId, name, type, addresses, ttl) {
+      await dns.setAddressRecords(zoneId, name, type, addresses, ttl);
+    },
   };
-  return { ensurePlatformZone: missing, customerZoneContaining: missing, setAddresses: missing };
 }

@@ -1,4 +1,5 @@
 import type { AreaModule } from '../../kernel/kernel.js';
+import type { DnsService } from '../dns/service.js';
 import { dnsZonesFor } from './dns-zones.js';
 import { dynMigrations } from './migrations.js';
 import { NicUpdateHandler } from './nic-update.js';
@@ -9,7 +10,7 @@ export const dynArea: AreaModule = {
   name: 'dyn',
   migrations: dynMigrations,
   setup(kernel, services) {
-    const zones = dnsZonesFor(kernel, services);
+    const zones = dnsZonesFor(services['dns'] as DnsService | undefined, kernel.identity);
     const dyn = new DynService(
       kernel.store,
       kernel.clock,

@@ -30,6 +30,11 @@ export const DEFAULT_RATE_LIMITS: Record<string, RateLimitRow> = {
   'dns.record.create': { points: 100, duration: 60, doc: 'DNS record create: 100 per minute' },
   'dns.record.update': { points: 100, duration: 60, doc: 'DNS record update: 100 per minute' },
   'dns.record.delete': { points: 100, duration: 60, doc: 'DNS record delete: 100 per minute' },
+  'dns.zone.write': {
+    points: 100,
+    duration: 60,
+    doc: 'DNS zone deletion and DNSSEC on/off: 100 per minute (not stated; ours)',
+  },
   'dns.zone.read': { points: 1000, duration: 60, doc: 'DNS zone reads: 1000 per minute' },
   'dns.record.read': { points: 1000, duration: 60, doc: 'DNS record reads: 1000 per minute' },
   'domain-verification': { points: 300, duration: 60, doc: 'Domain verification API (not stated; ours)' },

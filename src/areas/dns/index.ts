@@ -1,0 +1,72 @@
+import type { AreaModule } from '../../kernel/kernel.js';
+import { createResolver } from '../../kernel/net/resolver.js';
+import { type DnsTables, dnsMigrations } from './migrations.js';
+import { DnsRepo } from './repo.js';
+import { dnsRoutes } from './routes.js';
+import { DnsService } from './service.js';
+import { StoreZoneSource } from './zone-source.js';
+
+const CHECK_JOB = 'dns.delegation.check';
+/** How often pending zones are checked for their delegation (docs/dns.md). */
+export const DELEGATION_CHECK_SECONDS = 300;
+
+export const dnsArea: AreaModule = {
+  name: 'dns',
+  migrations: dnsMigrations,
+  async setup(kernel) {
+    const repo = new DnsRepo(kernel.store.typed<DnsTables>());
+    const nameservers = kernel.config.dns.nameservers;
+    const source = new StoreZoneSource(repo, kernel.store, kernel.secrets, nameservers, kernel.log);
+    const service = new DnsService(repo, source, {
+      clock: kernel.clock,
+      identity: kernel.identity,
+      audit: kernel.audit,
+      secrets: kernel.secrets,
+      resolver: createResolver(kernel.config.resolver),
+      nameservers,
+      log: kernel.log,
+      enqueueCheck: async (zoneId) => {
+        await kernel.jobs.enqueue(CHECK_JOB, { zoneId }, { uniqueKey: `${CHECK_JOB}:${zoneId}` });
+      },
+    });
+    // A zone's own check runs at once after creation; the schedule sweeps every pending zone.
+    kernel.jobs.register<{ zoneId?: string }>(CHECK_JOB, {
+      run: async (p) => {
+        if (p?.zoneId) await service.checkDelegation(p.zoneId);
+        else await service.checkPendingZones();
+      },
+    });
+    const schedule = () => kernel.jobs.schedule(CHECK_JOB, CHECK_JOB, DELEGATION_CHECK_SECONDS);
+    await schedule();
+    kernel.registry.addServiceProvider(async (customerId) =>
+      (await service.listZones(customerId)).zones.map((z) => ({
+        id: z.id,
+        service_type: 'dns',
+        name: z.name,
+        status: z.status,
+        region: null,
+        created_at: z.created_at,
+        metadata: {
+          record_count: z.record_count,
+          dnssec_enabled: z.dnssec_enabled,
+          nameservers: nameservers,
+        },
+        api: {
+          kind: 'rest',
+          openapi: `${kernel.baseUrl()}/openapi.json`,
+          docs: `${kernel.baseUrl()}/docs`,
+          base_url: `${kernel.baseUrl()}/v1/dns`,
+        },
+      })),
+    );
+    return {
+      service,
+      routes: dnsRoutes(service),
+      servers: [],
+      async onReset() {
+        await schedule();
+        await source.announce('*');
+      },
+    };
+  },
+};

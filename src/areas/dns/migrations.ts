@@ -1,0 +1,112 @@
+import type { Kysely, Migration } from 'kysely';
+
+export const dnsMigrations: Record<string, Migration> = {
+  '2026-11-22-0400-dns-zones-records-keys-stats': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('dns_zones')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('customer_id', 'text', (c) => c.notNull().references('customers.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull().unique())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('serial', 'bigint', (c) => c.notNull())
+        .addColumn('dnssec_enabled', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addColumn('delegation_checked_at', 'bigint')
+        .execute();
+      await db.schema.createIndex('dns_zones_customer').on('dns_zones').column('customer_id').execute();
+      await db.schema
+        .createTable('dns_records')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('zone_id', 'text', (c) => c.notNull().references('dns_zones.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('content', 'text', (c) => c.notNull())
+        .addColumn('ttl', 'integer', (c) => c.notNull())
+        .addColumn('priority', 'integer')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('dns_records_zone')
+        .on('dns_records')
+        .columns(['zone_id', 'name'])
+        .execute();
+      await db.schema
+        .createTable('dns_keys')
+        .addColumn('zone_id', 'text', (c) => c.primaryKey().references('dns_zones.id').onDelete('cascade'))
+        .addColumn('algorithm', 'integer', (c) => c.notNull())
+        .addColumn('flags', 'integer', (c) => c.notNull())
+        .addColumn('key_tag', 'integer', (c) => c.notNull())
+        .addColumn('public_key', 'text', (c) => c.notNull())
+        .addColumn('private_key_sealed', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      // No foreign key: counts arrive after the fact and may name a zone deleted meanwhile.
+      await db.schema
+        .createTable('dns_query_stats')
+        .addColumn('zone_id', 'text', (c) => c.notNull())
+        .addColumn('day', 'text', (c) => c.notNull())
+        .addColumn('qtype', 'text', (c) => c.notNull())
+        .addColumn('count', 'bigint', (c) => c.notNull())
+        .addColumn('total_micros', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('dns_query_stats_pk', ['zone_id', 'day', 'qtype'])
+        .execute();
+    },
+  },
+};
+
+export interface DnsZonesTable {
+  id: string;
+  customer_id: string;
+  /** Apex, lowercase ASCII (punycode), no trailing dot. */
+  name: string;
+  status: 'pending' | 'active' | 'disabled';
+  serial: number;
+  dnssec_enabled: number;
+  created_at: number;
+  updated_at: number;
+  delegation_checked_at: number | null;
+}
+
+export interface DnsRecordsTable {
+  id: string;
+  zone_id: string;
+  /** Relative owner: `@`, `www`, `*.dev`, `_sip._tcp` (lowercase). */
+  name: string;
+  type: string;
+  /** Canonical presentation of the value without priority (see record-content.ts). */
+  content: string;
+  ttl: number;
+  priority: number | null;
+  created_at: number;
+}
+
+export interface DnsKeysTable {
+  zone_id: string;
+  algorithm: number;
+  flags: number;
+  key_tag: number;
+  /** Base64 of the 64-byte X‖Y public key. */
+  public_key: string;
+  /** PKCS#8 DER (base64) sealed with the data key. */
+  private_key_sealed: string;
+  created_at: number;
+}
+
+export interface DnsQueryStatsTable {
+  zone_id: string;
+  /** UTC day, `YYYY-MM-DD`. */
+  day: string;
+  qtype: string;
+  count: number;
+  total_micros: number;
+}
+
+export interface DnsTables {
+  dns_zones: DnsZonesTable;
+  dns_records: DnsRecordsTable;
+  dns_keys: DnsKeysTable;
+  dns_query_stats: DnsQueryStatsTable;
+}

@@ -1,0 +1,197 @@
+import { type Kysely, sql } from 'kysely';
+import type {
+  DnsKeysTable,
+  DnsQueryStatsTable,
+  DnsRecordsTable,
+  DnsTables,
+  DnsZonesTable,
+} from './migrations.js';
+
+/** Every DNS query. Constructed on the store's Kysely or on a transaction of it. */
+export class DnsRepo {
+  constructor(readonly db: Kysely<DnsTables>) {}
+
+  transaction<T>(fn: (repo: DnsRepo) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => fn(new DnsRepo(trx)));
+  }
+
+  // Zones
+
+  insertZone(row: DnsZonesTable) {
+    return this.db.insertInto('dns_zones').values(row).execute();
+  }
+  zoneByName(name: string) {
+    return this.db.selectFrom('dns_zones').selectAll().where('name', '=', name).executeTakeFirst();
+  }
+  zoneById(id: string) {
+    return this.db.selectFrom('dns_zones').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+  zonesOf(customerId: string) {
+    return this.db
+      .selectFrom('dns_zones')
+      .selectAll()
+      .where('customer_id', '=', customerId)
+      .orderBy('name')
+      .execute();
+  }
+  async countZones(customerId: string): Promise<number> {
+    const r = await this.db
+      .selectFrom('dns_zones')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('customer_id', '=', customerId)
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+  /** Zones that are `name` itself, one of its parents, or lie below it. */
+  overlapping(name: string, parents: string[]) {
+    return this.db
+      .selectFrom('dns_zones')
+      .select(['id', 'name', 'customer_id'])
+      .where((eb) => eb.or([eb('name', 'in', [name, ...parents]), eb('name', 'like', `%.${name}`)]))
+      .execute();
+  }
+  /** Zones whose apex is one of `names` (a name and its parents), for finding the zone of a name. */
+  zonesNamed(names: string[]) {
+    if (names.length === 0) return Promise.resolve([]);
+    return this.db.selectFrom('dns_zones').selectAll().where('name', 'in', names).execute();
+  }
+  zonesWithStatus(status: DnsZonesTable['status']) {
+    return this.db.selectFrom('dns_zones').selectAll().where('status', '=', status).execute();
+  }
+  servedZones() {
+    return this.db.selectFrom('dns_zones').selectAll().where('status', '!=', 'disabled').execute();
+  }
+  async setStatus(
+    id: string,
+    from: DnsZonesTable['status'][],
+    to: DnsZonesTable['status'],
+    at: number,
+  ): Promise<boolean> {
+    const r = await this.db
+      .updateTable('dns_zones')
+      .set({ status: to, updated_at: at })
+      .where('id', '=', id)
+      .where('status', 'in', from)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+  markChecked(id: string, at: number) {
+    return this.db.updateTable('dns_zones').set({ delegation_checked_at: at }).where('id', '=', id).execute();
+  }
+  /** Takes the zone's row lock (PostgreSQL) before reading its records, so changes to one zone serialise. */
+  async lockZone(id: string, at: number): Promise<DnsZonesTable | undefined> {
+    await this.db.updateTable('dns_zones').set({ updated_at: at }).where('id', '=', id).execute();
+    return this.zoneById(id);
+  }
+  setSerial(id: string, serial: number, at: number) {
+    return this.db.updateTable('dns_zones').set({ serial, updated_at: at }).where('id', '=', id).execute();
+  }
+  setDnssec(id: string, enabled: boolean, serial: number, at: number) {
+    return this.db
+      .updateTable('dns_zones')
+      .set({ dnssec_enabled: enabled ? 1 : 0, serial, updated_at: at })
+      .where('id', '=', id)
+      .execute();
+  }
+  async deleteZone(id: string): Promise<boolean> {
+    await this.db.deleteFrom('dns_query_stats').where('zone_id', '=', id).execute();
+    const r = await this.db.deleteFrom('dns_zones').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
+  // Records
+
+  records(zoneId: string) {
+    return this.db
+      .selectFrom('dns_records')
+      .selectAll()
+      .where('zone_id', '=', zoneId)
+      .orderBy('name')
+      .orderBy('type')
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+  }
+  recordsOfZones(zoneIds: string[]) {
+    if (zoneIds.length === 0) return Promise.resolve([] as DnsRecordsTable[]);
+    return this.db.selectFrom('dns_records').selectAll().where('zone_id', 'in', zoneIds).execute();
+  }
+  async recordCounts(zoneIds: string[]): Promise<Map<string, number>> {
+    if (zoneIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('dns_records')
+      .select(['zone_id', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('zone_id', 'in', zoneIds)
+      .groupBy('zone_id')
+      .execute();
+    return new Map(rows.map((r) => [r.zone_id, Number(r.n)]));
+  }
+  async insertRecords(rows: DnsRecordsTable[]) {
+    // Chunks keep each statement under SQLite's bound-parameter limit.
+    for (let i = 0; i < rows.length; i += 100) {
+      await this.db
+        .insertInto('dns_records')
+        .values(rows.slice(i, i + 100))
+        .execute();
+    }
+  }
+  updateRecord(row: DnsRecordsTable) {
+    return this.db
+      .updateTable('dns_records')
+      .set({ name: row.name, content: row.content, ttl: row.ttl, priority: row.priority })
+      .where('id', '=', row.id)
+      .where('zone_id', '=', row.zone_id)
+      .execute();
+  }
+  async deleteRecords(zoneId: string, ids: string[]) {
+    for (let i = 0; i < ids.length; i += 500) {
+      await this.db
+        .deleteFrom('dns_records')
+        .where('zone_id', '=', zoneId)
+        .where('id', 'in', ids.slice(i, i + 500))
+        .execute();
+    }
+  }
+
+  // Signing keys
+
+  key(zoneId: string) {
+    return this.db.selectFrom('dns_keys').selectAll().where('zone_id', '=', zoneId).executeTakeFirst();
+  }
+  keysOf(zoneIds: string[]) {
+    if (zoneIds.length === 0) return Promise.resolve([] as DnsKeysTable[]);
+    return this.db.selectFrom('dns_keys').selectAll().where('zone_id', 'in', zoneIds).execute();
+  }
+  insertKey(row: DnsKeysTable) {
+    return this.db.insertInto('dns_keys').values(row).execute();
+  }
+
+  // Query statistics
+
+  async existingZoneIds(ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.db.selectFrom('dns_zones').select('id').where('id', 'in', ids).execute();
+    return new Set(rows.map((r) => r.id));
+  }
+  addStats(rows: DnsQueryStatsTable[]) {
+    return this.db
+      .insertInto('dns_query_stats')
+      .values(rows)
+      .onConflict((oc) =>
+        oc.columns(['zone_id', 'day', 'qtype']).doUpdateSet({
+          count: sql`dns_query_stats.count + excluded.count`,
+          total_micros: sql`dns_query_stats.total_micros + excluded.total_micros`,
+        }),
+      )
+      .execute();
+  }
+  /** Counts per type from `fromDay` (inclusive), and today's total. */
+  statsSince(zoneId: string, fromDay: string) {
+    return this.db
+      .selectFrom('dns_query_stats')
+      .select(['day', 'qtype', 'count', 'total_micros'])
+      .where('zone_id', '=', zoneId)
+      .where('day', '>=', fromDay)
+      .execute();
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * The UDP and TCP listeners. UDP answers go through the response rate limiter; TCP carries
+ * length-prefixed messages (RFC 7766: several per connection, answered in order), zone
+ * transfers, and is closed after an idle period or on a malformed frame.
+ */
+import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import type { BlockList } from 'node:net';
+import { createServer, isIP, type Server, type Socket as TcpSocket } from 'node:net';
+import type { Logger } from 'pino';
+import { axfrMessages, transferAllowed, transferError } from './axfr.js';
+import type { DnsEngine, Handled } from './engine.js';
+import { type ResponseRateLimiter, slipResponse } from './rrl.js';
+import type { QueryStatsBatcher } from './stats.js';
+import { RCODE, T, typeName } from './types.js';
+import { parseQuery } from './wire-reader.js';
+
+const TCP_IDLE_MS = 10_000;
+const TCP_MAX_CONNECTIONS = 1000;
+
+export interface ListenerDeps {
+  engine: DnsEngine;
+  rrl: ResponseRateLimiter;
+  stats: QueryStatsBatcher;
+  axfrAllow: BlockList;
+  log: Logger;
+}
+
+function record(deps: ListenerDeps, h: Handled, started: bigint): void {
+  if (h.zone && h.query) {
+    deps.stats.add(
+      h.zone.snapshot.zoneId,
+      typeName(h.query.qtype),
+      Number(process.hrtime.bigint() - started) / 1000,
+    );
+  }
+}
+
+/** RRL response class: negative answers share one bucket per zone, errors one in all. */
+function responseClass(h: Handled): string {
+  if (h.kind === 'nxdomain' || h.kind === 'nodata') return `neg|${h.zone?.apexKey}`;
+  if (h.kind === 'error' || h.kind === 'refused' || !h.query) return 'err';
+  return `${h.query.key}|${h.query.qtype}`;
+}
+
+export function listenUdp(deps: ListenerDeps, host: string, port: number): Promise<Socket> {
+  const socket = createSocket({ type: isIP(host) === 6 ? 'udp6' : 'udp4', recvBufferSize: 4 << 20 });
+  socket.on('message', (msg: Buffer, rinfo: RemoteInfo) => {
+    const started = process.hrtime.bigint();
+    const h = deps.engine.handle(msg, 'udp');
+    if (!h.response) return;
+    let out = h.response;
+    const decision = deps.rrl.check(rinfo.address, responseClass(h));
+    if (decision === 'drop') return;
+    if (decision === 'slip') out = slipResponse(out, h.query?.questionEnd ?? 12);
+    socket.send(out, rinfo.port, rinfo.address);
+    record(deps, h, started);
+  });
+  socket.on('error', (err) => deps.log.warn({ err }, 'dns: UDP socket error'));
+  return new Promise((resolve, reject) => {
+    socket.once('error', reject);
+    socket.bind(port, host, () => {
+      socket.off('error', reject);
+      resolve(socket);
+    });
+  });
+}
+
+export function listenTcp(deps: ListenerDeps, host: string, port: number): Promise<Server> {
+  const server = createServer((conn) => serveConnection(deps, conn));
+  server.maxConnections = TCP_MAX_CONNECTIONS;
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
+
+function serveConnection(deps: ListenerDeps, conn: TcpSocket): void {
+  let pending: Buffer = Buffer.alloc(0);
+  conn.setNoDelay(true);
+  conn.setTimeout(TCP_IDLE_MS, () => conn.destroy());
+  conn.on('error', () => conn.destroy());
+  const send = (msg: Buffer) => {
+    const frame = Buffer.allocUnsafe(2 + msg.length);
+    frame.writeUInt16BE(msg.length, 0);
+    msg.copy(frame, 2);
+    conn.write(frame);
+  };
+  conn.on('data', (chunk: Buffer) => {
+    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    while (pending.length >= 2) {
+      const length = pending.readUInt16BE(0);
+      if (pending.length < 2 + length) break;
+      const msg = pending.subarray(2, 2 + length);
+      pending = pending.subarray(2 + length);
+      if (length < 12) {
+        conn.destroy();
+        return;
+      }
+      if (isTransfer(msg)) {
+        transfer(deps, conn, msg, send);
+        continue;
+      }
+      const started = process.hrtime.bigint();
+      const h = deps.engine.handle(msg, 'tcp');
+      if (h.response) send(h.response);
+      record(deps, h, started);
+    }
+  });
+}
+
+function isTransfer(msg: Buffer): boolean {
+  try {
+    const q = parseQuery(msg);
+    return q !== null && q.opcode === 0 && (q.qtype === T.AXFR || q.qtype === T.IXFR);
+  } catch {
+    return false;
+  }
+}
+
+function transfer(deps: ListenerDeps, conn: TcpSocket, msg: Buffer, send: (m: Buffer) => void): void {
+  const q = parseQuery(msg)!;
+  const zone = deps.engine.zones.get(q.key) ?? null;
+  const address = conn.remoteAddress ?? '';
+  if (!zone) {
+    send(transferError(q, RCODE.REFUSED));
+    return;
+  }
+  if (!transferAllowed(deps.axfrAllow, address)) {
+    deps.log.info({ zone: zone.snapshot.apex, address }, 'dns: zone transfer refused');
+    send(transferError(q, RCODE.REFUSED));
+    return;
+  }
+  deps.log.info(
+    { zone: zone.snapshot.apex, address, serial: zone.snapshot.soa.serial },
+    'dns: zone transfer',
+  );
+  for (const m of axfrMessages(q, zone)) send(m);
+}

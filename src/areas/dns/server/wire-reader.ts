@@ -1,0 +1,135 @@
+/**
+ * Parses an incoming query: header, the one question, and the OPT record (EDNS(0), RFC 6891).
+ * Hand-written rather than dns-packet's decoder: it must never throw on hostile input except
+ * with a `MalformedQuery` we can turn into FORMERR, and it must keep the question's original
+ * bytes (so the answer repeats the query's letter case) and its length.
+ */
+import { nameKey } from './names.js';
+import { T } from './types.js';
+
+export interface Edns {
+  /** Requestor's UDP payload size, at least 512. */
+  payload: number;
+  version: number;
+  /** DNSSEC OK (RFC 3225). */
+  do: boolean;
+}
+
+export interface Query {
+  id: number;
+  opcode: number;
+  rd: boolean;
+  cd: boolean;
+  /** Labels as sent (original case). */
+  labels: string[];
+  /** Lowercase lookup key of the name. */
+  key: string;
+  qtype: number;
+  qclass: number;
+  /** End offset of the question section in the packet. */
+  questionEnd: number;
+  edns: Edns | null;
+}
+
+export class MalformedQuery extends Error {
+  constructor(
+    readonly id: number | null,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Reads a (possibly compressed) name at `offset`; returns labels and the offset after it. */
+export function readName(buf: Buffer, offset: number): { labels: string[]; end: number } {
+  const labels: string[] = [];
+  let pos = offset;
+  let end = -1;
+  let jumps = 0;
+  let length = 1;
+  for (;;) {
+    if (pos >= buf.length) throw new Error('name runs past the packet');
+    const len = buf[pos]!;
+    if (len === 0) {
+      if (end < 0) end = pos + 1;
+      break;
+    }
+    if ((len & 0xc0) === 0xc0) {
+      if (pos + 1 >= buf.length) throw new Error('truncated pointer');
+      const target = ((len & 0x3f) << 8) | buf[pos + 1]!;
+      // Pointers must go backwards; bounding the jumps also stops loops.
+      if (target >= pos || ++jumps > 64) throw new Error('bad compression pointer');
+      if (end < 0) end = pos + 2;
+      pos = target;
+      continue;
+    }
+    if ((len & 0xc0) !== 0) throw new Error('unknown label type');
+    if (pos + 1 + len > buf.length) throw new Error('label runs past the packet');
+    length += len + 1;
+    if (length > 255) throw new Error('name longer than 255 bytes');
+    labels.push(buf.toString('latin1', pos + 1, pos + 1 + len));
+    pos += 1 + len;
+  }
+  return { labels, end };
+}
+
+/** Returns null for packets to drop silently (too short to answer, or responses). */
+export function parseQuery(buf: Buffer): Query | null {
+  if (buf.length < 12) return null;
+  const id = buf.readUInt16BE(0);
+  const flags = buf.readUInt16BE(2);
+  if (flags & 0x8000) return null; // a response: never answer one (reflection loops)
+  const opcode = (flags >> 11) & 0xf;
+  const qdcount = buf.readUInt16BE(4);
+  const ancount = buf.readUInt16BE(6);
+  const nscount = buf.readUInt16BE(8);
+  const arcount = buf.readUInt16BE(10);
+  if (qdcount !== 1) throw new MalformedQuery(id, `expected one question, got ${qdcount}`);
+  let name: { labels: string[]; end: number };
+  try {
+    name = readName(buf, 12);
+  } catch (err) {
+    throw new MalformedQuery(id, (err as Error).message);
+  }
+  if (name.end + 4 > buf.length) throw new MalformedQuery(id, 'truncated question');
+  const qtype = buf.readUInt16BE(name.end);
+  const qclass = buf.readUInt16BE(name.end + 2);
+  const questionEnd = name.end + 4;
+  let edns: Edns | null = null;
+  // Skip answer and authority (a NOTIFY may carry a SOA), then look for OPT among additional.
+  let pos = questionEnd;
+  try {
+    for (let i = 0; i < ancount + nscount + arcount; i++) {
+      const rrName = readName(buf, pos);
+      pos = rrName.end;
+      if (pos + 10 > buf.length) throw new Error('truncated record');
+      const type = buf.readUInt16BE(pos);
+      const rdlength = buf.readUInt16BE(pos + 8);
+      if (pos + 10 + rdlength > buf.length) throw new Error('record data runs past the packet');
+      if (type === T.OPT && i >= ancount + nscount) {
+        if (edns || rrName.labels.length !== 0) throw new Error('bad or repeated OPT record');
+        const ttl = buf.readUInt32BE(pos + 4);
+        edns = {
+          payload: Math.max(512, buf.readUInt16BE(pos + 2)),
+          version: (ttl >>> 16) & 0xff,
+          do: (ttl & 0x8000) !== 0,
+        };
+      }
+      pos += 10 + rdlength;
+    }
+  } catch (err) {
+    throw new MalformedQuery(id, (err as Error).message);
+  }
+  return {
+    id,
+    opcode,
+    rd: (flags & 0x0100) !== 0,
+    cd: (flags & 0x0010) !== 0,
+    labels: name.labels,
+    key: nameKey(name.labels),
+    qtype,
+    qclass,
+    questionEnd,
+    edns,
+  };
+}

@@ -1,0 +1,621 @@
+import type { Logger } from 'pino';
+import type { AuditTrail } from '../../kernel/audit/audit.js';
+import type { IdentityService } from '../../kernel/auth/identity.js';
+import type { Credential } from '../../kernel/auth/principal.js';
+import type { Clock } from '../../kernel/clock.js';
+import { AppError, kernelErrors } from '../../kernel/errors.js';
+import { newId } from '../../kernel/ids.js';
+import { type DnsLookup, ResolverError } from '../../kernel/net/resolver.js';
+import type { SecretBox } from '../../kernel/secrets.js';
+import { insertUnique, isUniqueViolation } from '../../kernel/store/dialect.js';
+import {
+  ALGORITHM,
+  ALGORITHM_NAME,
+  dnskeyRdata,
+  dsRecord,
+  generateZoneKey,
+  KEY_FLAGS,
+  keyTag,
+} from './dnssec.js';
+import type { DnsRecordsTable, DnsZonesTable } from './migrations.js';
+import { NameError, normaliseHost, normaliseZoneName, toAscii } from './names.js';
+import { quotaOf } from './quotas.js';
+import {
+  type ChangePlan,
+  dnsErrors,
+  MAX_BATCH,
+  type PathOf,
+  planChanges,
+  type RecordChange,
+} from './record-changes.js';
+import type { RecordType } from './record-content.js';
+import type { DnsRepo } from './repo.js';
+import type { QueryStatsSink } from './server-contract.js';
+import { nextSerial, soaFor } from './soa.js';
+import { parseZoneFile, writeZoneFile, ZoneFileError } from './zone-file.js';
+import type { StoreZoneSource } from './zone-source.js';
+
+export const zoneErrors = {
+  notFound: () => kernelErrors.notFound('Zone'),
+  invalidDomain: (message: string) =>
+    new AppError('invalid', 'invalid_domain', `domain: ${message}.`, {
+      errors: [{ path: '/body/domain', message }],
+    }),
+  taken: () => new AppError('conflict', 'zone_exists', 'This domain is already hosted as a zone.'),
+  overlaps: (other: string) =>
+    new AppError(
+      'conflict',
+      'zone_overlaps',
+      `This domain overlaps the zone ${other}, held by another account.`,
+    ),
+  disabled: () =>
+    new AppError(
+      'conflict',
+      'zone_disabled',
+      'This zone was disabled by the operator; its records cannot be changed.',
+    ),
+  zoneQuota: (n: number) => dnsErrors.quota(`Your plan allows at most ${n} DNS zones.`),
+  zoneFile: (message: string) =>
+    new AppError('invalid', 'invalid_zone_file', message, { errors: [{ path: '/body/zone_file', message }] }),
+};
+
+export interface ZoneView {
+  id: string;
+  name: string;
+  status: DnsZonesTable['status'];
+  dnssec_enabled: boolean;
+  record_count: number;
+  nameservers: string[];
+  created_at: string;
+}
+
+export interface RecordView {
+  id: string;
+  name: string;
+  type: string;
+  content: string;
+  ttl: number;
+  priority: number | null;
+}
+
+export const recordView = (r: DnsRecordsTable): RecordView => ({
+  id: r.id,
+  name: r.name,
+  type: r.type,
+  content: r.content,
+  ttl: r.ttl,
+  priority: r.priority,
+});
+
+type Actor = Pick<Credential, 'kind' | 'id'> | { kind: 'system'; id: null };
+const SYSTEM: Actor = { kind: 'system', id: null };
+
+/**
+ * Zones, records, DNSSEC keys and query statistics. Every committed change raises the zone's
+ * SOA serial and is announced to the DNS servers of every process. Dynamic DNS and domain
+ * verification write through `findZoneForName`, `setRecordSet` and `deleteRecordSet`.
+ */
+export class DnsService implements QueryStatsSink {
+  constructor(
+    private readonly repo: DnsRepo,
+    readonly source: StoreZoneSource,
+    private readonly deps: {
+      clock: Clock;
+      identity: IdentityService;
+      audit: AuditTrail;
+      secrets: SecretBox;
+      resolver: DnsLookup;
+      nameservers: string[];
+      log: Logger;
+      enqueueCheck: (zoneId: string) => Promise<void>;
+    },
+  ) {}
+
+  // Zones
+
+  async listZones(customerId: string) {
+    const zones = await this.repo.zonesOf(customerId);
+    const counts = await this.repo.recordCounts(zones.map((z) => z.id));
+    const views = zones.map((z) => this.zoneView(z, counts.get(z.id) ?? 0));
+    return { zones: views, total: views.length };
+  }
+
+  async getZone(customerId: string, zoneName: string): Promise<ZoneView> {
+    const zone = await this.zoneOf(customerId, zoneName);
+    const counts = await this.repo.recordCounts([zone.id]);
+    return this.zoneView(zone, counts.get(zone.id) ?? 0);
+  }
+
+  async createZone(customerId: string, actor: Actor, domain: string): Promise<ZoneView> {
+    let name: string;
+    try {
+      name = normaliseZoneName(domain);
+    } catch (err) {
+      if (err instanceof NameError) throw zoneErrors.invalidDomain(err.message);
+      throw err;
+    }
+    const labels = name.split('.');
+    const parents = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join('.'));
+    for (const z of await this.repo.overlapping(name, parents)) {
+      if (z.name === name) throw zoneErrors.taken();
+      // A customer may split its own domain into zones, never take a part of someone else's.
+      if (z.customer_id !== customerId) throw zoneErrors.overlaps(z.name);
+    }
+    const quota = quotaOf((await this.deps.identity.getCustomer(customerId))?.plan);
+    if (quota.zones !== null && (await this.repo.countZones(customerId)) >= quota.zones) {
+      throw zoneErrors.zoneQuota(quota.zones);
+    }
+    const now = this.deps.clock.nowMs();
+    const row: DnsZonesTable = {
+      id: newId(),
+      customer_id: customerId,
+      name,
+      status: 'pending',
+      serial: nextSerial(0, now),
+      dnssec_enabled: 0,
+      created_at: now,
+      updated_at: now,
+      delegation_checked_at: null,
+    };
+    await insertUnique(() => this.repo.insertZone(row), zoneErrors.taken);
+    await this.audit(customerId, actor, 'zone.created', row.id, { name });
+    await this.source.announce(name);
+    await this.deps.enqueueCheck(row.id);
+    return this.zoneView(row, 0);
+  }
+
+  async deleteZone(customerId: string, actor: Actor, zoneName: string) {
+    const zone = await this.zoneOf(customerId, zoneName);
+    await this.repo.deleteZone(zone.id);
+    await this.audit(customerId, actor, 'zone.deleted', zone.id, { name: zone.name });
+    await this.source.announce(zone.name);
+    return { success: true, message: `Zone ${zone.name} and all its records were deleted.` };
+  }
+
+  /** Operator: disable (stop serving) or enable (back to pending, delegation checked again). */
+  async setZoneEnabled(zoneName: string, enabled: boolean): Promise<ZoneView> {
+    const zone = await this.repo.zoneByName(toAscii(zoneName));
+    if (!zone) throw zoneErrors.notFound();
+    const now = this.deps.clock.nowMs();
+    if (enabled) await this.repo.setStatus(zone.id, ['disabled'], 'pending', now);
+    else await this.repo.setStatus(zone.id, ['pending', 'active'], 'disabled', now);
+    await this.audit(
+      zone.customer_id,
+      { kind: 'operator', id: 'operator' },
+      enabled ? 'zone.enabled' : 'zone.disabled',
+      zone.id,
+    );
+    await this.source.announce(zone.name);
+    if (enabled) await this.deps.enqueueCheck(zone.id);
+    return this.getZone(zone.customer_id, zone.name);
+  }
+
+  /**
+   * Asks the resolver for the zone's NS records: a pending zone whose delegation names only
+   * Fjord's nameservers becomes active. A resolver failure leaves it pending for the next round.
+   */
+  async checkDelegation(zoneId: string): Promise<DnsZonesTable['status'] | null> {
+    const zone = await this.repo.zoneById(zoneId);
+    if (!zone || zone.status !== 'pending') return zone?.status ?? null;
+    const now = this.deps.clock.nowMs();
+    let ns: string[];
+    try {
+      ns = await this.deps.resolver.ns(zone.name);
+    } catch (err) {
+      if (!(err instanceof ResolverError)) throw err;
+      this.deps.log.info({ zone: zone.name, code: err.code }, 'delegation check: resolver gave no answer');
+      await this.repo.markChecked(zone.id, now);
+      return 'pending';
+    }
+    await this.repo.markChecked(zone.id, now);
+    const ours = new Set(this.deps.nameservers);
+    if (ns.length > 0 && ns.every((n) => ours.has(n))) {
+      if (await this.repo.setStatus(zone.id, ['pending'], 'active', now)) {
+        await this.audit(zone.customer_id, SYSTEM, 'zone.activated', zone.id, { nameservers: ns });
+        await this.source.announce(zone.name);
+      }
+      return 'active';
+    }
+    return 'pending';
+  }
+
+  async checkPendingZones(): Promise<void> {
+    for (const z of await this.repo.zonesWithStatus('pending')) await this.checkDelegation(z.id);
+  }
+
+  // Records
+
+  async listRecords(customerId: string, zoneName: string) {
+    const zone = await this.zoneOf(customerId, zoneName);
+    const records = (await this.repo.records(zone.id)).map(recordView);
+    return { records, total: records.length };
+  }
+
+  async createRecord(
+    customerId: string,
+    actor: Actor,
+    zoneName: string,
+    input: Omit<Extract<RecordChange, { action: 'create' }>, 'action'>,
+  ) {
+    const zone = await this.zoneOf(customerId, zoneName);
+    const plan = await this.apply(zone, [{ action: 'create', ...input }], actor, bodyPath, 'not_found');
+    return recordView(plan.outcomes[0]!.record!);
+  }
+
+  async updateRecord(
+    customerId: string,
+    actor: Actor,
+    zoneName: string,
+    id: string,
+    input: Omit<Extract<RecordChange, { action: 'update' }>, 'action' | 'id'>,
+  ) {
+    const zone = await this.zoneOf(customerId, zoneName);
+    const plan = await this.apply(zone, [{ action: 'update', id, ...input }], actor, bodyPath, 'not_found');
+    return recordView(plan.outcomes[0]!.record!);
+  }
+
+  async deleteRecord(customerId: string, actor: Actor, zoneName: string, id: string) {
+    const zone = await this.zoneOf(customerId, zoneName);
+    await this.apply(zone, [{ action: 'delete', id }], actor, bodyPath, 'not_found');
+    return { success: true, message: 'Record deleted.' };
+  }
+
+  async batch(customerId: string, actor: Actor, zoneName: string, changes: RecordChange[]) {
+    const zone = await this.zoneOf(customerId, zoneName);
+    const plan = await this.apply(zone, changes, actor, (i, f) => `/body/changes/${i}/${f}`, 'invalid');
+    return {
+      results: plan.outcomes.map((o) => ({
+        action: o.action,
+        id: o.id,
+        record: o.record ? recordView(o.record) : null,
+      })),
+      total: plan.total,
+    };
+  }
+
+  async exportZone(customerId: string, zoneName: string): Promise<string> {
+    const zone = await this.zoneOf(customerId, zoneName);
+    const soa = soaFor(zone.name, this.deps.nameservers, zone.serial);
+    return writeZoneFile(zone.name, soa, this.deps.nameservers, soa.ttl, await this.repo.records(zone.id));
+  }
+
+  /** Imports a BIND zone file as one batch: every record or none. `replace` first removes all records. */
+  async importZone(customerId: string, actor: Actor, zoneName: string, text: string, replace: boolean) {
+    const zone = await this.zoneOf(customerId, zoneName);
+    let parsed: ReturnType<typeof parseZoneFile>;
+    try {
+      parsed = parseZoneFile(text, zone.name);
+    } catch (err) {
+      if (err instanceof ZoneFileError) throw zoneErrors.zoneFile(err.message);
+      throw err;
+    }
+    if (parsed.records.length > MAX_BATCH) {
+      throw zoneErrors.zoneFile(
+        `A zone file may carry at most ${MAX_BATCH} records per import (it has ${parsed.records.length}).`,
+      );
+    }
+    const existing = replace ? await this.repo.records(zone.id) : [];
+    const changes: RecordChange[] = [
+      ...existing.map((r): RecordChange => ({ action: 'delete', id: r.id })),
+      ...parsed.records.map(
+        (r): RecordChange => ({
+          action: 'create',
+          record_type: r.type,
+          host: r.host,
+          record: r.record,
+          ttl: r.ttl,
+          priority: r.priority,
+        }),
+      ),
+    ];
+    const lineOf = (i: number) => parsed.records[i - existing.length]?.line ?? 0;
+    try {
+      await this.apply(zone, changes, actor, (i) => `/body/zone_file/line/${lineOf(i)}`, 'invalid');
+    } catch (err) {
+      // Name the zone-file line in the message, where the user will look.
+      if (err instanceof AppError && err.options.errors?.[0]) {
+        const line = /\/line\/(\d+)$/.exec(err.options.errors[0].path)?.[1];
+        if (line) throw new AppError(err.kind, err.code, `line ${line}: ${err.message}`, err.options);
+      }
+      throw err;
+    }
+    return { imported: parsed.records.length, deleted: existing.length, skipped: parsed.skipped };
+  }
+
+  // DNSSEC
+
+  async activateDnssec(customerId: string, actor: Actor, zoneName: string) {
+    const zone = await this.zoneOf(customerId, zoneName);
+    let key = await this.repo.key(zone.id);
+    if (!key) {
+      const k = generateZoneKey();
+      key = {
+        zone_id: zone.id,
+        algorithm: ALGORITHM,
+        flags: KEY_FLAGS,
+        key_tag: keyTag(dnskeyRdata(k.publicKey)),
+        public_key: k.publicKey.toString('base64'),
+        private_key_sealed: this.deps.secrets.seal(k.privateKeyPkcs8.toString('base64')),
+        created_at: this.deps.clock.nowMs(),
+      };
+      // Two activations at once: the first key stays, the second request reads it.
+      await this.repo.insertKey(key).catch((err) => {
+        if (!isUniqueViolation(err)) throw err;
+      });
+      key = (await this.repo.key(zone.id))!;
+    }
+    if (!zone.dnssec_enabled) {
+      await this.repo.setDnssec(
+        zone.id,
+        true,
+        nextSerial(zone.serial, this.deps.clock.nowMs()),
+        this.deps.clock.nowMs(),
+      );
+      await this.audit(customerId, actor, 'zone.dnssec_enabled', zone.id, { key_tag: key.key_tag });
+      await this.source.announce(zone.name);
+    }
+    return {
+      enabled: true,
+      ds_records: [dsRecord(zone.name, Buffer.from(key.public_key, 'base64'))],
+      algorithm: ALGORITHM_NAME,
+    };
+  }
+
+  async deactivateDnssec(customerId: string, actor: Actor, zoneName: string) {
+    const zone = await this.zoneOf(customerId, zoneName);
+    if (zone.dnssec_enabled) {
+      await this.repo.setDnssec(
+        zone.id,
+        false,
+        nextSerial(zone.serial, this.deps.clock.nowMs()),
+        this.deps.clock.nowMs(),
+      );
+      await this.audit(customerId, actor, 'zone.dnssec_disabled', zone.id);
+      await this.source.announce(zone.name);
+    }
+    return {
+      success: true,
+      message: zone.dnssec_enabled
+        ? `DNSSEC signing is off for ${zone.name}; the signing key is kept, so turning it on again gives the same DS record.`
+        : `DNSSEC was not enabled for ${zone.name}.`,
+    };
+  }
+
+  // Statistics
+
+  async recordQueries(
+    batch: { zoneId: string; qtype: string; count: number; totalMicros: number; at: number }[],
+  ): Promise<void> {
+    const sums = new Map<
+      string,
+      { zone_id: string; day: string; qtype: string; count: number; total_micros: number }
+    >();
+    for (const b of batch) {
+      const day = new Date(b.at).toISOString().slice(0, 10);
+      const k = `${b.zoneId} ${day} ${b.qtype}`;
+      const s = sums.get(k) ?? {
+        zone_id: b.zoneId,
+        day,
+        qtype: b.qtype.toUpperCase(),
+        count: 0,
+        total_micros: 0,
+      };
+      s.count += b.count;
+      s.total_micros += Math.round(b.totalMicros);
+      sums.set(k, s);
+    }
+    const live = await this.repo.existingZoneIds([...new Set(batch.map((b) => b.zoneId))]);
+    const rows = [...sums.values()].filter((r) => live.has(r.zone_id) && r.count > 0);
+    for (let i = 0; i < rows.length; i += 100) await this.repo.addStats(rows.slice(i, i + 100));
+  }
+
+  async statistics(customerId: string, zoneName: string) {
+    const zone = await this.zoneOf(customerId, zoneName);
+    const today = new Date(this.deps.clock.nowMs()).toISOString().slice(0, 10);
+    const rows = await this.repo.statsSince(zone.id, `${today.slice(0, 7)}-01`);
+    let month = 0;
+    let day = 0;
+    let micros = 0;
+    const byType = new Map<string, number>();
+    for (const r of rows) {
+      month += Number(r.count);
+      micros += Number(r.total_micros);
+      if (r.day === today) day += Number(r.count);
+      byType.set(r.qtype, (byType.get(r.qtype) ?? 0) + Number(r.count));
+    }
+    const top = [...byType.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 10);
+    return {
+      queries_today: day,
+      queries_this_month: month,
+      top_record_types: Object.fromEntries(top),
+      response_time_ms_avg: month > 0 ? Math.round((micros / month / 1000) * 1000) / 1000 : 0,
+    };
+  }
+
+  // For dynamic DNS and domain verification
+
+  /** The customer's zone holding `name` (the longest matching apex), with `name` relative to it. */
+  async findZoneForName(
+    customerId: string,
+    name: string,
+  ): Promise<{ zoneId: string; apex: string; host: string } | null> {
+    const ascii = toAscii(name);
+    if (!ascii) return null;
+    const labels = ascii.split('.');
+    const candidates = labels.map((_, i) => labels.slice(i).join('.'));
+    const zones = (await this.repo.zonesNamed(candidates)).filter((z) => z.customer_id === customerId);
+    const zone = zones.sort((a, b) => b.name.length - a.name.length)[0];
+    if (!zone) return null;
+    return {
+      zoneId: zone.id,
+      apex: zone.name,
+      host: ascii === zone.name ? '@' : ascii.slice(0, -(zone.name.length + 1)),
+    };
+  }
+
+  /**
+   * Makes the records of `type` at `name` exactly `values` (an empty list deletes them), with one
+   * TTL. Unchanged sets write nothing and keep the serial. Returns whether anything changed.
+   */
+  async setRecordSet(
+    zoneId: string,
+    name: string,
+    type: RecordType,
+    values: { record: string; priority?: number | null }[],
+    ttl: number,
+  ): Promise<{ changed: boolean }> {
+    const zone = await this.repo.zoneById(zoneId);
+    if (!zone) throw zoneErrors.notFound();
+    let host: string;
+    try {
+      host = normaliseHost(name, zone.name);
+    } catch (err) {
+      if (err instanceof NameError)
+        throw dnsErrors.invalid('/name', `${name}: ${err.message}.`, 'invalid_host');
+      throw err;
+    }
+    const plan = await this.apply(
+      zone,
+      (existing) => [
+        ...existing
+          .filter((r) => r.name === host && r.type === type)
+          .map((r): RecordChange => ({ action: 'delete', id: r.id })),
+        ...values.map(
+          (v): RecordChange => ({
+            action: 'create',
+            record_type: type,
+            host,
+            record: v.record,
+            priority: v.priority ?? null,
+            ttl,
+          }),
+        ),
+      ],
+      SYSTEM,
+      bodyPath,
+      'invalid',
+      { unchangedIfSame: true },
+    );
+    return { changed: plan.inserts.length + plan.updates.length + plan.deletes.length > 0 };
+  }
+
+  async setAddressRecords(
+    zoneId: string,
+    name: string,
+    type: 'A' | 'AAAA',
+    addresses: string[],
+    ttl: number,
+  ) {
+    return this.setRecordSet(
+      zoneId,
+      name,
+      type,
+      addresses.map((record) => ({ record })),
+      ttl,
+    );
+  }
+
+  deleteRecordSet(zoneId: string, name: string, type: RecordType) {
+    return this.setRecordSet(zoneId, name, type, [], 3600);
+  }
+
+  // Internals
+
+  private async zoneOf(customerId: string, zoneName: string): Promise<DnsZonesTable> {
+    const zone = await this.repo.zoneByName(toAscii(zoneName));
+    if (!zone || zone.customer_id !== customerId) throw zoneErrors.notFound();
+    return zone;
+  }
+
+  /**
+   * Plans the changes against the zone's records and writes them in one transaction that holds
+   * the zone's row lock, raising the serial; then tells the servers.
+   */
+  private async apply(
+    zone: DnsZonesTable,
+    changes: RecordChange[] | ((existing: DnsRecordsTable[]) => RecordChange[]),
+    actor: Actor,
+    pathOf: PathOf,
+    missing: 'not_found' | 'invalid',
+    opts: { unchangedIfSame?: boolean } = {},
+  ): Promise<ChangePlan> {
+    if (zone.status === 'disabled') throw zoneErrors.disabled();
+    const quota = quotaOf((await this.deps.identity.getCustomer(zone.customer_id))?.plan);
+    const now = this.deps.clock.nowMs();
+    const plan = await this.repo.transaction(async (tx) => {
+      const locked = await tx.lockZone(zone.id, now);
+      if (!locked) throw zoneErrors.notFound();
+      const existing = await tx.records(zone.id);
+      const list = typeof changes === 'function' ? changes(existing) : changes;
+      let p = planChanges(zone.name, existing, list, {
+        zoneId: zone.id,
+        now,
+        maxRecords: quota.recordsPerZone,
+        pathOf,
+        missing,
+      });
+      if (opts.unchangedIfSame) p = withoutNoOps(p, existing);
+      if (p.inserts.length + p.updates.length + p.deletes.length === 0) return p;
+      await tx.deleteRecords(zone.id, p.deletes);
+      for (const r of p.updates) await tx.updateRecord(r);
+      await tx.insertRecords(p.inserts);
+      await tx.setSerial(zone.id, nextSerial(locked.serial, now), now);
+      return p;
+    });
+    if (plan.inserts.length + plan.updates.length + plan.deletes.length > 0) {
+      await this.audit(zone.customer_id, actor, 'records.changed', zone.id, {
+        created: plan.inserts.length,
+        updated: plan.updates.length,
+        deleted: plan.deletes.length,
+      });
+      await this.source.announce(zone.name);
+    }
+    return plan;
+  }
+
+  private zoneView(z: DnsZonesTable, recordCount: number): ZoneView {
+    return {
+      id: z.id,
+      name: z.name,
+      status: z.status,
+      dnssec_enabled: z.dnssec_enabled === 1,
+      record_count: recordCount,
+      nameservers: [...this.deps.nameservers],
+      created_at: new Date(z.created_at).toISOString(),
+    };
+  }
+
+  private audit(
+    customerId: string,
+    actor: Actor,
+    action: string,
+    zoneId: string,
+    details?: Record<string, unknown>,
+  ) {
+    return this.deps.audit.record({
+      customerId,
+      area: 'dns',
+      action,
+      resourceType: 'dns_zone',
+      resourceId: zoneId,
+      actor,
+      details,
+    });
+  }
+}
+
+const bodyPath: PathOf = (_i, field) => `/body/${field}`;
+
+/** Replacing a set by itself: drop delete+create pairs of identical records so nothing is written. */
+function withoutNoOps(plan: ChangePlan, existing: DnsRecordsTable[]): ChangePlan {
+  const key = (r: DnsRecordsTable) => `${r.name} ${r.type} ${r.content} ${r.priority} ${r.ttl}`;
+  const deleted = new Map(existing.filter((r) => plan.deletes.includes(r.id)).map((r) => [key(r), r.id]));
+  const keptIds = new Set<string>();
+  const inserts = plan.inserts.filter((r) => {
+    const id = deleted.get(key(r));
+    if (id === undefined || keptIds.has(id)) return true;
+    keptIds.add(id);
+    return false;
+  });
+  return { ...plan, inserts, deletes: plan.deletes.filter((id) => !keptIds.has(id)) };
+}
