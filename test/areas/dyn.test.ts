@@ -22,7 +22,7 @@ async function nic(
 ) {
   const headers: Record<string, string> = {};
   if (auth) headers['authorization'] = basic(auth.username, auth.password);
-  if (agent) headers['user-agent'] = agent;
+  headers['user-agent'] = agent;
   const r = await t.fjord.http.inject({ method: 'GET', url: `/nic/update?${query}`, headers });
   return { status: r.statusCode, body: r.body, headers: r.headers };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { OptionalKind } from '@sinclair/typebox';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -145,6 +146,8 @@ export async function buildHttpApp(
       config: { route },
       onRequest:
         route.access.kind === 'public' ? undefined : (req, reply) => authorise(kernel, route, req, reply),
+      // A body declared Type.Optional(...) may be left out: it is then validated as `{}`.
+      preValidation: route.body && OptionalKind in route.body ? emptyBodyAsObject : undefined,
       preHandler:
         route.method === 'POST' ? (req, reply) => beginIdempotency(idempotency, req, reply) : undefined,
       onSend: route.method === 'POST' ? recordIdempotent : undefined,
@@ -164,6 +167,11 @@ export async function buildHttpApp(
     });
   }
   return app;
+}
+
+function emptyBodyAsObject(req: FastifyRequest, _reply: FastifyReply, done: () => void) {
+  if (req.body === undefined || req.body === null) req.body = {};
+  done();
 }
 
 async function authorise(kernel: Kernel, route: AnyRoute, req: FastifyRequest, reply: FastifyReply) {
