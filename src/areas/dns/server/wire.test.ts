@@ -57,15 +57,15 @@ describe('rdata', () => {
     expect(typeBitmap([1, 15, 46, 47, 1234]).toString('hex')).toBe(
       '0006400100000003041b000000000000000000000000000000000000000000000000000020',
     );
-    // RFC 4034 Appendix B algorithm on a DNSKEY of dns-packet's encoding
-    const rdata = dnsPacket.dnskey
-      .encode({ flags: 257, algorithm: 13, key: Buffer.alloc(64, 7) })
-      .subarray(2);
-    let ac = 0;
-    rdata.forEach((b, i) => {
-      ac += i & 1 ? b : b << 8;
-    });
-    expect(keyTag(rdata)).toBe((ac + ((ac >> 16) & 0xffff)) & 0xffff);
+    // The DNSKEY of RFC 6605 §6.1 (example.net., algorithm 13) has key tag 55648.
+    const rdata = Buffer.concat([
+      Buffer.from([1, 1, 3, 13]),
+      Buffer.from(
+        'GojIhhXUN/u4v54ZQqGSnyhWJwaubCvTmeexv7bR6edbkrSqQpF64cYbcB7wNcP+e+MAnLr+Wi9xMWyQLc8NAA==',
+        'base64',
+      ),
+    ]);
+    expect(keyTag(rdata)).toBe(55648);
   });
 });
 
