@@ -3,6 +3,7 @@ import { createResolver } from '../../kernel/net/resolver.js';
 import { type DnsTables, dnsMigrations } from './migrations.js';
 import { DnsRepo } from './repo.js';
 import { dnsRoutes } from './routes.js';
+import { createDnsServer } from './server/index.js';
 import { DnsService } from './service.js';
 import { StoreZoneSource } from './zone-source.js';
 
@@ -62,7 +63,7 @@ export const dnsArea: AreaModule = {
     return {
       service,
       routes: dnsRoutes(service),
-      servers: [],
+      servers: createDnsServer(kernel, source, service),
       async onReset() {
         await schedule();
         await source.announce('*');

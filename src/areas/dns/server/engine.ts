@@ -134,7 +134,8 @@ export class DnsEngine {
         for (const set of sets) {
           for (const rr of set.rrs) w.rr(set.labels, set.type, set.ttl, rr);
           count += set.rrs.length;
-          if (signer) {
+          // NS at a zone cut belongs to the child and is never signed by the parent (RFC 4035 §2.2).
+          if (signer && !(set.type === T.NS && set.key !== ans.zone!.apexKey)) {
             w.rr(set.labels, T.RRSIG, set.ttl, signer.rrsig(set));
             count++;
           }
