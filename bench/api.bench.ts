@@ -6,13 +6,12 @@
 // creates a customer with `fjord admin customer create`, warms both up, then loads each target
 // with autocannon and prints req/s, p99 latency and each Fjord figure as a ratio of the bare
 // server's req/s. See bench/README.md for the figures and what they mean.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { cleanEnv, FJORD, killAll, ROOT, runFjord, startServer, stopServer } from './lib/child-servers.js';
 
 // autocannon ships no types; this is the slice of its programmatic API used here.
 interface AutocannonOptions {
@@ -35,8 +34,6 @@ const autocannon = createRequire(import.meta.url)('autocannon') as (
   opts: AutocannonOptions,
 ) => Promise<AutocannonResult>;
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const FJORD = join(ROOT, 'bin', 'fjord.js');
 const HELLO = join(ROOT, 'bench', 'hello-server.mjs');
 
 const { values: args } = parseArgs({
@@ -56,90 +53,6 @@ const CONNECTIONS = Number(args.connections);
 const WARMUP = Number(args.warmup);
 const TARGET_RATIO = 0.5;
 const UNLIMITED = 100_000_000;
-
-/** The parent's environment without FJORD_* (a developer's own settings must not leak in). */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('FJORD_')) env[k] = v;
-  return { ...env, ...extra };
-}
-
-const children = new Set<ChildProcess>();
-function killAll() {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-}
-process.on('exit', killAll);
-for (const [signal, code] of [
-  ['SIGINT', 130],
-  ['SIGTERM', 143],
-] as const) {
-  process.once(signal, () => {
-    killAll();
-    process.exit(code);
-  });
-}
-
-/** Spawns a server and resolves with the first match of `ready` in its stdout. */
-function startServer(
-  name: string,
-  cmd: string[],
-  env: NodeJS.ProcessEnv,
-  ready: RegExp,
-): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, cmd, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let out = '';
-  let err = '';
-  return new Promise((resolveStart, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name}: not ready in 60 s\n${out}\n${err}`)), 60_000);
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = ready.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolveStart({ child, url: m[1]! });
-      }
-    });
-    child.stderr!.on('data', (d) => {
-      err += d;
-      process.stderr.write(`[${name}] ${d}`);
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited with ${code}\n${out}\n${err}`));
-    });
-  });
-}
-
-async function stopServer(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-function runFjord(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, [FJORD, ...args], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.stderr.on('data', (d) => {
-      err += d;
-    });
-    child.once('close', (code) =>
-      code === 0 ? resolveRun(out) : reject(new Error(`fjord ${args.join(' ')} exited ${code}: ${err}`)),
-    );
-  });
-}
 
 /** CPU seconds (user + system) a process has used so far, from /proc; null where there is no /proc. */
 function cpuSeconds(pid: number | undefined): number | null {

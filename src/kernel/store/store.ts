@@ -12,6 +12,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../../config/config.js';
+import { SqliteNotices } from './sqlite-notices.js';
 
 // PostgreSQL returns int8 as strings; every bigint we store is an epoch-ms or a counter that fits a double.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -51,17 +52,13 @@ function openSqlite(path: string): Store {
   database.pragma('busy_timeout = 5000');
   database.pragma('synchronous = NORMAL');
   const db = new Kysely({ dialect: new SqliteDialect({ database: reusingStatements(database) }) });
-  // One process owns a SQLite store, so change notices never need to leave it.
-  const bus = new EventEmitter().setMaxListeners(0);
+  const notices = new SqliteNotices(database);
   const dataVersion = database.prepare('PRAGMA data_version').pluck();
   return makeStore('sqlite', db, {
     externalChanges: () => dataVersion.get() as number,
-    publish: async (channel, payload) => void bus.emit(channel, payload),
-    subscribe: (channel, listener) => {
-      bus.on(channel, listener);
-      return () => bus.off(channel, listener);
-    },
-    close: async () => {},
+    publish: async (channel, payload) => notices.publish(channel, payload),
+    subscribe: (channel, listener) => notices.subscribe(channel, listener),
+    close: async () => notices.close(),
   });
 }
 
