@@ -27,7 +27,7 @@ export class SqliteNotices {
   private timer: NodeJS.Timeout | null = null;
   private listeners = 0;
 
-  constructor(private readonly database: SQLite.Database) {
+  constructor(database: SQLite.Database) {
     database.exec(
       `CREATE TABLE IF NOT EXISTS store_notices (
          id INTEGER PRIMARY KEY AUTOINCREMENT,
