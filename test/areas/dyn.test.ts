@@ -277,6 +277,24 @@ describe('dynamic DNS: /nic/update', () => {
   });
 });
 
+describe('dynamic DNS: account services', () => {
+  it('lists hostnames among the account’s services', async () => {
+    const c = await t.customer();
+    const { hostname } = await hostnameWithToken(c, 'services');
+    const r = await t.request('GET', '/v1/account/services', { key: c.pat });
+    expect(r.status).toBe(200);
+    const entries = (Array.isArray(r.body) ? r.body : r.body.services) as {
+      id: string;
+      service_type: string;
+    }[];
+    expect(entries.find((e) => e.id === hostname.id)).toMatchObject({
+      service_type: 'dyndns',
+      name: hostname.hostname,
+      status: 'active',
+    });
+  });
+});
+
 describe('dynamic DNS: access', () => {
   it('isolates customers', async () => {
     const { hostname, token } = await hostnameWithToken(home, 'isolated');

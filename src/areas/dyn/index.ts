@@ -19,6 +19,23 @@ export const dynArea: AreaModule = {
       zones,
     );
     const nic = new NicUpdateHandler(dyn, kernel.clock, kernel.limiter, kernel.log);
+    kernel.registry.addServiceProvider(async (customerId) =>
+      (await dyn.listHostnames(customerId)).map((h) => ({
+        id: h.id,
+        service_type: 'dyndns',
+        name: h.hostname,
+        status: h.offline ? 'offline' : h.active_source_id ? 'active' : 'no_source',
+        region: null,
+        created_at: h.created_at,
+        metadata: { ipv4: h.ipv4, ipv6: h.ipv6, zone_kind: h.zone_kind, last_update_at: h.last_update_at },
+        api: {
+          kind: 'rest',
+          openapi: `${kernel.baseUrl()}/openapi.json`,
+          docs: `${kernel.baseUrl()}/docs`,
+          base_url: `${kernel.baseUrl()}/v1/dyn`,
+        },
+      })),
+    );
     return { service: dyn, routes: dynRoutes(dyn, nic) };
   },
 };
