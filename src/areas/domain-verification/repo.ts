@@ -100,6 +100,18 @@ export class DomainVerificationRepo {
       .execute();
   }
 
+  verifiedDomains(customerId: string, purpose: string) {
+    return this.db
+      .selectFrom('domain_verifications')
+      .select('domain')
+      .where('customer_id', '=', customerId)
+      .where('purpose', '=', purpose)
+      .where('status', '=', 'verified')
+      .where('deleted_at', 'is', null)
+      .orderBy('verified_at')
+      .execute();
+  }
+
   insertHistory(row: DomainVerificationHistoryTable) {
     return this.db.insertInto('domain_verification_history').values(row).execute();
   }

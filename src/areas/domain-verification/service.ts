@@ -193,6 +193,11 @@ export class DomainVerificationService {
     }));
   }
 
+  /** Domains the customer holds verified for a purpose (e.g. `email` sender domains), oldest first. */
+  async verifiedDomains(customerId: string, purpose: (typeof PURPOSES)[number]): Promise<string[]> {
+    return (await this.repo.verifiedDomains(customerId, purpose)).map((r) => r.domain);
+  }
+
   /** POST …/verify: looks the record up now. */
   async verify(customerId: string, id: string) {
     const row = await this.load(customerId, id);
