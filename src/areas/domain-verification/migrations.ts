@@ -1,4 +1,4 @@
-import type { Kysely, Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 export const domainVerificationMigrations: Record<string, Migration> = {
   '2026-11-22-0700-domain-verifications': {
@@ -29,6 +29,9 @@ export const domainVerificationMigrations: Record<string, Migration> = {
         .on('domain_verifications')
         .columns(['customer_id', 'created_at'])
         .execute();
+      // One live record per customer, domain and purpose, whatever races the API sees.
+      await sql`CREATE UNIQUE INDEX domain_verifications_live ON domain_verifications (customer_id, domain, purpose)
+        WHERE deleted_at IS NULL AND status <> 'revoked'`.execute(db);
       await db.schema
         .createIndex('domain_verifications_status')
         .on('domain_verifications')

@@ -75,6 +75,22 @@ export class DomainVerificationRepo {
     return this.db.updateTable('domain_verifications').set(changes).where('id', '=', id).execute();
   }
 
+  /** Writes only if the record still has `status` (and is live); true when it did. */
+  async updateIfStatus(
+    id: string,
+    status: string,
+    changes: Partial<DomainVerificationsTable>,
+  ): Promise<boolean> {
+    const r = await this.db
+      .updateTable('domain_verifications')
+      .set(changes)
+      .where('id', '=', id)
+      .where('status', '=', status)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
   /** Verified records of every customer, checked longest ago first (the daily re-check). */
   dueForRecheck(checkedBefore: number, limit: number) {
     return this.db

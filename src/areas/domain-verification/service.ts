@@ -4,6 +4,7 @@ import { AppError, kernelErrors } from '../../kernel/errors.js';
 import { newId, randomString } from '../../kernel/ids.js';
 import { normaliseDomain } from '../../kernel/net/domain-name.js';
 import { type DnsLookup, ResolverError } from '../../kernel/net/resolver.js';
+import { insertUnique } from '../../kernel/store/dialect.js';
 import type { Store } from '../../kernel/store/store.js';
 import type { DomainVerificationsTable } from './migrations.js';
 import { type DomainFilter, DomainVerificationRepo } from './repo.js';
@@ -72,6 +73,8 @@ interface CheckResult {
   found: boolean;
   values: string[];
   message: string;
+  /** The resolver gave no answer: nothing is known about the record. */
+  lookupFailed?: boolean;
 }
 
 /** Domain verification: TXT/CNAME challenges, checks through a resolver, history and re-checks. */
@@ -127,7 +130,10 @@ export class DomainVerificationService {
       updated_at: now,
       deleted_at: null,
     };
-    await this.repo.insert(row);
+    await insertUnique(
+      () => this.repo.insert(row),
+      () => domainVerificationErrors.duplicate(domain, input.purpose),
+    );
     if (zone) {
       await this.addHistory(
         row.id,
@@ -223,7 +229,7 @@ export class DomainVerificationService {
       domain: row.domain,
       status,
       verified: status === 'verified',
-      message: result.found && row.status !== 'verified' ? 'Domain verified.' : result.message,
+      message: verifyMessage(row.status, result),
       dns_records_found: result.values,
       checked_at: isoOf(now) as string,
     };
@@ -231,43 +237,59 @@ export class DomainVerificationService {
 
   /**
    * The daily job: pending domains older than the expiry fail; verified domains are checked
-   * again and fail after several misses in a row (a removed record, or a zone given up).
+   * again and fail after several misses in a row (a removed record, or a zone given up). A lookup
+   * that gets no answer is not a miss. Each write is conditional on the status it read, so a
+   * verify or a revocation racing the job wins.
    */
   async dailyMaintenance(batch = 500): Promise<{ expired: number; rechecked: number; failed: number }> {
     const now = this.clock.nowMs();
     let expired = 0;
-    for (const row of await this.repo.stalePending(now - PENDING_EXPIRY_DAYS * DAY_MS, batch)) {
-      const reason = `No verification record was found within ${PENDING_EXPIRY_DAYS} days.`;
-      await this.repo.update(row.id, { status: 'failed', failed_reason: reason, updated_at: now });
-      await this.addHistory(row.id, 'expired', 'pending', 'failed', null, 'system');
-      expired++;
+    for (;;) {
+      const rows = await this.repo.stalePending(now - PENDING_EXPIRY_DAYS * DAY_MS, batch);
+      for (const row of rows) {
+        const reason = `No verification record was found within ${PENDING_EXPIRY_DAYS} days.`;
+        if (
+          await this.repo.updateIfStatus(row.id, 'pending', {
+            status: 'failed',
+            failed_reason: reason,
+            updated_at: now,
+          })
+        ) {
+          await this.addHistory(row.id, 'expired', 'pending', 'failed', null, 'system');
+          expired++;
+        }
+      }
+      if (rows.length < batch) break;
     }
     let rechecked = 0;
     let failed = 0;
-    for (const row of await this.repo.dueForRecheck(now - DAY_MS + 3_600_000, batch)) {
-      const result = await this.check(row);
-      const misses = result.found ? 0 : row.missed_rechecks + 1;
-      const fails = misses >= RECHECK_MISSES_BEFORE_FAILED;
-      const changes: Partial<DomainVerificationsTable> = {
-        missed_rechecks: misses,
-        last_checked_at: now,
-        updated_at: now,
-      };
-      if (fails) {
-        changes.status = 'failed';
-        changes.failed_reason = `The verification record was missing on ${misses} daily checks in a row.`;
-        failed++;
+    for (;;) {
+      const rows = await this.repo.dueForRecheck(now - DAY_MS + 3_600_000, batch);
+      for (const row of rows) {
+        const result = await this.check(row);
+        const misses = result.found ? 0 : result.lookupFailed ? row.missed_rechecks : row.missed_rechecks + 1;
+        const changes: Partial<DomainVerificationsTable> = {
+          missed_rechecks: misses,
+          last_checked_at: now,
+          updated_at: now,
+        };
+        if (misses >= RECHECK_MISSES_BEFORE_FAILED) {
+          changes.status = 'failed';
+          changes.failed_reason = `The verification record was missing on ${misses} daily checks in a row.`;
+        }
+        if (!(await this.repo.updateIfStatus(row.id, 'verified', changes))) continue;
+        if (changes.status) failed++;
+        await this.addHistory(
+          row.id,
+          'recheck_completed',
+          'verified',
+          changes.status ?? 'verified',
+          result,
+          'system',
+        );
+        rechecked++;
       }
-      await this.repo.update(row.id, changes);
-      await this.addHistory(
-        row.id,
-        'recheck_completed',
-        'verified',
-        changes.status ?? 'verified',
-        result,
-        'system',
-      );
-      rechecked++;
+      if (rows.length < batch) break;
     }
     return { expired, rechecked, failed };
   }
@@ -293,7 +315,12 @@ export class DomainVerificationService {
             (await this.lookup.txt(expected.name)).map((chunks) => chunks.join(''));
     } catch (err) {
       if (!(err instanceof ResolverError)) throw err;
-      return { found: false, values: [], message: `DNS lookup failed (${err.code}); try again later.` };
+      return {
+        found: false,
+        values: [],
+        message: `DNS lookup failed (${err.code}); try again later.`,
+        lookupFailed: true,
+      };
     }
     const found = values.includes(expected.value);
     const seen = values.length === 0 ? 'none' : values.map((v) => JSON.stringify(v)).join(', ');
@@ -414,4 +441,13 @@ export class DomainVerificationService {
       metadata: JSON.parse(row.metadata) as Record<string, unknown>,
     };
   }
+}
+
+function verifyMessage(before: string, result: CheckResult): string {
+  if (result.found)
+    return before === 'verified' ? 'Still verified: the record is in place.' : 'Domain verified.';
+  if (before === 'verified') {
+    return `Still verified, but the record was not found now: ${result.message} The domain fails after ${RECHECK_MISSES_BEFORE_FAILED} daily checks in a row miss it.`;
+  }
+  return result.message;
 }

@@ -65,15 +65,15 @@ export class NicUpdateHandler {
     if (!hostname || hostname.active_source_id !== credential.id) return BADAUTH;
     await this.dyn.repo.touchCredential(credential.id, this.clock.nowMs());
 
-    const hosts = String(req.query['hostname'] ?? '')
-      .split(',')
+    const hosts = paramValues(req.query['hostname'])
+      .flatMap((h) => h.split(','))
       .map((h) => h.trim())
       .filter((h) => h !== '');
     if (hosts.length === 0) return once('notfqdn');
     if (hosts.length > MAX_HOSTS_PER_REQUEST) return once('numhost');
 
     const addresses = requestedAddresses(req);
-    const offline = /^(yes|true|1|on)$/i.test(String(req.query['offline'] ?? ''));
+    const offline = paramValues(req.query['offline']).some((v) => /^(yes|true|1|on)$/i.test(v));
     const burst = await this.limiter.consume(['dyn.update'], credential.id);
     const lines: string[] = [];
     let current = hostname;
@@ -147,22 +147,48 @@ function parseBasic(header: string | undefined): { username: string; password: s
 /**
  * `myip` may carry one address or an IPv4 and an IPv6 address separated by a comma; `myipv6`
  * is the form some routers send. An absent or unusable `myip` means the client's own address.
+ * Addresses are compared and stored in canonical form; an IPv4-mapped IPv6 address is IPv4.
  */
 function requestedAddresses(req: NicUpdateRequest): { ipv4: string | null; ipv6: string | null } {
-  const given = [req.query['myip'], req.query['myipv6']]
-    .filter((v): v is string => typeof v === 'string')
-    .flatMap((v) => v.split(','))
-    .map((v) => v.trim());
+  const given = [req.query['myip'], req.query['myipv6']].flatMap(paramValues).flatMap((v) => v.split(','));
   let ipv4: string | null = null;
   let ipv6: string | null = null;
-  for (const ip of given) {
-    if (isIP(ip) === 4 && !ipv4) ipv4 = ip;
-    else if (isIP(ip) === 6 && !ipv6) ipv6 = ip.toLowerCase();
+  for (const raw of given) {
+    const ip = canonicalIp(raw.trim());
+    if (ip?.family === 4 && !ipv4) ipv4 = ip.address;
+    else if (ip?.family === 6 && !ipv6) ipv6 = ip.address;
   }
   if (!ipv4 && !ipv6) {
-    const client = req.clientIp.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
-    if (isIP(client) === 4) ipv4 = client;
-    else if (isIP(client) === 6) ipv6 = client;
+    const client = canonicalIp(req.clientIp);
+    if (client?.family === 4) ipv4 = client.address;
+    else if (client?.family === 6) ipv6 = client.address;
   }
   return { ipv4, ipv6 };
+}
+
+/** A repeated query parameter arrives as an array: every value counts. */
+export function paramValues(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+/** `2001:DB8:0:0::1` → `2001:db8::1`; `::ffff:192.0.2.7` → IPv4 `192.0.2.7`; null when not an address. */
+export function canonicalIp(raw: string): { family: 4 | 6; address: string } | null {
+  if (isIP(raw) === 4)
+    return {
+      family: 4,
+      address: raw
+        .split('.')
+        .map((o) => String(Number(o)))
+        .join('.'),
+    };
+  if (isIP(raw) !== 6) return null;
+  const address = new URL(`http://[${raw}]`).hostname.slice(1, -1);
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(address);
+  if (mapped) {
+    const hi = Number.parseInt(mapped[1]!, 16);
+    const lo = Number.parseInt(mapped[2]!, 16);
+    return { family: 4, address: `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}` };
+  }
+  return { family: 6, address };
 }

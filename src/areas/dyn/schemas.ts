@@ -90,14 +90,15 @@ export const HistoryQuery = Type.Object({
   page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
 });
 
+/** DynDNS2 parameters; a repeated one arrives as a list (clients expect a text answer, never a 422). */
+const OneOrMany = (description?: string) =>
+  Type.Union([Type.String(), Type.Array(Type.String())], description ? { description } : {});
 export const NicUpdateQuery = Type.Object(
   {
-    hostname: Type.Optional(Type.String({ description: 'Comma-separated, at most 20' })),
-    myip: Type.Optional(
-      Type.String({ description: 'IPv4 and/or IPv6 address; absent = the client address' }),
-    ),
-    myipv6: Type.Optional(Type.String()),
-    offline: Type.Optional(Type.String({ description: '`YES` removes the address records' })),
+    hostname: Type.Optional(OneOrMany('Comma-separated, at most 20')),
+    myip: Type.Optional(OneOrMany('IPv4 and/or IPv6 address; absent = the client address')),
+    myipv6: Type.Optional(OneOrMany()),
+    offline: Type.Optional(OneOrMany('`YES` removes the address records')),
   },
   { additionalProperties: true },
 );
