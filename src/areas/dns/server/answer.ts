@@ -19,6 +19,8 @@ export interface Answer {
   zone: Zone | null;
   /** Add RRSIGs (signed zone and DO set). */
   dnssec: boolean;
+  /** The client set CO: keep the NXDOMAIN rcode alongside the compact denial. */
+  compactOk: boolean;
   answer: RRset[];
   authority: RRset[];
   additional: RRset[];
@@ -58,7 +60,13 @@ export class ZoneIndex {
   }
 }
 
-export function resolve(index: ZoneIndex, labels: string[], qtype: number, dnssecOk: boolean): Answer {
+export function resolve(
+  index: ZoneIndex,
+  labels: string[],
+  qtype: number,
+  dnssecOk: boolean,
+  compactOk = false,
+): Answer {
   const keys = suffixKeys(labels);
   const zone = index.find(keys, qtype);
   const ans: Answer = {
@@ -67,6 +75,7 @@ export function resolve(index: ZoneIndex, labels: string[], qtype: number, dnsse
     kind: 'answer',
     zone,
     dnssec: false,
+    compactOk,
     answer: [],
     authority: [],
     additional: [],
@@ -173,6 +182,7 @@ function wildcardOrNxdomain(
   if (ans.dnssec) {
     // Black lie: claim the name exists with no data but NSEC and RRSIG; NXNAME says why.
     ans.authority.push(blackLie(zone, labels, [T.RRSIG, T.NSEC, T.NXNAME]));
+    if (ans.compactOk) ans.rcode = RCODE.NXDOMAIN;
   } else {
     ans.rcode = RCODE.NXDOMAIN;
   }

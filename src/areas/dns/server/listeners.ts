@@ -49,7 +49,7 @@ export function listenUdp(deps: ListenerDeps, host: string, port: number): Promi
     const h = deps.engine.handle(msg, 'udp');
     if (!h.response) return;
     let out = h.response;
-    const decision = deps.rrl.check(rinfo.address, responseClass(h));
+    const decision = deps.rrl.enabled ? deps.rrl.check(rinfo.address, responseClass(h)) : 'send';
     if (decision === 'drop') return;
     if (decision === 'slip') out = slipResponse(out, h.query?.questionEnd ?? 12);
     socket.send(out, rinfo.port, rinfo.address);

@@ -86,7 +86,7 @@ describe('wire', () => {
       questions: [{ type: 'A', name: 'a.example' }],
       additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 1400, flags: dnsPacket.DNSSEC_OK } as never],
     });
-    expect(parseQuery(q)?.edns).toEqual({ payload: 1400, version: 0, do: true });
+    expect(parseQuery(q)?.edns).toEqual({ payload: 1400, version: 0, do: true, co: false });
     const twice = Buffer.concat([q, q.subarray(q.length - 11)]);
     twice.writeUInt16BE(2, 10);
     expect(() => parseQuery(twice)).toThrow(/OPT/);
