@@ -63,6 +63,48 @@ describe('the zone source the DNS server reads', () => {
     expect(await dns().source.loadZone('unknown.example')).toBeNull();
   });
 
+  it('loads thousands of zones at once (id lists are queried in pieces)', async () => {
+    const c = await t.customer();
+    const now = Date.now();
+    const zones = Array.from({ length: 1200 }, (_, i) => ({
+      id: `bulk-zone-${i}`,
+      customer_id: c.id,
+      name: `bulk${i}.load.example`,
+      status: 'active',
+      serial: 2026010100,
+      dnssec_enabled: 0,
+      created_at: now,
+      updated_at: now,
+      delegation_checked_at: null,
+    }));
+    for (let i = 0; i < zones.length; i += 100) {
+      await t.kernel.store.db
+        .insertInto('dns_zones')
+        .values(zones.slice(i, i + 100))
+        .execute();
+      await t.kernel.store.db
+        .insertInto('dns_records')
+        .values(
+          zones.slice(i, i + 100).map((z) => ({
+            id: `r-${z.id}`,
+            zone_id: z.id,
+            name: 'www',
+            type: 'A',
+            content: '192.0.2.1',
+            ttl: 300,
+            priority: null,
+            created_at: now,
+          })),
+        )
+        .execute();
+    }
+    const all = await dns().source.loadAll();
+    const bulk = all.filter((z) => z.apex.endsWith('.load.example'));
+    expect(bulk).toHaveLength(1200);
+    expect(bulk.every((z) => z.records.length === 1)).toBe(true);
+    await t.kernel.store.db.deleteFrom('dns_zones').where('customer_id', '=', c.id).execute();
+  });
+
   it('leaves disabled zones out', async () => {
     await t.operator('POST', `/admin/v1/dns/zones/${Z}/disable`);
     expect((await dns().source.loadAll()).map((z) => z.apex)).not.toContain(Z);
