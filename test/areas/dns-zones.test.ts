@@ -117,6 +117,12 @@ describe('DNS zones', () => {
     });
     expect(child.status).toBe(409);
     expect(child.body.detail.code).toBe('zone_overlaps');
+    const reserved = await t.request('POST', '/v1/dns/zones', {
+      key: b.pat,
+      body: { domain: 'fjord.example' },
+    });
+    expect(reserved.status).toBe(409);
+    expect(reserved.body.detail.code).toBe('zone_reserved');
     const own = await t.request('POST', '/v1/dns/zones', {
       key: a.pat,
       body: { domain: 'shop.example.com' },

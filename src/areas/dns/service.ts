@@ -48,6 +48,12 @@ export const zoneErrors = {
       'zone_overlaps',
       `This domain overlaps the zone ${other}, held by another account.`,
     ),
+  reserved: () =>
+    new AppError(
+      'conflict',
+      'zone_reserved',
+      'This domain holds Fjord’s own nameserver names and cannot be hosted as a customer zone.',
+    ),
   disabled: () =>
     new AppError(
       'conflict',
@@ -134,6 +140,9 @@ export class DnsService implements QueryStatsSink {
       if (err instanceof NameError) throw zoneErrors.invalidDomain(err.message);
       throw err;
     }
+    // Whoever held the zone of Fjord's own nameserver names would answer for them (and their glue).
+    if (this.deps.nameservers.some((ns) => ns === name || ns.endsWith(`.${name}`)))
+      throw zoneErrors.reserved();
     const labels = name.split('.');
     const parents = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join('.'));
     for (const z of await this.repo.overlapping(name, parents)) {
