@@ -44,19 +44,21 @@ export function suffixKeys(labels: readonly string[]): string[] {
 export class ZoneIndex {
   constructor(readonly zones: ReadonlyMap<string, Zone>) {}
 
-  /** The closest enclosing hosted zone; for DS at an apex, the parent zone when hosted (RFC 4035 §3.1.4.1). */
+  /**
+   * The closest enclosing hosted zone. DS at an apex belongs to the parent side of the cut
+   * (RFC 4035 §3.1.4.1): it is answered from a hosted parent that delegates to this zone.
+   */
   find(keys: string[], qtype: number): Zone | null {
-    let fallback: Zone | null = null;
     for (let i = 0; i < keys.length - 1; i++) {
       const zone = this.zones.get(keys[i]!);
       if (!zone) continue;
-      if (i === 0 && qtype === T.DS && keys.length > 2) {
-        fallback = zone;
-        continue;
+      if (i === 0 && qtype === T.DS) {
+        const parent = this.find(keys.slice(1), T.A);
+        if (parent?.nodes.get(keys[0]!)?.rrsets.has(T.NS)) return parent;
       }
       return zone;
     }
-    return fallback;
+    return null;
   }
 }
 

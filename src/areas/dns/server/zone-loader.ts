@@ -68,7 +68,8 @@ export class ZoneLoader {
     const zone = snapshot ? this.build(snapshot) : null;
     const before = zones.get(key);
     if (zone) {
-      zones.set(key, zone);
+      if (zone.apexKey !== key) zones.delete(key);
+      zones.set(zone.apexKey, zone);
       if (before?.snapshot.soa.serial !== zone.snapshot.soa.serial) this.onSerialChange(zone);
     } else zones.delete(key);
     this.engine.setZones(zones);
