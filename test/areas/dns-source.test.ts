@@ -159,6 +159,7 @@ describe('the zone source the DNS server reads', () => {
     expect(heard).toContain('*');
     a = await t.customer();
     b = await t.customer();
+    await t.kernel.store.db.updateTable('customers').set({ plan: 'pro' }).where('id', '=', a.id).execute();
     await t.request('POST', '/v1/dns/zones', { key: a.pat, body: { domain: Z } });
   });
 });
@@ -196,6 +197,19 @@ describe('query statistics', () => {
       .where('zone_id', '=', 'deleted-zone')
       .execute();
     expect(rows).toEqual([]);
+  });
+
+  it('sums one type spelled in two cases within a batch into one row', async () => {
+    await t.request('POST', '/v1/dns/zones', { key: a.pat, body: { domain: 'cases.example' } });
+    const zone = (await t.request('GET', '/v1/dns/zones/cases.example', { key: a.pat })).body;
+    const at = t.kernel.clock.nowMs();
+    await dns().recordQueries([
+      { zoneId: zone.id, qtype: 'mx', count: 1, totalMicros: 100, at },
+      { zoneId: zone.id, qtype: 'MX', count: 2, totalMicros: 200, at },
+    ]);
+    const r = await t.request('GET', '/v1/dns/zones/cases.example/statistics', { key: a.pat });
+    expect(r.body.top_record_types).toEqual({ MX: 3 });
+    expect(r.body.response_time_ms_avg).toBe(0.1);
   });
 
   it('answers zeros for a zone nobody asked about', async () => {

@@ -1,9 +1,8 @@
 import type { Logger } from 'pino';
 import type { AuditTrail } from '../../kernel/audit/audit.js';
 import type { IdentityService } from '../../kernel/auth/identity.js';
-import type { Credential } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
-import { AppError, kernelErrors } from '../../kernel/errors.js';
+import { AppError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { type DnsLookup, ResolverError } from '../../kernel/net/resolver.js';
 import type { SecretBox } from '../../kernel/secrets.js';
@@ -27,74 +26,16 @@ import {
   type PathOf,
   planChanges,
   type RecordChange,
+  withoutNoOps,
 } from './record-changes.js';
 import type { RecordType } from './record-content.js';
 import type { DnsRepo } from './repo.js';
 import type { QueryStatsSink } from './server-contract.js';
 import { nextSerial, soaFor } from './soa.js';
+import { QueryStatistics } from './statistics.js';
+import { type Actor, recordView, SYSTEM, type ZoneView, zoneErrors } from './views.js';
 import { parseZoneFile, writeZoneFile, ZoneFileError } from './zone-file.js';
 import type { StoreZoneSource } from './zone-source.js';
-
-export const zoneErrors = {
-  notFound: () => kernelErrors.notFound('Zone'),
-  invalidDomain: (message: string) =>
-    new AppError('invalid', 'invalid_domain', `domain: ${message}.`, {
-      errors: [{ path: '/body/domain', message }],
-    }),
-  taken: () => new AppError('conflict', 'zone_exists', 'This domain is already hosted as a zone.'),
-  overlaps: (other: string) =>
-    new AppError(
-      'conflict',
-      'zone_overlaps',
-      `This domain overlaps the zone ${other}, held by another account.`,
-    ),
-  reserved: () =>
-    new AppError(
-      'conflict',
-      'zone_reserved',
-      'This domain holds Fjord’s own nameserver names and cannot be hosted as a customer zone.',
-    ),
-  disabled: () =>
-    new AppError(
-      'conflict',
-      'zone_disabled',
-      'This zone was disabled by the operator; its records cannot be changed.',
-    ),
-  zoneQuota: (n: number) => dnsErrors.quota(`Your plan allows at most ${n} DNS zones.`),
-  zoneFile: (message: string) =>
-    new AppError('invalid', 'invalid_zone_file', message, { errors: [{ path: '/body/zone_file', message }] }),
-};
-
-export interface ZoneView {
-  id: string;
-  name: string;
-  status: DnsZonesTable['status'];
-  dnssec_enabled: boolean;
-  record_count: number;
-  nameservers: string[];
-  created_at: string;
-}
-
-export interface RecordView {
-  id: string;
-  name: string;
-  type: string;
-  content: string;
-  ttl: number;
-  priority: number | null;
-}
-
-export const recordView = (r: DnsRecordsTable): RecordView => ({
-  id: r.id,
-  name: r.name,
-  type: r.type,
-  content: r.content,
-  ttl: r.ttl,
-  priority: r.priority,
-});
-
-type Actor = Pick<Credential, 'kind' | 'id'> | { kind: 'system'; id: null };
-const SYSTEM: Actor = { kind: 'system', id: null };
 
 /**
  * Zones, records, DNSSEC keys and query statistics. Every committed change raises the zone's
@@ -102,6 +43,7 @@ const SYSTEM: Actor = { kind: 'system', id: null };
  * verification write through `findZoneForName`, `setRecordSet` and `deleteRecordSet`.
  */
 export class DnsService implements QueryStatsSink {
+  private readonly stats: QueryStatistics;
   constructor(
     private readonly repo: DnsRepo,
     readonly source: StoreZoneSource,
@@ -115,7 +57,9 @@ export class DnsService implements QueryStatsSink {
       log: Logger;
       enqueueCheck: (zoneId: string) => Promise<void>;
     },
-  ) {}
+  ) {
+    this.stats = new QueryStatistics(repo);
+  }
 
   // Zones
 
@@ -392,53 +336,13 @@ export class DnsService implements QueryStatsSink {
 
   // Statistics
 
-  async recordQueries(
-    batch: { zoneId: string; qtype: string; count: number; totalMicros: number; at: number }[],
-  ): Promise<void> {
-    const sums = new Map<
-      string,
-      { zone_id: string; day: string; qtype: string; count: number; total_micros: number }
-    >();
-    for (const b of batch) {
-      const day = new Date(b.at).toISOString().slice(0, 10);
-      const k = `${b.zoneId} ${day} ${b.qtype}`;
-      const s = sums.get(k) ?? {
-        zone_id: b.zoneId,
-        day,
-        qtype: b.qtype.toUpperCase(),
-        count: 0,
-        total_micros: 0,
-      };
-      s.count += b.count;
-      s.total_micros += Math.round(b.totalMicros);
-      sums.set(k, s);
-    }
-    const live = await this.repo.existingZoneIds([...new Set(batch.map((b) => b.zoneId))]);
-    const rows = [...sums.values()].filter((r) => live.has(r.zone_id) && r.count > 0);
-    for (let i = 0; i < rows.length; i += 100) await this.repo.addStats(rows.slice(i, i + 100));
+  recordQueries(batch: Parameters<QueryStatsSink['recordQueries']>[0]): Promise<void> {
+    return this.stats.recordQueries(batch);
   }
 
   async statistics(customerId: string, zoneName: string) {
     const zone = await this.zoneOf(customerId, zoneName);
-    const today = new Date(this.deps.clock.nowMs()).toISOString().slice(0, 10);
-    const rows = await this.repo.statsSince(zone.id, `${today.slice(0, 7)}-01`);
-    let month = 0;
-    let day = 0;
-    let micros = 0;
-    const byType = new Map<string, number>();
-    for (const r of rows) {
-      month += Number(r.count);
-      micros += Number(r.total_micros);
-      if (r.day === today) day += Number(r.count);
-      byType.set(r.qtype, (byType.get(r.qtype) ?? 0) + Number(r.count));
-    }
-    const top = [...byType.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 10);
-    return {
-      queries_today: day,
-      queries_this_month: month,
-      top_record_types: Object.fromEntries(top),
-      response_time_ms_avg: month > 0 ? Math.round((micros / month / 1000) * 1000) / 1000 : 0,
-    };
+    return this.stats.forZone(zone.id, this.deps.clock.nowMs());
   }
 
   // For dynamic DNS and domain verification
@@ -614,17 +518,3 @@ export class DnsService implements QueryStatsSink {
 }
 
 const bodyPath: PathOf = (_i, field) => `/body/${field}`;
-
-/** Replacing a set by itself: drop delete+create pairs of identical records so nothing is written. */
-function withoutNoOps(plan: ChangePlan, existing: DnsRecordsTable[]): ChangePlan {
-  const key = (r: DnsRecordsTable) => `${r.name} ${r.type} ${r.content} ${r.priority} ${r.ttl}`;
-  const deleted = new Map(existing.filter((r) => plan.deletes.includes(r.id)).map((r) => [key(r), r.id]));
-  const keptIds = new Set<string>();
-  const inserts = plan.inserts.filter((r) => {
-    const id = deleted.get(key(r));
-    if (id === undefined || keptIds.has(id)) return true;
-    keptIds.add(id);
-    return false;
-  });
-  return { ...plan, inserts, deletes: plan.deletes.filter((id) => !keptIds.has(id)) };
-}
