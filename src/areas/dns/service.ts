@@ -351,7 +351,7 @@ export class DnsService implements QueryStatsSink {
   async findZoneForName(
     customerId: string,
     name: string,
-  ): Promise<{ zoneId: string; apex: string; host: string } | null> {
+  ): Promise<{ zoneId: string; apex: string; host: string; status: DnsZonesTable['status'] } | null> {
     const ascii = toAscii(name);
     if (!ascii) return null;
     const labels = ascii.split('.');
@@ -363,6 +363,7 @@ export class DnsService implements QueryStatsSink {
       zoneId: zone.id,
       apex: zone.name,
       host: ascii === zone.name ? '@' : ascii.slice(0, -(zone.name.length + 1)),
+      status: zone.status,
     };
   }
 
