@@ -230,6 +230,7 @@ describe('the service other areas write through', () => {
     expect(await dns().findZoneForName(a.id, `router.home.${Z}`)).toMatchObject({
       apex: `home.${Z}`,
       host: 'router',
+      status: 'pending',
     });
     expect(await dns().findZoneForName(a.id, `www.${Z}.`)).toMatchObject({ apex: Z, host: 'www' });
     expect(await dns().findZoneForName(a.id, Z)).toMatchObject({ apex: Z, host: '@' });
