@@ -25,9 +25,16 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '3' },
     clients: { type: 'string', default: '4' },
     'nsd-servers': { type: 'string', default: '1' },
+    // Pin the servers to CPU 0 and dnsperf to CPU 1 (taskset), so that they do not share a core.
+    pin: { type: 'boolean', default: false },
   },
 });
 const DURATION = Number(args.duration);
+
+/** The command, under `taskset -c cpu` with --pin (taskset execs it: the pid stays the server's). */
+function pinned(cpu: string, cmd: string, argv: string[]): [string, string[]] {
+  return args.pin ? ['taskset', ['-c', cpu, cmd, ...argv]] : [cmd, argv];
+}
 const ROUNDS = Math.max(1, Number(args.rounds));
 const TARGET_RATIO = 0.5;
 const HOSTS = 1000;
@@ -188,7 +195,7 @@ async function dnsperf(port: number, file: string, dnssec: boolean, pid: number)
   argv.push('-c', String(args.clients), '-T', '1', '-q', '200');
   if (dnssec) argv.push('-D');
   const out = await new Promise<string>((res, rej) => {
-    const child = spawn('dnsperf', argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(...pinned('1', 'dnsperf', argv), { stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';
     child.stdout.on('data', (d) => {
       text += d;
@@ -264,12 +271,16 @@ zone:
   zonefile: signed.test.zone
 `,
 );
-const nsd = spawn('/usr/sbin/nsd', ['-d', '-c', join(dir, 'nsd.conf')], { stdio: 'ignore' });
+const nsd = spawn(...pinned('0', '/usr/sbin/nsd', ['-d', '-c', join(dir, 'nsd.conf')]), { stdio: 'ignore' });
 children.add(nsd);
 
 const fjord = spawn(
-  process.execPath,
-  ['--import', 'tsx', join(ROOT, 'bench', 'dns-server.ts'), join(dir, 'zones.json')],
+  ...pinned('0', process.execPath, [
+    '--import',
+    'tsx',
+    join(ROOT, 'bench', 'dns-server.ts'),
+    join(dir, 'zones.json'),
+  ]),
   {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -298,7 +309,7 @@ const kinds = [
   { kind: 'signed (DO)', file: join(dir, 'q-signed.txt'), dnssec: true },
 ];
 console.log(
-  `dnsperf ${DURATION}s × ${ROUNDS} rounds, ${args.clients} clients, NSD server-count ${args['nsd-servers']}, Node ${process.version}`,
+  `dnsperf ${DURATION}s × ${ROUNDS} rounds, ${args.clients} clients, NSD server-count ${args['nsd-servers']}, Node ${process.version}${args.pin ? ', servers on CPU 0, dnsperf on CPU 1' : ''}`,
 );
 // warm-up: fills Fjord's response and signature caches as a running server's would be
 for (const t of targets) for (const k of kinds) await dnsperf(t.port, k.file, k.dnssec, t.pid);
