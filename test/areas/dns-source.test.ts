@@ -212,6 +212,23 @@ describe('query statistics', () => {
     expect(r.body.response_time_ms_avg).toBe(0.1);
   });
 
+  it('drops daily counts older than the retention, once a day', async () => {
+    const zone = (await t.request('GET', `/v1/dns/zones/${Z}`, { key: a.pat })).body;
+    const old = t.kernel.clock.nowMs() - 500 * 86400_000;
+    await dns().recordQueries([{ zoneId: zone.id, qtype: 'NS', count: 4, totalMicros: 4, at: old }]);
+    const count = async () =>
+      (
+        await t.kernel.store.db
+          .selectFrom('dns_query_stats')
+          .select('day')
+          .where('qtype', '=', 'NS')
+          .execute()
+      ).length;
+    expect(await count()).toBe(1);
+    await t.advance(86400);
+    expect(await count()).toBe(0);
+  });
+
   it('answers zeros for a zone nobody asked about', async () => {
     await t.request('POST', '/v1/dns/zones', { key: a.pat, body: { domain: 'quiet.example' } });
     const r = await t.request('GET', '/v1/dns/zones/quiet.example/statistics', { key: a.pat });

@@ -188,6 +188,10 @@ export class DnsRepo {
       )
       .execute();
   }
+  async purgeStatsBefore(day: string): Promise<number> {
+    const r = await this.db.deleteFrom('dns_query_stats').where('day', '<', day).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
   /** Counts per type from `fromDay` (inclusive), and today's total. */
   statsSince(zoneId: string, fromDay: string) {
     return this.db

@@ -340,6 +340,10 @@ export class DnsService implements QueryStatsSink {
     return this.stats.recordQueries(batch);
   }
 
+  purgeOldStatistics(): Promise<number> {
+    return this.stats.purge(this.deps.clock.nowMs());
+  }
+
   async statistics(customerId: string, zoneName: string) {
     const zone = await this.zoneOf(customerId, zoneName);
     return this.stats.forZone(zone.id, this.deps.clock.nowMs());

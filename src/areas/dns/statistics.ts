@@ -1,6 +1,9 @@
 import type { DnsRepo } from './repo.js';
 import type { QueryStatsSink } from './server-contract.js';
 
+/** Days of per-day query counts kept. */
+export const STATS_RETENTION_DAYS = 400;
+
 /**
  * Query counts the DNS servers report, summed per zone, UTC day and type in `dns_query_stats`
  * (one upsert per group), and the statistics view computed from them.
@@ -26,6 +29,11 @@ export class QueryStatistics implements QueryStatsSink {
     const live = await this.repo.existingZoneIds([...new Set(batch.map((b) => b.zoneId))]);
     const rows = [...sums.values()].filter((r) => live.has(r.zone_id) && r.count > 0);
     for (let i = 0; i < rows.length; i += 100) await this.repo.addStats(rows.slice(i, i + 100));
+  }
+
+  /** Drops days older than the retention (the API shows this month; the rest is history kept a while). */
+  purge(nowMs: number, keepDays = STATS_RETENTION_DAYS): Promise<number> {
+    return this.repo.purgeStatsBefore(new Date(nowMs - keepDays * 86400_000).toISOString().slice(0, 10));
   }
 
   async forZone(zoneId: string, nowMs: number) {
