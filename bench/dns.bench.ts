@@ -299,6 +299,16 @@ const fjordPort = await new Promise<number>((res, rej) => {
 waitFor(nsdPort, 'bench.test');
 waitFor(fjordPort, 'bench.test');
 waitFor(fjordPort, 'signed.test');
+const floor = spawn(...pinned('0', process.execPath, [join(ROOT, 'bench', 'udp-floor.mjs')]), {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+children.add(floor);
+const floorPort = await new Promise<number>((res) => {
+  floor.stdout!.on('data', (d) => {
+    const m = /listening (\d+)/.exec(String(d));
+    if (m) res(Number(m[1]));
+  });
+});
 
 const targets = [
   { name: 'NSD', port: nsdPort, pid: nsd.pid! },
@@ -315,7 +325,9 @@ console.log(
 for (const t of targets) for (const k of kinds) await dnsperf(t.port, k.file, k.dnssec, t.pid);
 
 const results = new Map<string, Run[]>();
+const floorRuns: Run[] = [];
 for (let round = 0; round < ROUNDS; round++) {
+  floorRuns.push(await dnsperf(floorPort, kinds[0]!.file, false, floor.pid!));
   for (const k of kinds) {
     for (const t of targets) {
       const r = await dnsperf(t.port, k.file, k.dnssec, t.pid);
@@ -353,6 +365,11 @@ for (const k of kinds) {
   }
   if (k.kind === 'unsigned') verdict = median(ratios) >= TARGET_RATIO;
 }
+console.log(
+  `\nNode's UDP floor (bench/udp-floor.mjs: echoes each query, no DNS work): ${Math.round(
+    median(floorRuns.map((r) => r.qps)),
+  )} qps, ${median(floorRuns.map((r) => r.cpuUsPerQuery)).toFixed(1)} CPU µs/query`,
+);
 console.log(`\nresponse codes (last Fjord run): ${results.get('Fjord|unsigned')!.at(-1)!.codes}`);
 console.log(`response codes (last NSD run):   ${results.get('NSD|unsigned')!.at(-1)!.codes}`);
 console.log(`\ntarget ≥ ${TARGET_RATIO}× NSD for unsigned answers: ${verdict ? 'met' : 'NOT met'}`);
