@@ -6,35 +6,20 @@ import { AppError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { type DnsLookup, ResolverError } from '../../kernel/net/resolver.js';
 import type { SecretBox } from '../../kernel/secrets.js';
-import { insertUnique, isUniqueViolation } from '../../kernel/store/dialect.js';
-import {
-  ALGORITHM,
-  ALGORITHM_NAME,
-  dnskeyRdata,
-  dsRecord,
-  generateZoneKey,
-  KEY_FLAGS,
-  keyTag,
-} from './dnssec.js';
+import { insertUnique } from '../../kernel/store/dialect.js';
 import type { DnsRecordsTable, DnsZonesTable } from './migrations.js';
 import { NameError, normaliseHost, normaliseZoneName, toAscii } from './names.js';
 import { quotaOf } from './quotas.js';
-import {
-  type ChangePlan,
-  dnsErrors,
-  MAX_BATCH,
-  type PathOf,
-  planChanges,
-  type RecordChange,
-  withoutNoOps,
-} from './record-changes.js';
+import { dnsErrors, MAX_BATCH, type PathOf, type RecordChange } from './record-changes.js';
 import type { RecordType } from './record-content.js';
+import { RecordWriter } from './record-writer.js';
 import type { DnsRepo } from './repo.js';
 import type { QueryStatsSink } from './server-contract.js';
 import { nextSerial, soaFor } from './soa.js';
 import { QueryStatistics } from './statistics.js';
 import { type Actor, recordView, SYSTEM, type ZoneView, zoneErrors } from './views.js';
 import { parseZoneFile, writeZoneFile, ZoneFileError } from './zone-file.js';
+import { ZoneKeys } from './zone-keys.js';
 import type { StoreZoneSource } from './zone-source.js';
 
 /**
@@ -44,6 +29,8 @@ import type { StoreZoneSource } from './zone-source.js';
  */
 export class DnsService implements QueryStatsSink {
   private readonly stats: QueryStatistics;
+  private readonly writer: RecordWriter;
+  private readonly keys: ZoneKeys;
   constructor(
     private readonly repo: DnsRepo,
     readonly source: StoreZoneSource,
@@ -59,6 +46,8 @@ export class DnsService implements QueryStatsSink {
     },
   ) {
     this.stats = new QueryStatistics(repo);
+    this.writer = new RecordWriter(repo, source, deps);
+    this.keys = new ZoneKeys(repo, source, deps);
   }
 
   // Zones
@@ -191,7 +180,13 @@ export class DnsService implements QueryStatsSink {
     input: Omit<Extract<RecordChange, { action: 'create' }>, 'action'>,
   ) {
     const zone = await this.zoneOf(customerId, zoneName);
-    const plan = await this.apply(zone, [{ action: 'create', ...input }], actor, bodyPath, 'not_found');
+    const plan = await this.writer.apply(
+      zone,
+      [{ action: 'create', ...input }],
+      actor,
+      bodyPath,
+      'not_found',
+    );
     return recordView(plan.outcomes[0]!.record!);
   }
 
@@ -203,19 +198,31 @@ export class DnsService implements QueryStatsSink {
     input: Omit<Extract<RecordChange, { action: 'update' }>, 'action' | 'id'>,
   ) {
     const zone = await this.zoneOf(customerId, zoneName);
-    const plan = await this.apply(zone, [{ action: 'update', id, ...input }], actor, bodyPath, 'not_found');
+    const plan = await this.writer.apply(
+      zone,
+      [{ action: 'update', id, ...input }],
+      actor,
+      bodyPath,
+      'not_found',
+    );
     return recordView(plan.outcomes[0]!.record!);
   }
 
   async deleteRecord(customerId: string, actor: Actor, zoneName: string, id: string) {
     const zone = await this.zoneOf(customerId, zoneName);
-    await this.apply(zone, [{ action: 'delete', id }], actor, bodyPath, 'not_found');
+    await this.writer.apply(zone, [{ action: 'delete', id }], actor, bodyPath, 'not_found');
     return { success: true, message: 'Record deleted.' };
   }
 
   async batch(customerId: string, actor: Actor, zoneName: string, changes: RecordChange[]) {
     const zone = await this.zoneOf(customerId, zoneName);
-    const plan = await this.apply(zone, changes, actor, (i, f) => `/body/changes/${i}/${f}`, 'invalid');
+    const plan = await this.writer.apply(
+      zone,
+      changes,
+      actor,
+      (i, f) => `/body/changes/${i}/${f}`,
+      'invalid',
+    );
     return {
       results: plan.outcomes.map((o) => ({
         action: o.action,
@@ -247,23 +254,26 @@ export class DnsService implements QueryStatsSink {
         `A zone file may carry at most ${MAX_BATCH} records per import (it has ${parsed.records.length}).`,
       );
     }
-    const existing = replace ? await this.repo.records(zone.id) : [];
-    const changes: RecordChange[] = [
-      ...existing.map((r): RecordChange => ({ action: 'delete', id: r.id })),
-      ...parsed.records.map(
-        (r): RecordChange => ({
-          action: 'create',
-          record_type: r.type,
-          host: r.host,
-          record: r.record,
-          ttl: r.ttl,
-          priority: r.priority,
-        }),
-      ),
-    ];
-    const lineOf = (i: number) => parsed.records[i - existing.length]?.line ?? 0;
+    const creates = parsed.records.map(
+      (r): RecordChange => ({
+        action: 'create',
+        record_type: r.type,
+        host: r.host,
+        record: r.record,
+        ttl: r.ttl,
+        priority: r.priority,
+      }),
+    );
+    // The records to replace are read inside the write transaction, under the zone's lock.
+    let deleted = 0;
+    const changes = (existing: DnsRecordsTable[]): RecordChange[] => {
+      const old = replace ? existing : [];
+      deleted = old.length;
+      return [...old.map((r): RecordChange => ({ action: 'delete', id: r.id })), ...creates];
+    };
+    const lineOf = (i: number) => parsed.records[i - deleted]?.line ?? 0;
     try {
-      await this.apply(zone, changes, actor, (i) => `/body/zone_file/line/${lineOf(i)}`, 'invalid');
+      await this.writer.apply(zone, changes, actor, (i) => `/body/zone_file/line/${lineOf(i)}`, 'invalid');
     } catch (err) {
       // Name the zone-file line in the message, where the user will look.
       if (err instanceof AppError && err.options.errors?.[0]) {
@@ -272,66 +282,17 @@ export class DnsService implements QueryStatsSink {
       }
       throw err;
     }
-    return { imported: parsed.records.length, deleted: existing.length, skipped: parsed.skipped };
+    return { imported: parsed.records.length, deleted, skipped: parsed.skipped };
   }
 
   // DNSSEC
 
   async activateDnssec(customerId: string, actor: Actor, zoneName: string) {
-    const zone = await this.zoneOf(customerId, zoneName);
-    let key = await this.repo.key(zone.id);
-    if (!key) {
-      const k = generateZoneKey();
-      key = {
-        zone_id: zone.id,
-        algorithm: ALGORITHM,
-        flags: KEY_FLAGS,
-        key_tag: keyTag(dnskeyRdata(k.publicKey)),
-        public_key: k.publicKey.toString('base64'),
-        private_key_sealed: this.deps.secrets.seal(k.privateKeyPkcs8.toString('base64')),
-        created_at: this.deps.clock.nowMs(),
-      };
-      // Two activations at once: the first key stays, the second request reads it.
-      await this.repo.insertKey(key).catch((err) => {
-        if (!isUniqueViolation(err)) throw err;
-      });
-      key = (await this.repo.key(zone.id))!;
-    }
-    if (!zone.dnssec_enabled) {
-      await this.repo.setDnssec(
-        zone.id,
-        true,
-        nextSerial(zone.serial, this.deps.clock.nowMs()),
-        this.deps.clock.nowMs(),
-      );
-      await this.audit(customerId, actor, 'zone.dnssec_enabled', zone.id, { key_tag: key.key_tag });
-      await this.source.announce(zone.name);
-    }
-    return {
-      enabled: true,
-      ds_records: [dsRecord(zone.name, Buffer.from(key.public_key, 'base64'))],
-      algorithm: ALGORITHM_NAME,
-    };
+    return this.keys.activate(await this.zoneOf(customerId, zoneName), actor);
   }
 
   async deactivateDnssec(customerId: string, actor: Actor, zoneName: string) {
-    const zone = await this.zoneOf(customerId, zoneName);
-    if (zone.dnssec_enabled) {
-      await this.repo.setDnssec(
-        zone.id,
-        false,
-        nextSerial(zone.serial, this.deps.clock.nowMs()),
-        this.deps.clock.nowMs(),
-      );
-      await this.audit(customerId, actor, 'zone.dnssec_disabled', zone.id);
-      await this.source.announce(zone.name);
-    }
-    return {
-      success: true,
-      message: zone.dnssec_enabled
-        ? `DNSSEC signing is off for ${zone.name}; the signing key is kept, so turning it on again gives the same DS record.`
-        : `DNSSEC was not enabled for ${zone.name}.`,
-    };
+    return this.keys.deactivate(await this.zoneOf(customerId, zoneName), actor);
   }
 
   // Statistics
@@ -392,7 +353,7 @@ export class DnsService implements QueryStatsSink {
         throw dnsErrors.invalid('/name', `${name}: ${err.message}.`, 'invalid_host');
       throw err;
     }
-    const plan = await this.apply(
+    const plan = await this.writer.apply(
       zone,
       (existing) => [
         ...existing
@@ -443,52 +404,6 @@ export class DnsService implements QueryStatsSink {
     const zone = await this.repo.zoneByName(toAscii(zoneName));
     if (!zone || zone.customer_id !== customerId) throw zoneErrors.notFound();
     return zone;
-  }
-
-  /**
-   * Plans the changes against the zone's records and writes them in one transaction that holds
-   * the zone's row lock, raising the serial; then tells the servers.
-   */
-  private async apply(
-    zone: DnsZonesTable,
-    changes: RecordChange[] | ((existing: DnsRecordsTable[]) => RecordChange[]),
-    actor: Actor,
-    pathOf: PathOf,
-    missing: 'not_found' | 'invalid',
-    opts: { unchangedIfSame?: boolean } = {},
-  ): Promise<ChangePlan> {
-    if (zone.status === 'disabled') throw zoneErrors.disabled();
-    const quota = quotaOf((await this.deps.identity.getCustomer(zone.customer_id))?.plan);
-    const now = this.deps.clock.nowMs();
-    const plan = await this.repo.transaction(async (tx) => {
-      const locked = await tx.lockZone(zone.id, now);
-      if (!locked) throw zoneErrors.notFound();
-      const existing = await tx.records(zone.id);
-      const list = typeof changes === 'function' ? changes(existing) : changes;
-      let p = planChanges(zone.name, existing, list, {
-        zoneId: zone.id,
-        now,
-        maxRecords: quota.recordsPerZone,
-        pathOf,
-        missing,
-      });
-      if (opts.unchangedIfSame) p = withoutNoOps(p, existing);
-      if (p.inserts.length + p.updates.length + p.deletes.length === 0) return p;
-      await tx.deleteRecords(zone.id, p.deletes);
-      for (const r of p.updates) await tx.updateRecord(r);
-      await tx.insertRecords(p.inserts);
-      await tx.setSerial(zone.id, nextSerial(locked.serial, now), now);
-      return p;
-    });
-    if (plan.inserts.length + plan.updates.length + plan.deletes.length > 0) {
-      await this.audit(zone.customer_id, actor, 'records.changed', zone.id, {
-        created: plan.inserts.length,
-        updated: plan.updates.length,
-        deleted: plan.deletes.length,
-      });
-      await this.source.announce(zone.name);
-    }
-    return plan;
   }
 
   private zoneView(z: DnsZonesTable, recordCount: number): ZoneView {
