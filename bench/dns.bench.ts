@@ -25,9 +25,16 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '3' },
     clients: { type: 'string', default: '4' },
     'nsd-servers': { type: 'string', default: '1' },
+    // Pin the servers to CPU 0 and dnsperf to CPU 1 (taskset), so that they do not share a core.
+    pin: { type: 'boolean', default: false },
   },
 });
 const DURATION = Number(args.duration);
+
+/** The command, under `taskset -c cpu` with --pin (taskset execs it: the pid stays the server's). */
+function pinned(cpu: string, cmd: string, argv: string[]): [string, string[]] {
+  return args.pin ? ['taskset', ['-c', cpu, cmd, ...argv]] : [cmd, argv];
+}
 const ROUNDS = Math.max(1, Number(args.rounds));
 const TARGET_RATIO = 0.5;
 const HOSTS = 1000;
@@ -188,7 +195,7 @@ async function dnsperf(port: number, file: string, dnssec: boolean, pid: number)
   argv.push('-c', String(args.clients), '-T', '1', '-q', '200');
   if (dnssec) argv.push('-D');
   const out = await new Promise<string>((res, rej) => {
-    const child = spawn('dnsperf', argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(...pinned('1', 'dnsperf', argv), { stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';
     child.stdout.on('data', (d) => {
       text += d;
@@ -264,12 +271,16 @@ zone:
   zonefile: signed.test.zone
 `,
 );
-const nsd = spawn('/usr/sbin/nsd', ['-d', '-c', join(dir, 'nsd.conf')], { stdio: 'ignore' });
+const nsd = spawn(...pinned('0', '/usr/sbin/nsd', ['-d', '-c', join(dir, 'nsd.conf')]), { stdio: 'ignore' });
 children.add(nsd);
 
 const fjord = spawn(
-  process.execPath,
-  ['--import', 'tsx', join(ROOT, 'bench', 'dns-server.ts'), join(dir, 'zones.json')],
+  ...pinned('0', process.execPath, [
+    '--import',
+    'tsx',
+    join(ROOT, 'bench', 'dns-server.ts'),
+    join(dir, 'zones.json'),
+  ]),
   {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -288,6 +299,16 @@ const fjordPort = await new Promise<number>((res, rej) => {
 waitFor(nsdPort, 'bench.test');
 waitFor(fjordPort, 'bench.test');
 waitFor(fjordPort, 'signed.test');
+const floor = spawn(...pinned('0', process.execPath, [join(ROOT, 'bench', 'udp-floor.mjs')]), {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+children.add(floor);
+const floorPort = await new Promise<number>((res) => {
+  floor.stdout!.on('data', (d) => {
+    const m = /listening (\d+)/.exec(String(d));
+    if (m) res(Number(m[1]));
+  });
+});
 
 const targets = [
   { name: 'NSD', port: nsdPort, pid: nsd.pid! },
@@ -298,13 +319,15 @@ const kinds = [
   { kind: 'signed (DO)', file: join(dir, 'q-signed.txt'), dnssec: true },
 ];
 console.log(
-  `dnsperf ${DURATION}s × ${ROUNDS} rounds, ${args.clients} clients, NSD server-count ${args['nsd-servers']}, Node ${process.version}`,
+  `dnsperf ${DURATION}s × ${ROUNDS} rounds, ${args.clients} clients, NSD server-count ${args['nsd-servers']}, Node ${process.version}${args.pin ? ', servers on CPU 0, dnsperf on CPU 1' : ''}`,
 );
 // warm-up: fills Fjord's response and signature caches as a running server's would be
 for (const t of targets) for (const k of kinds) await dnsperf(t.port, k.file, k.dnssec, t.pid);
 
 const results = new Map<string, Run[]>();
+const floorRuns: Run[] = [];
 for (let round = 0; round < ROUNDS; round++) {
+  floorRuns.push(await dnsperf(floorPort, kinds[0]!.file, false, floor.pid!));
   for (const k of kinds) {
     for (const t of targets) {
       const r = await dnsperf(t.port, k.file, k.dnssec, t.pid);
@@ -316,9 +339,9 @@ for (let round = 0; round < ROUNDS; round++) {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 console.log(
-  '\n| answers | server | qps (median) | mean latency ms | CPU µs/query | lost | ratio to NSD (per round) |',
+  '\n| answers | server | qps (median) | mean latency ms | CPU µs/query | lost | qps ratio to NSD (per round) | CPU-per-query ratio |',
 );
-console.log('|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|');
 let verdict = true;
 for (const k of kinds) {
   const nsdRuns = results.get(`NSD|${k.kind}`)!;
@@ -332,12 +355,21 @@ for (const k of kinds) {
       name === 'Fjord'
         ? `**${median(ratios).toFixed(2)}×** (${ratios.map((x) => x.toFixed(2)).join(', ')})`
         : '1';
+    // NSD's CPU time per query over Fjord's: the throughput ratio both would reach if each had
+    // a core to itself, steadier than qps when dnsperf shares the machine's cores.
+    const cpu = (rs: Run[]) => median(rs.map((r) => r.cpuUsPerQuery));
+    const cpuRatio = name === 'Fjord' ? `${(cpu(nsdRuns) / cpu(fjordRuns)).toFixed(2)}×` : '1';
     console.log(
-      `| ${k.kind} | ${name} | ${Math.round(median(runs.map((r) => r.qps)))} | ${median(runs.map((r) => r.latencyMs)).toFixed(2)} | ${median(runs.map((r) => r.cpuUsPerQuery)).toFixed(1)} | ${runs.reduce((n, r) => n + r.lost, 0)} | ${ratio} |`,
+      `| ${k.kind} | ${name} | ${Math.round(median(runs.map((r) => r.qps)))} | ${median(runs.map((r) => r.latencyMs)).toFixed(2)} | ${median(runs.map((r) => r.cpuUsPerQuery)).toFixed(1)} | ${runs.reduce((n, r) => n + r.lost, 0)} | ${ratio} | ${cpuRatio} |`,
     );
   }
   if (k.kind === 'unsigned') verdict = median(ratios) >= TARGET_RATIO;
 }
+console.log(
+  `\nNode's UDP floor (bench/udp-floor.mjs: echoes each query, no DNS work): ${Math.round(
+    median(floorRuns.map((r) => r.qps)),
+  )} qps, ${median(floorRuns.map((r) => r.cpuUsPerQuery)).toFixed(1)} CPU µs/query`,
+);
 console.log(`\nresponse codes (last Fjord run): ${results.get('Fjord|unsigned')!.at(-1)!.codes}`);
 console.log(`response codes (last NSD run):   ${results.get('NSD|unsigned')!.at(-1)!.codes}`);
 console.log(`\ntarget ≥ ${TARGET_RATIO}× NSD for unsigned answers: ${verdict ? 'met' : 'NOT met'}`);

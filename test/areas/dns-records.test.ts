@@ -241,6 +241,26 @@ describe('record rules', () => {
   });
 });
 
+describe('concurrent writes', () => {
+  it('serialise per zone: of racing CNAMEs at one name exactly one lands, and each change has its own serial', async () => {
+    const s0 = await serial();
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        create({ record_type: 'CNAME', host: 'race', record: `t${i}.example.net` }),
+      ),
+    );
+    const statuses = replies.map((r) => r.status).sort();
+    expect(statuses).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
+    const parallelA = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        create({ record_type: 'A', host: 'race-a', record: `192.0.2.${i + 1}` }),
+      ),
+    );
+    expect(parallelA.every((r) => r.status === 201)).toBe(true);
+    expect(await serial()).toBe(s0 + 9);
+  });
+});
+
 describe('record quota', () => {
   it('stops at the plan’s records per zone (free: 100), counting a batch as a whole', async () => {
     const c = await t.customer();

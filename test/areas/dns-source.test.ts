@@ -63,6 +63,48 @@ describe('the zone source the DNS server reads', () => {
     expect(await dns().source.loadZone('unknown.example')).toBeNull();
   });
 
+  it('loads thousands of zones at once (id lists are queried in pieces)', async () => {
+    const c = await t.customer();
+    const now = Date.now();
+    const zones = Array.from({ length: 1200 }, (_, i) => ({
+      id: `bulk-zone-${i}`,
+      customer_id: c.id,
+      name: `bulk${i}.load.example`,
+      status: 'active',
+      serial: 2026010100,
+      dnssec_enabled: 0,
+      created_at: now,
+      updated_at: now,
+      delegation_checked_at: null,
+    }));
+    for (let i = 0; i < zones.length; i += 100) {
+      await t.kernel.store.db
+        .insertInto('dns_zones')
+        .values(zones.slice(i, i + 100))
+        .execute();
+      await t.kernel.store.db
+        .insertInto('dns_records')
+        .values(
+          zones.slice(i, i + 100).map((z) => ({
+            id: `r-${z.id}`,
+            zone_id: z.id,
+            name: 'www',
+            type: 'A',
+            content: '192.0.2.1',
+            ttl: 300,
+            priority: null,
+            created_at: now,
+          })),
+        )
+        .execute();
+    }
+    const all = await dns().source.loadAll();
+    const bulk = all.filter((z) => z.apex.endsWith('.load.example'));
+    expect(bulk).toHaveLength(1200);
+    expect(bulk.every((z) => z.records.length === 1)).toBe(true);
+    await t.kernel.store.db.deleteFrom('dns_zones').where('customer_id', '=', c.id).execute();
+  });
+
   it('leaves disabled zones out', async () => {
     await t.operator('POST', `/admin/v1/dns/zones/${Z}/disable`);
     expect((await dns().source.loadAll()).map((z) => z.apex)).not.toContain(Z);
@@ -117,6 +159,7 @@ describe('the zone source the DNS server reads', () => {
     expect(heard).toContain('*');
     a = await t.customer();
     b = await t.customer();
+    await t.kernel.store.db.updateTable('customers').set({ plan: 'pro' }).where('id', '=', a.id).execute();
     await t.request('POST', '/v1/dns/zones', { key: a.pat, body: { domain: Z } });
   });
 });
@@ -156,6 +199,36 @@ describe('query statistics', () => {
     expect(rows).toEqual([]);
   });
 
+  it('sums one type spelled in two cases within a batch into one row', async () => {
+    await t.request('POST', '/v1/dns/zones', { key: a.pat, body: { domain: 'cases.example' } });
+    const zone = (await t.request('GET', '/v1/dns/zones/cases.example', { key: a.pat })).body;
+    const at = t.kernel.clock.nowMs();
+    await dns().recordQueries([
+      { zoneId: zone.id, qtype: 'mx', count: 1, totalMicros: 100, at },
+      { zoneId: zone.id, qtype: 'MX', count: 2, totalMicros: 200, at },
+    ]);
+    const r = await t.request('GET', '/v1/dns/zones/cases.example/statistics', { key: a.pat });
+    expect(r.body.top_record_types).toEqual({ MX: 3 });
+    expect(r.body.response_time_ms_avg).toBe(0.1);
+  });
+
+  it('drops daily counts older than the retention, once a day', async () => {
+    const zone = (await t.request('GET', `/v1/dns/zones/${Z}`, { key: a.pat })).body;
+    const old = t.kernel.clock.nowMs() - 500 * 86400_000;
+    await dns().recordQueries([{ zoneId: zone.id, qtype: 'NS', count: 4, totalMicros: 4, at: old }]);
+    const count = async () =>
+      (
+        await t.kernel.store.db
+          .selectFrom('dns_query_stats')
+          .select('day')
+          .where('qtype', '=', 'NS')
+          .execute()
+      ).length;
+    expect(await count()).toBe(1);
+    await t.advance(86400);
+    expect(await count()).toBe(0);
+  });
+
   it('answers zeros for a zone nobody asked about', async () => {
     await t.request('POST', '/v1/dns/zones', { key: a.pat, body: { domain: 'quiet.example' } });
     const r = await t.request('GET', '/v1/dns/zones/quiet.example/statistics', { key: a.pat });
@@ -174,6 +247,7 @@ describe('the service other areas write through', () => {
     expect(await dns().findZoneForName(a.id, `router.home.${Z}`)).toMatchObject({
       apex: `home.${Z}`,
       host: 'router',
+      status: 'pending',
     });
     expect(await dns().findZoneForName(a.id, `www.${Z}.`)).toMatchObject({ apex: Z, host: 'www' });
     expect(await dns().findZoneForName(a.id, Z)).toMatchObject({ apex: Z, host: '@' });

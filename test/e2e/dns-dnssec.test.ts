@@ -1,9 +1,11 @@
 // Online DNSSEC as validators see it: delv with a trust anchor built from the zone's DS prints
 // "; fully validated" for every type and "; negative response, fully validated" for NXDOMAIN and
 // NODATA (compact denial), and fails with a tampered anchor; drill -S chases with the key.
+import { createSocket } from 'node:dgram';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import dnsPacket from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDnsServer, type DnsServer } from '../../src/areas/dns/server/index.js';
 import {
@@ -126,6 +128,27 @@ describe('compact denial of existence (RFC 9824)', () => {
     const plain = await dig(port, `nope.${APEX}`, 'A');
     expect(plain).toMatch(/status: NXDOMAIN/);
     expect(plain).not.toMatch(/RRSIG|NSEC/);
+  });
+
+  it('keeps the NXDOMAIN rcode for clients that set Compact Answers OK (CO)', async () => {
+    // dig 9.18 cannot set CO: send the query by hand, DO (0x8000) and CO (0x4000) set
+    const query = dnsPacket.encode({
+      type: 'query',
+      id: 99,
+      questions: [{ type: 'A', name: `nope.${APEX}` }],
+      additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 1232, flags: 0xc000 } as never],
+    });
+    const socket = createSocket('udp4');
+    const reply = await new Promise<Buffer>((resolve) => {
+      socket.once('message', resolve);
+      socket.send(query, port, '127.0.0.1');
+    });
+    socket.close();
+    const decoded = dnsPacket.decode(reply);
+    expect(reply[3]! & 0xf).toBe(3); // NXDOMAIN
+    expect(decoded.authorities?.map((r) => r.type)).toEqual(['SOA', 'RRSIG', 'NSEC', 'RRSIG']);
+    const opt = decoded.additionals?.find((r) => r.type === 'OPT') as unknown as { flags: number };
+    expect(opt.flags & 0xc000).toBe(0xc000); // DO and CO echoed
   });
 
   it('lists the types that exist in a NODATA NSEC', async () => {

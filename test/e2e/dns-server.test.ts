@@ -174,6 +174,21 @@ describe('answers for a hosted zone', () => {
     expect(new Set(answer.map((l) => l[2])).size).toBe(1);
   });
 
+  it('answers DS at a child apex from the hosted parent that delegates to it', async () => {
+    const child = exampleZone('deleg.example.test');
+    child.zoneId = 'zone_child';
+    source.put(child);
+    await server.settled();
+    const ds = await dig(port, 'deleg.example.test', 'DS', '+norec');
+    expect(flags(ds)).toContain('aa');
+    expect(section(ds, 'AUTHORITY')[0]?.[0]).toBe('example.test.'); // the parent's SOA
+    const a = await dig(port, 'deleg.example.test', 'A');
+    expect(flags(a)).toContain('aa'); // the child answers everything else
+    expect(section(a, 'ANSWER')[0]?.[3]).toBe('192.0.2.1');
+    source.remove('deleg.example.test');
+    await server.settled();
+  });
+
   it('refuses names it does not host, and never recurses', async () => {
     const out = await dig(port, 'example.com', 'A');
     expect(status(out)).toBe('REFUSED');

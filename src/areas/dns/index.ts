@@ -8,6 +8,7 @@ import { DnsService } from './service.js';
 import { StoreZoneSource } from './zone-source.js';
 
 const CHECK_JOB = 'dns.delegation.check';
+const PURGE_JOB = 'dns.stats.purge';
 /** How often pending zones are checked for their delegation (docs/dns.md). */
 export const DELEGATION_CHECK_SECONDS = 300;
 
@@ -37,7 +38,11 @@ export const dnsArea: AreaModule = {
         else await service.checkPendingZones();
       },
     });
-    const schedule = () => kernel.jobs.schedule(CHECK_JOB, CHECK_JOB, DELEGATION_CHECK_SECONDS);
+    kernel.jobs.register(PURGE_JOB, { run: async () => void (await service.purgeOldStatistics()) });
+    const schedule = async () => {
+      await kernel.jobs.schedule(CHECK_JOB, CHECK_JOB, DELEGATION_CHECK_SECONDS);
+      await kernel.jobs.schedule(PURGE_JOB, PURGE_JOB, 86400);
+    };
     await schedule();
     kernel.registry.addServiceProvider(async (customerId) =>
       (await service.listZones(customerId)).zones.map((z) => ({

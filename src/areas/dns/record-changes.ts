@@ -250,3 +250,17 @@ function checkPlacement(
     }
   }
 }
+
+/** Replacing a set by itself: drop delete+create pairs of identical records so nothing is written. */
+export function withoutNoOps(plan: ChangePlan, existing: DnsRecordsTable[]): ChangePlan {
+  const key = (r: DnsRecordsTable) => `${r.name} ${r.type} ${r.content} ${r.priority} ${r.ttl}`;
+  const deleted = new Map(existing.filter((r) => plan.deletes.includes(r.id)).map((r) => [key(r), r.id]));
+  const keptIds = new Set<string>();
+  const inserts = plan.inserts.filter((r) => {
+    const id = deleted.get(key(r));
+    if (id === undefined || keptIds.has(id)) return true;
+    keptIds.add(id);
+    return false;
+  });
+  return { ...plan, inserts, deletes: plan.deletes.filter((id) => !keptIds.has(id)) };
+}

@@ -135,7 +135,14 @@ function canonicalTxt(value: string): string {
   const quoted = value.startsWith('"') ? parseQuotedStrings(value) : null;
   const bytes = quoted ? quoted.reduce((n, s) => n + Buffer.byteLength(s), 0) : Buffer.byteLength(value);
   if (bytes > MAX_TXT_BYTES) throw bad(`TXT text is longer than ${MAX_TXT_BYTES} bytes`);
-  return quoted ? quoted.map(quoteString).join(' ') : value;
+  if (!quoted) return value;
+  // Strings that are just a plain text as Fjord would split it are stored as that text, so a
+  // zone file exported and imported again gives the same `content`.
+  const joined = quoted.join('');
+  const same = splitTxt(joined);
+  if (!joined.startsWith('"') && same.length === quoted.length && same.every((x, i) => x === quoted[i]))
+    return joined;
+  return quoted.map(quoteString).join(' ');
 }
 
 const CAA_TAG = /^[a-z0-9]{1,15}$/i;

@@ -112,18 +112,20 @@ export class DnsRepo {
       .orderBy('id')
       .execute();
   }
-  recordsOfZones(zoneIds: string[]) {
-    if (zoneIds.length === 0) return Promise.resolve([] as DnsRecordsTable[]);
-    return this.db.selectFrom('dns_records').selectAll().where('zone_id', 'in', zoneIds).execute();
+  recordsOfZones(zoneIds: string[]): Promise<DnsRecordsTable[]> {
+    return inChunks(zoneIds, (ids) =>
+      this.db.selectFrom('dns_records').selectAll().where('zone_id', 'in', ids).execute(),
+    );
   }
   async recordCounts(zoneIds: string[]): Promise<Map<string, number>> {
-    if (zoneIds.length === 0) return new Map();
-    const rows = await this.db
-      .selectFrom('dns_records')
-      .select(['zone_id', (eb) => eb.fn.countAll<number>().as('n')])
-      .where('zone_id', 'in', zoneIds)
-      .groupBy('zone_id')
-      .execute();
+    const rows = await inChunks(zoneIds, (ids) =>
+      this.db
+        .selectFrom('dns_records')
+        .select(['zone_id', (eb) => eb.fn.countAll<number>().as('n')])
+        .where('zone_id', 'in', ids)
+        .groupBy('zone_id')
+        .execute(),
+    );
     return new Map(rows.map((r) => [r.zone_id, Number(r.n)]));
   }
   async insertRecords(rows: DnsRecordsTable[]) {
@@ -158,9 +160,10 @@ export class DnsRepo {
   key(zoneId: string) {
     return this.db.selectFrom('dns_keys').selectAll().where('zone_id', '=', zoneId).executeTakeFirst();
   }
-  keysOf(zoneIds: string[]) {
-    if (zoneIds.length === 0) return Promise.resolve([] as DnsKeysTable[]);
-    return this.db.selectFrom('dns_keys').selectAll().where('zone_id', 'in', zoneIds).execute();
+  keysOf(zoneIds: string[]): Promise<DnsKeysTable[]> {
+    return inChunks(zoneIds, (ids) =>
+      this.db.selectFrom('dns_keys').selectAll().where('zone_id', 'in', ids).execute(),
+    );
   }
   insertKey(row: DnsKeysTable) {
     return this.db.insertInto('dns_keys').values(row).execute();
@@ -185,6 +188,10 @@ export class DnsRepo {
       )
       .execute();
   }
+  async purgeStatsBefore(day: string): Promise<number> {
+    const r = await this.db.deleteFrom('dns_query_stats').where('day', '<', day).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
   /** Counts per type from `fromDay` (inclusive), and today's total. */
   statsSince(zoneId: string, fromDay: string) {
     return this.db
@@ -194,4 +201,15 @@ export class DnsRepo {
       .where('day', '>=', fromDay)
       .execute();
   }
+}
+
+/** Runs an `IN (…)` query over a long id list in pieces, under every engine's bound-parameter limit. */
+async function inChunks<T>(
+  ids: string[],
+  query: (chunk: string[]) => Promise<T[]>,
+  size = 500,
+): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < ids.length; i += size) out.push(...(await query(ids.slice(i, i + size))));
+  return out;
 }

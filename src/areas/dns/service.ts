@@ -1,94 +1,26 @@
 import type { Logger } from 'pino';
 import type { AuditTrail } from '../../kernel/audit/audit.js';
 import type { IdentityService } from '../../kernel/auth/identity.js';
-import type { Credential } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
-import { AppError, kernelErrors } from '../../kernel/errors.js';
+import { AppError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { type DnsLookup, ResolverError } from '../../kernel/net/resolver.js';
 import type { SecretBox } from '../../kernel/secrets.js';
-import { insertUnique, isUniqueViolation } from '../../kernel/store/dialect.js';
-import {
-  ALGORITHM,
-  ALGORITHM_NAME,
-  dnskeyRdata,
-  dsRecord,
-  generateZoneKey,
-  KEY_FLAGS,
-  keyTag,
-} from './dnssec.js';
+import { insertUnique } from '../../kernel/store/dialect.js';
 import type { DnsRecordsTable, DnsZonesTable } from './migrations.js';
 import { NameError, normaliseHost, normaliseZoneName, toAscii } from './names.js';
 import { quotaOf } from './quotas.js';
-import {
-  type ChangePlan,
-  dnsErrors,
-  MAX_BATCH,
-  type PathOf,
-  planChanges,
-  type RecordChange,
-} from './record-changes.js';
+import { dnsErrors, MAX_BATCH, type PathOf, type RecordChange } from './record-changes.js';
 import type { RecordType } from './record-content.js';
+import { RecordWriter } from './record-writer.js';
 import type { DnsRepo } from './repo.js';
 import type { QueryStatsSink } from './server-contract.js';
 import { nextSerial, soaFor } from './soa.js';
+import { QueryStatistics } from './statistics.js';
+import { type Actor, recordView, SYSTEM, type ZoneView, zoneErrors } from './views.js';
 import { parseZoneFile, writeZoneFile, ZoneFileError } from './zone-file.js';
+import { ZoneKeys } from './zone-keys.js';
 import type { StoreZoneSource } from './zone-source.js';
-
-export const zoneErrors = {
-  notFound: () => kernelErrors.notFound('Zone'),
-  invalidDomain: (message: string) =>
-    new AppError('invalid', 'invalid_domain', `domain: ${message}.`, {
-      errors: [{ path: '/body/domain', message }],
-    }),
-  taken: () => new AppError('conflict', 'zone_exists', 'This domain is already hosted as a zone.'),
-  overlaps: (other: string) =>
-    new AppError(
-      'conflict',
-      'zone_overlaps',
-      `This domain overlaps the zone ${other}, held by another account.`,
-    ),
-  disabled: () =>
-    new AppError(
-      'conflict',
-      'zone_disabled',
-      'This zone was disabled by the operator; its records cannot be changed.',
-    ),
-  zoneQuota: (n: number) => dnsErrors.quota(`Your plan allows at most ${n} DNS zones.`),
-  zoneFile: (message: string) =>
-    new AppError('invalid', 'invalid_zone_file', message, { errors: [{ path: '/body/zone_file', message }] }),
-};
-
-export interface ZoneView {
-  id: string;
-  name: string;
-  status: DnsZonesTable['status'];
-  dnssec_enabled: boolean;
-  record_count: number;
-  nameservers: string[];
-  created_at: string;
-}
-
-export interface RecordView {
-  id: string;
-  name: string;
-  type: string;
-  content: string;
-  ttl: number;
-  priority: number | null;
-}
-
-export const recordView = (r: DnsRecordsTable): RecordView => ({
-  id: r.id,
-  name: r.name,
-  type: r.type,
-  content: r.content,
-  ttl: r.ttl,
-  priority: r.priority,
-});
-
-type Actor = Pick<Credential, 'kind' | 'id'> | { kind: 'system'; id: null };
-const SYSTEM: Actor = { kind: 'system', id: null };
 
 /**
  * Zones, records, DNSSEC keys and query statistics. Every committed change raises the zone's
@@ -96,6 +28,9 @@ const SYSTEM: Actor = { kind: 'system', id: null };
  * verification write through `findZoneForName`, `setRecordSet` and `deleteRecordSet`.
  */
 export class DnsService implements QueryStatsSink {
+  private readonly stats: QueryStatistics;
+  private readonly writer: RecordWriter;
+  private readonly keys: ZoneKeys;
   constructor(
     private readonly repo: DnsRepo,
     readonly source: StoreZoneSource,
@@ -109,7 +44,11 @@ export class DnsService implements QueryStatsSink {
       log: Logger;
       enqueueCheck: (zoneId: string) => Promise<void>;
     },
-  ) {}
+  ) {
+    this.stats = new QueryStatistics(repo);
+    this.writer = new RecordWriter(repo, source, deps);
+    this.keys = new ZoneKeys(repo, source, deps);
+  }
 
   // Zones
 
@@ -134,6 +73,9 @@ export class DnsService implements QueryStatsSink {
       if (err instanceof NameError) throw zoneErrors.invalidDomain(err.message);
       throw err;
     }
+    // Whoever held the zone of Fjord's own nameserver names would answer for them (and their glue).
+    if (this.deps.nameservers.some((ns) => ns === name || ns.endsWith(`.${name}`)))
+      throw zoneErrors.reserved();
     const labels = name.split('.');
     const parents = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join('.'));
     for (const z of await this.repo.overlapping(name, parents)) {
@@ -238,7 +180,13 @@ export class DnsService implements QueryStatsSink {
     input: Omit<Extract<RecordChange, { action: 'create' }>, 'action'>,
   ) {
     const zone = await this.zoneOf(customerId, zoneName);
-    const plan = await this.apply(zone, [{ action: 'create', ...input }], actor, bodyPath, 'not_found');
+    const plan = await this.writer.apply(
+      zone,
+      [{ action: 'create', ...input }],
+      actor,
+      bodyPath,
+      'not_found',
+    );
     return recordView(plan.outcomes[0]!.record!);
   }
 
@@ -250,19 +198,31 @@ export class DnsService implements QueryStatsSink {
     input: Omit<Extract<RecordChange, { action: 'update' }>, 'action' | 'id'>,
   ) {
     const zone = await this.zoneOf(customerId, zoneName);
-    const plan = await this.apply(zone, [{ action: 'update', id, ...input }], actor, bodyPath, 'not_found');
+    const plan = await this.writer.apply(
+      zone,
+      [{ action: 'update', id, ...input }],
+      actor,
+      bodyPath,
+      'not_found',
+    );
     return recordView(plan.outcomes[0]!.record!);
   }
 
   async deleteRecord(customerId: string, actor: Actor, zoneName: string, id: string) {
     const zone = await this.zoneOf(customerId, zoneName);
-    await this.apply(zone, [{ action: 'delete', id }], actor, bodyPath, 'not_found');
+    await this.writer.apply(zone, [{ action: 'delete', id }], actor, bodyPath, 'not_found');
     return { success: true, message: 'Record deleted.' };
   }
 
   async batch(customerId: string, actor: Actor, zoneName: string, changes: RecordChange[]) {
     const zone = await this.zoneOf(customerId, zoneName);
-    const plan = await this.apply(zone, changes, actor, (i, f) => `/body/changes/${i}/${f}`, 'invalid');
+    const plan = await this.writer.apply(
+      zone,
+      changes,
+      actor,
+      (i, f) => `/body/changes/${i}/${f}`,
+      'invalid',
+    );
     return {
       results: plan.outcomes.map((o) => ({
         action: o.action,
@@ -294,23 +254,26 @@ export class DnsService implements QueryStatsSink {
         `A zone file may carry at most ${MAX_BATCH} records per import (it has ${parsed.records.length}).`,
       );
     }
-    const existing = replace ? await this.repo.records(zone.id) : [];
-    const changes: RecordChange[] = [
-      ...existing.map((r): RecordChange => ({ action: 'delete', id: r.id })),
-      ...parsed.records.map(
-        (r): RecordChange => ({
-          action: 'create',
-          record_type: r.type,
-          host: r.host,
-          record: r.record,
-          ttl: r.ttl,
-          priority: r.priority,
-        }),
-      ),
-    ];
-    const lineOf = (i: number) => parsed.records[i - existing.length]?.line ?? 0;
+    const creates = parsed.records.map(
+      (r): RecordChange => ({
+        action: 'create',
+        record_type: r.type,
+        host: r.host,
+        record: r.record,
+        ttl: r.ttl,
+        priority: r.priority,
+      }),
+    );
+    // The records to replace are read inside the write transaction, under the zone's lock.
+    let deleted = 0;
+    const changes = (existing: DnsRecordsTable[]): RecordChange[] => {
+      const old = replace ? existing : [];
+      deleted = old.length;
+      return [...old.map((r): RecordChange => ({ action: 'delete', id: r.id })), ...creates];
+    };
+    const lineOf = (i: number) => parsed.records[i - deleted]?.line ?? 0;
     try {
-      await this.apply(zone, changes, actor, (i) => `/body/zone_file/line/${lineOf(i)}`, 'invalid');
+      await this.writer.apply(zone, changes, actor, (i) => `/body/zone_file/line/${lineOf(i)}`, 'invalid');
     } catch (err) {
       // Name the zone-file line in the message, where the user will look.
       if (err instanceof AppError && err.options.errors?.[0]) {
@@ -319,117 +282,32 @@ export class DnsService implements QueryStatsSink {
       }
       throw err;
     }
-    return { imported: parsed.records.length, deleted: existing.length, skipped: parsed.skipped };
+    return { imported: parsed.records.length, deleted, skipped: parsed.skipped };
   }
 
   // DNSSEC
 
   async activateDnssec(customerId: string, actor: Actor, zoneName: string) {
-    const zone = await this.zoneOf(customerId, zoneName);
-    let key = await this.repo.key(zone.id);
-    if (!key) {
-      const k = generateZoneKey();
-      key = {
-        zone_id: zone.id,
-        algorithm: ALGORITHM,
-        flags: KEY_FLAGS,
-        key_tag: keyTag(dnskeyRdata(k.publicKey)),
-        public_key: k.publicKey.toString('base64'),
-        private_key_sealed: this.deps.secrets.seal(k.privateKeyPkcs8.toString('base64')),
-        created_at: this.deps.clock.nowMs(),
-      };
-      // Two activations at once: the first key stays, the second request reads it.
-      await this.repo.insertKey(key).catch((err) => {
-        if (!isUniqueViolation(err)) throw err;
-      });
-      key = (await this.repo.key(zone.id))!;
-    }
-    if (!zone.dnssec_enabled) {
-      await this.repo.setDnssec(
-        zone.id,
-        true,
-        nextSerial(zone.serial, this.deps.clock.nowMs()),
-        this.deps.clock.nowMs(),
-      );
-      await this.audit(customerId, actor, 'zone.dnssec_enabled', zone.id, { key_tag: key.key_tag });
-      await this.source.announce(zone.name);
-    }
-    return {
-      enabled: true,
-      ds_records: [dsRecord(zone.name, Buffer.from(key.public_key, 'base64'))],
-      algorithm: ALGORITHM_NAME,
-    };
+    return this.keys.activate(await this.zoneOf(customerId, zoneName), actor);
   }
 
   async deactivateDnssec(customerId: string, actor: Actor, zoneName: string) {
-    const zone = await this.zoneOf(customerId, zoneName);
-    if (zone.dnssec_enabled) {
-      await this.repo.setDnssec(
-        zone.id,
-        false,
-        nextSerial(zone.serial, this.deps.clock.nowMs()),
-        this.deps.clock.nowMs(),
-      );
-      await this.audit(customerId, actor, 'zone.dnssec_disabled', zone.id);
-      await this.source.announce(zone.name);
-    }
-    return {
-      success: true,
-      message: zone.dnssec_enabled
-        ? `DNSSEC signing is off for ${zone.name}; the signing key is kept, so turning it on again gives the same DS record.`
-        : `DNSSEC was not enabled for ${zone.name}.`,
-    };
+    return this.keys.deactivate(await this.zoneOf(customerId, zoneName), actor);
   }
 
   // Statistics
 
-  async recordQueries(
-    batch: { zoneId: string; qtype: string; count: number; totalMicros: number; at: number }[],
-  ): Promise<void> {
-    const sums = new Map<
-      string,
-      { zone_id: string; day: string; qtype: string; count: number; total_micros: number }
-    >();
-    for (const b of batch) {
-      const day = new Date(b.at).toISOString().slice(0, 10);
-      const k = `${b.zoneId} ${day} ${b.qtype}`;
-      const s = sums.get(k) ?? {
-        zone_id: b.zoneId,
-        day,
-        qtype: b.qtype.toUpperCase(),
-        count: 0,
-        total_micros: 0,
-      };
-      s.count += b.count;
-      s.total_micros += Math.round(b.totalMicros);
-      sums.set(k, s);
-    }
-    const live = await this.repo.existingZoneIds([...new Set(batch.map((b) => b.zoneId))]);
-    const rows = [...sums.values()].filter((r) => live.has(r.zone_id) && r.count > 0);
-    for (let i = 0; i < rows.length; i += 100) await this.repo.addStats(rows.slice(i, i + 100));
+  recordQueries(batch: Parameters<QueryStatsSink['recordQueries']>[0]): Promise<void> {
+    return this.stats.recordQueries(batch);
+  }
+
+  purgeOldStatistics(): Promise<number> {
+    return this.stats.purge(this.deps.clock.nowMs());
   }
 
   async statistics(customerId: string, zoneName: string) {
     const zone = await this.zoneOf(customerId, zoneName);
-    const today = new Date(this.deps.clock.nowMs()).toISOString().slice(0, 10);
-    const rows = await this.repo.statsSince(zone.id, `${today.slice(0, 7)}-01`);
-    let month = 0;
-    let day = 0;
-    let micros = 0;
-    const byType = new Map<string, number>();
-    for (const r of rows) {
-      month += Number(r.count);
-      micros += Number(r.total_micros);
-      if (r.day === today) day += Number(r.count);
-      byType.set(r.qtype, (byType.get(r.qtype) ?? 0) + Number(r.count));
-    }
-    const top = [...byType.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 10);
-    return {
-      queries_today: day,
-      queries_this_month: month,
-      top_record_types: Object.fromEntries(top),
-      response_time_ms_avg: month > 0 ? Math.round((micros / month / 1000) * 1000) / 1000 : 0,
-    };
+    return this.stats.forZone(zone.id, this.deps.clock.nowMs());
   }
 
   // For dynamic DNS and domain verification
@@ -438,7 +316,7 @@ export class DnsService implements QueryStatsSink {
   async findZoneForName(
     customerId: string,
     name: string,
-  ): Promise<{ zoneId: string; apex: string; host: string } | null> {
+  ): Promise<{ zoneId: string; apex: string; host: string; status: DnsZonesTable['status'] } | null> {
     const ascii = toAscii(name);
     if (!ascii) return null;
     const labels = ascii.split('.');
@@ -450,6 +328,7 @@ export class DnsService implements QueryStatsSink {
       zoneId: zone.id,
       apex: zone.name,
       host: ascii === zone.name ? '@' : ascii.slice(0, -(zone.name.length + 1)),
+      status: zone.status,
     };
   }
 
@@ -474,7 +353,7 @@ export class DnsService implements QueryStatsSink {
         throw dnsErrors.invalid('/name', `${name}: ${err.message}.`, 'invalid_host');
       throw err;
     }
-    const plan = await this.apply(
+    const plan = await this.writer.apply(
       zone,
       (existing) => [
         ...existing
@@ -527,52 +406,6 @@ export class DnsService implements QueryStatsSink {
     return zone;
   }
 
-  /**
-   * Plans the changes against the zone's records and writes them in one transaction that holds
-   * the zone's row lock, raising the serial; then tells the servers.
-   */
-  private async apply(
-    zone: DnsZonesTable,
-    changes: RecordChange[] | ((existing: DnsRecordsTable[]) => RecordChange[]),
-    actor: Actor,
-    pathOf: PathOf,
-    missing: 'not_found' | 'invalid',
-    opts: { unchangedIfSame?: boolean } = {},
-  ): Promise<ChangePlan> {
-    if (zone.status === 'disabled') throw zoneErrors.disabled();
-    const quota = quotaOf((await this.deps.identity.getCustomer(zone.customer_id))?.plan);
-    const now = this.deps.clock.nowMs();
-    const plan = await this.repo.transaction(async (tx) => {
-      const locked = await tx.lockZone(zone.id, now);
-      if (!locked) throw zoneErrors.notFound();
-      const existing = await tx.records(zone.id);
-      const list = typeof changes === 'function' ? changes(existing) : changes;
-      let p = planChanges(zone.name, existing, list, {
-        zoneId: zone.id,
-        now,
-        maxRecords: quota.recordsPerZone,
-        pathOf,
-        missing,
-      });
-      if (opts.unchangedIfSame) p = withoutNoOps(p, existing);
-      if (p.inserts.length + p.updates.length + p.deletes.length === 0) return p;
-      await tx.deleteRecords(zone.id, p.deletes);
-      for (const r of p.updates) await tx.updateRecord(r);
-      await tx.insertRecords(p.inserts);
-      await tx.setSerial(zone.id, nextSerial(locked.serial, now), now);
-      return p;
-    });
-    if (plan.inserts.length + plan.updates.length + plan.deletes.length > 0) {
-      await this.audit(zone.customer_id, actor, 'records.changed', zone.id, {
-        created: plan.inserts.length,
-        updated: plan.updates.length,
-        deleted: plan.deletes.length,
-      });
-      await this.source.announce(zone.name);
-    }
-    return plan;
-  }
-
   private zoneView(z: DnsZonesTable, recordCount: number): ZoneView {
     return {
       id: z.id,
@@ -605,17 +438,3 @@ export class DnsService implements QueryStatsSink {
 }
 
 const bodyPath: PathOf = (_i, field) => `/body/${field}`;
-
-/** Replacing a set by itself: drop delete+create pairs of identical records so nothing is written. */
-function withoutNoOps(plan: ChangePlan, existing: DnsRecordsTable[]): ChangePlan {
-  const key = (r: DnsRecordsTable) => `${r.name} ${r.type} ${r.content} ${r.priority} ${r.ttl}`;
-  const deleted = new Map(existing.filter((r) => plan.deletes.includes(r.id)).map((r) => [key(r), r.id]));
-  const keptIds = new Set<string>();
-  const inserts = plan.inserts.filter((r) => {
-    const id = deleted.get(key(r));
-    if (id === undefined || keptIds.has(id)) return true;
-    keptIds.add(id);
-    return false;
-  });
-  return { ...plan, inserts, deletes: plan.deletes.filter((id) => !keptIds.has(id)) };
-}

@@ -19,6 +19,8 @@ export interface Answer {
   zone: Zone | null;
   /** Add RRSIGs (signed zone and DO set). */
   dnssec: boolean;
+  /** The client set CO: keep the NXDOMAIN rcode alongside the compact denial. */
+  compactOk: boolean;
   answer: RRset[];
   authority: RRset[];
   additional: RRset[];
@@ -42,23 +44,31 @@ export function suffixKeys(labels: readonly string[]): string[] {
 export class ZoneIndex {
   constructor(readonly zones: ReadonlyMap<string, Zone>) {}
 
-  /** The closest enclosing hosted zone; for DS at an apex, the parent zone when hosted (RFC 4035 §3.1.4.1). */
+  /**
+   * The closest enclosing hosted zone. DS at an apex belongs to the parent side of the cut
+   * (RFC 4035 §3.1.4.1): it is answered from a hosted parent that delegates to this zone.
+   */
   find(keys: string[], qtype: number): Zone | null {
-    let fallback: Zone | null = null;
     for (let i = 0; i < keys.length - 1; i++) {
       const zone = this.zones.get(keys[i]!);
       if (!zone) continue;
-      if (i === 0 && qtype === T.DS && keys.length > 2) {
-        fallback = zone;
-        continue;
+      if (i === 0 && qtype === T.DS) {
+        const parent = this.find(keys.slice(1), T.A);
+        if (parent?.nodes.get(keys[0]!)?.rrsets.has(T.NS)) return parent;
       }
       return zone;
     }
-    return fallback;
+    return null;
   }
 }
 
-export function resolve(index: ZoneIndex, labels: string[], qtype: number, dnssecOk: boolean): Answer {
+export function resolve(
+  index: ZoneIndex,
+  labels: string[],
+  qtype: number,
+  dnssecOk: boolean,
+  compactOk = false,
+): Answer {
   const keys = suffixKeys(labels);
   const zone = index.find(keys, qtype);
   const ans: Answer = {
@@ -67,6 +77,7 @@ export function resolve(index: ZoneIndex, labels: string[], qtype: number, dnsse
     kind: 'answer',
     zone,
     dnssec: false,
+    compactOk,
     answer: [],
     authority: [],
     additional: [],
@@ -173,6 +184,7 @@ function wildcardOrNxdomain(
   if (ans.dnssec) {
     // Black lie: claim the name exists with no data but NSEC and RRSIG; NXNAME says why.
     ans.authority.push(blackLie(zone, labels, [T.RRSIG, T.NSEC, T.NXNAME]));
+    if (ans.compactOk) ans.rcode = RCODE.NXDOMAIN;
   } else {
     ans.rcode = RCODE.NXDOMAIN;
   }

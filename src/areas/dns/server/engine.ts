@@ -82,7 +82,8 @@ export class DnsEngine {
     if (q.qtype === T.AXFR || q.qtype === T.IXFR || q.qtype === T.OPT) return error(RCODE.FORMERR);
     const limit = transport === 'udp' ? udpLimit(q) : MAX_MESSAGE;
     const plain = q.questionEnd === 12 + wireLength(q.labels) + 4;
-    const cacheKey = plain ? `${q.key}|${q.qtype}|${q.edns ? (q.edns.do ? 2 : 1) : 0}|${limit}` : null;
+    const ednsKey = q.edns ? 1 + (q.edns.do ? 2 : 0) + (q.edns.co ? 4 : 0) : 0;
+    const cacheKey = plain ? `${q.key}|${q.qtype}|${ednsKey}|${limit}` : null;
     if (cacheKey) {
       const hit = this.cache.get(cacheKey);
       if (hit && hit.expires > this.now()) {
@@ -95,7 +96,7 @@ export class DnsEngine {
         return { response: out, query: q, zone: hit.zone, kind: hit.kind };
       }
     }
-    const ans = resolve(this.index, q.labels, q.qtype, q.edns?.do === true);
+    const ans = resolve(this.index, q.labels, q.qtype, q.edns?.do === true, q.edns?.co === true);
     const response = this.render(q, ans, ans.rcode, limit);
     if (cacheKey) {
       if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
@@ -165,7 +166,7 @@ export class DnsEngine {
       w.u8(0);
       w.u16(T.OPT);
       w.u16(UDP_MAX);
-      w.u32(((rcode >> 4) << 24) | (q.edns.do ? 0x8000 : 0));
+      w.u32(((rcode >> 4) << 24) | (q.edns.do ? 0x8000 : 0) | (q.edns.do && q.edns.co ? 0x4000 : 0));
       w.u16(0);
       ar++;
     }

@@ -9,6 +9,7 @@ import { createServer, isIP, type Server, type Socket as TcpSocket } from 'node:
 import type { Logger } from 'pino';
 import { axfrMessages, transferAllowed, transferError } from './axfr.js';
 import type { DnsEngine, Handled } from './engine.js';
+import { wireLength } from './names.js';
 import { type ResponseRateLimiter, slipResponse } from './rrl.js';
 import type { QueryStatsBatcher } from './stats.js';
 import { RCODE, T, typeName } from './types.js';
@@ -49,9 +50,9 @@ export function listenUdp(deps: ListenerDeps, host: string, port: number): Promi
     const h = deps.engine.handle(msg, 'udp');
     if (!h.response) return;
     let out = h.response;
-    const decision = deps.rrl.check(rinfo.address, responseClass(h));
+    const decision = deps.rrl.enabled ? deps.rrl.check(rinfo.address, responseClass(h)) : 'send';
     if (decision === 'drop') return;
-    if (decision === 'slip') out = slipResponse(out, h.query?.questionEnd ?? 12);
+    if (decision === 'slip') out = slipResponse(out, h.query ? 12 + wireLength(h.query.labels) + 4 : 12);
     socket.send(out, rinfo.port, rinfo.address);
     record(deps, h, started);
   });

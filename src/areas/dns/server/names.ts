@@ -49,34 +49,3 @@ export function canonicalName(labels: readonly string[]): Buffer {
 export function checkLabels(labels: readonly string[]): boolean {
   return labels.every((l) => l.length > 0 && l.length <= 63) && wireLength(labels) <= 255;
 }
-
-/**
- * RFC 4034 §6.1 canonical ordering of names: compare label by label from the right, each
- * label as lowercase bytes.
- */
-export function compareCanonical(a: readonly string[], b: readonly string[]): number {
-  let i = a.length - 1;
-  let j = b.length - 1;
-  while (i >= 0 && j >= 0) {
-    const c = Buffer.compare(
-      Buffer.from(asciiLower(a[i]!), 'latin1'),
-      Buffer.from(asciiLower(b[j]!), 'latin1'),
-    );
-    if (c !== 0) return c;
-    i--;
-    j--;
-  }
-  return a.length - b.length;
-}
-
-/** Human form for logs and errors, with non-printable bytes escaped as \DDD. */
-export function presentation(labels: readonly string[]): string {
-  if (labels.length === 0) return '.';
-  return labels
-    .map((l) =>
-      l.replace(/[^A-Za-z0-9\-_*]/g, (c) =>
-        c === '.' || c === '\\' ? `\\${c}` : `\\${c.charCodeAt(0).toString().padStart(3, '0')}`,
-      ),
-    )
-    .join('.');
-}

@@ -26,6 +26,10 @@ export class ResponseRateLimiter {
     private readonly now: () => number = Date.now,
   ) {}
 
+  get enabled(): boolean {
+    return this.rate > 0;
+  }
+
   check(address: string, responseClass: string): RrlDecision {
     if (this.rate <= 0) return 'send';
     const key = `${netblock(address)}|${responseClass}`;

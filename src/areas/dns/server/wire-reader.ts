@@ -13,6 +13,8 @@ export interface Edns {
   version: number;
   /** DNSSEC OK (RFC 3225). */
   do: boolean;
+  /** Compact Answers OK (RFC 9824 §4): the client takes NXDOMAIN with compact denial. */
+  co: boolean;
 }
 
 export interface Query {
@@ -113,6 +115,7 @@ export function parseQuery(buf: Buffer): Query | null {
           payload: Math.max(512, buf.readUInt16BE(pos + 2)),
           version: (ttl >>> 16) & 0xff,
           do: (ttl & 0x8000) !== 0,
+          co: (ttl & 0x4000) !== 0,
         };
       }
       pos += 10 + rdlength;

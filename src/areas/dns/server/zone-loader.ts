@@ -9,9 +9,13 @@ import type { DnsEngine } from './engine.js';
 import { nameKey, splitName } from './names.js';
 import { Zone } from './zone-view.js';
 
+const RETRY_MS = 5000;
+
 export class ZoneLoader {
   private chain: Promise<void> = Promise.resolve();
   private unsubscribe: (() => void) | null = null;
+  private loadedOnce = false;
+  private readonly retries = new Set<NodeJS.Timeout>();
 
   constructor(
     private readonly source: ZoneSource,
@@ -30,6 +34,8 @@ export class ZoneLoader {
   stop(): void {
     this.unsubscribe?.();
     this.unsubscribe = null;
+    for (const t of this.retries) clearTimeout(t);
+    this.retries.clear();
   }
 
   settled(): Promise<void> {
@@ -41,14 +47,22 @@ export class ZoneLoader {
     this.chain = this.chain
       .then(() => this.apply(apex))
       .catch((err) => {
-        this.log.error({ err, apex }, 'dns: could not reload zone; still serving the previous view');
+        // The store may be briefly away: keep serving what we have and try again.
+        this.log.error({ err, apex }, 'dns: could not load zone; serving the previous view, retrying in 5 s');
+        if (!this.unsubscribe) return;
+        const timer = setTimeout(() => {
+          this.retries.delete(timer);
+          void this.enqueue(apex);
+        }, RETRY_MS);
+        timer.unref();
+        this.retries.add(timer);
       });
     return this.chain;
   }
 
   private async apply(apex: string): Promise<void> {
     const zones = new Map(this.engine.zones);
-    const first = zones.size === 0 && apex === '*';
+    const first = !this.loadedOnce;
     if (apex === '*') {
       const snapshots = await this.source.loadAll();
       const fresh = new Map<string, Zone>();
@@ -61,6 +75,7 @@ export class ZoneLoader {
           this.onSerialChange(zone);
       }
       this.engine.setZones(fresh);
+      this.loadedOnce = true;
       return;
     }
     const key = nameKey(splitName(apex.toLowerCase()));
@@ -68,7 +83,8 @@ export class ZoneLoader {
     const zone = snapshot ? this.build(snapshot) : null;
     const before = zones.get(key);
     if (zone) {
-      zones.set(key, zone);
+      if (zone.apexKey !== key) zones.delete(key);
+      zones.set(zone.apexKey, zone);
       if (before?.snapshot.soa.serial !== zone.snapshot.soa.serial) this.onSerialChange(zone);
     } else zones.delete(key);
     this.engine.setZones(zones);

@@ -1,0 +1,76 @@
+import type { AuditTrail } from '../../kernel/audit/audit.js';
+import type { IdentityService } from '../../kernel/auth/identity.js';
+import type { Clock } from '../../kernel/clock.js';
+import type { DnsRecordsTable, DnsZonesTable } from './migrations.js';
+import { quotaOf } from './quotas.js';
+import {
+  type ChangePlan,
+  type PathOf,
+  planChanges,
+  type RecordChange,
+  withoutNoOps,
+} from './record-changes.js';
+import type { DnsRepo } from './repo.js';
+import { nextSerial } from './soa.js';
+import { type Actor, zoneErrors } from './views.js';
+import type { StoreZoneSource } from './zone-source.js';
+
+/** The one path by which record changes reach the store: planned, checked, written atomically, announced. */
+export class RecordWriter {
+  constructor(
+    private readonly repo: DnsRepo,
+    private readonly source: StoreZoneSource,
+    private readonly deps: { clock: Clock; identity: IdentityService; audit: AuditTrail },
+  ) {}
+
+  /**
+   * Plans the changes against the zone's records and writes them in one transaction that holds
+   * the zone's row lock, raising the serial; then tells the servers.
+   */
+  async apply(
+    zone: DnsZonesTable,
+    changes: RecordChange[] | ((existing: DnsRecordsTable[]) => RecordChange[]),
+    actor: Actor,
+    pathOf: PathOf,
+    missing: 'not_found' | 'invalid',
+    opts: { unchangedIfSame?: boolean } = {},
+  ): Promise<ChangePlan> {
+    if (zone.status === 'disabled') throw zoneErrors.disabled();
+    const quota = quotaOf((await this.deps.identity.getCustomer(zone.customer_id))?.plan);
+    const now = this.deps.clock.nowMs();
+    const plan = await this.repo.transaction(async (tx) => {
+      const locked = await tx.lockZone(zone.id, now);
+      if (!locked) throw zoneErrors.notFound();
+      if (locked.status === 'disabled') throw zoneErrors.disabled();
+      const existing = await tx.records(zone.id);
+      const list = typeof changes === 'function' ? changes(existing) : changes;
+      let p = planChanges(zone.name, existing, list, {
+        zoneId: zone.id,
+        now,
+        maxRecords: quota.recordsPerZone,
+        pathOf,
+        missing,
+      });
+      if (opts.unchangedIfSame) p = withoutNoOps(p, existing);
+      if (p.inserts.length + p.updates.length + p.deletes.length === 0) return p;
+      await tx.deleteRecords(zone.id, p.deletes);
+      for (const r of p.updates) await tx.updateRecord(r);
+      await tx.insertRecords(p.inserts);
+      await tx.setSerial(zone.id, nextSerial(locked.serial, now), now);
+      return p;
+    });
+    if (plan.inserts.length + plan.updates.length + plan.deletes.length > 0) {
+      await this.deps.audit.record({
+        customerId: zone.customer_id,
+        area: 'dns',
+        action: 'records.changed',
+        resourceType: 'dns_zone',
+        resourceId: zone.id,
+        actor,
+        details: { created: plan.inserts.length, updated: plan.updates.length, deleted: plan.deletes.length },
+      });
+      await this.source.announce(zone.name);
+    }
+    return plan;
+  }
+}
