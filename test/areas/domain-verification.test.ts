@@ -263,6 +263,28 @@ describe('domain verification', () => {
     expect(again.body).toMatchObject({ status: 'verified', verified: true });
   });
 
+  it('does not count a resolver outage against a verified domain', async () => {
+    const owner = await t.customer();
+    const d = (await create({ domain: 'outage.com', purpose: 'other' }, owner.pat)).body;
+    dns.txt.set('_fjord.outage.com', [d.instructions.record_value]);
+    await t.request('POST', `/v1/domain-verification/domains/${d.id}/verify`, { key: owner.pat });
+    dns.failing.add('_fjord.outage.com');
+    for (let day = 0; day < 4; day++) await t.advance(86400);
+    const after = (await t.request('GET', `/v1/domain-verification/domains/${d.id}`, { key: owner.pat }))
+      .body;
+    expect(after.status).toBe('verified');
+    dns.failing.delete('_fjord.outage.com');
+  });
+
+  it('keeps one live record per domain and purpose under concurrent creation', async () => {
+    const owner = await t.customer();
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => create({ domain: 'concurrent.com', purpose: 'email' }, owner.pat)),
+    );
+    expect(results.filter((r) => r.status === 201)).toHaveLength(1);
+    expect(results.filter((r) => r.status === 409)).toHaveLength(4);
+  });
+
   it('accepts a dns service key and PATs with the area scopes', async () => {
     const { key } = await t.kernel.identity.createServiceKey(c.id, 'dns', null);
     expect((await t.request('GET', '/v1/domain-verification/domains', { key })).status).toBe(200);

@@ -277,6 +277,119 @@ describe('dynamic DNS: /nic/update', () => {
   });
 });
 
+describe('dynamic DNS: edge cases and races', () => {
+  it('keeps the platform zone out of customers’ hands', async () => {
+    const c = await t.customer();
+    for (const domain of ['dyn.fjord.test', 'squat.dyn.fjord.test']) {
+      const r = await t.request('POST', '/v1/dns/zones', { key: c.pat, body: { domain } });
+      expect(r.status, domain).toBe(409);
+    }
+  });
+
+  it('stores addresses in canonical form and maps IPv4-mapped IPv6 to the A record', async () => {
+    const { hostname, token } = await hostnameWithToken(await t.customer(), 'canonical');
+    expect((await nic(`hostname=${hostname.hostname}&myip=2001:DB8:0:0::1`, token)).body).toBe(
+      'good 2001:db8::1',
+    );
+    expect((await nic(`hostname=${hostname.hostname}&myip=2001:db8::1`, token)).body).toBe(
+      'nochg 2001:db8::1',
+    );
+    expect((await nic(`hostname=${hostname.hostname}&myip=::ffff:192.0.2.77`, token)).body).toBe(
+      'good 192.0.2.77',
+    );
+    expect(await dnsAddresses(t, hostname.hostname, 'A')).toEqual(['192.0.2.77']);
+    expect(await dnsAddresses(t, hostname.hostname, 'AAAA')).toEqual(['2001:db8::1']);
+  });
+
+  it('answers repeated parameters in text, never with a JSON error', async () => {
+    const { hostname, token } = await hostnameWithToken(await t.customer(), 'repeated');
+    const r = await nic(
+      `hostname=${hostname.hostname}&hostname=other.dyn.fjord.test&myip=192.0.2.8&myip=192.0.2.9`,
+      token,
+    );
+    expect(r).toMatchObject({ status: 200, body: 'good 192.0.2.8\nnohost' });
+  });
+
+  it('creates exactly `sources` credentials and one active source under concurrency', async () => {
+    const c = await t.customer();
+    const h = await t.request('POST', '/v1/dyn/hostnames', {
+      key: c.pat,
+      body: { hostname: `race-${c.shortId}.dyn.fjord.test` },
+    });
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        t.request('POST', `/v1/dyn/hostnames/${h.body.id}/router-tokens`, { key: c.pat }),
+      ),
+    );
+    const created = results.filter((r) => r.status === 201);
+    expect(created).toHaveLength(2);
+    expect(results.filter((r) => r.status === 403)).toHaveLength(4);
+    expect(created.filter((r) => r.body.active)).toHaveLength(1);
+  });
+
+  it('leaves DNS equal to the hostname’s row after concurrent updates', async () => {
+    const c = await t.customer(undefined, 'business');
+    const { hostname, token } = await hostnameWithToken(c, 'concurrent');
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        nic(`hostname=${hostname.hostname}&myip=198.51.100.${i + 1}`, token),
+      ),
+    );
+    for (const a of answers) expect(a.body).toMatch(/^(good|nochg) 198\.51\.100\.\d$/);
+    const row = (await t.request('GET', `/v1/dyn/hostnames/${hostname.id}`, { key: c.pat })).body;
+    expect(await dnsAddresses(t, hostname.hostname, 'A')).toEqual([row.ipv4]);
+  });
+
+  it('refuses names in a customer zone that hold other records, and keeps them on delete', async () => {
+    const c = await t.customer();
+    await t.request('POST', '/v1/dns/zones', { key: c.pat, body: { domain: `keep-${c.shortId}.com` } });
+    const zone = `keep-${c.shortId}.com`;
+    const rec = (host: string, record_type: string, record: string) =>
+      t.request('POST', `/v1/dns/zones/${zone}/records`, {
+        key: c.pat,
+        body: { host, record_type, record, ttl: 300 },
+      });
+    expect((await rec('office', 'A', '192.0.2.50')).status).toBe(201);
+    expect((await rec('alias', 'CNAME', `office.${zone}`)).status).toBe(201);
+
+    const cname = await t.request('POST', '/v1/dyn/hostnames', {
+      key: c.pat,
+      body: { hostname: `alias.${zone}` },
+    });
+    expect(cname.status).toBe(409);
+    expect(cname.body.detail.code).toBe('name_in_use');
+    const taken = await t.request('POST', '/v1/dyn/hostnames', {
+      key: c.pat,
+      body: { hostname: `office.${zone}` },
+    });
+    expect(taken.status).toBe(409);
+    const replaced = await t.request('POST', '/v1/dyn/hostnames', {
+      key: c.pat,
+      body: { hostname: `office.${zone}`, replace_records: true },
+    });
+    expect(replaced.status).toBe(201);
+
+    // Deleted before any update: the customer's own record stays.
+    expect((await t.request('DELETE', `/v1/dyn/hostnames/${replaced.body.id}`, { key: c.pat })).status).toBe(
+      200,
+    );
+    expect(await dnsAddresses(t, `office.${zone}`, 'A')).toEqual(['192.0.2.50']);
+
+    // A hostname whose zone was deleted can still be deleted.
+    const fresh = await t.request('POST', '/v1/dyn/hostnames', {
+      key: c.pat,
+      body: { hostname: `home.${zone}` },
+    });
+    const tok = (await t.request('POST', `/v1/dyn/hostnames/${fresh.body.id}/router-tokens`, { key: c.pat }))
+      .body;
+    expect((await nic(`hostname=home.${zone}&myip=192.0.2.60`, tok)).body).toBe('good 192.0.2.60');
+    expect((await t.request('DELETE', `/v1/dns/zones/${zone}`, { key: c.pat })).status).toBe(200);
+    expect((await t.request('DELETE', `/v1/dyn/hostnames/${fresh.body.id}`, { key: c.pat })).status).toBe(
+      200,
+    );
+  });
+});
+
 describe('dynamic DNS: account services', () => {
   it('lists hostnames among the account’s services', async () => {
     const c = await t.customer();

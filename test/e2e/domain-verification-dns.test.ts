@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dnsServerOf } from '../helpers/dns-records.js';
+import { dnsServerOf, untilServed } from '../helpers/dns-records.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
 /**
@@ -53,7 +53,7 @@ describe('domain verification through Fjord DNS', () => {
       body: { record_type: 'TXT', host: '_fjord', record: d.instructions.record_value, ttl: 300 },
     });
     expect(record.status).toBe(201);
-    await dnsServerOf(t).settled();
+    await untilServed(t, '_fjord.txt-e2e.com', 'TXT', (v) => v.includes(d.instructions.record_value));
     const ok = await verify(d.id);
     expect(ok.body).toMatchObject({ verified: true, status: 'verified' });
     expect(ok.body.dns_records_found).toEqual([d.instructions.record_value]);
@@ -66,7 +66,7 @@ describe('domain verification through Fjord DNS', () => {
     });
     expect(zone.status).toBe(201);
     // The delegation check asks the resolver (Fjord itself here) for the zone's NS records.
-    await dnsServerOf(t).settled();
+    await untilServed(t, 'internal-e2e.com', 'NS', (v) => v.length > 0);
     await t.advance(600);
     expect((await t.request('GET', '/v1/dns/zones/internal-e2e.com', { key: c.pat })).body.status).toBe(
       'active',

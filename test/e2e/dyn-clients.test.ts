@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandPath } from '../helpers/commands.js';
-import { dnsServerOf } from '../helpers/dns-records.js';
+import { dnsServerOf, untilServed } from '../helpers/dns-records.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
 /**
@@ -42,8 +42,9 @@ async function hostnameWithToken(label: string) {
   return { hostname: h.body.hostname as string, hostnameId: h.body.id as string, username, password };
 }
 
-async function digA(name: string): Promise<string> {
-  await dnsServerOf(t).settled();
+/** What `dig` gets from Fjord's DNS server, once the server serves `expected` (see untilServed). */
+async function digA(name: string, expected: string): Promise<string> {
+  await untilServed(t, name, 'A', (v) => v.includes(expected));
   const { stdout } = await run(dig!, [
     '@127.0.0.1',
     '-p',
@@ -87,7 +88,7 @@ describe.skipIf(!ddclient || !dig)('ddclient (dyndns2)', () => {
     const args = ['-daemon=0', '-noquiet', '-verbose', '-file', conf, '-cache', join(dir, 'ddclient.cache')];
     const first = await run(ddclient!, args);
     expect(`${first.stdout}${first.stderr}`).toMatch(/SUCCESS/);
-    expect(await digA(h.hostname)).toBe('203.0.113.10');
+    expect(await digA(h.hostname, '203.0.113.10')).toBe('203.0.113.10');
     const second = await run(ddclient!, [...args, '-force']);
     expect(`${second.stdout}${second.stderr}`).toMatch(/RECEIVE: +nochg 203\.0\.113\.10/);
     expect(await lastResults(h.hostnameId)).toEqual(['good', 'nochg']);
@@ -130,7 +131,7 @@ describe.skipIf(!inadyn || !dig)('inadyn (custom provider)', () => {
       '--no-pidfile',
     ];
     await run(inadyn!, args);
-    expect(await digA(h.hostname)).toBe('198.51.100.20');
+    expect(await digA(h.hostname, '198.51.100.20')).toBe('198.51.100.20');
     await run(inadyn!, [...args, '--force']);
     expect(await lastResults(h.hostnameId)).toEqual(['good', 'nochg']);
   });

@@ -28,3 +28,33 @@ export async function dnsAddresses(t: TestFjord, name: string, type: 'A' | 'AAAA
   }
   return [];
 }
+
+/**
+ * Waits until the started DNS server's answer for `name`/`type` satisfies `ok` (TXT values are
+ * joined per record). Changes reach the server through the store's change notices (LISTEN/NOTIFY
+ * on PostgreSQL), so a test that writes through the API waits here rather than assuming the next
+ * query already sees the write.
+ */
+export async function untilServed(
+  t: TestFjord,
+  name: string,
+  type: 'A' | 'AAAA' | 'TXT' | 'NS',
+  ok: (values: string[]) => boolean,
+): Promise<string[]> {
+  const { Resolver } = await import('node:dns/promises');
+  const resolver = new Resolver({ timeout: 500, tries: 1 });
+  resolver.setServers([`127.0.0.1:${dnsServerOf(t).port()}`]);
+  const ask = async (): Promise<string[]> => {
+    if (type === 'TXT') return (await resolver.resolveTxt(name)).map((chunks) => chunks.join(''));
+    return resolver.resolve(name, type) as Promise<string[]>;
+  };
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    await dnsServerOf(t).settled();
+    const values = await ask().catch(() => [] as string[]);
+    if (ok(values)) return values;
+    if (Date.now() > deadline)
+      throw new Error(`${name} ${type}: not served within 10 s (last: ${JSON.stringify(values)})`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

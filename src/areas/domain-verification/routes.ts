@@ -80,7 +80,7 @@ export function domainVerificationRoutes(service: DomainVerificationService) {
       params: DomainIdParams,
       body: UpdateDomainBody,
       response: { 200: DomainVerification },
-      errors: [404],
+      errors: [404, 422],
       handler: async ({ principal, params, body }) =>
         service.update(principal.customerId, params.domain_id, body),
     }),

@@ -14,7 +14,12 @@ export function dnsZonesFor(dns: DnsService | undefined, identity: IdentityServi
     const missing = () => {
       throw new AppError('unavailable', 'dns_unavailable', 'Dynamic DNS needs the DNS area.');
     };
-    return { ensurePlatformZone: missing, customerZoneContaining: missing, setAddresses: missing };
+    return {
+      ensurePlatformZone: missing,
+      customerZoneContaining: missing,
+      recordTypesAt: missing,
+      setAddresses: missing,
+    };
   }
   const system = { kind: 'system' as const, id: null };
 
@@ -53,7 +58,13 @@ export function dnsZonesFor(dns: DnsService | undefined, identity: IdentityServi
     },
     async customerZoneContaining(customerId, name) {
       const zone = await dns.findZoneForName(customerId, name);
-      return zone ? { id: zone.zoneId, apex: zone.apex } : null;
+      return zone ? { id: zone.zoneId, apex: zone.apex, status: zone.status } : null;
+    },
+    async recordTypesAt(customerId, apex, name) {
+      const zone = await dns.findZoneForName(customerId, name);
+      if (!zone || zone.apex !== apex) return [];
+      const { records } = await dns.listRecords(customerId, apex);
+      return records.filter((r) => r.name === zone.host).map((r) => r.type);
     },
     async setAddresses(zoneId, name, type, addresses, ttl) {
       await dns.setAddressRecords(zoneId, name, type, addresses, ttl);

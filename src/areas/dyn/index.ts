@@ -9,7 +9,7 @@ import { DynService } from './service.js';
 export const dynArea: AreaModule = {
   name: 'dyn',
   migrations: dynMigrations,
-  setup(kernel, services) {
+  async setup(kernel, services) {
     const zones = dnsZonesFor(services['dns'] as DnsService | undefined, kernel.identity);
     const dyn = new DynService(
       kernel.store,
@@ -18,7 +18,7 @@ export const dynArea: AreaModule = {
       { ...kernel.config.dyn, updateUrl: () => `${kernel.baseUrl()}/nic/update` },
       zones,
     );
-    const nic = new NicUpdateHandler(dyn, kernel.clock, kernel.limiter, kernel.log);
+    const nic = new NicUpdateHandler(dyn, kernel.limiter, kernel.log);
     kernel.registry.addServiceProvider(async (customerId) =>
       (await dyn.listHostnames(customerId)).map((h) => ({
         id: h.id,
@@ -36,6 +36,8 @@ export const dynArea: AreaModule = {
         },
       })),
     );
-    return { service: dyn, routes: dynRoutes(dyn, nic) };
+    // The platform zone exists before any customer could claim its name as a zone of their own.
+    await dyn.ensurePlatformZone();
+    return { service: dyn, routes: dynRoutes(dyn, nic), onReset: () => dyn.ensurePlatformZone() };
   },
 };

@@ -15,6 +15,7 @@ export const dynMigrations: Record<string, Migration> = {
         .addColumn('ipv6', 'text')
         .addColumn('offline', 'integer', (c) => c.notNull())
         .addColumn('active_source_id', 'text')
+        .addColumn('generation', 'integer', (c) => c.notNull().defaultTo(0))
         .addColumn('last_update_at', 'bigint')
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .execute();
@@ -77,6 +78,8 @@ export interface DynHostnamesTable {
   offline: number;
   /** The one credential allowed to update this hostname (null: none until one is activated). */
   active_source_id: string | null;
+  /** Raised by every change of the addresses: DNS is written from the row until it is stable. */
+  generation: number;
   last_update_at: number | null;
   created_at: number;
 }

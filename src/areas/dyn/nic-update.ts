@@ -1,11 +1,7 @@
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
-import type { Clock } from '../../kernel/clock.js';
-import { newId } from '../../kernel/ids.js';
 import type { RateLimiter } from '../../kernel/limits/rate-limiter.js';
 import { normaliseDomain } from '../../kernel/net/domain-name.js';
-import { constantTimeEqual, hashToken } from '../../kernel/secrets.js';
-import type { DynCredentialsTable, DynHostnamesTable } from './migrations.js';
 import type { DynService } from './service.js';
 
 /** DynDNS2 allows several hostnames per request; more than this answers `numhost`. */
@@ -40,7 +36,6 @@ const once = (body: string): NicUpdateAnswer => ({ status: 200, body, headers: {
 export class NicUpdateHandler {
   constructor(
     private readonly dyn: DynService,
-    private readonly clock: Clock,
     private readonly limiter: RateLimiter,
     private readonly log: Logger,
   ) {}
@@ -58,12 +53,10 @@ export class NicUpdateHandler {
     const basic = parseBasic(req.authorization);
     if (!basic) return BADAUTH;
     if (!req.userAgent?.trim()) return once('badagent');
-    const credential = await this.dyn.repo.credentialByUsername(basic.username);
-    if (!credential || !constantTimeEqual(credential.secret_hash, hashToken(basic.password))) return BADAUTH;
-    const hostname = await this.dyn.repo.hostnameById(credential.hostname_id);
+    const credential = await this.dyn.authenticateSource(basic.username, basic.password);
     // Exactly one source may update a hostname: every other credential is refused like a wrong password.
-    if (!hostname || hostname.active_source_id !== credential.id) return BADAUTH;
-    await this.dyn.repo.touchCredential(credential.id, this.clock.nowMs());
+    const hostname = credential ? await this.dyn.hostnameOfSource(credential) : null;
+    if (!credential || !hostname) return BADAUTH;
 
     const hosts = paramValues(req.query['hostname'])
       .flatMap((h) => h.split(','))
@@ -75,63 +68,28 @@ export class NicUpdateHandler {
     const addresses = requestedAddresses(req);
     const offline = paramValues(req.query['offline']).some((v) => /^(yes|true|1|on)$/i.test(v));
     const burst = await this.limiter.consume(['dyn.update'], credential.id);
+    const shown = addresses.ipv4 ?? addresses.ipv6 ?? '';
     const lines: string[] = [];
-    let current = hostname;
     for (const host of hosts) {
-      if (!burst.allowed) {
-        lines.push('abuse');
-        continue;
-      }
       const name = normaliseDomain(host);
-      if (!name) lines.push('notfqdn');
-      else if (name !== current.hostname) lines.push('nohost');
+      if (!burst.allowed) lines.push('abuse');
+      else if (!name) lines.push('notfqdn');
+      else if (name !== hostname.hostname) lines.push('nohost');
       else {
-        const { line, next } = await this.updateOne(current, credential, addresses, offline, req);
-        lines.push(line);
-        current = next;
+        const result = await this.dyn.update(
+          credential,
+          { ...addresses, offline },
+          {
+            clientIp: req.clientIp,
+            userAgent: req.userAgent ?? null,
+          },
+        );
+        // A switch of the active source can land between authentication and the update.
+        if (result === 'badauth') return BADAUTH;
+        lines.push(result === 'abuse' ? 'abuse' : `${result} ${shown}`);
       }
     }
     return once(lines.join('\n'));
-  }
-
-  private async updateOne(
-    h: DynHostnamesTable,
-    credential: DynCredentialsTable,
-    addresses: { ipv4: string | null; ipv6: string | null },
-    offline: boolean,
-    req: NicUpdateRequest,
-  ): Promise<{ line: string; next: DynHostnamesTable }> {
-    const now = this.clock.nowMs();
-    const next = {
-      ipv4: addresses.ipv4 ?? h.ipv4,
-      ipv6: addresses.ipv6 ?? h.ipv6,
-      offline,
-    };
-    const shown = addresses.ipv4 ?? addresses.ipv6 ?? '';
-    const { limits } = await this.dyn.planOf(h.customer_id);
-    let result: 'good' | 'nochg' | 'abuse';
-    if ((await this.dyn.repo.countAppliedSince(h.id, now - 3_600_000)) >= limits.updates_per_hour) {
-      result = 'abuse';
-    } else if (next.ipv4 === h.ipv4 && next.ipv6 === h.ipv6 && offline === (h.offline === 1)) {
-      result = 'nochg';
-    } else {
-      await this.dyn.applyAddresses(h, next);
-      result = 'good';
-    }
-    await this.dyn.repo.insertUpdate({
-      id: newId(),
-      hostname_id: h.id,
-      credential_id: credential.id,
-      result,
-      ipv4: addresses.ipv4,
-      ipv6: addresses.ipv6,
-      offline: offline ? 1 : 0,
-      client_ip: req.clientIp,
-      user_agent: req.userAgent?.slice(0, 200) ?? null,
-      created_at: now,
-    });
-    const updated = result === 'good' ? { ...h, ...next, offline: offline ? 1 : 0, last_update_at: now } : h;
-    return { line: result === 'abuse' ? 'abuse' : `${result} ${shown}`, next: updated };
   }
 }
 

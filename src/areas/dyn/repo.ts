@@ -6,9 +6,15 @@ import type { DynCredentialsTable, DynHostnamesTable, DynTables, DynUpdatesTable
 const COUNTED_RESULTS = ['good', 'nochg'];
 
 export class DynRepo {
-  private readonly db: Kysely<DynTables>;
-  constructor(store: Store) {
-    this.db = store.typed<DynTables>();
+  constructor(private readonly db: Kysely<DynTables>) {}
+
+  /** A repo over a transaction of `store` (see writeTransaction). */
+  static over(tx: Kysely<unknown>): DynRepo {
+    return new DynRepo(tx as Kysely<DynTables>);
+  }
+
+  static of(store: Store): DynRepo {
+    return new DynRepo(store.typed<DynTables>());
   }
 
   insertHostname(row: DynHostnamesTable) {
@@ -95,17 +101,26 @@ export class DynRepo {
   touchCredential(id: string, at: number) {
     return this.db.updateTable('dyn_credentials').set({ last_used_at: at }).where('id', '=', id).execute();
   }
+  /** Makes `credentialId` the source only if the hostname has none; true when it did. */
+  async claimSourceIfNone(hostnameId: string, credentialId: string): Promise<boolean> {
+    const r = await this.db
+      .updateTable('dyn_hostnames')
+      .set({ active_source_id: credentialId })
+      .where('id', '=', hostnameId)
+      .where('active_source_id', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
   /** Deletes a credential; if it was the hostname's active source, the hostname has none afterwards. */
   async deleteCredential(hostnameId: string, id: string): Promise<void> {
-    await this.db.transaction().execute(async (tx) => {
-      await tx
-        .updateTable('dyn_hostnames')
-        .set({ active_source_id: null })
-        .where('id', '=', hostnameId)
-        .where('active_source_id', '=', id)
-        .execute();
-      await tx.deleteFrom('dyn_credentials').where('id', '=', id).execute();
-    });
+    await this.db
+      .updateTable('dyn_hostnames')
+      .set({ active_source_id: null })
+      .where('id', '=', hostnameId)
+      .where('active_source_id', '=', id)
+      .execute();
+    await this.db.deleteFrom('dyn_credentials').where('id', '=', id).execute();
   }
 
   insertUpdate(row: DynUpdatesTable) {

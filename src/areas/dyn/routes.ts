@@ -112,7 +112,7 @@ export function dynRoutes(dyn: DynService, nic: NicUpdateHandler) {
       rateLimit,
       body: CreateHostnameBody,
       response: { 201: Hostname },
-      errors: [403, 409],
+      errors: [403, 409, 422],
       handler: async ({ principal, body }) => dyn.createHostname(principal.customerId, body),
     }),
     defineRoute({
@@ -164,7 +164,7 @@ export function dynRoutes(dyn: DynService, nic: NicUpdateHandler) {
       params: HostnameParams,
       body: ActiveSourceBody,
       response: { 200: Hostname },
-      errors: [404],
+      errors: [404, 422],
       handler: async ({ principal, params, body }) =>
         dyn.setActiveSource(principal.customerId, params.hostname_id, body.source_id),
     }),

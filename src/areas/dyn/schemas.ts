@@ -36,7 +36,15 @@ export const Hostname = Type.Object({
 });
 
 export const CreateHostnameBody = Type.Object(
-  { hostname: Type.String({ minLength: 1, maxLength: 253 }) },
+  {
+    hostname: Type.String({ minLength: 1, maxLength: 253 }),
+    replace_records: Type.Optional(
+      Type.Boolean({
+        description:
+          'In your own zone: hand existing A/AAAA records at the name to dynamic DNS (otherwise 409 `name_in_use`)',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 

@@ -5,8 +5,10 @@ import { isoOf } from '../../kernel/clock.js';
 import { AppError, kernelErrors } from '../../kernel/errors.js';
 import { newId, randomString } from '../../kernel/ids.js';
 import { isAtOrBelow, normaliseDomain } from '../../kernel/net/domain-name.js';
-import { hashToken } from '../../kernel/secrets.js';
+import { constantTimeEqual, hashToken } from '../../kernel/secrets.js';
+import { insertUnique } from '../../kernel/store/dialect.js';
 import type { Store } from '../../kernel/store/store.js';
+import { lockKey, writeTransaction } from '../../kernel/store/write-transaction.js';
 import type { DynCredentialsTable, DynHostnamesTable } from './migrations.js';
 import { DynRepo } from './repo.js';
 
@@ -17,7 +19,12 @@ export interface DynZones {
   /** The platform's dynamic zone, created on first use and owned by the platform. */
   ensurePlatformZone(apex: string): Promise<{ id: string }>;
   /** The customer's own Fjord zone containing `name` (apex included), if any. */
-  customerZoneContaining(customerId: string, name: string): Promise<{ id: string; apex: string } | null>;
+  customerZoneContaining(
+    customerId: string,
+    name: string,
+  ): Promise<{ id: string; apex: string; status: string } | null>;
+  /** Types of the records the customer keeps at `name` in its zone `apex`. */
+  recordTypesAt(customerId: string, apex: string, name: string): Promise<string[]>;
   /** Replaces the A or AAAA records at `name` (an empty list removes them). */
   setAddresses(
     zoneId: string,
@@ -36,6 +43,8 @@ export interface DynSettings {
 }
 
 export const dynErrors = {
+  nameInUse: (hostname: string, why: string) =>
+    new AppError('conflict', 'name_in_use', `${hostname} cannot be used for dynamic DNS: ${why}.`),
   hostnameNotFound: () => kernelErrors.notFound('Hostname'),
   credentialNotFound: () => kernelErrors.notFound('Credential'),
   invalidHostname: (hostname: string, zone: string) =>
@@ -51,22 +60,34 @@ export const dynErrors = {
 
 const SECRET_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789';
 
-/** Dynamic DNS: hostnames, their update credentials (one active at a time) and history. */
+/** Addresses an update asks for; a family left out keeps its current address. */
+export interface RequestedAddresses {
+  ipv4: string | null;
+  ipv6: string | null;
+  offline: boolean;
+}
+
+export type UpdateResult = 'good' | 'nochg' | 'abuse' | 'badauth';
+
+/**
+ * Dynamic DNS: hostnames, their update credentials (one active at a time) and history.
+ *
+ * The hostname row is the truth about its addresses. Every check-then-write (quotas, the active
+ * source, the hourly limit) runs in a write transaction holding the hostname's (or the
+ * customer's) lock, so concurrent requests serialise; DNS is then written *from the row*, again
+ * until the row's generation stops moving, so racing updates cannot leave DNS behind the row.
+ */
 export class DynService {
-  readonly repo: DynRepo;
+  private readonly repo: DynRepo;
 
   constructor(
-    store: Store,
+    private readonly store: Store,
     private readonly clock: Clock,
     private readonly identity: IdentityService,
     private readonly settings: DynSettings,
     private readonly zones: DynZones,
   ) {
-    this.repo = new DynRepo(store);
-  }
-
-  get ttl(): number {
-    return this.settings.ttl;
+    this.repo = DynRepo.of(store);
   }
 
   async planOf(customerId: string): Promise<{ plan: 'home' | 'fleet'; limits: DynPlanLimits; type: string }> {
@@ -89,7 +110,12 @@ export class DynService {
     };
   }
 
-  async createHostname(customerId: string, input: { hostname: string }) {
+  /** Creates the platform's dynamic zone if it is missing, so no customer can take the name first. */
+  async ensurePlatformZone(): Promise<void> {
+    await this.zones.ensurePlatformZone(this.settings.zone);
+  }
+
+  async createHostname(customerId: string, input: { hostname: string; replace_records?: boolean }) {
     const hostname = normaliseDomain(input.hostname);
     const zone = this.settings.zone;
     if (!hostname) throw dynErrors.invalidHostname(input.hostname, zone);
@@ -101,14 +127,13 @@ export class DynService {
       target = { id: (await this.zones.ensurePlatformZone(zone)).id, kind: 'platform' };
     } else {
       const own = await this.zones.customerZoneContaining(customerId, hostname);
-      if (own) target = { id: own.id, kind: 'customer' };
+      if (own && own.status !== 'disabled') {
+        await this.refuseForeignRecords(customerId, own.apex, hostname, input.replace_records === true);
+        target = { id: own.id, kind: 'customer' };
+      }
     }
     if (!target) throw dynErrors.invalidHostname(input.hostname, zone);
     const { plan, limits } = await this.planOf(customerId);
-    if ((await this.repo.countHostnames(customerId)) >= limits.hostnames) {
-      throw dynErrors.quota('hostnames', limits.hostnames, plan);
-    }
-    if (await this.repo.hostnameByName(hostname)) throw dynErrors.hostnameTaken(hostname);
     const row: DynHostnamesTable = {
       id: newId(),
       customer_id: customerId,
@@ -119,16 +144,22 @@ export class DynService {
       ipv6: null,
       offline: 0,
       active_source_id: null,
+      generation: 0,
       last_update_at: null,
       created_at: this.clock.nowMs(),
     };
-    try {
-      await this.repo.insertHostname(row);
-    } catch (err) {
+    await writeTransaction(this.store, async (tx) => {
+      await lockKey(this.store, tx, `dyn:customer:${customerId}`);
+      const repo = DynRepo.over(tx);
+      if ((await repo.countHostnames(customerId)) >= limits.hostnames) {
+        throw dynErrors.quota('hostnames', limits.hostnames, plan);
+      }
       // Two customers racing for the same name: the unique index decides.
-      if (await this.repo.hostnameByName(hostname)) throw dynErrors.hostnameTaken(hostname);
-      throw err;
-    }
+      await insertUnique(
+        () => repo.insertHostname(row),
+        () => dynErrors.hostnameTaken(hostname),
+      );
+    });
     return this.hostnameView(row);
   }
 
@@ -141,10 +172,12 @@ export class DynService {
   }
 
   async deleteHostname(customerId: string, id: string) {
-    const h = await this.loadHostname(customerId, id);
-    await this.zones.setAddresses(h.zone_id, h.hostname, 'A', [], this.settings.ttl);
-    await this.zones.setAddresses(h.zone_id, h.hostname, 'AAAA', [], this.settings.ttl);
-    await this.repo.deleteHostname(id);
+    const h = await this.withHostnameLock(customerId, id, async (repo, row) => {
+      await repo.deleteHostname(row.id);
+      return row;
+    });
+    // Only records dynamic DNS wrote are removed; a zone deleted meanwhile took them already.
+    if (h.last_update_at !== null) await this.clearAddresses(h);
     return { success: true, message: `${h.hostname} deleted; its address records are gone.` };
   }
 
@@ -154,15 +187,11 @@ export class DynService {
     kind: CredentialKind,
     description: string | null,
   ) {
-    const h = await this.loadHostname(customerId, hostnameId);
     const { plan, limits } = await this.planOf(customerId);
-    if ((await this.repo.countCredentials(h.id)) >= limits.sources) {
-      throw dynErrors.quota('update sources per hostname', limits.sources, plan);
-    }
     const password = randomString(32, SECRET_ALPHABET);
     const row: DynCredentialsTable = {
       id: newId(),
-      hostname_id: h.id,
+      hostname_id: hostnameId,
       customer_id: customerId,
       kind,
       username: `${kind === 'router_token' ? 'rt' : 'up'}-${randomString(16, 'abcdefghijklmnopqrstuvwxyz0123456789')}`,
@@ -171,13 +200,14 @@ export class DynService {
       created_at: this.clock.nowMs(),
       last_used_at: null,
     };
-    await this.repo.insertCredential(row);
-    // A hostname's first credential becomes its source; any later switch is an explicit call.
-    let active = false;
-    if (!h.active_source_id) {
-      await this.repo.updateHostname(h.id, { active_source_id: row.id });
-      active = true;
-    }
+    const active = await this.withHostnameLock(customerId, hostnameId, async (repo) => {
+      if ((await repo.countCredentials(hostnameId)) >= limits.sources) {
+        throw dynErrors.quota('update sources per hostname', limits.sources, plan);
+      }
+      await repo.insertCredential(row);
+      // A hostname's first credential becomes its source; any later switch is an explicit call.
+      return repo.claimSourceIfNone(hostnameId, row.id);
+    });
     return { ...this.credentialView(row, active), password };
   }
 
@@ -189,24 +219,30 @@ export class DynService {
   }
 
   async deleteCredential(customerId: string, hostnameId: string, kind: CredentialKind, id: string) {
-    const h = await this.loadHostname(customerId, hostnameId);
-    const c = await this.repo.credential(h.id, id);
-    if (!c || c.kind !== kind) throw dynErrors.credentialNotFound();
-    await this.repo.deleteCredential(h.id, id);
+    await this.withHostnameLock(customerId, hostnameId, async (repo) => {
+      const c = await repo.credential(hostnameId, id);
+      if (!c || c.kind !== kind) throw dynErrors.credentialNotFound();
+      await repo.deleteCredential(hostnameId, id);
+    });
     return { success: true, message: 'Credential deleted; it can no longer update the hostname.' };
   }
 
-  /** Switches the hostname's one active update source in a single write. */
+  /**
+   * Switches the hostname's one active update source. It waits for any update holding the
+   * hostname's lock, so once it answers, every later request of the old source is `badauth`.
+   */
   async setActiveSource(customerId: string, hostnameId: string, sourceId: string) {
-    const h = await this.loadHostname(customerId, hostnameId);
-    const c = await this.repo.credential(h.id, sourceId);
-    if (!c) {
-      throw new AppError('invalid', 'unknown_source', 'source_id must be a credential of this hostname.', {
-        errors: [{ path: '/body/source_id', message: 'not a credential of this hostname' }],
-      });
-    }
-    await this.repo.updateHostname(h.id, { active_source_id: c.id });
-    return this.hostnameView({ ...h, active_source_id: c.id });
+    const row = await this.withHostnameLock(customerId, hostnameId, async (repo, h) => {
+      const c = await repo.credential(hostnameId, sourceId);
+      if (!c) {
+        throw new AppError('invalid', 'unknown_source', 'source_id must be a credential of this hostname.', {
+          errors: [{ path: '/body/source_id', message: 'not a credential of this hostname' }],
+        });
+      }
+      await repo.updateHostname(hostnameId, { active_source_id: c.id });
+      return { ...h, active_source_id: c.id };
+    });
+    return this.hostnameView(row);
   }
 
   async updates(customerId: string, hostnameId: string, page: number, pageSize: number) {
@@ -233,32 +269,124 @@ export class DynService {
     };
   }
 
-  /** Writes new addresses to DNS (the caller has authorised the update and checked limits). */
-  async applyAddresses(
-    h: DynHostnamesTable,
-    next: { ipv4: string | null; ipv6: string | null; offline: boolean },
-  ) {
-    const ttl = this.settings.ttl;
-    const v4 = next.offline || !next.ipv4 ? [] : [next.ipv4];
-    const v6 = next.offline || !next.ipv6 ? [] : [next.ipv6];
-    if (next.offline || next.ipv4 !== h.ipv4 || h.offline === 1) {
-      await this.zones.setAddresses(h.zone_id, h.hostname, 'A', v4, ttl);
-    }
-    if (next.offline || next.ipv6 !== h.ipv6 || h.offline === 1) {
-      await this.zones.setAddresses(h.zone_id, h.hostname, 'AAAA', v6, ttl);
-    }
-    await this.repo.updateHostname(h.id, {
-      ipv4: next.ipv4,
-      ipv6: next.ipv6,
-      offline: next.offline ? 1 : 0,
-      last_update_at: this.clock.nowMs(),
+  /** The credential behind DynDNS2 Basic auth, or null (unknown user or wrong password). */
+  async authenticateSource(username: string, password: string): Promise<DynCredentialsTable | null> {
+    const credential = await this.repo.credentialByUsername(username);
+    if (!credential || !constantTimeEqual(credential.secret_hash, hashToken(password))) return null;
+    await this.repo.touchCredential(credential.id, this.clock.nowMs());
+    return credential;
+  }
+
+  /** The hostname a credential updates, or null when it is not the hostname's active source. */
+  async hostnameOfSource(credential: DynCredentialsTable): Promise<DynHostnamesTable | null> {
+    const h = await this.repo.hostnameById(credential.hostname_id);
+    return h && h.active_source_id === credential.id ? h : null;
+  }
+
+  /**
+   * One DynDNS2 host update: checked and recorded under the hostname's lock (active source,
+   * hourly limit, history), then written to DNS from the row. Answers once DNS serves the result.
+   */
+  async update(
+    credential: DynCredentialsTable,
+    requested: RequestedAddresses,
+    meta: { clientIp: string; userAgent: string | null },
+  ): Promise<UpdateResult> {
+    const { limits } = await this.planOf(credential.customer_id);
+    const now = this.clock.nowMs();
+    const result = await writeTransaction(this.store, async (tx) => {
+      await lockKey(this.store, tx, `dyn:hostname:${credential.hostname_id}`);
+      const repo = DynRepo.over(tx);
+      const h = await repo.hostnameById(credential.hostname_id);
+      if (!h || h.active_source_id !== credential.id) return 'badauth' as const;
+      const next = {
+        ipv4: requested.ipv4 ?? h.ipv4,
+        ipv6: requested.ipv6 ?? h.ipv6,
+        offline: requested.offline ? 1 : 0,
+      };
+      let outcome: UpdateResult;
+      if ((await repo.countAppliedSince(h.id, now - 3_600_000)) >= limits.updates_per_hour) outcome = 'abuse';
+      else if (next.ipv4 === h.ipv4 && next.ipv6 === h.ipv6 && next.offline === h.offline) outcome = 'nochg';
+      else {
+        outcome = 'good';
+        await repo.updateHostname(h.id, { ...next, generation: h.generation + 1, last_update_at: now });
+      }
+      await repo.insertUpdate({
+        id: newId(),
+        hostname_id: h.id,
+        credential_id: credential.id,
+        result: outcome,
+        ipv4: requested.ipv4,
+        ipv6: requested.ipv6,
+        offline: requested.offline ? 1 : 0,
+        client_ip: meta.clientIp,
+        user_agent: meta.userAgent?.slice(0, 200) ?? null,
+        created_at: now,
+      });
+      return outcome;
     });
+    // `nochg` syncs too: it repairs DNS if someone edited the records behind our back.
+    if (result === 'good' || result === 'nochg') await this.syncDns(credential.hostname_id);
+    return result;
+  }
+
+  /** Writes the row's addresses to DNS until the row did not change meanwhile. */
+  private async syncDns(hostnameId: string): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const h = await this.repo.hostnameById(hostnameId);
+      if (!h) return;
+      const ttl = this.settings.ttl;
+      const live = h.offline === 0;
+      await this.zones.setAddresses(h.zone_id, h.hostname, 'A', live && h.ipv4 ? [h.ipv4] : [], ttl);
+      await this.zones.setAddresses(h.zone_id, h.hostname, 'AAAA', live && h.ipv6 ? [h.ipv6] : [], ttl);
+      const after = await this.repo.hostnameById(hostnameId);
+      if (!after) return this.clearAddresses(h);
+      if (after.generation === h.generation) return;
+    }
+  }
+
+  private async clearAddresses(h: DynHostnamesTable): Promise<void> {
+    try {
+      await this.zones.setAddresses(h.zone_id, h.hostname, 'A', [], this.settings.ttl);
+      await this.zones.setAddresses(h.zone_id, h.hostname, 'AAAA', [], this.settings.ttl);
+    } catch (err) {
+      if (!(err instanceof AppError && err.kind === 'not_found')) throw err;
+    }
+  }
+
+  /** A customer's zone may already hold records at the name: never silently take them over. */
+  private async refuseForeignRecords(customerId: string, apex: string, hostname: string, replace: boolean) {
+    const types = await this.zones.recordTypesAt(customerId, apex, hostname);
+    if (types.some((t) => t !== 'A' && t !== 'AAAA' && t !== 'TXT' && t !== 'MX' && t !== 'CAA')) {
+      throw dynErrors.nameInUse(hostname, `it holds ${[...new Set(types)].join(', ')} records`);
+    }
+    if (!replace && types.some((t) => t === 'A' || t === 'AAAA')) {
+      throw dynErrors.nameInUse(
+        hostname,
+        'it has address records; send "replace_records": true to hand them to dynamic DNS',
+      );
+    }
   }
 
   private async loadHostname(customerId: string, id: string) {
     const h = await this.repo.hostname(customerId, id);
     if (!h) throw dynErrors.hostnameNotFound();
     return h;
+  }
+
+  /** Runs `fn` in a write transaction holding the hostname's lock, with the customer's row. */
+  private withHostnameLock<T>(
+    customerId: string,
+    hostnameId: string,
+    fn: (repo: DynRepo, h: DynHostnamesTable) => Promise<T>,
+  ): Promise<T> {
+    return writeTransaction(this.store, async (tx) => {
+      await lockKey(this.store, tx, `dyn:hostname:${hostnameId}`);
+      const repo = DynRepo.over(tx);
+      const h = await repo.hostname(customerId, hostnameId);
+      if (!h) throw dynErrors.hostnameNotFound();
+      return fn(repo, h);
+    });
   }
 
   private hostnameView(h: DynHostnamesTable) {
