@@ -10,6 +10,8 @@ export interface Config {
   host: string;
   ports: { api: number; s3: number; dns: number; mqtt: number; rtmp: number };
   publicUrl: string | null;
+  /** The S3 endpoint as clients reach it (FJORD_S3_PUBLIC_URL); null: derived from host and port. */
+  s3PublicUrl: string | null;
   roles: Role[];
   store: { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
   redisUrl: string | null;
@@ -68,6 +70,7 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
       rtmp: value('FJORD_RTMP_PORT', asPort) ?? 1935,
     },
     publicUrl: value('FJORD_PUBLIC_URL', asHttpUrl)?.replace(/\/+$/, '') ?? null,
+    s3PublicUrl: value('FJORD_S3_PUBLIC_URL', asHttpUrl)?.replace(/\/+$/, '') ?? null,
     roles: (value('FJORD_ROLES', asList) ?? VARIABLES.FJORD_ROLES.values) as Role[],
     store: storeUrl?.startsWith('postgres')
       ? { kind: 'postgres', url: storeUrl }
@@ -98,6 +101,13 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
 /** The address clients should use for the API (`{base_url}`). */
 export function apiBaseUrl(config: Config, boundPort = config.ports.api): string {
   if (config.publicUrl) return config.publicUrl;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  return `http://${isIP(host) === 6 ? `[${host}]` : host}:${boundPort}`;
+}
+
+/** The S3 data plane's address as clients reach it: the `endpoint` of buckets and keys. */
+export function s3EndpointUrl(config: Config, boundPort = config.ports.s3): string {
+  if (config.s3PublicUrl) return config.s3PublicUrl;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   return `http://${isIP(host) === 6 ? `[${host}]` : host}:${boundPort}`;
 }

@@ -35,6 +35,10 @@ export const VARIABLES = {
     doc: 'The `{base_url}` clients use, when Fjord runs behind a proxy. Default: `http://<FJORD_HOST>:<FJORD_API_PORT>`.',
   },
   FJORD_S3_PORT: { kind: 'port', default: '9000', doc: 'Port of the S3 data plane (role `s3`).' },
+  FJORD_S3_PUBLIC_URL: {
+    kind: 'url',
+    doc: 'The S3 endpoint clients use (the `endpoint` of buckets and keys), when the data plane runs behind a proxy. Default: `http://<FJORD_HOST>:<FJORD_S3_PORT>`.',
+  },
   FJORD_DNS_PORT: {
     kind: 'port',
     default: '5300',
