@@ -297,7 +297,7 @@ export class AccessKeyService {
 
   /** Gives an account key full access to a bucket it created through S3 (as Garage does). */
   async grantCreatedBucket(trx: Transaction<StorageTables>, accessKeyId: string, bucketName: string) {
-    const row = await this.repo.keyByAccessKeyId(accessKeyId);
+    const row = await this.repo.keyByAccessKeyId(accessKeyId, trx);
     if (!row || row.kind !== 'account') return;
     const grants = storedGrants(row).filter((g) => g.bucket !== bucketName);
     grants.push({ bucket: bucketName, full_access: true, actions: [] });

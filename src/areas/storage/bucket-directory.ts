@@ -89,7 +89,7 @@ export class ControlPlaneDirectory implements BucketDirectory {
     return this.service.listBucketRecords(customerId);
   }
 
-  createBucketViaS3(
+  async createBucketViaS3(
     customerId: string,
     name: string,
     region: string,

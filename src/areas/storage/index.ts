@@ -55,6 +55,7 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
         notices,
         (err) => kernel.log.warn({ err }, 'storage directory'),
       );
+      service.directory = directory;
       dataPlane = await createDataPlane(kernel, directory);
       const plane = dataPlane;
       registerLifecycleJob(kernel, service, plane.stats);

@@ -187,8 +187,8 @@ export class StorageRepo {
       .executeTakeFirst();
   }
 
-  keyByAccessKeyId(accessKeyId: string) {
-    return this.db
+  keyByAccessKeyId(accessKeyId: string, db: Db = this.db) {
+    return db
       .selectFrom('storage_keys')
       .selectAll()
       .where('access_key_id', '=', accessKeyId)

@@ -6,7 +6,13 @@ import { fromBool, fromJson, isUniqueViolation, toBool, toJson } from '../../ker
 import type { AccessKeyService } from './access-keys.js';
 import { STORAGE_TIERS } from './catalogue.js';
 import type { StorageChangeNotices } from './change-notices.js';
-import type { BucketRecord, CorsRule, LifecycleRule, ObjectStats } from './data-plane-contract.js';
+import type {
+  BucketDirectory,
+  BucketRecord,
+  CorsRule,
+  LifecycleRule,
+  ObjectStats,
+} from './data-plane-contract.js';
 import { storageErrors } from './errors.js';
 import type { StorageBucketsTable } from './migrations.js';
 import type { StorageRepo } from './repo.js';
@@ -35,6 +41,9 @@ export interface CreateBucketInput {
  * announced through `StorageChangeNotices`, so S3 processes drop what they cached.
  */
 export class StorageService {
+  /** The data plane's view of this control plane (set once the directory is built). */
+  directory: BucketDirectory | null = null;
+
   constructor(
     private readonly repo: StorageRepo,
     readonly keys: AccessKeyService,
