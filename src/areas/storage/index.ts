@@ -9,6 +9,7 @@ import { registerLifecycleJob } from './lifecycle-job.js';
 import { storageMigrations } from './migrations.js';
 import { StorageRepo } from './repo.js';
 import { storageRoutes } from './routes/index.js';
+import { createDataPlane, objectMigrations } from './s3/index.js';
 import { StorageService } from './service.js';
 
 /** What the S3 data plane hands back when built against the control plane's directory. */
@@ -27,7 +28,8 @@ export type DataPlaneFactory = (kernel: Kernel, directory: BucketDirectory) => D
 export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
   return {
     name: 'storage',
-    migrations: storageMigrations,
+    // The data plane's tables (objects, versions, uploads) migrate with the area.
+    migrations: { ...storageMigrations, ...objectMigrations },
     async setup(kernel) {
       const repo = new StorageRepo(kernel.store);
       const notices = new StorageChangeNotices(kernel.store);
@@ -96,5 +98,5 @@ async function scheduleLifecycle(kernel: Kernel) {
   await kernel.jobs.schedule('storage.lifecycle', 'storage.lifecycle', 3600);
 }
 
-import { interimDataPlane } from './interim-data-plane.js';
-export const storageArea = storageAreaWith(interimDataPlane);
+/** The storage area with its S3 data plane (objects/, s3/). */
+export const storageArea = storageAreaWith(createDataPlane);
