@@ -126,8 +126,11 @@ describe('creating buckets', () => {
     }
   });
 
-  it('uses FJORD_S3_PUBLIC_URL as the endpoint when set', async () => {
-    const other = await TestFjord.create({ FJORD_S3_PUBLIC_URL: 'https://s3.example.test/' });
+  it('uses FJORD_S3_PUBLIC_URL as the endpoint and FJORD_S3_BASE_DOMAIN for virtual hosts when set', async () => {
+    const other = await TestFjord.create({
+      FJORD_S3_PUBLIC_URL: 'https://s3.example.test/',
+      FJORD_S3_BASE_DOMAIN: 's3.example.test',
+    });
     try {
       const c = await other.customer();
       const r = await other.request('POST', '/v1/storage/buckets', {

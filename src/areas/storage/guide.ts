@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import { SIGNING_REGION, STORAGE_REGION } from './catalogue.js';
 
 export const MAX_UPLOAD_BYTES = 50 * 1000 ** 3;
@@ -11,11 +10,14 @@ export const MULTIPART_MIN_PART_BYTES = 5 * 1024 ** 2;
  * use, filled in with this deployment's endpoint. Each example is run by test/e2e against a
  * real client, so they stay working.
  */
-export function s3Guide(endpoint: string, acceptedRegions: readonly string[]) {
+export function s3Guide(endpoint: string, acceptedRegions: readonly string[], baseDomain: string | null) {
   const url = new URL(endpoint);
   const hostPort = url.host;
   const https = url.protocol === 'https:';
-  const hostIsName = isIP(url.hostname.replace(/^\[|\]$/g, '')) === 0 && url.hostname !== 'localhost';
+  // Virtual-host addressing needs a wildcard DNS name: only under FJORD_S3_BASE_DOMAIN.
+  const virtualHost = baseDomain
+    ? `${url.protocol}//<bucket>.${baseDomain}${url.port ? `:${url.port}` : ''}/<key>`
+    : null;
   const examples = [
     {
       client: 'aws-cli',
@@ -110,7 +112,7 @@ export function s3Guide(endpoint: string, acceptedRegions: readonly string[]) {
       'AWS Signature Version 4 (Authorization header, presigned URLs up to 7 days, aws-chunked uploads)',
     addressing: {
       path_style: `${endpoint}/<bucket>/<key>`,
-      virtual_host_style: hostIsName ? `${url.protocol}//<bucket>.${hostPort}/<key>` : null,
+      virtual_host_style: virtualHost,
     },
     credentials:
       'The access_key and secret_key returned when a bucket (POST /v1/storage/buckets), a bucket key (POST /v1/storage/buckets/{bucket_name}/keys) or an account key (POST /v1/storage/keys) is created.',

@@ -82,7 +82,7 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
       const signingRegions = plane.signingRegions ?? [SIGNING_REGION, 'us-east-1'];
       return {
         service,
-        routes: storageRoutes(service, endpoint, () => signingRegions),
+        routes: storageRoutes(service, endpoint, () => signingRegions, kernel.config.s3.baseDomain),
         servers: plane.servers,
         async onReset() {
           await plane.onReset?.();

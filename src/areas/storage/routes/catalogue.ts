@@ -6,7 +6,11 @@ import { s3Guide } from '../guide.js';
 import { Action, S3Guide, StorageTier } from '../schemas.js';
 import { storageRead, TAG } from './access.js';
 
-export function catalogueRoutes(endpoint: () => string, acceptedRegions: () => readonly string[]) {
+export function catalogueRoutes(
+  endpoint: () => string,
+  acceptedRegions: () => readonly string[],
+  baseDomain: string | null,
+) {
   return [
     defineRoute({
       method: 'GET',
@@ -38,7 +42,7 @@ export function catalogueRoutes(endpoint: () => string, acceptedRegions: () => r
       description: 'Public, like documentation. The examples carry this deployment’s endpoint.',
       access: publicAccess,
       response: { 200: S3Guide },
-      handler: async () => s3Guide(endpoint(), acceptedRegions()),
+      handler: async () => s3Guide(endpoint(), acceptedRegions(), baseDomain),
     }),
   ];
 }

@@ -8,11 +8,12 @@ export function storageRoutes(
   storage: StorageService,
   endpoint: () => string,
   signingRegions: () => readonly string[],
+  baseDomain: string | null,
 ) {
   return [
     ...bucketRoutes(storage),
     ...keyRoutes(storage),
     ...configurationRoutes(storage),
-    ...catalogueRoutes(endpoint, signingRegions),
+    ...catalogueRoutes(endpoint, signingRegions, baseDomain),
   ];
 }
