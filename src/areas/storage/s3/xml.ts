@@ -38,6 +38,8 @@ const parser = new XMLParser({
   trimValues: true,
   removeNSPrefix: true,
   processEntities: true,
+  // Clients escape quotes as &#34; (rclone) or &quot; (others): numeric references must decode too.
+  htmlEntities: true,
   isArray: (name) =>
     [
       'Part',
