@@ -451,3 +451,45 @@ describe('the directory the S3 data plane uses', () => {
     expect(await directory().findBucket('no-such-bucket-anywhere')).toBeNull();
   });
 });
+
+describe('documents written through S3 follow the API’s rules', () => {
+  it('refuses empty and oversized CORS and lifecycle documents', async () => {
+    const { name } = await bucket();
+    await expect(directory().putCors(name, [])).rejects.toMatchObject({ kind: 'invalid' });
+    const corsRule = {
+      allowed_origins: ['*'],
+      allowed_methods: ['GET'],
+      allowed_headers: [],
+      expose_headers: [],
+      max_age_seconds: null,
+    };
+    await expect(
+      directory().putCors(
+        name,
+        Array.from({ length: 101 }, () => corsRule),
+      ),
+    ).rejects.toMatchObject({
+      kind: 'invalid',
+    });
+    await expect(
+      directory().putCors(name, [{ ...corsRule, allowed_methods: ['PATCH'] }]),
+    ).rejects.toMatchObject({
+      kind: 'invalid',
+    });
+    await expect(directory().putCors(name, [{ ...corsRule, max_age_seconds: 86401 }])).rejects.toMatchObject({
+      kind: 'invalid',
+    });
+    await expect(directory().putLifecycle(name, [])).rejects.toMatchObject({ kind: 'invalid' });
+    const lifecycleRule = {
+      id: 'r',
+      enabled: true,
+      prefix: '',
+      expiration_days: 0,
+      noncurrent_version_expiration_days: null,
+      abort_incomplete_multipart_upload_days: null,
+    };
+    await expect(directory().putLifecycle(name, [lifecycleRule])).rejects.toMatchObject({ kind: 'invalid' });
+    expect((await directory().findBucket(name))?.cors).toBeNull();
+    expect((await directory().findBucket(name))?.lifecycle).toBeNull();
+  });
+});

@@ -27,6 +27,7 @@ export const newSecretKey = (): string => randomString(40);
 export const CORS_METHODS = ['GET', 'PUT', 'HEAD', 'POST', 'DELETE', 'OPTIONS'];
 export const MAX_CORS_RULES = 100;
 const MAX_LIFECYCLE_DAYS = 36500;
+const MAX_LIFECYCLE_RULES = 1000;
 
 /** Incoming CORS rule as the schema admits it (optional fields may be absent). */
 export interface CorsRuleInput {
@@ -40,8 +41,8 @@ export interface CorsRuleInput {
 
 export function checkCorsRules(rules: CorsRuleInput[]): CorsRule[] {
   const problems: FieldProblem[] = [];
-  if (rules.length > MAX_CORS_RULES) {
-    problems.push({ path: '/body/rules', message: `at most ${MAX_CORS_RULES} rules` });
+  if (rules.length === 0 || rules.length > MAX_CORS_RULES) {
+    problems.push({ path: '/body/rules', message: `1-${MAX_CORS_RULES} rules` });
   }
   const ids = new Set<string>();
   const out = rules.map((rule, i) => {
@@ -107,6 +108,9 @@ export interface LifecycleRuleInput {
 
 export function checkLifecycleRules(rules: LifecycleRuleInput[]): LifecycleRule[] {
   const problems: FieldProblem[] = [];
+  if (rules.length === 0 || rules.length > MAX_LIFECYCLE_RULES) {
+    problems.push({ path: '/body/rules', message: `1-${MAX_LIFECYCLE_RULES} rules` });
+  }
   const ids = new Set<string>();
   const out = rules.map((rule, i) => {
     const id = rule.id ?? `rule-${randomString(10).toLowerCase()}`;
