@@ -17,6 +17,8 @@ export interface Config {
     regions: string[];
     baseDomain: string | null;
     driver: 'fs' | 's3';
+    /** fsync object files before they become visible (fs driver). */
+    fsync: boolean;
     upstream: {
       endpoint: string;
       bucket: string;
@@ -146,7 +148,8 @@ function s3Settings(value: ValueOf, problems: string[]): Config['s3'] {
     }
   }
   const domain = value('FJORD_S3_BASE_DOMAIN', asHost)?.toLowerCase() ?? null;
-  return { regions, baseDomain: domain, driver, upstream };
+  const fsync = value('FJORD_S3_FSYNC', asBoolean) ?? true;
+  return { regions, baseDomain: domain, driver, fsync, upstream };
 }
 
 /** The address clients should use for the API (`{base_url}`). */

@@ -54,6 +54,11 @@ export const VARIABLES = {
     values: ['fs', 's3'],
     doc: 'Where object bytes live: `fs` (files under `<data dir>/objects`) or `s3` (an upstream S3-compatible store, FJORD_S3_UPSTREAM_*).',
   },
+  FJORD_S3_FSYNC: {
+    kind: 'boolean',
+    default: 'true',
+    doc: 'fsync every object file before it becomes visible (`fs` driver). `false` trades crash safety for speed, for throwaway emulators and CI.',
+  },
   FJORD_S3_UPSTREAM_ENDPOINT: {
     kind: 'url',
     doc: 'Upstream S3 endpoint for `FJORD_S3_DRIVER=s3` (path-style requests).',

@@ -46,7 +46,7 @@ function blobStoreOf(kernel: Kernel): BlobStore {
     detail: root,
     simulated: false,
   });
-  return new FsBlobStore(root);
+  return new FsBlobStore(root, s3.fsync);
 }
 
 /** The S3 data plane: objects, versions, multipart uploads and the S3 protocol server. */

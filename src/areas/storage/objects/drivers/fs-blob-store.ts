@@ -14,7 +14,10 @@ export class FsBlobStore implements BlobStore {
   private readonly tmp: string;
   private ready: Promise<void> | null = null;
 
-  constructor(private readonly root: string) {
+  constructor(
+    private readonly root: string,
+    private readonly fsync = true,
+  ) {
     this.tmp = join(root, 'tmp');
   }
 
@@ -51,7 +54,7 @@ export class FsBlobStore implements BlobStore {
         }
       }
       if (pendingBytes > 0) await file.writev(pending);
-      await file.sync();
+      if (this.fsync) await file.datasync();
       await file.close();
       check();
       await rename(temp, this.pathOf(ref));

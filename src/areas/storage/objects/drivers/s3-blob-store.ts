@@ -1,6 +1,11 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { newId } from '../../../../kernel/ids.js';
 import { signRequest, UNSIGNED_PAYLOAD, uriEncode } from '../../s3/sigv4.js';
 import type { BlobStore } from './blob-store.js';
@@ -83,6 +88,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   async put(source: AsyncIterable<Buffer>, size: number, check: () => void): Promise<string> {
+    if (size < 0) return this.putSpooled(source, check);
     const ref = newId();
     let failure: unknown = null;
     const guarded = (async function* () {
@@ -114,6 +120,22 @@ export class S3BlobStore implements BlobStore {
       throw err;
     }
     return ref;
+  }
+
+  /**
+   * A body of unknown length (a form upload, a plain chunked PUT) is spooled to a temp file
+   * first: the upstream wants a Content-Length, and memory must stay flat.
+   */
+  private async putSpooled(source: AsyncIterable<Buffer>, check: () => void): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), 'fjord-spool-'));
+    const path = join(dir, 'body');
+    try {
+      await pipeline(Readable.from(source), createWriteStream(path));
+      const { size } = await stat(path);
+      return await this.put(createReadStream(path), size, check);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }
 
   async get(ref: string, start: number, end: number): Promise<Readable> {
