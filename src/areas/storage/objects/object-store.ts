@@ -10,6 +10,8 @@ import type { BlobPart, ObjectRow, PartRow, UploadRow } from './tables.js';
 
 export const MIN_PART_SIZE = 5 * 1024 * 1024;
 export const MAX_PARTS = 10_000;
+/** 50 GB per upload (the guide's stated limit). */
+export const MAX_UPLOAD_BYTES = 50 * 1000 * 1000 * 1000;
 
 /** What is stored beside an object's bytes. */
 export interface ObjectAttributes {
@@ -250,6 +252,7 @@ export class ObjectStore {
     const etag = `${md5.digest('hex')}-${chosen.length}`;
     const blobs = chosen.flatMap((p) => JSON.parse(p.blob) as BlobPart[]);
     const size = chosen.reduce((n, p) => n + Number(p.size), 0);
+    if (size > MAX_UPLOAD_BYTES) throw s3Errors.entityTooLarge();
     const keep = new Map(chosen.map((p) => [p.part_number, p.blob]));
     // The upload row goes first: a concurrent Complete or Abort then finds nothing to reuse.
     const released = await this.repo.dropUpload(upload.upload_id, keep, () => s3Errors.invalidPart());

@@ -12,8 +12,9 @@ export class DirectoryCache {
   private readonly buckets = new Map<string, { at: number; value: Promise<BucketRecord | null> }>();
 
   constructor(readonly directory: BucketDirectory) {
-    directory.onAccessKeyChanged((id) => this.keys.delete(id));
-    directory.onBucketChanged((name) => this.buckets.delete(name));
+    // '' means notices may have been lost (reconnect, reset): everything goes.
+    directory.onAccessKeyChanged((id) => (id === '' ? this.keys.clear() : this.keys.delete(id)));
+    directory.onBucketChanged((name) => (name === '' ? this.buckets.clear() : this.buckets.delete(name)));
   }
 
   findAccessKey(id: string): Promise<AccessKeyRecord | null> {
