@@ -49,12 +49,18 @@ export async function listPage<R extends { key: string }>(opts: {
   }
   if (maxKeys <= 0) return { entries, prefixes, truncated: false, lastKey: null, last: null };
   const batch = Math.min(1000, maxKeys + 1);
+  // After a common prefix the next rows are likely more of it: read a few, then seek past it,
+  // instead of reading a whole batch of keys that all roll up into the prefix just listed.
+  let limit = batch;
   for (;;) {
-    const rows = await opts.fetch(from, batch);
+    const rows = await opts.fetch(from, limit);
     let skipTo: string | null = null;
+    let current: string | null = null;
     for (const row of rows) {
+      if (current !== null && row.key.startsWith(current)) continue;
       if (opts.hidden?.(row)) {
         from = { key: row.key, inclusive: false, ...tieOf(row) };
+        current = null;
         continue;
       }
       const cp = rollup(row.key);
@@ -64,19 +70,20 @@ export async function listPage<R extends { key: string }>(opts: {
         prefixes.push(cp);
         lastKey = cp;
         last = null;
+        current = cp;
         skipTo = afterPrefix(cp);
-        break;
+        from = { key: skipTo, inclusive: true };
+        continue;
       }
+      current = null;
+      skipTo = null;
       entries.push(row);
       lastKey = row.key;
       last = row;
       from = { key: row.key, inclusive: false, ...tieOf(row) };
     }
-    if (skipTo !== null) {
-      from = { key: skipTo, inclusive: true };
-      continue;
-    }
-    if (rows.length < batch) return { entries, prefixes, truncated: false, lastKey, last };
+    if (rows.length < limit) return { entries, prefixes, truncated: false, lastKey, last };
+    limit = skipTo !== null ? 16 : Math.min(batch, limit * 4);
   }
 }
 
