@@ -126,6 +126,24 @@ describe('creating buckets', () => {
     }
   });
 
+  it('replays a creation with the same Idempotency-Key instead of making a second key', async () => {
+    const name = fresh();
+    const send = () =>
+      t.request('POST', '/v1/storage/buckets', {
+        key: aKey,
+        body: { bucket_name: name },
+        headers: { 'idempotency-key': `create-${name}` },
+      });
+    const first = await send();
+    const again = await send();
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toEqual(first.body);
+    const keys = await t.request('GET', `/v1/storage/buckets/${name}/keys`, { key: aKey });
+    expect(keys.body).toHaveLength(1);
+  });
+
   it('uses FJORD_S3_PUBLIC_URL as the endpoint and FJORD_S3_BASE_DOMAIN for virtual hosts when set', async () => {
     const other = await TestFjord.create({
       FJORD_S3_PUBLIC_URL: 'https://s3.example.test/',
