@@ -10,6 +10,7 @@ import type { BlobPart, ObjectRow, PartRow, UploadRow } from './tables.js';
 
 export const MIN_PART_SIZE = 5 * 1024 * 1024;
 export const MAX_PARTS = 10_000;
+const SMALL_OBJECT_BYTES = 256 * 1024;
 /** 50 GB per upload (the guide's stated limit). */
 export const MAX_UPLOAD_BYTES = 50 * 1000 * 1000 * 1000;
 
@@ -139,6 +140,14 @@ export class ObjectStore {
       })(),
       { objectMode: false },
     );
+  }
+
+  /** A small single-blob object's bytes in one read, or null when it must be streamed. */
+  async readSmall(row: Pick<ObjectRow, 'blob' | 'size'>, start: number, end: number): Promise<Buffer | null> {
+    const parts = JSON.parse(row.blob) as BlobPart[];
+    if (Number(row.size) > SMALL_OBJECT_BYTES || parts.length !== 1 || !this.blobs.readAll) return null;
+    const all = await this.blobs.readAll(parts[0]!.ref);
+    return all.subarray(start, end + 1);
   }
 
   /** DeleteObject without a version id: a delete marker when versioning is on, else the object goes. */

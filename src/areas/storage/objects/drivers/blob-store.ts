@@ -14,6 +14,8 @@ export interface BlobStore {
   put(source: AsyncIterable<Buffer>, size: number, check: () => void): Promise<string>;
   /** Bytes `start`..`end` inclusive of one blob. */
   get(ref: string, start: number, end: number): Promise<Readable>;
+  /** A whole small blob in one read (cheaper than a stream for a few KiB). */
+  readAll?(ref: string): Promise<Buffer>;
   delete(ref: string): Promise<void>;
   /** Every blob gone (emulator reset). */
   clear(): Promise<void>;

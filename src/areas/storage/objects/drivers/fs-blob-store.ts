@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { mkdir, open, rename, rm, unlink } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { newId } from '../../../../kernel/ids.js';
@@ -74,6 +74,10 @@ export class FsBlobStore implements BlobStore {
       stream.once('error', reject);
     });
     return stream;
+  }
+
+  readAll(ref: string): Promise<Buffer> {
+    return readFile(this.pathOf(ref));
   }
 
   async delete(ref: string): Promise<void> {

@@ -101,8 +101,13 @@ export async function getObject(call: S3Call): Promise<void> {
   }
   const start = range?.start ?? 0;
   const end = range?.end ?? size - 1;
-  const stream: Readable = await call.env.objects.read(row, start, end);
+  const small = size > 0 ? await call.env.objects.readSmall(row, start, end) : null;
   const res = call.res;
+  if (small) {
+    if (range) headers['content-range'] = `bytes ${start}-${end}/${size}`;
+    return call.send(range ? 206 : 200, headers, small);
+  }
+  const stream: Readable = await call.env.objects.read(row, start, end);
   res.statusCode = range ? 206 : 200;
   for (const [k, v] of Object.entries(call.corsHeaders)) res.setHeader(k, v);
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
