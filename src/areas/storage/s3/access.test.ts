@@ -144,6 +144,26 @@ describe('S3 authentication and authorization', () => {
     expect(await (await fetch(`${h.endpoint}/public-b/a.txt`)).text()).toBe('public');
   });
 
+  it('refuses a body that does not match its signed SHA-256, and a request signed 20 minutes ago', async () => {
+    const wrong = await rawPut('/private-b/tampered', 'hello', {}, 'a'.repeat(64));
+    expect(wrong.text).toContain('XAmzContentSHA256Mismatch');
+    const late = await rawPut(
+      '/private-b/late',
+      'hello',
+      {},
+      UNSIGNED_PAYLOAD,
+      undefined,
+      Date.now() - 20 * 60_000,
+    );
+    expect(late.code).toBe(403);
+    expect(late.text).toContain('RequestTimeTooSkewed');
+    await expect(
+      client('AKFULL').send(new GetObjectCommand({ Bucket: 'private-b', Key: 'tampered' })),
+    ).rejects.toMatchObject({
+      name: 'NoSuchKey',
+    });
+  });
+
   it('addresses buckets by virtual host under the base domain', async () => {
     const r = await rawPut('/vhost.txt', 'via host', {}, UNSIGNED_PAYLOAD, 'private-b.s3.test');
     expect(r.code).toBe(200);
@@ -244,6 +264,7 @@ async function rawPut(
   extra: Record<string, string>,
   payloadHash: string,
   host?: string,
+  nowMs = Date.now(),
 ) {
   const u = new URL(h.endpoint);
   const hostHeader = host ? `${host}:${u.port}` : u.host;
@@ -254,7 +275,7 @@ async function rawPut(
     accessKeyId: 'AKFULL',
     secret: 'secret-AKFULL',
     region: 'eu-north-1',
-    nowMs: Date.now(),
+    nowMs,
     payloadHash,
   });
   return new Promise<{ code: number; text: string }>((resolve, reject) => {
