@@ -176,6 +176,23 @@ describe('object operations', () => {
     expect(usage).toEqual({ objects: sizes.length, bytes: sizes.reduce((a, b) => a + b, 0) });
   });
 
+  it('leaves one current version and exact counters after concurrent writers of one key', async () => {
+    const before = await h.plane.stats.usage('b-ops');
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        s3.send(
+          new PutObjectCommand({ Bucket: 'ops', Key: 'race', Body: `writer ${String(i).padStart(2, '0')}` }),
+        ),
+      ),
+    );
+    const after = await h.plane.stats.usage('b-ops');
+    expect(after.objects - before.objects).toBe(1);
+    expect(after.bytes - before.bytes).toBe(9);
+    const got = await s3.send(new GetObjectCommand({ Bucket: 'ops', Key: 'race' }));
+    expect(await got.Body!.transformToString()).toMatch(/^writer \d\d$/);
+    await s3.send(new DeleteObjectCommand({ Bucket: 'ops', Key: 'race', VersionId: 'null' }));
+  });
+
   it('applies lifecycle rules: expiry, noncurrent expiry and aborting old uploads', async () => {
     await s3.send(new CreateMultipartUploadCommand({ Bucket: 'ops', Key: 'logs/forgotten' }));
     await s3.send(new PutObjectCommand({ Bucket: 'ops', Key: 'logs/old.txt', Body: 'old' }));
