@@ -89,4 +89,16 @@ export const objectMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026-11-22-0351-storage-object-version-unique': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // Two concurrent writers of a key's `null` version must collide (one retries), never both land.
+      await db.schema
+        .createIndex('storage_objects_version_unique')
+        .on('storage_objects')
+        .columns(['bucket_id', 'key', 'version_id'])
+        .unique()
+        .execute();
+    },
+  },
 };

@@ -70,7 +70,12 @@ export class ObjectStore {
       result = body.verify();
     });
     const r = result as unknown as R;
-    return { parts: r.size === 0 ? [] : [{ ref, size: r.size }], result: r };
+    if (r.size === 0) {
+      // An empty object names no blob: nothing to read back, nothing to leave behind.
+      this.release([{ ref, size: 0 }]);
+      return { parts: [], result: r };
+    }
+    return { parts: [{ ref, size: r.size }], result: r };
   }
 
   async putObject<R extends Written>(

@@ -85,8 +85,9 @@ export class ObjectRepo {
     bucket: BucketRef,
     row: ObjectRow,
   ): Promise<Released> {
-    await trx.deleteFrom('storage_objects').where('id', '=', row.id).execute();
-    if (row.is_delete_marker) return [];
+    const gone = await trx.deleteFrom('storage_objects').where('id', '=', row.id).executeTakeFirst();
+    // A concurrent writer removed it first (PostgreSQL, READ COMMITTED): nothing to count out.
+    if (Number(gone.numDeletedRows) === 0 || row.is_delete_marker) return [];
     await this.adjustUsage(trx, bucket, -1, -row.size);
     return blobsOf(row);
   }

@@ -16,7 +16,7 @@ export { objectMigrations } from '../objects/migrations.js';
 const GiB = 1024 ** 3;
 
 export interface BuiltDataPlane {
-  stats: ObjectStats;
+  stats: ObjectStats & Required<Pick<ObjectStats, 'applyLifecycle'>>;
   servers: RoleServer[];
   onReset(): Promise<void>;
   boundPort(): number | null;
