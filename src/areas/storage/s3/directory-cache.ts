@@ -25,6 +25,10 @@ export class DirectoryCache {
     return this.cached(this.buckets, name, () => this.directory.findBucket(name));
   }
 
+  forgetKey(id: string): void {
+    this.keys.delete(id);
+  }
+
   forgetBucket(name: string): void {
     this.buckets.delete(name);
   }

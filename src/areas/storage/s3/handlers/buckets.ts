@@ -73,6 +73,9 @@ export async function createBucket(call: S3Call): Promise<void> {
   } catch (err) {
     throw fromAppError(err, name) ?? err;
   }
+  // The creating key now holds a grant on the bucket: the next request must see it, even before
+  // the change notice arrives (PostgreSQL delivers it asynchronously).
+  call.env.cache.forgetKey(p.key.accessKeyId);
   call.env.cache.forgetBucket(name);
   call.send(200, { location: `/${name}` });
 }
