@@ -4,6 +4,7 @@ import { dnsArea } from './dns/index.js';
 import { domainVerificationArea } from './domain-verification/index.js';
 import { dynArea } from './dyn/index.js';
 import { regionsArea } from './regions/index.js';
+import { storageArea } from './storage/index.js';
 import { webhooksArea } from './webhooks/index.js';
 
 /**
@@ -13,6 +14,7 @@ export const AREAS: AreaModule[] = [
   accountArea,
   regionsArea,
   webhooksArea,
+  storageArea,
   dnsArea,
   domainVerificationArea,
   dynArea,

@@ -10,6 +10,24 @@ export interface Config {
   host: string;
   ports: { api: number; s3: number; dns: number; mqtt: number; rtmp: number };
   publicUrl: string | null;
+  /** The S3 endpoint as clients reach it (FJORD_S3_PUBLIC_URL); null: derived from host and port. */
+  s3PublicUrl: string | null;
+  s3: {
+    /** Regions S3 requests may be signed for; the first is reported. */
+    regions: string[];
+    baseDomain: string | null;
+    driver: 'fs' | 's3';
+    /** fsync object files before they become visible (fs driver). */
+    fsync: boolean;
+    upstream: {
+      endpoint: string;
+      bucket: string;
+      region: string;
+      accessKeyId: string;
+      secretKey: string;
+      prefix: string;
+    } | null;
+  };
   roles: Role[];
   store: { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
   redisUrl: string | null;
@@ -87,6 +105,8 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
       rtmp: value('FJORD_RTMP_PORT', asPort) ?? 1935,
     },
     publicUrl: value('FJORD_PUBLIC_URL', asHttpUrl)?.replace(/\/+$/, '') ?? null,
+    s3PublicUrl: value('FJORD_S3_PUBLIC_URL', asHttpUrl)?.replace(/\/+$/, '') ?? null,
+    s3: s3Settings(value, problems),
     roles: (value('FJORD_ROLES', asList) ?? VARIABLES.FJORD_ROLES.values) as Role[],
     store: storeUrl?.startsWith('postgres')
       ? { kind: 'postgres', url: storeUrl }
@@ -141,9 +161,53 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
   return config;
 }
 
+type ValueOf = <T>(name: VariableName, parse: (raw: string, spec: VariableSpec) => T) => T | undefined;
+
+function s3Settings(value: ValueOf, problems: string[]): Config['s3'] {
+  const regions = (value('FJORD_S3_REGIONS', asString) ?? 'eu-north-1,us-east-1')
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean);
+  if (regions.length === 0 || regions.some((r) => !/^[a-z0-9-]+$/.test(r))) {
+    problems.push('FJORD_S3_REGIONS: expected a comma-separated list of region names');
+  }
+  const driver = (value('FJORD_S3_DRIVER', asEnum) ?? 'fs') as 'fs' | 's3';
+  let upstream: Config['s3']['upstream'] = null;
+  if (driver === 's3') {
+    const endpoint = value('FJORD_S3_UPSTREAM_ENDPOINT', asHttpUrl);
+    const bucket = value('FJORD_S3_UPSTREAM_BUCKET', asString);
+    const accessKeyId = value('FJORD_S3_UPSTREAM_ACCESS_KEY_ID', asString);
+    const secretKey = value('FJORD_S3_UPSTREAM_SECRET_ACCESS_KEY', asString);
+    if (!endpoint || !bucket || !accessKeyId || !secretKey) {
+      problems.push(
+        'FJORD_S3_DRIVER=s3 needs FJORD_S3_UPSTREAM_ENDPOINT, FJORD_S3_UPSTREAM_BUCKET, FJORD_S3_UPSTREAM_ACCESS_KEY_ID and FJORD_S3_UPSTREAM_SECRET_ACCESS_KEY',
+      );
+    } else {
+      upstream = {
+        endpoint,
+        bucket,
+        accessKeyId,
+        secretKey,
+        region: value('FJORD_S3_UPSTREAM_REGION', asString) ?? 'us-east-1',
+        prefix: value('FJORD_S3_UPSTREAM_PREFIX', asString) ?? '',
+      };
+    }
+  }
+  const domain = value('FJORD_S3_BASE_DOMAIN', asHost)?.toLowerCase() ?? null;
+  const fsync = value('FJORD_S3_FSYNC', asBoolean) ?? true;
+  return { regions, baseDomain: domain, driver, fsync, upstream };
+}
+
 /** The address clients should use for the API (`{base_url}`). */
 export function apiBaseUrl(config: Config, boundPort = config.ports.api): string {
   if (config.publicUrl) return config.publicUrl;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  return `http://${isIP(host) === 6 ? `[${host}]` : host}:${boundPort}`;
+}
+
+/** The S3 data plane's address as clients reach it: the `endpoint` of buckets and keys. */
+export function s3EndpointUrl(config: Config, boundPort = config.ports.s3): string {
+  if (config.s3PublicUrl) return config.s3PublicUrl;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   return `http://${isIP(host) === 6 ? `[${host}]` : host}:${boundPort}`;
 }

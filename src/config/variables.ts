@@ -35,6 +35,50 @@ export const VARIABLES = {
     doc: 'The `{base_url}` clients use, when Fjord runs behind a proxy. Default: `http://<FJORD_HOST>:<FJORD_API_PORT>`.',
   },
   FJORD_S3_PORT: { kind: 'port', default: '9000', doc: 'Port of the S3 data plane (role `s3`).' },
+  FJORD_S3_PUBLIC_URL: {
+    kind: 'url',
+    doc: 'The S3 endpoint clients use (the `endpoint` of buckets and keys), when the data plane runs behind a proxy. Default: `http://<FJORD_HOST>:<FJORD_S3_PORT>`.',
+  },
+  FJORD_S3_REGIONS: {
+    kind: 'string',
+    default: 'eu-north-1,us-east-1',
+    doc: 'Comma-separated regions S3 requests may be signed for; the first is the one Fjord reports (GetBucketLocation, errors).',
+  },
+  FJORD_S3_BASE_DOMAIN: {
+    kind: 'string',
+    doc: 'Base domain for virtual-host-style S3 addressing (`<bucket>.<domain>`). Unset: path style only.',
+  },
+  FJORD_S3_DRIVER: {
+    kind: 'enum',
+    default: 'fs',
+    values: ['fs', 's3'],
+    doc: 'Where object bytes live: `fs` (files under `<data dir>/objects`) or `s3` (an upstream S3-compatible store, FJORD_S3_UPSTREAM_*).',
+  },
+  FJORD_S3_FSYNC: {
+    kind: 'boolean',
+    default: 'true',
+    doc: 'fsync every object file before it becomes visible (`fs` driver). `false` trades crash safety for speed, for throwaway emulators and CI.',
+  },
+  FJORD_S3_UPSTREAM_ENDPOINT: {
+    kind: 'url',
+    doc: 'Upstream S3 endpoint for `FJORD_S3_DRIVER=s3` (path-style requests).',
+  },
+  FJORD_S3_UPSTREAM_BUCKET: { kind: 'string', doc: 'Upstream bucket that holds the object data.' },
+  FJORD_S3_UPSTREAM_REGION: {
+    kind: 'string',
+    default: 'us-east-1',
+    doc: 'Region the upstream requests are signed for.',
+  },
+  FJORD_S3_UPSTREAM_ACCESS_KEY_ID: { kind: 'string', doc: 'Access key id for the upstream store.' },
+  FJORD_S3_UPSTREAM_SECRET_ACCESS_KEY: {
+    kind: 'string',
+    secret: true,
+    doc: 'Secret key for the upstream store.',
+  },
+  FJORD_S3_UPSTREAM_PREFIX: {
+    kind: 'string',
+    doc: 'Key prefix inside the upstream bucket (for example `fjord/`).',
+  },
   FJORD_DNS_PORT: {
     kind: 'port',
     default: '5300',

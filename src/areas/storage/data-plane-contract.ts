@@ -8,6 +8,8 @@
 export type VersioningState = 'Unversioned' | 'Enabled' | 'Suspended';
 
 export interface CorsRule {
+  /** Rule id (S3's `ID`); the API fills one in when the client gives none. */
+  id?: string;
   allowed_origins: string[];
   allowed_methods: string[];
   allowed_headers: string[];
@@ -60,6 +62,8 @@ export interface AccessKeyRecord {
   grants: AccessGrant[];
   /** Account keys only: may create buckets through S3 (`s3:CreateBucket`). */
   mayCreateBuckets: boolean;
+  /** Account-level actions (`s3:ListAllMyBuckets`, `s3:CreateBucket`); bucket keys have none. */
+  accountActions?: string[];
 }
 
 /** Implemented by the control plane; used by the data plane on every request. */
@@ -69,14 +73,25 @@ export interface BucketDirectory {
   findBucket(name: string): Promise<BucketRecord | null>;
   listBuckets(customerId: string): Promise<BucketRecord[]>;
   /** S3 CreateBucket by an account key. Throws the same AppErrors as the API (name taken → conflict). */
-  createBucketViaS3(customerId: string, name: string, region: string): Promise<BucketRecord>;
+  createBucketViaS3(
+    customerId: string,
+    name: string,
+    region: string,
+    /** The creating account key: it gets full access to the new bucket (as Garage does). */
+    accessKeyId?: string,
+  ): Promise<BucketRecord>;
   /** S3 DeleteBucket: the caller has checked emptiness through ObjectStats. */
   deleteBucketViaS3(customerId: string, name: string): Promise<void>;
   putCors(bucketName: string, rules: CorsRule[]): Promise<void>;
   deleteCors(bucketName: string): Promise<void>;
   putVersioning(bucketName: string, state: 'Enabled' | 'Suspended'): Promise<void>;
   putLifecycle(bucketName: string, rules: LifecycleRule[] | null): Promise<void>;
-  /** Called when a bucket changes, so caches in the data plane can drop it. */
+  /** Tell the control plane a key signed a request (shown as `last_used_at`; written at most once a minute). */
+  recordKeyUse?(accessKeyId: string): void;
+  /**
+   * Called when a bucket changes, so caches in the data plane can drop it. Listeners get ''
+   * when notices may have been lost (PostgreSQL reconnect, emulator reset): drop everything.
+   */
   onBucketChanged(listener: (bucketName: string) => void): void;
   onAccessKeyChanged(listener: (accessKeyId: string) => void): void;
 }
@@ -94,4 +109,10 @@ export interface ObjectStats {
   isEmpty(bucketId: string): Promise<boolean>;
   /** Drops every object and upload of a bucket (used after the bucket row is gone, and by reset). */
   purgeBucket(bucketId: string): Promise<void>;
+  /**
+   * Applies a bucket's lifecycle rules as of `now` (epoch ms): expires current and noncurrent
+   * versions and aborts old multipart uploads. The control plane's `storage.lifecycle` job calls
+   * it for every bucket with rules, hourly.
+   */
+  applyLifecycle?(bucket: BucketRecord, now: number): Promise<{ expired: number; aborted: number }>;
 }

@@ -1,0 +1,45 @@
+import { AppError, type FieldProblem, kernelErrors } from '../../kernel/errors.js';
+
+/** The storage area's error catalogue. The S3 data plane renders the same errors as S3 XML. */
+export const storageErrors = {
+  bucketNotFound: () => new AppError('not_found', 'bucket_not_found', 'Bucket not found.'),
+  keyNotFound: () => new AppError('not_found', 'key_not_found', 'Key not found.'),
+  corsNotFound: () => new AppError('not_found', 'cors_not_found', 'The bucket has no CORS configuration.'),
+  lifecycleNotFound: () =>
+    new AppError('not_found', 'lifecycle_not_found', 'The bucket has no lifecycle configuration.'),
+  bucketNameTaken: () =>
+    new AppError('conflict', 'bucket_name_taken', 'A bucket with this name already exists.'),
+  bucketNameRetired: () =>
+    new AppError(
+      'conflict',
+      'bucket_name_unavailable',
+      'This name belonged to a deleted bucket; bucket names are never reused.',
+    ),
+  bucketNotEmpty: () =>
+    new AppError(
+      'conflict',
+      'bucket_not_empty',
+      'The bucket is not empty: delete every object, version and incomplete multipart upload first.',
+    ),
+  bucketLimit: (max: number) =>
+    new AppError('conflict', 'bucket_limit_reached', `An account can have at most ${max} buckets.`),
+  keyLimit: (max: number, what: string) =>
+    new AppError('conflict', 'key_limit_reached', `At most ${max} keys per ${what}.`),
+  defaultKeyUndeletable: () =>
+    new AppError(
+      'conflict',
+      'default_key_undeletable',
+      'The default key of a bucket cannot be deleted; it goes with the bucket.',
+    ),
+  versioningLocked: () =>
+    new AppError(
+      'conflict',
+      'invalid_bucket_state',
+      'Versioning cannot be suspended on a bucket with object lock enabled.',
+    ),
+  invalid: (message: string, errors: FieldProblem[]) => kernelErrors.invalid(message, errors),
+  unknownRegion: (region: string) =>
+    kernelErrors.invalid(`Unknown storage region ${JSON.stringify(region)}; the only region is "no".`, [
+      { path: '/body/region', message: 'must be "no" (or the legacy spelling "no-oslo-1")' },
+    ]),
+};

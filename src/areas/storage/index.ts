@@ -1,0 +1,102 @@
+import { s3EndpointUrl } from '../../config/config.js';
+import type { AreaModule, Kernel, RoleServer } from '../../kernel/kernel.js';
+import { AccessKeyService } from './access-keys.js';
+import { ControlPlaneDirectory } from './bucket-directory.js';
+import { SIGNING_REGION } from './catalogue.js';
+import { StorageChangeNotices } from './change-notices.js';
+import type { BucketDirectory, ObjectStats } from './data-plane-contract.js';
+import { registerLifecycleJob } from './lifecycle-job.js';
+import { storageMigrations } from './migrations.js';
+import { StorageRepo } from './repo.js';
+import { storageRoutes } from './routes/index.js';
+import { createDataPlane, objectMigrations } from './s3/index.js';
+import { StorageService } from './service.js';
+
+/** What the S3 data plane hands back when built against the control plane's directory. */
+export interface DataPlane {
+  stats: ObjectStats;
+  servers: RoleServer[];
+  onReset?(): Promise<void>;
+  /** The port the S3 listener is bound to, once started (FJORD_S3_PORT=0 picks one). */
+  boundPort?(): number | null;
+  /** Regions S3 requests may be signed for. */
+  signingRegions?: readonly string[];
+}
+
+export type DataPlaneFactory = (kernel: Kernel, directory: BucketDirectory) => DataPlane | Promise<DataPlane>;
+
+export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
+  return {
+    name: 'storage',
+    // The data plane's tables (objects, versions, uploads) migrate with the area.
+    migrations: { ...storageMigrations, ...objectMigrations },
+    async setup(kernel) {
+      const repo = new StorageRepo(kernel.store);
+      const notices = new StorageChangeNotices(kernel.store);
+      let dataPlane: DataPlane | null = null;
+      const endpoint = () => s3EndpointUrl(kernel.config, dataPlane?.boundPort?.() ?? undefined);
+      const keys = new AccessKeyService(repo, kernel.secrets, kernel.clock, kernel.audit, notices, endpoint);
+      const service = new StorageService(
+        repo,
+        keys,
+        () => {
+          if (!dataPlane) throw new Error('the storage data plane is not built yet');
+          return dataPlane.stats;
+        },
+        kernel.clock,
+        kernel.audit,
+        notices,
+        endpoint,
+      );
+      const directory = new ControlPlaneDirectory(
+        repo,
+        service,
+        kernel.identity,
+        kernel.secrets,
+        kernel.clock,
+        notices,
+        (err) => kernel.log.warn({ err }, 'storage directory'),
+      );
+      service.directory = directory;
+      dataPlane = await createDataPlane(kernel, directory);
+      const plane = dataPlane;
+      registerLifecycleJob(kernel, service, plane.stats);
+      await scheduleLifecycle(kernel);
+      kernel.registry.addServiceProvider(async (customerId) =>
+        (await service.listBuckets(customerId)).map((b) => ({
+          id: b.bucket_name,
+          service_type: 'storage',
+          name: b.bucket_name,
+          status: 'active',
+          region: b.region,
+          created_at: b.created_at,
+          metadata: { tier: b.storage_tier, is_public: b.is_public, total_objects: b.total_objects },
+          api: {
+            kind: 's3',
+            openapi: `${kernel.baseUrl()}/openapi.json`,
+            docs: `${kernel.baseUrl()}/storage/s3`,
+            base_url: endpoint(),
+          },
+        })),
+      );
+      const signingRegions = plane.signingRegions ?? [SIGNING_REGION, 'us-east-1'];
+      return {
+        service,
+        routes: storageRoutes(service, endpoint, () => signingRegions, kernel.config.s3.baseDomain),
+        servers: plane.servers,
+        async onReset() {
+          await plane.onReset?.();
+          notices.everythingChanged();
+          await scheduleLifecycle(kernel);
+        },
+      };
+    },
+  };
+}
+
+async function scheduleLifecycle(kernel: Kernel) {
+  await kernel.jobs.schedule('storage.lifecycle', 'storage.lifecycle', 3600);
+}
+
+/** The storage area with its S3 data plane (objects/, s3/). */
+export const storageArea = storageAreaWith(createDataPlane);

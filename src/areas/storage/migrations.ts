@@ -1,0 +1,111 @@
+import type { Kysely, Migration } from 'kysely';
+
+export const storageMigrations: Record<string, Migration> = {
+  '2026-11-22-0300-storage-buckets': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // A deleted bucket keeps its row (deleted_at set), so the unique name stays taken for good.
+      await db.schema
+        .createTable('storage_buckets')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('customer_id', 'text', (c) => c.notNull().references('customers.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull().unique())
+        .addColumn('region', 'text', (c) => c.notNull())
+        .addColumn('tier', 'text', (c) => c.notNull())
+        .addColumn('is_public', 'integer', (c) => c.notNull())
+        .addColumn('versioning', 'text', (c) => c.notNull())
+        .addColumn('object_lock_enabled', 'integer', (c) => c.notNull())
+        .addColumn('cors', 'text')
+        .addColumn('lifecycle', 'text')
+        .addColumn('created_via', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addColumn('deleted_at', 'bigint')
+        .execute();
+      await db.schema
+        .createIndex('storage_buckets_customer')
+        .on('storage_buckets')
+        .columns(['customer_id', 'deleted_at', 'created_at'])
+        .execute();
+      // Bucket keys (bucket_id set) and account keys (bucket_id null, grants in `grants`).
+      await db.schema
+        .createTable('storage_keys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('customer_id', 'text', (c) => c.notNull().references('customers.id').onDelete('cascade'))
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('bucket_id', 'text', (c) => c.references('storage_buckets.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text')
+        .addColumn('access_key_id', 'text', (c) => c.notNull().unique())
+        .addColumn('secret_sealed', 'text', (c) => c.notNull())
+        .addColumn('full_access', 'integer', (c) => c.notNull())
+        .addColumn('actions', 'text', (c) => c.notNull())
+        .addColumn('grants', 'text', (c) => c.notNull())
+        .addColumn('is_default', 'integer', (c) => c.notNull())
+        .addColumn('is_legacy', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addColumn('last_used_at', 'bigint')
+        .execute();
+      await db.schema
+        .createIndex('storage_keys_bucket')
+        .on('storage_keys')
+        .columns(['bucket_id', 'created_at'])
+        .execute();
+      await db.schema
+        .createIndex('storage_keys_customer')
+        .on('storage_keys')
+        .columns(['customer_id', 'kind', 'created_at'])
+        .execute();
+    },
+  },
+};
+
+export interface StorageBucketsTable {
+  id: string;
+  customer_id: string;
+  name: string;
+  region: string;
+  tier: string;
+  is_public: number;
+  versioning: string;
+  object_lock_enabled: number;
+  /** JSON `CorsRule[]`, null when no CORS document is set. */
+  cors: string | null;
+  /** JSON `LifecycleRule[]`, null when none is set. */
+  lifecycle: string | null;
+  /** `api` or `s3`. */
+  created_via: string;
+  created_at: number;
+  updated_at: number;
+  deleted_at: number | null;
+}
+
+export interface StorageKeysTable {
+  id: string;
+  customer_id: string;
+  /** `bucket` or `account`. */
+  kind: string;
+  bucket_id: string | null;
+  name: string;
+  description: string | null;
+  access_key_id: string;
+  /** The secret key, sealed with the data key (SigV4 needs it back). */
+  secret_sealed: string;
+  full_access: number;
+  /** JSON string[]: a bucket key's actions, or an account key's account-level actions. */
+  actions: string;
+  /** JSON `StoredGrant[]`: an account key's per-bucket grants ('[]' for bucket keys). Names are never reused, so grants name buckets. */
+  grants: string;
+  is_default: number;
+  /** The account key `GET /v1/storage/credentials` hands out. */
+  is_legacy: number;
+  created_at: number;
+  updated_at: number;
+  last_used_at: number | null;
+}
+
+export interface StorageTables {
+  storage_buckets: StorageBucketsTable;
+  storage_keys: StorageKeysTable;
+}

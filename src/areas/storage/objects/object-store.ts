@@ -1,0 +1,288 @@
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import type { Clock } from '../../../kernel/clock.js';
+import { newId } from '../../../kernel/ids.js';
+import { s3Errors } from '../s3/errors.js';
+import type { BlobStore } from './drivers/blob-store.js';
+import type { BucketRef, NewVersion, ObjectRepo, Released } from './repo.js';
+import type { BlobPart, ObjectRow, PartRow, UploadRow } from './tables.js';
+
+export const MIN_PART_SIZE = 5 * 1024 * 1024;
+export const MAX_PARTS = 10_000;
+const SMALL_OBJECT_BYTES = 256 * 1024;
+/** 50 GB per upload (the guide's stated limit). */
+export const MAX_UPLOAD_BYTES = 50 * 1000 * 1000 * 1000;
+
+/** What is stored beside an object's bytes. */
+export interface ObjectAttributes {
+  contentType: string | null;
+  /** Standard headers that round-trip: cache-control, content-disposition, content-encoding, content-language, expires. */
+  headers: Record<string, string>;
+  /** User metadata, names without `x-amz-meta-`. */
+  metadata: Record<string, string>;
+  tags: Record<string, string>;
+}
+
+/** A body on its way in: the decoded bytes, and the check that runs before they become visible. */
+export interface IncomingBody<R> {
+  chunks(): AsyncIterable<Buffer>;
+  verify(): R;
+  expectedSize: number;
+}
+
+export interface Written {
+  size: number;
+  md5: string;
+  checksum: { algorithm: string; value: string } | null;
+}
+
+export const attributesOf = (
+  row: Pick<ObjectRow, 'content_type' | 'headers' | 'metadata' | 'tags'>,
+): ObjectAttributes => ({
+  contentType: row.content_type,
+  headers: JSON.parse(row.headers) as Record<string, string>,
+  metadata: JSON.parse(row.metadata) as Record<string, string>,
+  tags: JSON.parse(row.tags) as Record<string, string>,
+});
+
+/**
+ * Objects, versions and multipart uploads: bytes through the blob store, metadata and counters
+ * through the repo. Blobs a commit no longer names are deleted after it.
+ */
+export class ObjectStore {
+  constructor(
+    readonly repo: ObjectRepo,
+    readonly blobs: BlobStore,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  release(blobs: Released): void {
+    for (const b of blobs)
+      this.blobs.delete(b.ref).catch((err) => this.log.warn({ err, ref: b.ref }, 'blob delete failed'));
+  }
+
+  /** Streams a body into a new blob; the body's check runs before the blob is final. */
+  async writeBlob<R extends Written>(body: IncomingBody<R>): Promise<{ parts: BlobPart[]; result: R }> {
+    let result: R | null = null;
+    const ref = await this.blobs.put(body.chunks(), body.expectedSize, () => {
+      result = body.verify();
+    });
+    const r = result as unknown as R;
+    if (r.size === 0) {
+      // An empty object names no blob: nothing to read back, nothing to leave behind.
+      this.release([{ ref, size: 0 }]);
+      return { parts: [], result: r };
+    }
+    return { parts: [{ ref, size: r.size }], result: r };
+  }
+
+  async putObject<R extends Written>(
+    bucket: BucketRef,
+    key: string,
+    body: IncomingBody<R>,
+    attrs: ObjectAttributes,
+  ) {
+    const { parts, result } = await this.writeBlob(body);
+    const committed = await this.commit(bucket, key, {
+      size: result.size,
+      etag: result.md5,
+      checksum: result.checksum ? JSON.stringify(result.checksum) : null,
+      blob: JSON.stringify(parts),
+      attrs,
+    }).catch(async (err) => {
+      this.release(parts);
+      throw err;
+    });
+    return { ...committed, result };
+  }
+
+  async commit(
+    bucket: BucketRef,
+    key: string,
+    v: { size: number; etag: string; checksum: string | null; blob: string; attrs: ObjectAttributes },
+  ): Promise<{ versionId: string; etag: string; lastModified: number }> {
+    const now = this.clock.nowMs();
+    const row: NewVersion = {
+      is_delete_marker: 0,
+      size: v.size,
+      etag: v.etag,
+      content_type: v.attrs.contentType,
+      headers: JSON.stringify(v.attrs.headers),
+      metadata: JSON.stringify(v.attrs.metadata),
+      tags: JSON.stringify(v.attrs.tags),
+      checksum: v.checksum,
+      blob: v.blob,
+      last_modified: now,
+    };
+    const { versionId, released } = await this.repo.commitVersion(bucket, key, row, now);
+    this.release(released);
+    return { versionId, etag: v.etag, lastModified: now };
+  }
+
+  /** The object's bytes `start`..`end` (inclusive), across the blobs of its parts. */
+  async read(row: Pick<ObjectRow, 'blob' | 'size'>, start: number, end: number): Promise<Readable> {
+    const parts = JSON.parse(row.blob) as BlobPart[];
+    if (row.size === 0 || end < start) return Readable.from([]);
+    if (parts.length === 1) return this.blobs.get(parts[0]!.ref, start, end);
+    const blobs = this.blobs;
+    const pieces: { ref: string; from: number; to: number }[] = [];
+    let offset = 0;
+    for (const p of parts) {
+      const pStart = offset;
+      const pEnd = offset + p.size - 1;
+      offset += p.size;
+      if (pEnd < start || pStart > end) continue;
+      pieces.push({ ref: p.ref, from: Math.max(start, pStart) - pStart, to: Math.min(end, pEnd) - pStart });
+    }
+    // Open the first blob now so a missing blob fails before the response starts.
+    const first = await blobs.get(pieces[0]!.ref, pieces[0]!.from, pieces[0]!.to);
+    return Readable.from(
+      (async function* () {
+        yield* first;
+        for (const p of pieces.slice(1)) yield* await blobs.get(p.ref, p.from, p.to);
+      })(),
+      { objectMode: false },
+    );
+  }
+
+  /** A small single-blob object's bytes in one read, or null when it must be streamed. */
+  async readSmall(row: Pick<ObjectRow, 'blob' | 'size'>, start: number, end: number): Promise<Buffer | null> {
+    const parts = JSON.parse(row.blob) as BlobPart[];
+    if (Number(row.size) > SMALL_OBJECT_BYTES || parts.length !== 1 || !this.blobs.readAll) return null;
+    const all = await this.blobs.readAll(parts[0]!.ref);
+    return all.subarray(start, end + 1);
+  }
+
+  /** DeleteObject without a version id: a delete marker when versioning is on, else the object goes. */
+  async deleteCurrent(
+    bucket: BucketRef,
+    key: string,
+  ): Promise<{ deleteMarker: boolean; versionId: string | null }> {
+    if (bucket.versioning === 'Unversioned') {
+      const row = await this.repo.latest(bucket.id, key);
+      if (row) this.release(await this.repo.deleteVersion(bucket, row));
+      return { deleteMarker: false, versionId: null };
+    }
+    const now = this.clock.nowMs();
+    const { versionId, released } = await this.repo.commitVersion(
+      bucket,
+      key,
+      {
+        is_delete_marker: 1,
+        size: 0,
+        etag: '',
+        content_type: null,
+        headers: '{}',
+        metadata: '{}',
+        tags: '{}',
+        checksum: null,
+        blob: '[]',
+        last_modified: now,
+      },
+      now,
+    );
+    this.release(released);
+    return { deleteMarker: true, versionId };
+  }
+
+  async deleteVersion(
+    bucket: BucketRef,
+    key: string,
+    versionId: string,
+  ): Promise<{ deleteMarker: boolean } | null> {
+    const row = await this.repo.version(bucket.id, key, versionId);
+    if (!row) return null;
+    this.release(await this.repo.deleteVersion(bucket, row));
+    return { deleteMarker: row.is_delete_marker === 1 };
+  }
+
+  // ---- multipart ---------------------------------------------------------------------
+
+  async createUpload(
+    bucketId: string,
+    key: string,
+    attrs: ObjectAttributes,
+    checksumAlgorithm: string | null,
+  ): Promise<string> {
+    const uploadId = newId().replace(/-/g, '') + newId().replace(/-/g, '').slice(16);
+    const row: UploadRow = {
+      upload_id: uploadId,
+      bucket_id: bucketId,
+      key,
+      content_type: attrs.contentType,
+      headers: JSON.stringify(attrs.headers),
+      metadata: JSON.stringify(attrs.metadata),
+      tags: JSON.stringify(attrs.tags),
+      checksum_algorithm: checksumAlgorithm,
+      initiated_at: this.clock.nowMs(),
+    };
+    await this.repo.createUpload(row);
+    return uploadId;
+  }
+
+  async requireUpload(bucketId: string, key: string, uploadId: string): Promise<UploadRow> {
+    const up = await this.repo.upload(bucketId, uploadId);
+    if (!up || up.key !== key) throw s3Errors.noSuchUpload(uploadId);
+    return up;
+  }
+
+  async putPart(uploadId: string, partNumber: number, parts: BlobPart[], w: Written): Promise<void> {
+    const released = await this.repo.putPart({
+      upload_id: uploadId,
+      part_number: partNumber,
+      size: w.size,
+      etag: w.md5,
+      checksum: w.checksum ? JSON.stringify(w.checksum) : null,
+      blob: JSON.stringify(parts),
+      last_modified: this.clock.nowMs(),
+    });
+    this.release(released);
+    if (released.some((b) => parts.some((p) => p.ref === b.ref))) throw s3Errors.noSuchUpload(uploadId);
+  }
+
+  /**
+   * Joins the listed parts into one object without copying bytes: the object keeps the parts'
+   * blobs. ETag is the MD5 of the parts' binary MD5s, then `-N`.
+   */
+  async complete(bucket: BucketRef, upload: UploadRow, listed: { partNumber: number; etag: string }[]) {
+    if (listed.length === 0) throw s3Errors.malformedXml();
+    for (let i = 1; i < listed.length; i++) {
+      if (listed[i]!.partNumber <= listed[i - 1]!.partNumber) throw s3Errors.invalidPartOrder();
+    }
+    const stored = new Map<number, PartRow>(
+      (await this.repo.parts(upload.upload_id)).map((p) => [p.part_number, p]),
+    );
+    const chosen: PartRow[] = [];
+    for (const [i, l] of listed.entries()) {
+      const part = stored.get(l.partNumber);
+      if (!part || part.etag !== l.etag.replace(/"/g, '').toLowerCase()) throw s3Errors.invalidPart();
+      if (i < listed.length - 1 && part.size < MIN_PART_SIZE) throw s3Errors.entityTooSmall();
+      chosen.push(part);
+    }
+    const md5 = createHash('md5');
+    for (const p of chosen) md5.update(Buffer.from(p.etag, 'hex'));
+    const etag = `${md5.digest('hex')}-${chosen.length}`;
+    const blobs = chosen.flatMap((p) => JSON.parse(p.blob) as BlobPart[]);
+    const size = chosen.reduce((n, p) => n + Number(p.size), 0);
+    if (size > MAX_UPLOAD_BYTES) throw s3Errors.entityTooLarge();
+    const keep = new Map(chosen.map((p) => [p.part_number, p.blob]));
+    // The upload row goes first: a concurrent Complete or Abort then finds nothing to reuse.
+    const released = await this.repo.dropUpload(upload.upload_id, keep, () => s3Errors.invalidPart());
+    if (released === null) throw s3Errors.noSuchUpload(upload.upload_id);
+    this.release(released);
+    const attrs: ObjectAttributes = attributesOf(upload);
+    return this.commit(bucket, upload.key, {
+      size,
+      etag,
+      checksum: null,
+      blob: JSON.stringify(blobs),
+      attrs,
+    });
+  }
+
+  async abort(uploadId: string): Promise<void> {
+    this.release((await this.repo.dropUpload(uploadId)) ?? []);
+  }
+}

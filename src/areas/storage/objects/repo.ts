@@ -1,0 +1,428 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import { newId } from '../../../kernel/ids.js';
+import { isUniqueViolation } from '../../../kernel/store/dialect.js';
+import type { Store } from '../../../kernel/store/store.js';
+import type { VersioningState } from '../data-plane-contract.js';
+import type { BlobPart, ObjectRow, ObjectTables, PartRow, UploadRow } from './tables.js';
+
+export type NewVersion = Omit<
+  ObjectRow,
+  'id' | 'bucket_id' | 'key' | 'version_id' | 'is_latest' | 'noncurrent_since'
+>;
+
+export interface BucketRef {
+  id: string;
+  customerId: string;
+  versioning: VersioningState;
+}
+
+/** Blobs no longer named by any row: the caller deletes them after the commit. */
+export type Released = BlobPart[];
+
+const blobsOf = (row: Pick<ObjectRow, 'blob'>): BlobPart[] => JSON.parse(row.blob) as BlobPart[];
+export const newVersionId = () => newId().replace(/-/g, '');
+
+/** The only place with the data plane's queries. */
+export class ObjectRepo {
+  readonly db: Kysely<ObjectTables>;
+  constructor(store: Store) {
+    this.db = store.typed<ObjectTables>();
+  }
+
+  /** Runs `work` in a transaction, again when a concurrent writer took the same key first. */
+  async tx<T>(work: (trx: Transaction<ObjectTables>) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.db.transaction().execute(work);
+      } catch (err) {
+        if (!isUniqueViolation(err) || attempt >= 8) throw err;
+      }
+    }
+  }
+
+  latest(bucketId: string, key: string): Promise<ObjectRow | undefined> {
+    return this.db
+      .selectFrom('storage_objects')
+      .selectAll()
+      .where('bucket_id', '=', bucketId)
+      .where('key', '=', key)
+      .where(sql<boolean>`is_latest = 1`)
+      .executeTakeFirst();
+  }
+
+  version(bucketId: string, key: string, versionId: string): Promise<ObjectRow | undefined> {
+    return this.db
+      .selectFrom('storage_objects')
+      .selectAll()
+      .where('bucket_id', '=', bucketId)
+      .where('key', '=', key)
+      .where('version_id', '=', versionId)
+      .executeTakeFirst();
+  }
+
+  private async adjustUsage(
+    trx: Transaction<ObjectTables>,
+    bucket: BucketRef,
+    objects: number,
+    bytes: number,
+  ) {
+    if (objects === 0 && bytes === 0) return;
+    await trx
+      .insertInto('storage_usage')
+      .values({ bucket_id: bucket.id, customer_id: bucket.customerId, objects, bytes })
+      .onConflict((oc) =>
+        oc.column('bucket_id').doUpdateSet({
+          objects: sql`storage_usage.objects + ${objects}`,
+          bytes: sql`storage_usage.bytes + ${bytes}`,
+        }),
+      )
+      .execute();
+  }
+
+  /** Removes one version row, counting it out; the blobs it named are returned for deletion. */
+  private async removeRow(
+    trx: Transaction<ObjectTables>,
+    bucket: BucketRef,
+    row: ObjectRow,
+  ): Promise<Released> {
+    const gone = await trx.deleteFrom('storage_objects').where('id', '=', row.id).executeTakeFirst();
+    // A concurrent writer removed it first (PostgreSQL, READ COMMITTED): nothing to count out.
+    if (Number(gone.numDeletedRows) === 0 || row.is_delete_marker) return [];
+    await this.adjustUsage(trx, bucket, -1, -row.size);
+    return blobsOf(row);
+  }
+
+  /**
+   * Makes `v` the current version of `key` under the bucket's versioning state: Enabled keeps
+   * the previous version as noncurrent; Unversioned and Suspended replace the `null` version.
+   */
+  async commitVersion(
+    bucket: BucketRef,
+    key: string,
+    v: NewVersion,
+    now: number,
+  ): Promise<{ versionId: string; released: Released }> {
+    return this.tx(async (trx) => {
+      let released: Released = [];
+      let versionId = newVersionId();
+      if (bucket.versioning !== 'Enabled') {
+        versionId = 'null';
+        const old = await trx
+          .selectFrom('storage_objects')
+          .selectAll()
+          .where('bucket_id', '=', bucket.id)
+          .where('key', '=', key)
+          .where('version_id', '=', 'null')
+          .executeTakeFirst();
+        if (old) released = await this.removeRow(trx, bucket, old);
+      }
+      await trx
+        .updateTable('storage_objects')
+        .set({ is_latest: 0, noncurrent_since: now })
+        .where('bucket_id', '=', bucket.id)
+        .where('key', '=', key)
+        .where(sql<boolean>`is_latest = 1`)
+        .execute();
+      await trx
+        .insertInto('storage_objects')
+        .values({
+          ...v,
+          id: newId(),
+          bucket_id: bucket.id,
+          key,
+          version_id: versionId,
+          is_latest: 1,
+          noncurrent_since: null,
+        })
+        .execute();
+      if (!v.is_delete_marker) await this.adjustUsage(trx, bucket, 1, v.size);
+      return { versionId, released };
+    });
+  }
+
+  /** Deletes one version for good; when it was current, the newest remaining one becomes current. */
+  async deleteVersion(bucket: BucketRef, row: ObjectRow): Promise<Released> {
+    return this.tx(async (trx) => {
+      const released = await this.removeRow(trx, bucket, row);
+      if (row.is_latest) {
+        const next = await trx
+          .selectFrom('storage_objects')
+          .select('id')
+          .where('bucket_id', '=', bucket.id)
+          .where('key', '=', row.key)
+          .orderBy('id', 'desc')
+          .limit(1)
+          .executeTakeFirst();
+        if (next)
+          await trx
+            .updateTable('storage_objects')
+            .set({ is_latest: 1, noncurrent_since: null })
+            .where('id', '=', next.id)
+            .execute();
+      }
+      return released;
+    });
+  }
+
+  async updateTags(rowId: string, tags: string): Promise<void> {
+    await this.db.updateTable('storage_objects').set({ tags }).where('id', '=', rowId).execute();
+  }
+
+  // ---- listing -----------------------------------------------------------------------
+
+  /** Current, non-deleted objects in key order from `from` (exclusive or inclusive), within `prefix`. */
+  listCurrent(
+    bucketId: string,
+    prefix: string,
+    from: { key: string; inclusive: boolean } | null,
+    limit: number,
+  ) {
+    let q = this.db
+      .selectFrom('storage_objects')
+      .select(['key', 'size', 'etag', 'last_modified', 'is_delete_marker', 'version_id', 'checksum'])
+      .where('bucket_id', '=', bucketId)
+      .where(sql<boolean>`is_latest = 1`);
+    q = withPrefix(q, prefix);
+    if (from) q = q.where('key', from.inclusive ? '>=' : '>', from.key);
+    return q.orderBy('key').limit(limit).execute();
+  }
+
+  /** Every version in (key asc, newest first) order, after the (key, id) position. */
+  listVersions(
+    bucketId: string,
+    prefix: string,
+    from: { key: string; inclusive: boolean; id?: string } | null,
+    limit: number,
+  ) {
+    let q = this.db.selectFrom('storage_objects').selectAll().where('bucket_id', '=', bucketId);
+    q = withPrefix(q, prefix);
+    if (from) {
+      const f = from;
+      if (f.id !== undefined) {
+        const id = f.id;
+        q = q.where((eb) =>
+          eb.or([eb('key', '>', f.key), eb.and([eb('key', '=', f.key), eb('id', '<', id)])]),
+        );
+      } else q = q.where('key', f.inclusive ? '>=' : '>', f.key);
+    }
+    return q.orderBy('key').orderBy('id', 'desc').limit(limit).execute();
+  }
+
+  // ---- multipart ---------------------------------------------------------------------
+
+  async createUpload(row: UploadRow): Promise<void> {
+    await this.db.insertInto('storage_uploads').values(row).execute();
+  }
+
+  upload(bucketId: string, uploadId: string): Promise<UploadRow | undefined> {
+    return this.db
+      .selectFrom('storage_uploads')
+      .selectAll()
+      .where('upload_id', '=', uploadId)
+      .where('bucket_id', '=', bucketId)
+      .executeTakeFirst();
+  }
+
+  /** Records a part; the blob of a part it replaces is returned for deletion. */
+  async putPart(part: PartRow): Promise<Released> {
+    return this.tx(async (trx) => {
+      const old = await trx
+        .selectFrom('storage_upload_parts')
+        .select('blob')
+        .where('upload_id', '=', part.upload_id)
+        .where('part_number', '=', part.part_number)
+        .executeTakeFirst();
+      if (old) {
+        await trx
+          .deleteFrom('storage_upload_parts')
+          .where('upload_id', '=', part.upload_id)
+          .where('part_number', '=', part.part_number)
+          .execute();
+      }
+      const live = await trx
+        .selectFrom('storage_uploads')
+        .select('upload_id')
+        .where('upload_id', '=', part.upload_id)
+        .executeTakeFirst();
+      if (!live) return [...(old ? blobsOf(old) : []), ...blobsOf(part)]; // aborted meanwhile
+      await trx.insertInto('storage_upload_parts').values(part).execute();
+      return old ? blobsOf(old) : [];
+    });
+  }
+
+  parts(uploadId: string, afterPart = 0, limit = 10_001): Promise<PartRow[]> {
+    return this.db
+      .selectFrom('storage_upload_parts')
+      .selectAll()
+      .where('upload_id', '=', uploadId)
+      .where('part_number', '>', afterPart)
+      .orderBy('part_number')
+      .limit(limit)
+      .execute();
+  }
+
+  /**
+   * Removes the upload and its parts, returning the blobs of parts not kept, or null when the
+   * upload is gone. `keep` maps part numbers to the blob they must still name (a part replaced
+   * meanwhile fails the whole call, so a Complete never names a released blob).
+   */
+  async dropUpload(
+    uploadId: string,
+    keep: Map<number, string> = new Map(),
+    mismatch?: () => Error,
+  ): Promise<Released | null> {
+    return this.tx(async (trx) => {
+      const parts = await trx
+        .selectFrom('storage_upload_parts')
+        .selectAll()
+        .where('upload_id', '=', uploadId)
+        .execute();
+      for (const [n, blob] of keep) {
+        if (parts.find((p) => p.part_number === n)?.blob !== blob)
+          throw mismatch ? mismatch() : new Error('part changed');
+      }
+      await trx.deleteFrom('storage_upload_parts').where('upload_id', '=', uploadId).execute();
+      const gone = await trx
+        .deleteFrom('storage_uploads')
+        .where('upload_id', '=', uploadId)
+        .executeTakeFirst();
+      if (Number(gone.numDeletedRows) === 0) return null;
+      return parts.filter((p) => !keep.has(p.part_number)).flatMap(blobsOf);
+    });
+  }
+
+  listUploads(
+    bucketId: string,
+    prefix: string,
+    from: { key: string; inclusive: boolean; uploadId?: string } | null,
+    limit: number,
+  ) {
+    let q = this.db.selectFrom('storage_uploads').selectAll().where('bucket_id', '=', bucketId);
+    q = withPrefix(q, prefix);
+    if (from) {
+      const f = from;
+      if (f.uploadId !== undefined) {
+        const id = f.uploadId;
+        q = q.where((eb) =>
+          eb.or([eb('key', '>', f.key), eb.and([eb('key', '=', f.key), eb('upload_id', '>', id)])]),
+        );
+      } else q = q.where('key', f.inclusive ? '>=' : '>', f.key);
+    }
+    return q.orderBy('key').orderBy('upload_id').limit(limit).execute();
+  }
+
+  // ---- stats and lifecycle -----------------------------------------------------------
+
+  async usage(bucketId: string) {
+    const row = await this.db
+      .selectFrom('storage_usage')
+      .select(['objects', 'bytes'])
+      .where('bucket_id', '=', bucketId)
+      .executeTakeFirst();
+    return { objects: Number(row?.objects ?? 0), bytes: Number(row?.bytes ?? 0) };
+  }
+
+  async usageOfCustomer(customerId: string) {
+    const row = await this.db
+      .selectFrom('storage_usage')
+      .select([
+        sql<number>`COALESCE(SUM(objects), 0)`.as('objects'),
+        sql<number>`COALESCE(SUM(bytes), 0)`.as('bytes'),
+      ])
+      .where('customer_id', '=', customerId)
+      .executeTakeFirst();
+    return { objects: Number(row?.objects ?? 0), bytes: Number(row?.bytes ?? 0) };
+  }
+
+  async isEmpty(bucketId: string): Promise<boolean> {
+    const obj = await this.db
+      .selectFrom('storage_objects')
+      .select('id')
+      .where('bucket_id', '=', bucketId)
+      .limit(1)
+      .executeTakeFirst();
+    if (obj) return false;
+    const up = await this.db
+      .selectFrom('storage_uploads')
+      .select('upload_id')
+      .where('bucket_id', '=', bucketId)
+      .limit(1)
+      .executeTakeFirst();
+    return !up;
+  }
+
+  /** Deletes every row of a bucket in one transaction; returns the blobs to delete. */
+  async purge(bucketId: string): Promise<Released> {
+    return this.tx(async (trx) => {
+      const objects = await trx
+        .selectFrom('storage_objects')
+        .select('blob')
+        .where('bucket_id', '=', bucketId)
+        .execute();
+      const uploads = await trx
+        .selectFrom('storage_uploads')
+        .select('upload_id')
+        .where('bucket_id', '=', bucketId)
+        .execute();
+      const ids = uploads.map((u) => u.upload_id);
+      const parts = ids.length
+        ? await trx.selectFrom('storage_upload_parts').select('blob').where('upload_id', 'in', ids).execute()
+        : [];
+      if (ids.length) await trx.deleteFrom('storage_upload_parts').where('upload_id', 'in', ids).execute();
+      await trx.deleteFrom('storage_uploads').where('bucket_id', '=', bucketId).execute();
+      await trx.deleteFrom('storage_objects').where('bucket_id', '=', bucketId).execute();
+      await trx.deleteFrom('storage_usage').where('bucket_id', '=', bucketId).execute();
+      return [...objects, ...parts].flatMap(blobsOf);
+    });
+  }
+
+  /** Up to `limit` rows of a bucket matching a lifecycle rule's prefix, from the given id on. */
+  lifecycleCandidates(bucketId: string, prefix: string, afterId: string, limit: number) {
+    let q = this.db
+      .selectFrom('storage_objects')
+      .selectAll()
+      .where('bucket_id', '=', bucketId)
+      .where('id', '>', afterId);
+    q = withPrefix(q, prefix);
+    return q.orderBy('id').limit(limit).execute();
+  }
+
+  staleUploads(bucketId: string, prefix: string, initiatedBefore: number) {
+    let q = this.db
+      .selectFrom('storage_uploads')
+      .select(['upload_id', 'key'])
+      .where('bucket_id', '=', bucketId)
+      .where('initiated_at', '<', initiatedBefore);
+    q = withPrefix(q, prefix);
+    return q.limit(1000).execute();
+  }
+
+  bucketsWithData(): Promise<{ bucket_id: string }[]> {
+    return this.db
+      .selectFrom('storage_objects')
+      .select('bucket_id')
+      .distinct()
+      .union(this.db.selectFrom('storage_uploads').select('bucket_id').distinct())
+      .execute();
+  }
+}
+
+/** The smallest string greater than every string that starts with `prefix` (byte order). */
+export function afterPrefix(prefix: string): string {
+  const cps = Array.from(prefix);
+  while (cps.length > 0) {
+    const last = cps.pop()!.codePointAt(0)!;
+    if (last < 0x10ffff) {
+      let next = last + 1;
+      if (next >= 0xd800 && next <= 0xdfff) next = 0xe000;
+      return cps.join('') + String.fromCodePoint(next);
+    }
+  }
+  return '\u{10ffff}\u{10ffff}';
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: shared by the three selects above
+function withPrefix<Q extends { where: (...args: any[]) => Q }>(q: Q, prefix: string): Q {
+  if (!prefix) return q;
+  return q.where('key', '>=', prefix).where('key', '<', afterPrefix(prefix));
+}

@@ -1,0 +1,104 @@
+import type { BucketRecord, BucketUsage, ObjectStats } from '../data-plane-contract.js';
+import type { ObjectStore } from './object-store.js';
+
+const DAY_MS = 86_400_000;
+
+/** What the control plane reads of the data plane: counters, emptiness, purge and lifecycle. */
+export class DataPlaneStats implements ObjectStats {
+  constructor(private readonly objects: ObjectStore) {}
+
+  usage(bucketId: string): Promise<BucketUsage> {
+    return this.objects.repo.usage(bucketId);
+  }
+
+  usageOfCustomer(customerId: string): Promise<BucketUsage> {
+    return this.objects.repo.usageOfCustomer(customerId);
+  }
+
+  isEmpty(bucketId: string): Promise<boolean> {
+    return this.objects.repo.isEmpty(bucketId);
+  }
+
+  async purgeBucket(bucketId: string): Promise<void> {
+    this.objects.release(await this.objects.repo.purge(bucketId));
+  }
+
+  /**
+   * One pass of a bucket's lifecycle rules as of `now`: current versions older than
+   * `expiration_days` expire (a delete marker when versioned, gone when not); noncurrent
+   * versions go `noncurrent_version_expiration_days` after they stopped being current, and
+   * a delete marker left alone by that goes too; old incomplete uploads are aborted.
+   */
+  async applyLifecycle(bucket: BucketRecord, now: number): Promise<{ expired: number; aborted: number }> {
+    const ref = { id: bucket.id, customerId: bucket.customerId, versioning: bucket.versioning };
+    const repo = this.objects.repo;
+    let expired = 0;
+    let aborted = 0;
+    for (const rule of bucket.lifecycle ?? []) {
+      if (!rule.enabled) continue;
+      if (rule.expiration_days !== null || rule.noncurrent_version_expiration_days !== null) {
+        const currentBefore = rule.expiration_days !== null ? now - rule.expiration_days * DAY_MS : null;
+        const noncurrentBefore =
+          rule.noncurrent_version_expiration_days !== null
+            ? now - rule.noncurrent_version_expiration_days * DAY_MS
+            : null;
+        let after = '';
+        for (;;) {
+          const rows = await repo.lifecycleCandidates(bucket.id, rule.prefix, after, 500);
+          if (rows.length === 0) break;
+          after = rows[rows.length - 1]!.id;
+          for (const row of rows) {
+            if (
+              row.is_latest &&
+              !row.is_delete_marker &&
+              currentBefore !== null &&
+              Number(row.last_modified) <= currentBefore
+            ) {
+              await this.objects.deleteCurrent(ref, row.key);
+              expired++;
+            } else if (
+              !row.is_latest &&
+              noncurrentBefore !== null &&
+              Number(row.noncurrent_since ?? now) <= noncurrentBefore
+            ) {
+              if (await this.objects.deleteVersion(ref, row.key, row.version_id)) expired++;
+            }
+          }
+          if (rows.length < 500) break;
+        }
+        if (noncurrentBefore !== null) expired += await this.dropLoneDeleteMarkers(ref, rule.prefix);
+      }
+      if (rule.abort_incomplete_multipart_upload_days !== null) {
+        const before = now - rule.abort_incomplete_multipart_upload_days * DAY_MS;
+        for (const up of await repo.staleUploads(bucket.id, rule.prefix, before)) {
+          await this.objects.abort(up.upload_id);
+          aborted++;
+        }
+      }
+    }
+    return { expired, aborted };
+  }
+
+  private async dropLoneDeleteMarkers(
+    ref: { id: string; customerId: string; versioning: BucketRecord['versioning'] },
+    prefix: string,
+  ): Promise<number> {
+    let dropped = 0;
+    let after = '';
+    for (;;) {
+      const rows = await this.objects.repo.lifecycleCandidates(ref.id, prefix, after, 500);
+      if (rows.length === 0) break;
+      after = rows[rows.length - 1]!.id;
+      for (const row of rows) {
+        if (!row.is_latest || !row.is_delete_marker) continue;
+        const others = await this.objects.repo.listVersions(ref.id, '', { key: row.key, inclusive: true }, 2);
+        if (others.filter((o) => o.key === row.key).length === 1) {
+          await this.objects.deleteVersion(ref, row.key, row.version_id);
+          dropped++;
+        }
+      }
+      if (rows.length < 500) break;
+    }
+    return dropped;
+  }
+}

@@ -1,0 +1,61 @@
+/** Row shapes of the data plane's tables (see migrations.ts). */
+export interface ObjectRow {
+  id: string;
+  bucket_id: string;
+  key: string;
+  version_id: string;
+  is_latest: number;
+  is_delete_marker: number;
+  size: number;
+  etag: string;
+  content_type: string | null;
+  headers: string;
+  metadata: string;
+  tags: string;
+  checksum: string | null;
+  blob: string;
+  last_modified: number;
+  noncurrent_since: number | null;
+}
+
+export interface UploadRow {
+  upload_id: string;
+  bucket_id: string;
+  key: string;
+  content_type: string | null;
+  headers: string;
+  metadata: string;
+  tags: string;
+  checksum_algorithm: string | null;
+  initiated_at: number;
+}
+
+export interface PartRow {
+  upload_id: string;
+  part_number: number;
+  size: number;
+  etag: string;
+  checksum: string | null;
+  blob: string;
+  last_modified: number;
+}
+
+export interface UsageRow {
+  bucket_id: string;
+  customer_id: string;
+  objects: number;
+  bytes: number;
+}
+
+export interface ObjectTables {
+  storage_objects: ObjectRow;
+  storage_uploads: UploadRow;
+  storage_upload_parts: PartRow;
+  storage_usage: UsageRow;
+}
+
+/** Where an object's bytes are: one blob per part (a multipart object keeps its parts' blobs). */
+export interface BlobPart {
+  ref: string;
+  size: number;
+}

@@ -1,0 +1,19 @@
+import type { StorageService } from '../service.js';
+import { bucketRoutes } from './buckets.js';
+import { catalogueRoutes } from './catalogue.js';
+import { configurationRoutes } from './configuration.js';
+import { keyRoutes } from './keys.js';
+
+export function storageRoutes(
+  storage: StorageService,
+  endpoint: () => string,
+  signingRegions: () => readonly string[],
+  baseDomain: string | null,
+) {
+  return [
+    ...bucketRoutes(storage),
+    ...keyRoutes(storage),
+    ...configurationRoutes(storage),
+    ...catalogueRoutes(endpoint, signingRegions, baseDomain),
+  ];
+}

@@ -1,0 +1,152 @@
+import { createHash, type Hash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { algorithmOfHeader, type Checksum, type ChecksumAlgorithm, createChecksum } from './checksums.js';
+import { decodeAwsChunked } from './chunked.js';
+import { S3Error, s3Errors } from './errors.js';
+import {
+  type Credential,
+  STREAMING_SIGNED,
+  STREAMING_SIGNED_TRAILER,
+  STREAMING_UNSIGNED_TRAILER,
+  scopeOf,
+  signingKey,
+  UNSIGNED_PAYLOAD,
+} from './sigv4.js';
+
+export interface ReceivedBody {
+  size: number;
+  /** Hex MD5: the ETag of a simple object or part. */
+  md5: string;
+  checksum: { algorithm: ChecksumAlgorithm; value: string } | null;
+}
+
+/**
+ * One request body on its way to storage: de-framed (aws-chunked), counted and hashed while it
+ * streams. `verify()` runs after the last byte and before the blob becomes visible, and throws
+ * when the size or any declared digest (x-amz-content-sha256, Content-MD5, x-amz-checksum-*,
+ * in a header or a trailer) does not match what arrived.
+ */
+export class BodyReader {
+  readonly expectedSize: number;
+  private size = 0;
+  private readonly md5: Hash = createHash('md5');
+  private readonly sha256: Hash | null;
+  private readonly checksum: {
+    algorithm: ChecksumAlgorithm;
+    hasher: Checksum;
+    expected: string | null;
+  } | null;
+  private readonly trailers = new Map<string, string>();
+  private readonly chunked: boolean;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly cred: Credential | null,
+    private readonly secret: string | null,
+    maxSize: number,
+  ) {
+    const payload = cred?.payloadHash ?? UNSIGNED_PAYLOAD;
+    this.chunked =
+      payload.startsWith('STREAMING-') || /aws-chunked/i.test(String(req.headers['content-encoding'] ?? ''));
+    const lengthHeader = this.chunked
+      ? req.headers['x-amz-decoded-content-length']
+      : req.headers['content-length'];
+    const length =
+      typeof lengthHeader === 'string' && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : null;
+    if (length === null) {
+      // A plain body without a length (Transfer-Encoding: chunked) is read to its end, within the limit.
+      if (this.chunked || req.headers['transfer-encoding'] === undefined)
+        throw s3Errors.missingContentLength();
+    }
+    if (length !== null && length > maxSize) throw s3Errors.entityTooLarge();
+    this.expectedSize = length ?? -1;
+    this.sha256 = /^[0-9a-f]{64}$/.test(payload) ? createHash('sha256') : null;
+    if (
+      payload.startsWith('STREAMING-') &&
+      ![STREAMING_SIGNED, STREAMING_SIGNED_TRAILER, STREAMING_UNSIGNED_TRAILER].includes(payload)
+    ) {
+      throw s3Errors.invalidArgument(
+        `x-amz-content-sha256 ${payload} is not supported`,
+        'x-amz-content-sha256',
+        payload,
+      );
+    }
+    let algorithm: ChecksumAlgorithm | null = null;
+    let expected: string | null = null;
+    for (const [name, value] of Object.entries(req.headers)) {
+      const alg = algorithmOfHeader(name);
+      if (alg && typeof value === 'string') {
+        algorithm = alg;
+        expected = value;
+      }
+    }
+    const trailer = req.headers['x-amz-trailer'];
+    if (typeof trailer === 'string' && !algorithm) {
+      algorithm = algorithmOfHeader(trailer.trim());
+      if (!algorithm)
+        throw s3Errors.invalidArgument(`x-amz-trailer ${trailer} is not supported`, 'x-amz-trailer', trailer);
+    }
+    this.checksum = algorithm ? { algorithm, hasher: createChecksum(algorithm), expected } : null;
+    this.maxSize = maxSize;
+  }
+
+  private readonly maxSize: number;
+
+  /** The decoded bytes, counted and hashed on the way. */
+  async *chunks(): AsyncGenerator<Buffer> {
+    const payload = this.cred?.payloadHash ?? UNSIGNED_PAYLOAD;
+    const signed = payload === STREAMING_SIGNED || payload === STREAMING_SIGNED_TRAILER;
+    const source: AsyncIterable<Buffer> = this.chunked
+      ? decodeAwsChunked(this.req, {
+          signing:
+            signed && this.cred && this.secret
+              ? {
+                  key: signingKey(this.secret, this.cred.date, this.cred.region, this.cred.service),
+                  amzDate: this.cred.amzDate,
+                  scope: scopeOf(this.cred),
+                  seedSignature: this.cred.signature,
+                }
+              : null,
+          onTrailer: (name, value) => this.trailers.set(name, value),
+        })
+      : this.req;
+    const limit = this.expectedSize >= 0 ? this.expectedSize : this.maxSize;
+    for await (const chunk of source) {
+      this.size += chunk.length;
+      if (this.size > limit)
+        throw this.expectedSize >= 0
+          ? s3Errors.invalidRequest('The body is longer than its declared length.')
+          : s3Errors.entityTooLarge();
+      this.md5.update(chunk);
+      this.sha256?.update(chunk);
+      this.checksum?.hasher.update(chunk);
+      yield chunk;
+    }
+  }
+
+  /** Throws when what arrived is not what was declared. */
+  verify(): ReceivedBody {
+    if (this.expectedSize >= 0 && this.size !== this.expectedSize) throw s3Errors.incompleteBody();
+    const payload = this.cred?.payloadHash ?? UNSIGNED_PAYLOAD;
+    if (this.sha256 && this.sha256.digest('hex') !== payload) throw s3Errors.sha256Mismatch();
+    const md5 = this.md5.digest();
+    const contentMd5 = this.req.headers['content-md5'];
+    if (typeof contentMd5 === 'string') {
+      const given = Buffer.from(contentMd5, 'base64');
+      if (given.length !== 16) throw s3Errors.invalidDigest();
+      if (!given.equals(md5)) throw s3Errors.badDigest();
+    }
+    let checksum: ReceivedBody['checksum'] = null;
+    if (this.checksum) {
+      const header = `x-amz-checksum-${this.checksum.algorithm.toLowerCase()}`;
+      const expected = this.checksum.expected ?? this.trailers.get(header) ?? null;
+      const actual = this.checksum.hasher.digest();
+      if (expected !== null && expected !== actual) throw s3Errors.checksumMismatch(header);
+      if (expected === null && this.req.headers['x-amz-trailer']) {
+        throw new S3Error('InvalidRequest', 400, `The trailer ${header} was declared but not sent.`);
+      }
+      checksum = { algorithm: this.checksum.algorithm, value: actual };
+    }
+    return { size: this.size, md5: md5.toString('hex'), checksum };
+  }
+}

@@ -1,0 +1,138 @@
+import { createHash, type Hash } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+
+/**
+ * The flexible checksums of S3 (`x-amz-checksum-*`), computed incrementally so a streamed body
+ * is checked without being held. CRC32 comes from zlib; CRC32C and CRC64NVME have no small,
+ * well-kept package, so they are table-driven here (both reflected, like zlib's CRC32).
+ */
+export type ChecksumAlgorithm = 'CRC32' | 'CRC32C' | 'CRC64NVME' | 'SHA1' | 'SHA256';
+export const CHECKSUM_ALGORITHMS: readonly ChecksumAlgorithm[] = [
+  'CRC32',
+  'CRC32C',
+  'CRC64NVME',
+  'SHA1',
+  'SHA256',
+];
+
+export interface Checksum {
+  update(chunk: Buffer): void;
+  /** Base64 of the big-endian digest, as S3 sends it in headers and trailers. */
+  digest(): string;
+}
+
+const crc32cTable = (() => {
+  const table = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0x82f63b78 ^ (c >>> 1) : c >>> 1;
+    table[n] = c >>> 0;
+  }
+  return table;
+})();
+
+const crc64Table = (() => {
+  const poly = 0x9a6c9329ac4bc9b5n; // CRC-64/NVME, reflected
+  const table = new BigUint64Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = BigInt(n);
+    for (let k = 0; k < 8; k++) c = c & 1n ? poly ^ (c >> 1n) : c >> 1n;
+    table[n] = c;
+  }
+  return table;
+})();
+
+/** CRC-64/NVME split into two 32-bit halves: BigInt per byte would be far too slow for large bodies. */
+const crc64Lo = new Uint32Array(256);
+const crc64Hi = new Uint32Array(256);
+for (let n = 0; n < 256; n++) {
+  crc64Lo[n] = Number(crc64Table[n]! & 0xffffffffn);
+  crc64Hi[n] = Number(crc64Table[n]! >> 32n);
+}
+
+class Crc32 implements Checksum {
+  private value = 0;
+  update(chunk: Buffer): void {
+    this.value = crc32(chunk, this.value);
+  }
+  digest(): string {
+    const out = Buffer.alloc(4);
+    out.writeUInt32BE(this.value >>> 0);
+    return out.toString('base64');
+  }
+}
+
+class Crc32c implements Checksum {
+  private value = 0xffffffff;
+  update(chunk: Buffer): void {
+    let c = this.value;
+    for (let i = 0; i < chunk.length; i++) c = crc32cTable[(c ^ chunk[i]!) & 0xff]! ^ (c >>> 8);
+    this.value = c;
+  }
+  digest(): string {
+    const out = Buffer.alloc(4);
+    out.writeUInt32BE((this.value ^ 0xffffffff) >>> 0);
+    return out.toString('base64');
+  }
+}
+
+class Crc64Nvme implements Checksum {
+  private lo = 0xffffffff;
+  private hi = 0xffffffff;
+  update(chunk: Buffer): void {
+    let lo = this.lo;
+    let hi = this.hi;
+    for (let i = 0; i < chunk.length; i++) {
+      const idx = (lo ^ chunk[i]!) & 0xff;
+      // (crc >> 8) across the two halves, then xor the table entry
+      const nlo = ((lo >>> 8) | (hi << 24)) >>> 0;
+      const nhi = hi >>> 8;
+      lo = (nlo ^ crc64Lo[idx]!) >>> 0;
+      hi = (nhi ^ crc64Hi[idx]!) >>> 0;
+    }
+    this.lo = lo;
+    this.hi = hi;
+  }
+  digest(): string {
+    const out = Buffer.alloc(8);
+    out.writeUInt32BE((this.hi ^ 0xffffffff) >>> 0, 0);
+    out.writeUInt32BE((this.lo ^ 0xffffffff) >>> 0, 4);
+    return out.toString('base64');
+  }
+}
+
+class HashChecksum implements Checksum {
+  private readonly hash: Hash;
+  constructor(algorithm: string) {
+    this.hash = createHash(algorithm);
+  }
+  update(chunk: Buffer): void {
+    this.hash.update(chunk);
+  }
+  digest(): string {
+    return this.hash.digest('base64');
+  }
+}
+
+export function createChecksum(algorithm: ChecksumAlgorithm): Checksum {
+  switch (algorithm) {
+    case 'CRC32':
+      return new Crc32();
+    case 'CRC32C':
+      return new Crc32c();
+    case 'CRC64NVME':
+      return new Crc64Nvme();
+    case 'SHA1':
+      return new HashChecksum('sha1');
+    case 'SHA256':
+      return new HashChecksum('sha256');
+  }
+}
+
+/** `x-amz-checksum-crc32` → CRC32, or null when the header names no known algorithm. */
+export function algorithmOfHeader(header: string): ChecksumAlgorithm | null {
+  const m = /^x-amz-checksum-([a-z0-9]+)$/i.exec(header);
+  if (!m) return null;
+  const name = m[1]!.toUpperCase();
+  return (CHECKSUM_ALGORITHMS as readonly string[]).includes(name) ? (name as ChecksumAlgorithm) : null;
+}

@@ -1,0 +1,105 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { Clock } from '../../../kernel/clock.js';
+import type { BucketDirectory, BucketRecord } from '../data-plane-contract.js';
+import type { ObjectStore } from '../objects/object-store.js';
+import { authorize, type Principal } from './auth.js';
+import { BodyReader } from './body.js';
+import type { DirectoryCache } from './directory-cache.js';
+import { s3Errors } from './errors.js';
+import { doc } from './xml.js';
+
+export interface S3Settings {
+  regions: string[];
+  baseDomain: string | null;
+  /** Largest single PUT or part. */
+  maxObjectBytes: number;
+  maxUploadBytes: number;
+}
+
+/** What every operation handler gets: the parsed request and the services behind it. */
+export interface S3Env {
+  objects: ObjectStore;
+  directory: BucketDirectory;
+  cache: DirectoryCache;
+  clock: Clock;
+  log: Logger;
+  settings: S3Settings;
+}
+
+export class S3Call {
+  /** CORS headers to add to the answer (set once the bucket is known). */
+  corsHeaders: Record<string, string> = {};
+  bucket: BucketRecord | null = null;
+
+  constructor(
+    readonly env: S3Env,
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly requestId: string,
+    readonly bucketName: string | null,
+    readonly key: string | null,
+    readonly query: URLSearchParams,
+    public principal: Principal,
+  ) {}
+
+  header(name: string): string | undefined {
+    const v = this.req.headers[name];
+    return Array.isArray(v) ? v.join(',') : v;
+  }
+
+  /** The bucket, checked for existence and for `action`. */
+  async requireBucket(action: string): Promise<BucketRecord> {
+    const name = this.bucketName!;
+    const bucket = this.bucket ?? (await this.env.cache.findBucket(name));
+    if (!bucket) throw s3Errors.noSuchBucket(name);
+    this.bucket = bucket;
+    authorize(this.principal, bucket, action);
+    return bucket;
+  }
+
+  send(status: number, headers: Record<string, string | number> = {}, body?: string | Buffer): void {
+    const res = this.res;
+    res.statusCode = status;
+    for (const [k, v] of Object.entries(this.corsHeaders)) res.setHeader(k, v);
+    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+    if (body === undefined) {
+      if (!res.hasHeader('content-length') && this.req.method !== 'HEAD') res.setHeader('content-length', 0);
+      res.end();
+      return;
+    }
+    const buf = typeof body === 'string' ? Buffer.from(body) : body;
+    res.setHeader('content-length', buf.length);
+    res.end(this.req.method === 'HEAD' ? undefined : buf);
+  }
+
+  xml(status: number, root: string, inner: string, headers: Record<string, string | number> = {}): void {
+    this.send(status, { 'content-type': 'application/xml', ...headers }, doc(root, inner));
+  }
+
+  /** A request body for the server to take in (and check) whole: XML documents, form fields. */
+  async readSmallBody(limit = 2 * 1024 * 1024): Promise<Buffer> {
+    if (
+      this.req.headers['content-length'] === undefined &&
+      this.req.headers['transfer-encoding'] === undefined
+    ) {
+      return Buffer.alloc(0);
+    }
+    const body = this.bodyReader(limit);
+    const chunks: Buffer[] = [];
+    for await (const c of body.chunks()) chunks.push(c);
+    body.verify();
+    return Buffer.concat(chunks);
+  }
+
+  /** The request body, de-framed and checked against what its signature declares. */
+  bodyReader(limit: number): BodyReader {
+    const p = this.principal;
+    return new BodyReader(
+      this.req,
+      p.kind === 'key' ? p.credential : null,
+      p.kind === 'key' ? p.key.secretKey : null,
+      limit,
+    );
+  }
+}

@@ -1,0 +1,148 @@
+import type { BucketRecord } from '../../data-plane-contract.js';
+import { keyAllows } from '../auth.js';
+import type { S3Call } from '../context.js';
+import { fromAppError, S3Error, s3Errors } from '../errors.js';
+import { asText, el, parseXml } from '../xml.js';
+import { ownerXml } from './listing.js';
+import { refOf } from './objects.js';
+
+const iso = (ms: number) => new Date(Number(ms)).toISOString();
+
+export async function listBuckets(call: S3Call): Promise<void> {
+  const p = call.principal;
+  if (p.kind === 'anonymous') throw s3Errors.accessDenied();
+  const all = await call.env.directory.listBuckets(p.key.customerId);
+  // Keys see the buckets they hold grants on; s3:ListAllMyBuckets shows every bucket.
+  const seesAll = p.key.accountActions?.includes('s3:ListAllMyBuckets') ?? false;
+  const visible = all.filter(
+    (b) => seesAll || p.key.grants.some((g) => g.bucket === '*' || g.bucket === b.name),
+  );
+  const owner = `<Owner>${el('ID', p.key.customerId)}${el('DisplayName', p.key.customerDisplayName)}</Owner>`;
+  const list = visible
+    .map(
+      (b) =>
+        `<Bucket>${el('Name', b.name)}${el('CreationDate', iso(b.createdAt))}${el('BucketRegion', call.env.settings.regions[0]!)}</Bucket>`,
+    )
+    .join('');
+  call.xml(200, 'ListAllMyBucketsResult', `${owner}<Buckets>${list}</Buckets>`);
+}
+
+export async function headBucket(call: S3Call): Promise<void> {
+  await call.requireBucket('s3:ListBucket');
+  call.send(200, { 'x-amz-bucket-region': call.env.settings.regions[0]! });
+}
+
+export async function getBucketLocation(call: S3Call): Promise<void> {
+  await call.requireBucket('s3:GetBucketLocation');
+  call.send(
+    200,
+    { 'content-type': 'application/xml' },
+    `<?xml version="1.0" encoding="UTF-8"?>\n<LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${call.env.settings.regions[0]}</LocationConstraint>`,
+  );
+}
+
+export async function createBucket(call: S3Call): Promise<void> {
+  const name = call.bucketName!;
+  const p = call.principal;
+  if (p.kind === 'anonymous') throw s3Errors.accessDenied();
+  const body = (await call.readSmallBody()).toString('utf8').trim();
+  let region = call.env.settings.regions[0]!;
+  if (body) {
+    const doc = parseXml(body, 'CreateBucketConfiguration');
+    const wanted = asText(doc.LocationConstraint);
+    if (wanted) {
+      if (!call.env.settings.regions.includes(wanted) && wanted !== 'no') {
+        throw new S3Error(
+          'InvalidLocationConstraint',
+          400,
+          'The specified location-constraint is not valid',
+          { LocationConstraint: wanted },
+        );
+      }
+      region = wanted;
+    }
+  }
+  const existing = await call.env.directory.findBucket(name);
+  if (existing) {
+    if (existing.customerId === p.key.customerId) throw s3Errors.bucketAlreadyOwnedByYou(name);
+    throw s3Errors.bucketAlreadyExists(name);
+  }
+  if (!p.key.mayCreateBuckets) throw s3Errors.accessDenied();
+  try {
+    await call.env.directory.createBucketViaS3(p.key.customerId, name, region, p.key.accessKeyId);
+  } catch (err) {
+    throw fromAppError(err, name) ?? err;
+  }
+  // The creating key now holds a grant on the bucket: the next request must see it, even before
+  // the change notice arrives (PostgreSQL delivers it asynchronously).
+  call.env.cache.forgetKey(p.key.accessKeyId);
+  call.env.cache.forgetBucket(name);
+  call.send(200, { location: `/${name}` });
+}
+
+export async function deleteBucket(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:DeleteBucket');
+  if (!(await call.env.objects.repo.isEmpty(bucket.id))) throw s3Errors.bucketNotEmpty(bucket.name);
+  try {
+    await call.env.directory.deleteBucketViaS3(bucket.customerId, bucket.name);
+  } catch (err) {
+    throw fromAppError(err, bucket.name) ?? err;
+  }
+  call.env.cache.forgetBucket(bucket.name);
+  call.send(204);
+}
+
+/** DeleteObjects: up to 1000 keys in one request, each answered on its own. */
+export async function deleteObjects(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:DeleteObject');
+  const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'Delete');
+  const items: { key: string; versionId: string | null }[] = (
+    Array.isArray(doc.Object) ? doc.Object : []
+  ).map((o: Record<string, unknown>) => {
+    const key = asText(o['Key']);
+    if (key === undefined) throw s3Errors.malformedXml();
+    return { key, versionId: asText(o['VersionId']) ?? null };
+  });
+  if (items.length === 0 || items.length > 1000) throw s3Errors.malformedXml();
+  const quiet = asText(doc.Quiet) === 'true';
+  const p = call.principal;
+  const mayDeleteVersions = p.kind === 'key' && keyAllows(p.key, bucket.name, 's3:DeleteObjectVersion');
+  let xml = '';
+  for (const item of items) {
+    try {
+      if (item.versionId !== null) {
+        if (!mayDeleteVersions) throw s3Errors.accessDenied();
+        const gone = await call.env.objects.deleteVersion(refOf(bucket), item.key, item.versionId);
+        if (!quiet) {
+          xml += `<Deleted>${el('Key', item.key)}${el('VersionId', item.versionId)}${gone?.deleteMarker ? el('DeleteMarker', true) + el('DeleteMarkerVersionId', item.versionId) : ''}</Deleted>`;
+        }
+      } else {
+        const r = await call.env.objects.deleteCurrent(refOf(bucket), item.key);
+        if (!quiet) {
+          xml += `<Deleted>${el('Key', item.key)}${r.deleteMarker ? el('DeleteMarker', true) + el('DeleteMarkerVersionId', r.versionId) : ''}</Deleted>`;
+        }
+      }
+    } catch (err) {
+      const e = err instanceof S3Error ? err : s3Errors.internal();
+      if (!(err instanceof S3Error)) call.env.log.error({ err }, 'DeleteObjects item failed');
+      xml += `<Error>${el('Key', item.key)}${item.versionId ? el('VersionId', item.versionId) : ''}${el('Code', e.code)}${el('Message', e.message)}</Error>`;
+    }
+  }
+  call.xml(200, 'DeleteResult', xml);
+}
+
+/** A minimal ACL: the owner holds FULL_CONTROL (some clients read it before they work). */
+export async function getAcl(call: S3Call, bucket: BucketRecord): Promise<void> {
+  const owner = ownerXml(call, bucket);
+  const grantee = owner
+    .replace(
+      '<Owner>',
+      '<Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser">',
+    )
+    .replace('</Owner>', '</Grantee>');
+  let grants = `<Grant>${grantee}${el('Permission', 'FULL_CONTROL')}</Grant>`;
+  if (bucket.isPublic) {
+    grants += `<Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="Group">${el('URI', 'http://acs.amazonaws.com/groups/global/AllUsers')}</Grantee>${el('Permission', 'READ')}</Grant>`;
+  }
+  call.xml(200, 'AccessControlPolicy', `${owner}<AccessControlList>${grants}</AccessControlList>`);
+}

@@ -1,0 +1,216 @@
+import type { CorsRule, LifecycleRule } from '../../data-plane-contract.js';
+import type { S3Call } from '../context.js';
+import { fromAppError, S3Error, s3Errors } from '../errors.js';
+import { asText, el, parseXml } from '../xml.js';
+import { checkTags } from './object-headers.js';
+import { findObject } from './objects.js';
+
+/** Bucket sub-resources that mirror the control API's documents (CORS, versioning, lifecycle). */
+
+const texts = (v: unknown): string[] =>
+  (Array.isArray(v) ? v : v === undefined ? [] : [v]).map((x) => asText(x) ?? '');
+
+async function viaDirectory(call: S3Call, work: () => Promise<void>): Promise<void> {
+  try {
+    await work();
+  } catch (err) {
+    const s3 = fromAppError(err);
+    if (s3 && s3.code !== 'NoSuchKey') throw s3;
+    if (s3) throw s3Errors.noSuchBucket(call.bucketName!);
+    throw err;
+  }
+  call.env.cache.forgetBucket(call.bucketName!);
+}
+
+export async function getCors(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:GetBucketCORS');
+  if (!bucket.cors || bucket.cors.length === 0) throw s3Errors.noSuchCors(bucket.name);
+  const rules = bucket.cors
+    .map((r) => {
+      let x = r.id ? el('ID', r.id) : '';
+      x += r.allowed_headers.map((h) => el('AllowedHeader', h)).join('');
+      x += r.allowed_methods.map((m) => el('AllowedMethod', m)).join('');
+      x += r.allowed_origins.map((o) => el('AllowedOrigin', o)).join('');
+      x += r.expose_headers.map((h) => el('ExposeHeader', h)).join('');
+      if (r.max_age_seconds !== null) x += el('MaxAgeSeconds', r.max_age_seconds);
+      return `<CORSRule>${x}</CORSRule>`;
+    })
+    .join('');
+  call.xml(200, 'CORSConfiguration', rules);
+}
+
+export async function putCors(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:PutBucketCORS');
+  const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'CORSConfiguration');
+  const rules: CorsRule[] = (Array.isArray(doc.CORSRule) ? doc.CORSRule : []).map(
+    (r: Record<string, unknown>) => {
+      const maxAge = asText(r['MaxAgeSeconds']);
+      if (maxAge !== undefined && !/^\d+$/.test(maxAge)) throw s3Errors.malformedXml();
+      const rule: CorsRule = {
+        allowed_origins: texts(r['AllowedOrigin']),
+        allowed_methods: texts(r['AllowedMethod']),
+        allowed_headers: texts(r['AllowedHeader']),
+        expose_headers: texts(r['ExposeHeader']),
+        max_age_seconds: maxAge === undefined ? null : Number(maxAge),
+      };
+      const id = asText(r['ID']);
+      if (id) rule.id = id;
+      if (rule.allowed_origins.length === 0 || rule.allowed_methods.length === 0)
+        throw s3Errors.malformedXml();
+      return rule;
+    },
+  );
+  if (rules.length === 0) throw s3Errors.malformedXml();
+  await viaDirectory(call, () => call.env.directory.putCors(bucket.name, rules));
+  call.send(200);
+}
+
+export async function deleteCors(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:PutBucketCORS');
+  await viaDirectory(call, () => call.env.directory.deleteCors(bucket.name));
+  call.send(204);
+}
+
+export async function getVersioning(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:GetBucketVersioning');
+  call.xml(
+    200,
+    'VersioningConfiguration',
+    bucket.versioning === 'Unversioned' ? '' : el('Status', bucket.versioning),
+  );
+}
+
+export async function putVersioning(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:PutBucketVersioning');
+  const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'VersioningConfiguration');
+  const status = asText(doc.Status);
+  if (status !== 'Enabled' && status !== 'Suspended') throw s3Errors.malformedXml();
+  if (status === 'Suspended' && bucket.objectLockEnabled) {
+    throw new S3Error(
+      'InvalidBucketState',
+      409,
+      'An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.',
+    );
+  }
+  await viaDirectory(call, () => call.env.directory.putVersioning(bucket.name, status));
+  call.send(200);
+}
+
+export async function getLifecycle(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:GetLifecycleConfiguration');
+  if (!bucket.lifecycle || bucket.lifecycle.length === 0) throw s3Errors.noSuchLifecycle(bucket.name);
+  const rules = bucket.lifecycle
+    .map((r) => {
+      let x =
+        el('ID', r.id) +
+        `<Filter>${el('Prefix', r.prefix)}</Filter>` +
+        el('Status', r.enabled ? 'Enabled' : 'Disabled');
+      if (r.expiration_days !== null) x += `<Expiration>${el('Days', r.expiration_days)}</Expiration>`;
+      if (r.noncurrent_version_expiration_days !== null) {
+        x += `<NoncurrentVersionExpiration>${el('NoncurrentDays', r.noncurrent_version_expiration_days)}</NoncurrentVersionExpiration>`;
+      }
+      if (r.abort_incomplete_multipart_upload_days !== null) {
+        x += `<AbortIncompleteMultipartUpload>${el('DaysAfterInitiation', r.abort_incomplete_multipart_upload_days)}</AbortIncompleteMultipartUpload>`;
+      }
+      return `<Rule>${x}</Rule>`;
+    })
+    .join('');
+  call.xml(200, 'LifecycleConfiguration', rules);
+}
+
+function days(v: unknown): number | null {
+  if (v === undefined) return null;
+  const t = asText(v);
+  if (!t || !/^\d+$/.test(t) || Number(t) < 1) throw s3Errors.malformedXml();
+  return Number(t);
+}
+
+export async function putLifecycle(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:PutLifecycleConfiguration');
+  const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'LifecycleConfiguration');
+  const rules: LifecycleRule[] = (Array.isArray(doc.Rule) ? doc.Rule : []).map(
+    (r: Record<string, unknown>, i: number) => {
+      const filter = (r['Filter'] ?? {}) as Record<string, unknown>;
+      const and = (filter['And'] ?? {}) as Record<string, unknown>;
+      const status = asText(r['Status']);
+      if (status !== 'Enabled' && status !== 'Disabled') throw s3Errors.malformedXml();
+      const exp = (r['Expiration'] ?? {}) as Record<string, unknown>;
+      const nc = (r['NoncurrentVersionExpiration'] ?? {}) as Record<string, unknown>;
+      const ab = (r['AbortIncompleteMultipartUpload'] ?? {}) as Record<string, unknown>;
+      if (exp['Date'] !== undefined)
+        throw s3Errors.notImplemented('Expiration by Date is not supported; use Days.');
+      return {
+        id: asText(r['ID']) || `rule-${i + 1}`,
+        enabled: status === 'Enabled',
+        prefix: asText(filter['Prefix']) ?? asText(and['Prefix']) ?? asText(r['Prefix']) ?? '',
+        expiration_days: days(exp['Days']),
+        noncurrent_version_expiration_days: days(nc['NoncurrentDays']),
+        abort_incomplete_multipart_upload_days: days(ab['DaysAfterInitiation']),
+      };
+    },
+  );
+  if (rules.length === 0) throw s3Errors.malformedXml();
+  await viaDirectory(call, () => call.env.directory.putLifecycle(bucket.name, rules));
+  call.send(200);
+}
+
+export async function deleteLifecycle(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:PutLifecycleConfiguration');
+  await viaDirectory(call, () => call.env.directory.putLifecycle(bucket.name, null));
+  call.send(204);
+}
+
+export async function getObjectLock(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:GetBucketObjectLockConfiguration');
+  if (!bucket.objectLockEnabled) {
+    throw new S3Error(
+      'ObjectLockConfigurationNotFoundError',
+      404,
+      'Object Lock configuration does not exist for this bucket',
+      { BucketName: bucket.name },
+    );
+  }
+  call.xml(200, 'ObjectLockConfiguration', el('ObjectLockEnabled', 'Enabled'));
+}
+
+// ---- object tagging ------------------------------------------------------------------
+
+export async function getObjectTagging(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:GetObjectTagging');
+  const row = await findObject(call, bucket, call.key!, call.query.get('versionId'));
+  const tags = JSON.parse(row.tags) as Record<string, string>;
+  const set = Object.entries(tags)
+    .map(([k, v]) => `<Tag>${el('Key', k)}${el('Value', v)}</Tag>`)
+    .join('');
+  const headers: Record<string, string> =
+    row.version_id !== 'null' ? { 'x-amz-version-id': row.version_id } : {};
+  call.xml(200, 'Tagging', `<TagSet>${set}</TagSet>`, headers);
+}
+
+export async function putObjectTagging(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:PutObjectTagging');
+  const row = await findObject(call, bucket, call.key!, call.query.get('versionId'));
+  const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'Tagging');
+  const set = (doc.TagSet ?? {}) as Record<string, unknown>;
+  const tags: Record<string, string> = {};
+  for (const t of (Array.isArray(set['Tag']) ? set['Tag'] : []) as Record<string, unknown>[]) {
+    const k = asText(t['Key']);
+    if (k === undefined) throw s3Errors.malformedXml();
+    if (k in tags) throw s3Errors.invalidTag('Cannot provide multiple Tags with the same key');
+    tags[k] = asText(t['Value']) ?? '';
+  }
+  checkTags(tags);
+  await call.env.objects.repo.updateTags(row.id, JSON.stringify(tags));
+  const headers: Record<string, string> =
+    row.version_id !== 'null' ? { 'x-amz-version-id': row.version_id } : {};
+  call.send(200, headers);
+}
+
+export async function deleteObjectTagging(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:DeleteObjectTagging');
+  const row = await findObject(call, bucket, call.key!, call.query.get('versionId'));
+  await call.env.objects.repo.updateTags(row.id, '{}');
+  const headers: Record<string, string> =
+    row.version_id !== 'null' ? { 'x-amz-version-id': row.version_id } : {};
+  call.send(204, headers);
+}

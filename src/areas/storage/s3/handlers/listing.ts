@@ -1,0 +1,194 @@
+import type { BucketRecord } from '../../data-plane-contract.js';
+import { listPage, type Seek } from '../../objects/listing.js';
+import type { S3Call } from '../context.js';
+import { s3Errors } from '../errors.js';
+import { el } from '../xml.js';
+import { quoteEtag } from './object-headers.js';
+
+export function maxKeysOf(call: S3Call, name = 'max-keys'): number {
+  const raw = call.query.get(name);
+  if (raw === null || raw === '') return 1000;
+  if (!/^\d+$/.test(raw))
+    throw s3Errors.invalidArgument(`Provided ${name} not an integer or within integer range`, name, raw);
+  return Math.min(1000, Number(raw));
+}
+
+/** `encoding-type=url`: names go out percent-encoded (slashes kept), for keys XML cannot carry. */
+function encoder(call: S3Call): (s: string) => string {
+  const type = call.query.get('encoding-type');
+  if (type !== null && type !== 'url')
+    throw s3Errors.invalidArgument('Invalid Encoding Method specified in Request', 'encoding-type', type);
+  return type === 'url' ? (s) => encodeURIComponent(s).replace(/%2F/g, '/') : (s) => s;
+}
+
+export function ownerXml(call: S3Call, bucket: BucketRecord): string {
+  const p = call.principal;
+  const name =
+    p.kind === 'key' && p.key.customerId === bucket.customerId
+      ? p.key.customerDisplayName
+      : bucket.customerId;
+  return `<Owner>${el('ID', bucket.customerId)}${el('DisplayName', name)}</Owner>`;
+}
+
+const iso = (ms: number) => new Date(Number(ms)).toISOString();
+
+export async function listObjects(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:ListBucket');
+  const v2 = call.query.get('list-type') === '2';
+  const enc = encoder(call);
+  const prefix = call.query.get('prefix') ?? '';
+  const delimiter = call.query.get('delimiter') ?? '';
+  const maxKeys = maxKeysOf(call);
+  let start: Seek | null = null;
+  const token = call.query.get('continuation-token');
+  const startAfter = call.query.get('start-after');
+  const marker = call.query.get('marker');
+  if (v2 && token !== null) {
+    const key = Buffer.from(token, 'base64url').toString('utf8');
+    if (!token || Buffer.from(key).toString('base64url') !== token) {
+      throw s3Errors.invalidArgument(
+        'The continuation token provided is incorrect',
+        'continuation-token',
+        token,
+      );
+    }
+    start = { key, inclusive: false };
+  } else if (v2 && startAfter) start = { key: startAfter, inclusive: false };
+  else if (!v2 && marker) start = { key: marker, inclusive: false };
+  const repo = call.env.objects.repo;
+  const page = await listPage({
+    prefix,
+    delimiter,
+    maxKeys,
+    start,
+    fetch: (from, limit) => repo.listCurrent(bucket.id, prefix, from, limit),
+    hidden: (r) => r.is_delete_marker === 1,
+  });
+  const owner = !v2 || call.query.get('fetch-owner') === 'true' ? ownerXml(call, bucket) : '';
+  let xml = el('Name', bucket.name) + el('Prefix', enc(prefix));
+  if (v2) {
+    if (token !== null) xml += el('ContinuationToken', token);
+    if (startAfter) xml += el('StartAfter', enc(startAfter));
+    xml += el('KeyCount', page.entries.length + page.prefixes.length);
+  } else {
+    xml += el('Marker', enc(marker ?? ''));
+  }
+  xml += el('MaxKeys', maxKeys);
+  if (delimiter) xml += el('Delimiter', enc(delimiter));
+  if (call.query.get('encoding-type')) xml += el('EncodingType', 'url');
+  xml += el('IsTruncated', page.truncated);
+  if (page.truncated && page.lastKey !== null) {
+    if (v2) xml += el('NextContinuationToken', Buffer.from(page.lastKey).toString('base64url'));
+    else xml += el('NextMarker', enc(page.lastKey));
+  }
+  for (const r of page.entries) {
+    xml += `<Contents>${el('Key', enc(r.key))}${el('LastModified', iso(r.last_modified))}${el('ETag', quoteEtag(r.etag))}${el('Size', Number(r.size))}${owner}${el('StorageClass', 'STANDARD')}</Contents>`;
+  }
+  for (const p of page.prefixes) xml += `<CommonPrefixes>${el('Prefix', enc(p))}</CommonPrefixes>`;
+  call.xml(200, 'ListBucketResult', xml);
+}
+
+export async function listObjectVersions(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:ListBucketVersions');
+  const enc = encoder(call);
+  const prefix = call.query.get('prefix') ?? '';
+  const delimiter = call.query.get('delimiter') ?? '';
+  const maxKeys = maxKeysOf(call);
+  const keyMarker = call.query.get('key-marker') ?? '';
+  const versionMarker = call.query.get('version-id-marker') ?? '';
+  const repo = call.env.objects.repo;
+  let start: Seek | null = null;
+  if (keyMarker) {
+    start = { key: keyMarker, inclusive: false };
+    if (versionMarker) {
+      const row = await repo.version(bucket.id, keyMarker, versionMarker);
+      if (!row)
+        throw s3Errors.invalidArgument('Invalid version id specified', 'version-id-marker', versionMarker);
+      start = { key: keyMarker, inclusive: false, tie: row.id };
+    }
+  }
+  const page = await listPage({
+    prefix,
+    delimiter,
+    maxKeys,
+    start,
+    fetch: (from, limit) =>
+      repo.listVersions(
+        bucket.id,
+        prefix,
+        from ? { key: from.key, inclusive: from.inclusive, ...(from.tie ? { id: from.tie } : {}) } : null,
+        limit,
+      ),
+  });
+  const owner = ownerXml(call, bucket);
+  let xml =
+    el('Name', bucket.name) +
+    el('Prefix', enc(prefix)) +
+    el('KeyMarker', enc(keyMarker)) +
+    el('VersionIdMarker', versionMarker);
+  if (page.truncated) {
+    xml += el('NextKeyMarker', enc(page.lastKey ?? ''));
+    if (page.last) xml += el('NextVersionIdMarker', page.last.version_id);
+  }
+  xml += el('MaxKeys', maxKeys);
+  if (delimiter) xml += el('Delimiter', enc(delimiter));
+  if (call.query.get('encoding-type')) xml += el('EncodingType', 'url');
+  xml += el('IsTruncated', page.truncated);
+  for (const r of page.entries) {
+    const common =
+      el('Key', enc(r.key)) +
+      el('VersionId', r.version_id) +
+      el('IsLatest', r.is_latest === 1) +
+      el('LastModified', iso(r.last_modified));
+    if (r.is_delete_marker) xml += `<DeleteMarker>${common}${owner}</DeleteMarker>`;
+    else
+      xml += `<Version>${common}${el('ETag', quoteEtag(r.etag))}${el('Size', Number(r.size))}${el('StorageClass', 'STANDARD')}${owner}</Version>`;
+  }
+  for (const p of page.prefixes) xml += `<CommonPrefixes>${el('Prefix', enc(p))}</CommonPrefixes>`;
+  call.xml(200, 'ListVersionsResult', xml);
+}
+
+export async function listMultipartUploads(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:ListBucketMultipartUploads');
+  const enc = encoder(call);
+  const prefix = call.query.get('prefix') ?? '';
+  const delimiter = call.query.get('delimiter') ?? '';
+  const maxUploads = maxKeysOf(call, 'max-uploads');
+  const keyMarker = call.query.get('key-marker') ?? '';
+  const uploadMarker = call.query.get('upload-id-marker') ?? '';
+  const start: Seek | null = keyMarker
+    ? { key: keyMarker, inclusive: false, ...(uploadMarker ? { tie: uploadMarker } : {}) }
+    : null;
+  const repo = call.env.objects.repo;
+  const page = await listPage({
+    prefix,
+    delimiter,
+    maxKeys: maxUploads,
+    start,
+    fetch: (from, limit) =>
+      repo.listUploads(
+        bucket.id,
+        prefix,
+        from
+          ? { key: from.key, inclusive: from.inclusive, ...(from.tie ? { uploadId: from.tie } : {}) }
+          : null,
+        limit,
+      ),
+  });
+  const owner = ownerXml(call, bucket);
+  let xml = el('Bucket', bucket.name) + el('KeyMarker', enc(keyMarker)) + el('UploadIdMarker', uploadMarker);
+  if (page.truncated) {
+    xml += el('NextKeyMarker', enc(page.lastKey ?? ''));
+    if (page.last) xml += el('NextUploadIdMarker', page.last.upload_id);
+  }
+  xml += el('Prefix', enc(prefix));
+  if (delimiter) xml += el('Delimiter', enc(delimiter));
+  xml += el('MaxUploads', maxUploads) + el('IsTruncated', page.truncated);
+  if (call.query.get('encoding-type')) xml += el('EncodingType', 'url');
+  for (const u of page.entries) {
+    const initiator = owner.replace(/Owner>/g, 'Initiator>');
+    xml += `<Upload>${el('Key', enc(u.key))}${el('UploadId', u.upload_id)}${initiator}${owner}${el('StorageClass', 'STANDARD')}${el('Initiated', iso(u.initiated_at))}</Upload>`;
+  }
+  for (const p of page.prefixes) xml += `<CommonPrefixes>${el('Prefix', enc(p))}</CommonPrefixes>`;
+  call.xml(200, 'ListMultipartUploadsResult', xml);
+}

@@ -1,0 +1,261 @@
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { BucketRecord } from '../../data-plane-contract.js';
+import type { ObjectAttributes } from '../../objects/object-store.js';
+import type { BucketRef } from '../../objects/repo.js';
+import type { ObjectRow } from '../../objects/tables.js';
+import { authorize } from '../auth.js';
+import type { S3Call } from '../context.js';
+import { S3Error, s3Errors } from '../errors.js';
+import { el } from '../xml.js';
+import {
+  attributesFromHeaders,
+  checkConditions,
+  objectHeaders,
+  parseRange,
+  parseTagQuery,
+  quoteEtag,
+} from './object-headers.js';
+
+export const MAX_KEY_BYTES = 1024;
+
+export const refOf = (b: BucketRecord): BucketRef => ({
+  id: b.id,
+  customerId: b.customerId,
+  versioning: b.versioning,
+});
+
+export function checkKey(key: string): void {
+  if (Buffer.byteLength(key) > MAX_KEY_BYTES) throw s3Errors.keyTooLong();
+}
+
+/** The object a GET/HEAD/copy names: the current version, or the one `versionId` asks for. */
+export async function findObject(
+  call: S3Call,
+  bucket: BucketRecord,
+  key: string,
+  versionId: string | null,
+): Promise<ObjectRow> {
+  const repo = call.env.objects.repo;
+  if (versionId !== null) {
+    const row = await repo.version(bucket.id, key, versionId);
+    if (!row) {
+      if (!/^[0-9a-f]{32}$|^null$/.test(versionId))
+        throw s3Errors.invalidArgument('Invalid version id specified', 'versionId', versionId);
+      throw s3Errors.noSuchVersion(key, versionId);
+    }
+    if (row.is_delete_marker) {
+      throw new S3Error(
+        'MethodNotAllowed',
+        405,
+        'The specified method is not allowed against this resource.',
+        {},
+        {
+          'x-amz-delete-marker': 'true',
+          'x-amz-version-id': row.version_id,
+          'last-modified': new Date(Number(row.last_modified)).toUTCString(),
+        },
+      );
+    }
+    return row;
+  }
+  const row = await repo.latest(bucket.id, key);
+  if (!row) throw s3Errors.noSuchKey(key);
+  if (row.is_delete_marker) {
+    throw new S3Error(
+      'NoSuchKey',
+      404,
+      'The specified key does not exist.',
+      { Key: key },
+      {
+        'x-amz-delete-marker': 'true',
+        'x-amz-version-id': row.version_id,
+      },
+    );
+  }
+  return row;
+}
+
+export async function getObject(call: S3Call): Promise<void> {
+  const versionId = call.query.get('versionId');
+  const bucket = await call.requireBucket(versionId !== null ? 's3:GetObjectVersion' : 's3:GetObject');
+  const key = call.key!;
+  const row = await findObject(call, bucket, key, versionId);
+  checkConditions(row, (n) => call.header(n));
+  const size = Number(row.size);
+  const range = parseRange(call.header('range'), size);
+  const headers = objectHeaders(
+    row,
+    call.query,
+    call.header('x-amz-checksum-mode')?.toUpperCase() === 'ENABLED' && !range,
+  );
+  if (call.req.method === 'HEAD') {
+    if (range) {
+      headers['content-range'] = `bytes ${range.start}-${range.end}/${size}`;
+      headers['content-length'] = range.end - range.start + 1;
+      return call.send(206, headers);
+    }
+    headers['content-length'] = size;
+    return call.send(200, headers);
+  }
+  const start = range?.start ?? 0;
+  const end = range?.end ?? size - 1;
+  const small = size > 0 ? await call.env.objects.readSmall(row, start, end) : null;
+  const res = call.res;
+  if (small) {
+    if (range) headers['content-range'] = `bytes ${start}-${end}/${size}`;
+    return call.send(range ? 206 : 200, headers, small);
+  }
+  const stream: Readable = await call.env.objects.read(row, start, end);
+  res.statusCode = range ? 206 : 200;
+  for (const [k, v] of Object.entries(call.corsHeaders)) res.setHeader(k, v);
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  if (range) res.setHeader('content-range', `bytes ${start}-${end}/${size}`);
+  res.setHeader('content-length', Math.max(0, end - start + 1));
+  await pipeline(stream, res);
+}
+
+function conditionalWrite(call: S3Call, current: ObjectRow | undefined): void {
+  const ifNoneMatch = call.header('if-none-match');
+  const ifMatch = call.header('if-match');
+  const live = current && !current.is_delete_marker ? current : undefined;
+  if (ifNoneMatch === '*' && live) throw s3Errors.preconditionFailed('If-None-Match');
+  if (ifMatch !== undefined) {
+    if (!live) throw s3Errors.noSuchKey(call.key!);
+    const list = ifMatch.split(',').map((s) => s.trim().replace(/"/g, ''));
+    if (!list.includes('*') && !list.includes(live.etag)) throw s3Errors.preconditionFailed('If-Match');
+  }
+}
+
+export async function putObject(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:PutObject');
+  const key = call.key!;
+  checkKey(key);
+  const attrs = attributesFromHeaders(call.req.headers);
+  if (call.header('if-none-match') !== undefined || call.header('if-match') !== undefined) {
+    conditionalWrite(call, await call.env.objects.repo.latest(bucket.id, key));
+  }
+  const body = call.bodyReader(call.env.settings.maxObjectBytes);
+  const { versionId, etag, result } = await call.env.objects.putObject(refOf(bucket), key, body, attrs);
+  const headers: Record<string, string> = { etag: quoteEtag(etag) };
+  if (versionId !== 'null') headers['x-amz-version-id'] = versionId;
+  if (result.checksum)
+    headers[`x-amz-checksum-${result.checksum.algorithm.toLowerCase()}`] = result.checksum.value;
+  call.send(200, headers);
+}
+
+export async function deleteObject(call: S3Call): Promise<void> {
+  const versionId = call.query.get('versionId');
+  const bucket = await call.requireBucket(versionId !== null ? 's3:DeleteObjectVersion' : 's3:DeleteObject');
+  const key = call.key!;
+  const headers: Record<string, string> = {};
+  if (versionId !== null) {
+    const gone = await call.env.objects.deleteVersion(refOf(bucket), key, versionId);
+    headers['x-amz-version-id'] = versionId;
+    if (gone?.deleteMarker) headers['x-amz-delete-marker'] = 'true';
+  } else {
+    const r = await call.env.objects.deleteCurrent(refOf(bucket), key);
+    if (r.deleteMarker) headers['x-amz-delete-marker'] = 'true';
+    if (r.versionId) headers['x-amz-version-id'] = r.versionId;
+  }
+  call.send(204, headers);
+}
+
+/** `x-amz-copy-source`: `[/]bucket/key[?versionId=…]`, URL-encoded. */
+export function parseCopySource(value: string): { bucket: string; key: string; versionId: string | null } {
+  const q = value.indexOf('?');
+  const pathPart = q >= 0 ? value.slice(0, q) : value;
+  const versionId = q >= 0 ? new URLSearchParams(value.slice(q + 1)).get('versionId') : null;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(pathPart).replace(/^\//, '');
+  } catch {
+    throw s3Errors.invalidArgument('Invalid copy source encoding', 'x-amz-copy-source', value);
+  }
+  const slash = decoded.indexOf('/');
+  if (slash <= 0 || slash === decoded.length - 1) {
+    throw s3Errors.invalidArgument('Invalid copy source object key', 'x-amz-copy-source', value);
+  }
+  return { bucket: decoded.slice(0, slash), key: decoded.slice(slash + 1), versionId };
+}
+
+/** The source object of a copy, with read access checked and copy conditions applied. */
+export async function copySource(call: S3Call): Promise<{ row: ObjectRow; bucket: BucketRecord }> {
+  const src = parseCopySource(call.header('x-amz-copy-source')!);
+  const bucket = await call.env.cache.findBucket(src.bucket);
+  if (!bucket) throw s3Errors.noSuchBucket(src.bucket);
+  authorize(call.principal, bucket, src.versionId !== null ? 's3:GetObjectVersion' : 's3:GetObject');
+  const row = await findObject(call, bucket, src.key, src.versionId);
+  checkConditions(row, (n) => call.header(n), 'x-amz-copy-source-', 412);
+  return { row, bucket };
+}
+
+/** A stored object's bytes as a body for a new blob, hashed again on the way. */
+export function bodyFromStream(stream: Readable, size: number) {
+  const md5 = createHash('md5');
+  let seen = 0;
+  return {
+    expectedSize: size,
+    async *chunks() {
+      for await (const c of stream as AsyncIterable<Buffer>) {
+        seen += c.length;
+        md5.update(c);
+        yield c;
+      }
+    },
+    verify() {
+      if (seen !== size) throw s3Errors.internal();
+      return { size, md5: md5.digest('hex'), checksum: null };
+    },
+  };
+}
+
+export async function copyObject(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:PutObject');
+  const key = call.key!;
+  checkKey(key);
+  const { row, bucket: srcBucket } = await copySource(call);
+  const directive = (call.header('x-amz-metadata-directive') ?? 'COPY').toUpperCase();
+  const tagging = (call.header('x-amz-tagging-directive') ?? 'COPY').toUpperCase();
+  if (!['COPY', 'REPLACE'].includes(directive))
+    throw s3Errors.invalidArgument('Unknown metadata directive.', 'x-amz-metadata-directive', directive);
+  if (
+    srcBucket.id === bucket.id &&
+    row.key === key &&
+    directive === 'COPY' &&
+    bucket.versioning === 'Unversioned' &&
+    !call.header('x-amz-storage-class')
+  ) {
+    throw s3Errors.invalidRequest(
+      "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.",
+    );
+  }
+  const given = attributesFromHeaders(call.req.headers);
+  const source: ObjectAttributes = {
+    contentType: row.content_type,
+    headers: JSON.parse(row.headers) as Record<string, string>,
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    tags: JSON.parse(row.tags) as Record<string, string>,
+  };
+  const attrs: ObjectAttributes = directive === 'REPLACE' ? { ...given, tags: source.tags } : { ...source };
+  attrs.tags =
+    tagging === 'REPLACE'
+      ? call.header('x-amz-tagging')
+        ? parseTagQuery(call.header('x-amz-tagging')!)
+        : {}
+      : source.tags;
+  const size = Number(row.size);
+  const stream = await call.env.objects.read(row, 0, size - 1);
+  const committed = await call.env.objects.putObject(refOf(bucket), key, bodyFromStream(stream, size), attrs);
+  const headers: Record<string, string> = {};
+  if (committed.versionId !== 'null') headers['x-amz-version-id'] = committed.versionId;
+  if (row.version_id !== 'null') headers['x-amz-copy-source-version-id'] = row.version_id;
+  call.xml(
+    200,
+    'CopyObjectResult',
+    el('LastModified', new Date(committed.lastModified).toISOString()) +
+      el('ETag', quoteEtag(committed.etag)),
+    headers,
+  );
+}

@@ -1,0 +1,93 @@
+import { join } from 'node:path';
+import type { Kernel, RoleServer } from '../../../kernel/kernel.js';
+import type { BucketDirectory, ObjectStats } from '../data-plane-contract.js';
+import type { BlobStore } from '../objects/drivers/blob-store.js';
+import { FsBlobStore } from '../objects/drivers/fs-blob-store.js';
+import { S3BlobStore } from '../objects/drivers/s3-blob-store.js';
+import { ObjectStore } from '../objects/object-store.js';
+import { ObjectRepo } from '../objects/repo.js';
+import { DataPlaneStats } from '../objects/stats.js';
+import type { S3Env } from './context.js';
+import { DirectoryCache } from './directory-cache.js';
+import { S3Server } from './server.js';
+
+export { objectMigrations } from '../objects/migrations.js';
+
+const GiB = 1024 ** 3;
+
+export interface BuiltDataPlane {
+  stats: ObjectStats & Required<Pick<ObjectStats, 'applyLifecycle'>>;
+  servers: RoleServer[];
+  onReset(): Promise<void>;
+  boundPort(): number | null;
+  signingRegions: readonly string[];
+  /** For tests and benchmarks. */
+  env: S3Env;
+}
+
+function blobStoreOf(kernel: Kernel): BlobStore {
+  const s3 = kernel.config.s3;
+  if (s3.driver === 's3') {
+    const up = s3.upstream!;
+    kernel.registry.addBackend?.({
+      area: 'storage',
+      name: 'object data',
+      driver: 's3',
+      detail: `${up.endpoint} bucket ${up.bucket}`,
+      simulated: false,
+    });
+    return new S3BlobStore(up);
+  }
+  const root = join(kernel.config.dataDir, 'objects');
+  kernel.registry.addBackend?.({
+    area: 'storage',
+    name: 'object data',
+    driver: 'fs',
+    detail: root,
+    simulated: false,
+  });
+  return new FsBlobStore(root, s3.fsync);
+}
+
+/** The S3 data plane: objects, versions, multipart uploads and the S3 protocol server. */
+export function createDataPlane(kernel: Kernel, directory: BucketDirectory): BuiltDataPlane {
+  const blobs = blobStoreOf(kernel);
+  const objects = new ObjectStore(
+    new ObjectRepo(kernel.store),
+    blobs,
+    kernel.clock,
+    kernel.log.child({ area: 's3' }),
+  );
+  const cache = new DirectoryCache(directory);
+  const env: S3Env = {
+    objects,
+    directory,
+    cache,
+    clock: kernel.clock,
+    log: kernel.log.child({ area: 's3' }),
+    settings: {
+      regions: kernel.config.s3.regions,
+      baseDomain: kernel.config.s3.baseDomain,
+      maxObjectBytes: 5 * GiB,
+      maxUploadBytes: 50 * 1000 * 1000 * 1000,
+    },
+  };
+  const server = new S3Server(env, kernel.config.host, kernel.config.ports.s3, (port) => {
+    kernel.registry.addListener?.({
+      role: 's3',
+      protocol: 'http',
+      address: `http://${kernel.config.host}:${port}`,
+    });
+  });
+  return {
+    stats: new DataPlaneStats(objects),
+    servers: [server],
+    async onReset() {
+      cache.clear();
+      await blobs.clear();
+    },
+    boundPort: () => server.boundPort,
+    signingRegions: kernel.config.s3.regions,
+    env,
+  };
+}

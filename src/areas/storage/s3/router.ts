@@ -1,0 +1,139 @@
+import type { S3Call } from './context.js';
+import { s3Errors } from './errors.js';
+import {
+  createBucket,
+  deleteBucket,
+  deleteObjects,
+  getAcl,
+  getBucketLocation,
+  headBucket,
+  listBuckets,
+} from './handlers/buckets.js';
+import {
+  deleteCors,
+  deleteLifecycle,
+  deleteObjectTagging,
+  getCors,
+  getLifecycle,
+  getObjectLock,
+  getObjectTagging,
+  getVersioning,
+  putCors,
+  putLifecycle,
+  putObjectTagging,
+  putVersioning,
+} from './handlers/configuration.js';
+import { listMultipartUploads, listObjects, listObjectVersions } from './handlers/listing.js';
+import {
+  abortMultipartUpload,
+  completeMultipartUpload,
+  createMultipartUpload,
+  listParts,
+  uploadPart,
+} from './handlers/multipart.js';
+import { copyObject, deleteObject, findObject, getObject, putObject } from './handlers/objects.js';
+import { postObject } from './handlers/post-object.js';
+
+/** Which S3 operation a request is, from its method, address and sub-resource. */
+
+export async function routeService(call: S3Call): Promise<void> {
+  if (call.req.method === 'GET') return listBuckets(call);
+  throw s3Errors.methodNotAllowed();
+}
+
+export async function routeBucket(call: S3Call): Promise<void> {
+  const q = call.query;
+  switch (call.req.method) {
+    case 'GET':
+      if (q.has('location')) return getBucketLocation(call);
+      if (q.has('cors')) return getCors(call);
+      if (q.has('versioning')) return getVersioning(call);
+      if (q.has('lifecycle')) return getLifecycle(call);
+      if (q.has('uploads')) return listMultipartUploads(call);
+      if (q.has('versions')) return listObjectVersions(call);
+      if (q.has('object-lock')) return getObjectLock(call);
+      if (q.has('acl')) return getAcl(call, await call.requireBucket('s3:ListBucket'));
+      if (
+        q.has('policy') ||
+        q.has('tagging') ||
+        q.has('website') ||
+        q.has('encryption') ||
+        q.has('replication') ||
+        q.has('logging') ||
+        q.has('notification') ||
+        q.has('ownershipControls') ||
+        q.has('publicAccessBlock') ||
+        q.has('accelerate') ||
+        q.has('requestPayment') ||
+        q.has('analytics') ||
+        q.has('metrics') ||
+        q.has('inventory') ||
+        q.has('intelligent-tiering') ||
+        q.has('policyStatus')
+      ) {
+        await call.requireBucket('s3:ListBucket');
+        throw s3Errors.notImplemented();
+      }
+      return listObjects(call);
+    case 'HEAD':
+      return headBucket(call);
+    case 'PUT':
+      if (q.has('cors')) return putCors(call);
+      if (q.has('versioning')) return putVersioning(call);
+      if (q.has('lifecycle')) return putLifecycle(call);
+      if (q.size > 0 && !q.has('x-id')) {
+        await call.requireBucket('s3:ListBucket');
+        throw s3Errors.notImplemented();
+      }
+      return createBucket(call);
+    case 'DELETE':
+      if (q.has('cors')) return deleteCors(call);
+      if (q.has('lifecycle')) return deleteLifecycle(call);
+      if (q.size > 0 && !q.has('x-id')) {
+        await call.requireBucket('s3:ListBucket');
+        throw s3Errors.notImplemented();
+      }
+      return deleteBucket(call);
+    case 'POST':
+      if (q.has('delete')) return deleteObjects(call);
+      if (/^multipart\/form-data/i.test(call.header('content-type') ?? '')) return postObject(call);
+      throw s3Errors.methodNotAllowed();
+    default:
+      throw s3Errors.methodNotAllowed();
+  }
+}
+
+export async function routeObject(call: S3Call): Promise<void> {
+  const q = call.query;
+  switch (call.req.method) {
+    case 'GET':
+    case 'HEAD':
+      if (q.has('uploadId') && call.req.method === 'GET') return listParts(call);
+      if (q.has('tagging') && call.req.method === 'GET') return getObjectTagging(call);
+      if (q.has('acl') && call.req.method === 'GET') {
+        const bucket = await call.requireBucket('s3:GetObject');
+        await findObject(call, bucket, call.key!, q.get('versionId'));
+        return getAcl(call, bucket);
+      }
+      return getObject(call);
+    case 'PUT':
+      if (q.has('partNumber') && q.has('uploadId')) return uploadPart(call);
+      if (q.has('tagging')) return putObjectTagging(call);
+      if (q.has('acl') || q.has('retention') || q.has('legal-hold')) {
+        await call.requireBucket('s3:PutObject');
+        throw s3Errors.notImplemented();
+      }
+      if (call.header('x-amz-copy-source')) return copyObject(call);
+      return putObject(call);
+    case 'DELETE':
+      if (q.has('uploadId')) return abortMultipartUpload(call);
+      if (q.has('tagging')) return deleteObjectTagging(call);
+      return deleteObject(call);
+    case 'POST':
+      if (q.has('uploads')) return createMultipartUpload(call);
+      if (q.has('uploadId')) return completeMultipartUpload(call);
+      throw s3Errors.methodNotAllowed();
+    default:
+      throw s3Errors.methodNotAllowed();
+  }
+}

@@ -1,0 +1,254 @@
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  ListObjectVersionsCommand,
+  ListPartsCommand,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, startHarness } from './testing/harness.js';
+
+const sha = (b: Buffer | Uint8Array) => createHash('sha256').update(b).digest('hex');
+
+let h: Harness;
+let s3: S3Client;
+
+beforeAll(async () => {
+  h = await startHarness();
+  h.directory.addBucket({ name: 'photos', customerId: 'c1' });
+  h.directory.addKey({
+    accessKeyId: 'AKFULL',
+    customerId: 'c1',
+    grants: [{ bucket: 'photos', actions: 'all' }],
+  });
+  s3 = new S3Client({
+    endpoint: h.endpoint,
+    region: 'eu-north-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'AKFULL', secretAccessKey: 'secret-AKFULL' },
+  });
+});
+afterAll(async () => {
+  s3?.destroy();
+  await h?.close();
+});
+
+async function roundTrip(key: string, body: Buffer) {
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: 'photos',
+      Key: key,
+      Body: body,
+      ContentType: 'image/png',
+      Metadata: { colour: 'blue' },
+    }),
+  );
+  const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: key }));
+  const bytes = Buffer.from(await got.Body!.transformToByteArray());
+  expect(sha(bytes)).toBe(sha(body));
+  expect(got.ContentType).toBe('image/png');
+  expect(got.Metadata).toEqual({ colour: 'blue' });
+  expect(got.ETag).toBe(`"${createHash('md5').update(body).digest('hex')}"`);
+}
+
+describe('the S3 data plane with the AWS SDK (CRC trailers on)', () => {
+  it('round-trips 0 B, 1 B and 5 MiB + 1 B', async () => {
+    await roundTrip('empty', Buffer.alloc(0));
+    await roundTrip('one', Buffer.from('x'));
+    await roundTrip('dir/big.bin', randomBytes(5 * 1024 * 1024 + 1));
+  });
+
+  it('answers ranges and conditions', async () => {
+    await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'r.txt', Body: 'hello world' }));
+    const part = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'r.txt', Range: 'bytes=6-' }));
+    expect(await part.Body!.transformToString()).toBe('world');
+    expect(part.ContentRange).toBe('bytes 6-10/11');
+    const head = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'r.txt' }));
+    await expect(
+      s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'r.txt', IfNoneMatch: head.ETag })),
+    ).rejects.toMatchObject({
+      $metadata: { httpStatusCode: 304 },
+    });
+    await expect(
+      s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'r.txt', IfMatch: '"nope"' })),
+    ).rejects.toMatchObject({
+      name: 'PreconditionFailed',
+    });
+    await expect(
+      s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'r.txt', Range: 'bytes=20-' })),
+    ).rejects.toMatchObject({
+      name: 'InvalidRange',
+    });
+    await expect(s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'missing' }))).rejects.toMatchObject({
+      name: 'NoSuchKey',
+    });
+  });
+
+  it('uploads 50 MiB in parts with a "<md5>-N" ETag, and enforces the part rules', async () => {
+    const body = randomBytes(50 * 1024 * 1024);
+    const { UploadId } = await s3.send(
+      new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'multi.bin' }),
+    );
+    const size = 8 * 1024 * 1024;
+    const parts: { PartNumber: number; ETag: string }[] = [];
+    const md5s: Buffer[] = [];
+    for (let i = 0, n = 1; i < body.length; i += size, n++) {
+      const chunk = body.subarray(i, i + size);
+      md5s.push(createHash('md5').update(chunk).digest());
+      const r = await s3.send(
+        new UploadPartCommand({ Bucket: 'photos', Key: 'multi.bin', UploadId, PartNumber: n, Body: chunk }),
+      );
+      parts.push({ PartNumber: n, ETag: r.ETag! });
+    }
+    const listed = await s3.send(new ListPartsCommand({ Bucket: 'photos', Key: 'multi.bin', UploadId }));
+    expect(listed.Parts?.length).toBe(parts.length);
+    await expect(
+      s3.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: 'photos',
+          Key: 'multi.bin',
+          UploadId,
+          MultipartUpload: { Parts: [...parts].reverse() },
+        }),
+      ),
+    ).rejects.toMatchObject({ name: 'InvalidPartOrder' });
+    const done = await s3.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: 'photos',
+        Key: 'multi.bin',
+        UploadId,
+        MultipartUpload: { Parts: parts },
+      }),
+    );
+    expect(done.ETag).toBe(
+      `"${createHash('md5').update(Buffer.concat(md5s)).digest('hex')}-${parts.length}"`,
+    );
+    const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'multi.bin' }));
+    expect(sha(Buffer.from(await got.Body!.transformToByteArray()))).toBe(sha(body));
+    const mid = await s3.send(
+      new GetObjectCommand({ Bucket: 'photos', Key: 'multi.bin', Range: `bytes=${size - 2}-${size + 1}` }),
+    );
+    expect(Buffer.from(await mid.Body!.transformToByteArray())).toEqual(body.subarray(size - 2, size + 2));
+
+    const small = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'small.bin' }));
+    const p1 = await s3.send(
+      new UploadPartCommand({
+        Bucket: 'photos',
+        Key: 'small.bin',
+        UploadId: small.UploadId,
+        PartNumber: 1,
+        Body: 'a',
+      }),
+    );
+    const p2 = await s3.send(
+      new UploadPartCommand({
+        Bucket: 'photos',
+        Key: 'small.bin',
+        UploadId: small.UploadId,
+        PartNumber: 2,
+        Body: 'b',
+      }),
+    );
+    await expect(
+      s3.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: 'photos',
+          Key: 'small.bin',
+          UploadId: small.UploadId,
+          MultipartUpload: {
+            Parts: [
+              { PartNumber: 1, ETag: p1.ETag },
+              { PartNumber: 2, ETag: p2.ETag },
+            ],
+          },
+        }),
+      ),
+    ).rejects.toMatchObject({ name: 'EntityTooSmall' });
+    await s3.send(
+      new AbortMultipartUploadCommand({ Bucket: 'photos', Key: 'small.bin', UploadId: small.UploadId }),
+    );
+    await expect(
+      s3.send(new ListPartsCommand({ Bucket: 'photos', Key: 'small.bin', UploadId: small.UploadId })),
+    ).rejects.toMatchObject({
+      name: 'NoSuchUpload',
+    });
+  }, 60_000);
+
+  it('lists with prefix, delimiter and continuation', async () => {
+    for (const k of ['l/a/1', 'l/a/2', 'l/b/1', 'l/c', 'l/d', 'l/e']) {
+      await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: k, Body: k }));
+    }
+    const seen: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await s3.send(
+        new ListObjectsV2Command({
+          Bucket: 'photos',
+          Prefix: 'l/',
+          Delimiter: '/',
+          MaxKeys: 2,
+          ContinuationToken: token,
+        }),
+      );
+      seen.push(
+        ...(page.CommonPrefixes ?? []).map((p) => p.Prefix!),
+        ...(page.Contents ?? []).map((c) => c.Key!),
+      );
+      token = page.NextContinuationToken;
+    } while (token);
+    expect(seen.sort()).toEqual(['l/a/', 'l/b/', 'l/c', 'l/d', 'l/e']);
+    const zero = await s3.send(new ListObjectsV2Command({ Bucket: 'photos', MaxKeys: 0 }));
+    expect(zero.KeyCount).toBe(0);
+  });
+
+  it('copies, deletes in bulk, and keeps versions when enabled', async () => {
+    await s3.send(
+      new PutObjectCommand({ Bucket: 'photos', Key: 'src', Body: 'copy me', Metadata: { a: '1' } }),
+    );
+    await s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'dst', CopySource: 'photos/src' }));
+    const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'dst' }));
+    expect(await got.Body!.transformToString()).toBe('copy me');
+    expect(got.Metadata).toEqual({ a: '1' });
+    const del = await s3.send(
+      new DeleteObjectsCommand({ Bucket: 'photos', Delete: { Objects: [{ Key: 'src' }, { Key: 'dst' }] } }),
+    );
+    expect(del.Deleted?.length).toBe(2);
+
+    h.directory.update('photos', { versioning: 'Enabled' });
+    const v1 = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'v', Body: 'one' }));
+    const v2 = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'v', Body: 'two' }));
+    expect(v1.VersionId).not.toBe(v2.VersionId);
+    const marker = await s3.send(new DeleteObjectCommand({ Bucket: 'photos', Key: 'v' }));
+    expect(marker.DeleteMarker).toBe(true);
+    await expect(s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'v' }))).rejects.toMatchObject({
+      name: 'NoSuchKey',
+    });
+    const old = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'v', VersionId: v1.VersionId }));
+    expect(await old.Body!.transformToString()).toBe('one');
+    const versions = await s3.send(new ListObjectVersionsCommand({ Bucket: 'photos', Prefix: 'v' }));
+    expect(versions.Versions?.map((v) => v.VersionId)).toEqual([v2.VersionId, v1.VersionId]);
+    expect(versions.DeleteMarkers?.[0]?.IsLatest).toBe(true);
+    await s3.send(new DeleteObjectCommand({ Bucket: 'photos', Key: 'v', VersionId: marker.VersionId }));
+    const back = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'v' }));
+    expect(await back.Body!.transformToString()).toBe('two');
+    h.directory.update('photos', { versioning: 'Suspended' });
+  });
+
+  it('keeps the counters exact', async () => {
+    const usage = await h.plane.stats.usage('b-photos');
+    const all = await s3.send(new ListObjectVersionsCommand({ Bucket: 'photos' }));
+    const versions = all.Versions ?? [];
+    expect(usage.objects).toBe(versions.length);
+    expect(usage.bytes).toBe(versions.reduce((n, v) => n + (v.Size ?? 0), 0));
+  });
+});

@@ -1,0 +1,198 @@
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { Role } from '../../../config/config.js';
+import type { RoleServer } from '../../../kernel/kernel.js';
+import { authenticate, type Principal } from './auth.js';
+import { S3Call, type S3Env } from './context.js';
+import { actualHeaders, findRule, preflightHeaders } from './cors.js';
+import { fromAppError, S3Error, s3Errors } from './errors.js';
+import { routeBucket, routeObject, routeService } from './router.js';
+import { el, XML_HEADER } from './xml.js';
+
+const MAX_CONNECTIONS_PER_KEY = 100;
+
+/** Splits a request into bucket and key: virtual-host style under the base domain, else path style. */
+export function addressOf(
+  host: string | undefined,
+  path: string,
+  baseDomain: string | null,
+): { bucket: string | null; key: string | null } {
+  const hostname = (host ?? '').replace(/:\d+$/, '').toLowerCase();
+  const decode = (s: string) => {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      throw s3Errors.invalidArgument('The request path is not valid percent-encoding.');
+    }
+  };
+  if (baseDomain && hostname.endsWith(`.${baseDomain}`)) {
+    const bucket = hostname.slice(0, -baseDomain.length - 1);
+    const key = path.length > 1 ? decode(path.slice(1)) : null;
+    return { bucket, key };
+  }
+  const rest = path.slice(1);
+  if (!rest) return { bucket: null, key: null };
+  const slash = rest.indexOf('/');
+  if (slash < 0) return { bucket: decode(rest), key: null };
+  const key = rest.slice(slash + 1);
+  return { bucket: decode(rest.slice(0, slash)), key: key ? decode(key) : null };
+}
+
+export class S3Server implements RoleServer {
+  readonly role: Role = 's3';
+  readonly name = 's3';
+  private server: http.Server | null = null;
+  private readonly inFlight = new Map<string, number>();
+
+  constructor(
+    private readonly env: S3Env,
+    private readonly host: string,
+    private readonly port: number,
+    private readonly onListening: (port: number) => void = () => {},
+  ) {}
+
+  get boundPort(): number | null {
+    const a = this.server?.address();
+    return typeof a === 'object' && a ? a.port : null;
+  }
+
+  async start(): Promise<void> {
+    const server = http.createServer({ keepAliveTimeout: 30_000, requestTimeout: 0 }, (req, res) => {
+      void this.handle(req, res);
+    });
+    server.headersTimeout = 60_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, this.host, () => resolve());
+    });
+    this.server = server;
+    this.onListening(this.boundPort!);
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const requestId = randomBytes(8).toString('hex').toUpperCase();
+    res.setHeader('x-amz-request-id', requestId);
+    res.setHeader('x-amz-id-2', requestId);
+    res.setHeader('server', 'Fjord');
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q >= 0 ? url.slice(0, q) : url;
+    const query = new URLSearchParams(q >= 0 ? url.slice(q + 1) : '');
+    let call: S3Call | null = null;
+    let counted: string | null = null;
+    try {
+      const { bucket, key } = addressOf(req.headers.host, path, this.env.settings.baseDomain);
+      call = new S3Call(this.env, req, res, requestId, bucket, key, query, { kind: 'anonymous' });
+      if (req.method === 'OPTIONS') return await this.preflight(call);
+      await this.addCors(call);
+      const isPostForm =
+        req.method === 'POST' &&
+        bucket &&
+        !key &&
+        /^multipart\/form-data/i.test(req.headers['content-type'] ?? '');
+      if (!isPostForm) {
+        const principal: Principal = await authenticate(req, this.env.cache, {
+          regions: this.env.settings.regions,
+          nowMs: () => this.env.clock.nowMs(),
+        });
+        call.principal = principal;
+        if (principal.kind === 'key') {
+          counted = principal.key.accessKeyId;
+          const n = (this.inFlight.get(counted) ?? 0) + 1;
+          this.inFlight.set(counted, n);
+          if (n > MAX_CONNECTIONS_PER_KEY) throw s3Errors.tooManyConnections();
+          this.env.directory.recordKeyUse?.(counted);
+        }
+      }
+      if (!bucket) await routeService(call);
+      else if (!key) await routeBucket(call);
+      else await routeObject(call);
+    } catch (err) {
+      this.fail(call, req, res, requestId, path, err);
+    } finally {
+      if (counted) {
+        const n = (this.inFlight.get(counted) ?? 1) - 1;
+        if (n <= 0) this.inFlight.delete(counted);
+        else this.inFlight.set(counted, n);
+      }
+    }
+  }
+
+  private async preflight(call: S3Call): Promise<void> {
+    const origin = call.header('origin');
+    const method = call.header('access-control-request-method');
+    if (!origin || !method || !call.bucketName) {
+      throw new S3Error('BadRequest', 400, 'Insufficient information. Origin request header needed.');
+    }
+    const bucket = await this.env.cache.findBucket(call.bucketName);
+    const headers = (call.header('access-control-request-headers') ?? '')
+      .split(',')
+      .map((h) => h.trim())
+      .filter(Boolean);
+    const rule = bucket ? findRule(bucket, origin, method, headers) : null;
+    if (!rule) throw s3Errors.corsNotAllowed();
+    call.send(200, preflightHeaders(rule, origin, headers));
+  }
+
+  private async addCors(call: S3Call): Promise<void> {
+    const origin = call.header('origin');
+    if (!origin || !call.bucketName) return;
+    const bucket = await this.env.cache.findBucket(call.bucketName).catch(() => null);
+    const method = call.req.method === 'HEAD' ? 'HEAD' : (call.req.method ?? 'GET');
+    const rule = bucket ? findRule(bucket, origin, method) : null;
+    if (rule) call.corsHeaders = actualHeaders(rule, origin);
+  }
+
+  private fail(
+    call: S3Call | null,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    requestId: string,
+    path: string,
+    err: unknown,
+  ): void {
+    let s3 = err instanceof S3Error ? err : fromAppError(err, call?.bucketName ?? undefined);
+    if (!s3) {
+      this.env.log.error({ err, method: req.method, path }, 's3 request failed');
+      s3 = s3Errors.internal();
+    }
+    if (res.headersSent) {
+      // The status line is gone: cutting the connection is the only way to say the body is wrong.
+      res.destroy();
+      return;
+    }
+    for (const [k, v] of Object.entries(call?.corsHeaders ?? {})) res.setHeader(k, v);
+    for (const [k, v] of Object.entries(s3.headers)) res.setHeader(k, v);
+    res.statusCode = s3.status;
+    if (s3.status === 304 || req.method === 'HEAD') {
+      res.end();
+      drain(req);
+      return;
+    }
+    const extras = Object.entries(s3.extra)
+      .map(([k, v]) => el(k, v))
+      .join('');
+    const body = `${XML_HEADER}<Error>${el('Code', s3.code)}${el('Message', s3.message)}${extras}${el('Resource', path)}${el('RequestId', requestId)}${el('HostId', requestId)}</Error>`;
+    res.setHeader('content-type', 'application/xml');
+    res.setHeader('content-length', Buffer.byteLength(body));
+    // An unread request body would stall a keep-alive client; close instead of reading gigabytes.
+    if (!req.readableEnded && !req.complete) res.setHeader('connection', 'close');
+    res.end(body);
+    drain(req);
+  }
+}
+
+function drain(req: http.IncomingMessage): void {
+  if (!req.complete) {
+    req.on('error', () => {});
+    req.resume();
+  }
+}

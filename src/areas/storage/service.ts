@@ -1,0 +1,332 @@
+import type { AuditTrail } from '../../kernel/audit/audit.js';
+import type { Credential } from '../../kernel/auth/principal.js';
+import type { Clock } from '../../kernel/clock.js';
+import { newId } from '../../kernel/ids.js';
+import { fromBool, fromJson, isUniqueViolation, toBool, toJson } from '../../kernel/store/dialect.js';
+import type { AccessKeyService } from './access-keys.js';
+import { STORAGE_TIERS } from './catalogue.js';
+import type { StorageChangeNotices } from './change-notices.js';
+import type {
+  BucketDirectory,
+  BucketRecord,
+  CorsRule,
+  LifecycleRule,
+  ObjectStats,
+} from './data-plane-contract.js';
+import { storageErrors } from './errors.js';
+import type { StorageBucketsTable } from './migrations.js';
+import type { StorageRepo } from './repo.js';
+import {
+  type CorsRuleInput,
+  checkCorsRules,
+  checkLifecycleRules,
+  type LifecycleRuleInput,
+  normaliseRegion,
+} from './validation.js';
+import { bucketRecord, bucketView } from './views.js';
+
+export const MAX_BUCKETS_PER_ACCOUNT = 1000;
+
+export interface CreateBucketInput {
+  name: string;
+  tier?: 'standard' | 'enterprise';
+  region?: string;
+  isPublic?: boolean;
+  objectLockEnabled?: boolean;
+}
+
+/**
+ * Buckets and their configuration (visibility, CORS, lifecycle, versioning, object lock). Object
+ * data and its counters belong to the data plane, reached through `ObjectStats`. Every change is
+ * announced through `StorageChangeNotices`, so S3 processes drop what they cached.
+ */
+export class StorageService {
+  /** The data plane's view of this control plane (set once the directory is built). */
+  directory: BucketDirectory | null = null;
+
+  constructor(
+    private readonly repo: StorageRepo,
+    readonly keys: AccessKeyService,
+    private readonly stats: () => ObjectStats,
+    private readonly clock: Clock,
+    private readonly audit: AuditTrail,
+    private readonly notices: StorageChangeNotices,
+    readonly endpoint: () => string,
+  ) {}
+
+  // Buckets
+
+  async listBuckets(customerId: string) {
+    const rows = await this.repo.listBuckets(customerId);
+    return Promise.all(rows.map(async (r) => bucketView(r, await this.stats().usage(r.id))));
+  }
+
+  async getBucket(customerId: string, name: string) {
+    const row = await this.bucket(customerId, name);
+    return bucketView(row, await this.stats().usage(row.id));
+  }
+
+  /** The customer's live bucket, or 404 (also for another customer's bucket). */
+  async bucket(customerId: string, name: string): Promise<StorageBucketsTable> {
+    const row = await this.repo.customerBucket(customerId, name);
+    if (!row) throw storageErrors.bucketNotFound();
+    return row;
+  }
+
+  async createBucket(customerId: string, actor: Credential, input: CreateBucketInput) {
+    const { bucket, secret, accessKeyId } = await this.insertBucket(customerId, input, 'api', null);
+    await this.record(customerId, actor, 'storage.bucket.created', bucket.id, {
+      bucket_name: bucket.name,
+      tier: bucket.tier,
+      is_public: toBool(bucket.is_public),
+    });
+    return {
+      success: true,
+      bucket_name: bucket.name,
+      message: `Bucket ${bucket.name} created. Store the secret key now: it is shown only once.`,
+      endpoint: this.endpoint(),
+      region: bucket.region,
+      tier: bucket.tier as 'standard' | 'enterprise',
+      access_key: accessKeyId,
+      secret_key: secret,
+    };
+  }
+
+  /** S3 CreateBucket by an account key: same rules, and the key gets full access to the bucket. */
+  async createBucketViaS3(customerId: string, name: string, region: string, accessKeyId: string | null) {
+    const { bucket } = await this.insertBucket(customerId, { name, region }, 's3', accessKeyId);
+    await this.record(customerId, null, 'storage.bucket.created', bucket.id, {
+      bucket_name: bucket.name,
+      via: 's3',
+      access_key: accessKeyId,
+    });
+    return bucketRecord(bucket);
+  }
+
+  private async insertBucket(
+    customerId: string,
+    input: CreateBucketInput,
+    via: 'api' | 's3',
+    creatorKey: string | null,
+  ) {
+    const region = normaliseRegion(input.region);
+    if ((await this.repo.listBuckets(customerId)).length >= MAX_BUCKETS_PER_ACCOUNT) {
+      throw storageErrors.bucketLimit(MAX_BUCKETS_PER_ACCOUNT);
+    }
+    const now = this.clock.nowMs();
+    const lock = input.objectLockEnabled ?? false;
+    const bucket: StorageBucketsTable = {
+      id: newId(),
+      customer_id: customerId,
+      name: input.name,
+      region,
+      tier: input.tier ?? STORAGE_TIERS.find((t) => t.is_default)!.tier,
+      is_public: fromBool(input.isPublic ?? false),
+      // Object lock needs versions to protect, so S3 turns versioning on with it, for good.
+      versioning: lock ? 'Enabled' : 'Unversioned',
+      object_lock_enabled: fromBool(lock),
+      cors: null,
+      lifecycle: null,
+      created_via: via,
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+    };
+    try {
+      const key = await this.repo.transaction(async (trx) => {
+        await this.repo.insertBucket(bucket, trx);
+        if (creatorKey) await this.keys.grantCreatedBucket(trx, creatorKey, bucket.name);
+        return this.keys.createDefaultKey(trx, bucket);
+      });
+      await this.notices.bucketChanged(bucket.name);
+      if (creatorKey) await this.notices.keyChanged(creatorKey);
+      return { bucket, secret: key.secret, accessKeyId: key.row.access_key_id };
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      // The name is taken by a live bucket, or retired with a deleted one: names never return.
+      const live = await this.repo.bucketByName(input.name);
+      throw live ? storageErrors.bucketNameTaken() : storageErrors.bucketNameRetired();
+    }
+  }
+
+  async deleteBucket(customerId: string, actor: Credential | null, name: string) {
+    const row = await this.bucket(customerId, name);
+    if (!(await this.stats().isEmpty(row.id))) throw storageErrors.bucketNotEmpty();
+    const keys = await this.repo.keysOfBucket(row.id);
+    const changedAccountKeys = await this.repo.transaction(async (trx) => {
+      if (!(await this.repo.retireBucket(row.id, this.clock.nowMs(), trx)))
+        throw storageErrors.bucketNotFound();
+      return this.keys.forgetBucket(trx, customerId, row.name);
+    });
+    // Whatever a write racing the emptiness check left behind goes with the bucket.
+    await this.stats().purgeBucket(row.id);
+    await this.notices.bucketChanged(row.name);
+    for (const k of [...keys.map((k) => k.access_key_id), ...changedAccountKeys])
+      await this.notices.keyChanged(k);
+    await this.record(customerId, actor, 'storage.bucket.deleted', row.id, { bucket_name: row.name });
+    return { success: true, message: `Bucket ${row.name} deleted. Its name cannot be used again.` };
+  }
+
+  async setVisibility(customerId: string, actor: Credential, name: string, isPublic: boolean) {
+    const row = await this.bucket(customerId, name);
+    await this.change(row, { is_public: fromBool(isPublic) });
+    await this.record(customerId, actor, 'storage.bucket.visibility', row.id, { is_public: isPublic });
+    return {
+      success: true,
+      bucket_name: row.name,
+      is_public: isPublic,
+      message: isPublic
+        ? `Bucket ${row.name} is public: anonymous clients can read its objects.`
+        : `Bucket ${row.name} is private.`,
+    };
+  }
+
+  // CORS
+
+  async getCors(customerId: string, name: string) {
+    const row = await this.bucket(customerId, name);
+    if (row.cors === null) throw storageErrors.corsNotFound();
+    return { rules: normaliseCors(fromJson<CorsRule[]>(row.cors, [])) };
+  }
+
+  async putCors(customerId: string, actor: Credential | null, name: string, rules: CorsRuleInput[]) {
+    const row = await this.bucket(customerId, name);
+    const checked = checkCorsRules(rules);
+    await this.change(row, { cors: toJson(checked) });
+    await this.record(customerId, actor, 'storage.bucket.cors.put', row.id, { rules: checked.length });
+    return { rules: normaliseCors(checked) };
+  }
+
+  async deleteCors(customerId: string, actor: Credential | null, name: string) {
+    const row = await this.bucket(customerId, name);
+    if (row.cors !== null) {
+      await this.change(row, { cors: null });
+      await this.record(customerId, actor, 'storage.bucket.cors.deleted', row.id);
+    }
+  }
+
+  // Lifecycle
+
+  async getLifecycle(customerId: string, name: string) {
+    const row = await this.bucket(customerId, name);
+    if (row.lifecycle === null) throw storageErrors.lifecycleNotFound();
+    return { rules: fromJson<LifecycleRule[]>(row.lifecycle, []) };
+  }
+
+  async putLifecycle(
+    customerId: string,
+    actor: Credential | null,
+    name: string,
+    rules: LifecycleRuleInput[],
+  ) {
+    const row = await this.bucket(customerId, name);
+    const checked = checkLifecycleRules(rules);
+    await this.change(row, { lifecycle: toJson(checked) });
+    await this.record(customerId, actor, 'storage.bucket.lifecycle.put', row.id, { rules: checked.length });
+    return { rules: checked };
+  }
+
+  async deleteLifecycle(customerId: string, actor: Credential | null, name: string) {
+    const row = await this.bucket(customerId, name);
+    if (row.lifecycle !== null) {
+      await this.change(row, { lifecycle: null });
+      await this.record(customerId, actor, 'storage.bucket.lifecycle.deleted', row.id);
+    }
+  }
+
+  // Versioning and object lock
+
+  async getVersioning(customerId: string, name: string) {
+    const row = await this.bucket(customerId, name);
+    return versioningView(row);
+  }
+
+  async putVersioning(
+    customerId: string,
+    actor: Credential | null,
+    name: string,
+    status: 'Enabled' | 'Suspended',
+  ) {
+    const row = await this.bucket(customerId, name);
+    if (status === 'Suspended' && toBool(row.object_lock_enabled)) throw storageErrors.versioningLocked();
+    await this.change(row, { versioning: status });
+    await this.record(customerId, actor, 'storage.bucket.versioning', row.id, { status });
+    return versioningView({ ...row, versioning: status });
+  }
+
+  async getObjectLock(customerId: string, name: string) {
+    const row = await this.bucket(customerId, name);
+    return {
+      bucket_name: row.name,
+      object_lock_enabled: toBool(row.object_lock_enabled),
+      versioning: row.versioning as 'Unversioned' | 'Enabled' | 'Suspended',
+      default_retention: null,
+    };
+  }
+
+  // For the data plane and the lifecycle job
+
+  async findBucket(name: string): Promise<BucketRecord | null> {
+    const row = await this.repo.bucketByName(name);
+    return row ? bucketRecord(row) : null;
+  }
+
+  async listBucketRecords(customerId: string): Promise<BucketRecord[]> {
+    return (await this.repo.listBuckets(customerId)).map(bucketRecord);
+  }
+
+  async bucketsWithLifecycle(): Promise<BucketRecord[]> {
+    return (await this.repo.bucketsWithLifecycle()).map(bucketRecord);
+  }
+
+  /** By bucket name alone: the data plane has already authorised the caller for this bucket. */
+  async bucketForDataPlane(name: string): Promise<StorageBucketsTable> {
+    const row = await this.repo.bucketByName(name);
+    if (!row) throw storageErrors.bucketNotFound();
+    return row;
+  }
+
+  private async change(
+    row: StorageBucketsTable,
+    changes: Partial<Pick<StorageBucketsTable, 'is_public' | 'versioning' | 'cors' | 'lifecycle'>>,
+  ) {
+    if (!(await this.repo.updateBucket(row.id, changes, this.clock.nowMs())))
+      throw storageErrors.bucketNotFound();
+    await this.notices.bucketChanged(row.name);
+  }
+
+  private record(
+    customerId: string,
+    actor: Credential | null,
+    action: string,
+    resourceId: string,
+    details?: Record<string, unknown>,
+  ) {
+    return this.audit.record({
+      customerId,
+      area: 'storage',
+      action,
+      resourceType: 'storage_bucket',
+      resourceId,
+      actor: actor ?? { kind: 'system', id: null },
+      details,
+    });
+  }
+}
+
+function versioningView(row: StorageBucketsTable) {
+  return {
+    bucket_name: row.name,
+    status: row.versioning as 'Unversioned' | 'Enabled' | 'Suspended',
+    object_lock_enabled: toBool(row.object_lock_enabled),
+  };
+}
+
+/** Rules written by S3 PutBucketCors may lack an id; the API always shows one. */
+function normaliseCors(rules: CorsRule[]) {
+  return rules.map((r, i) => ({
+    ...r,
+    id: r.id ?? `rule-${i + 1}`,
+    max_age_seconds: r.max_age_seconds ?? null,
+  }));
+}

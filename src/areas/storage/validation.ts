@@ -1,0 +1,181 @@
+import type { FieldProblem } from '../../kernel/errors.js';
+import { randomString } from '../../kernel/ids.js';
+import { ACCOUNT_ACTIONS, BUCKET_ACTIONS, LEGACY_REGION_SPELLINGS, STORAGE_REGION } from './catalogue.js';
+import type { CorsRule, LifecycleRule } from './data-plane-contract.js';
+import { storageErrors } from './errors.js';
+
+/**
+ * Rules the request schemas cannot say: CORS origins, unique rule ids, lifecycle rules with at
+ * least one action, action names. Each failure names the JSON pointer of the offending field.
+ */
+
+/** 3-63 lowercase letters, digits and hyphens, starting and ending with a letter or digit (as S3). */
+export const BUCKET_NAME_PATTERN = '^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$';
+
+export function normaliseRegion(region: string | undefined): string {
+  if (region === undefined || region === STORAGE_REGION) return STORAGE_REGION;
+  if (LEGACY_REGION_SPELLINGS.includes(region)) return STORAGE_REGION;
+  throw storageErrors.unknownRegion(region);
+}
+
+const UPPER_ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+/** 20 upper-case alphanumerics, like an AWS access key id; `FJ` marks it as Fjord's. */
+export const newAccessKeyId = (): string => `FJ${randomString(18, UPPER_ALNUM)}`;
+/** 40 characters, like an AWS secret; base62 so it needs no quoting in shells or config files. */
+export const newSecretKey = (): string => randomString(40);
+
+export const CORS_METHODS = ['GET', 'PUT', 'HEAD', 'POST', 'DELETE', 'OPTIONS'];
+export const MAX_CORS_RULES = 100;
+const MAX_LIFECYCLE_DAYS = 36500;
+const MAX_LIFECYCLE_RULES = 1000;
+
+/** Incoming CORS rule as the schema admits it (optional fields may be absent). */
+export interface CorsRuleInput {
+  id?: string | null;
+  allowed_origins: string[];
+  allowed_methods: string[];
+  allowed_headers?: string[];
+  expose_headers?: string[];
+  max_age_seconds?: number | null;
+}
+
+export function checkCorsRules(rules: CorsRuleInput[]): CorsRule[] {
+  const problems: FieldProblem[] = [];
+  if (rules.length === 0 || rules.length > MAX_CORS_RULES) {
+    problems.push({ path: '/body/rules', message: `1-${MAX_CORS_RULES} rules` });
+  }
+  const ids = new Set<string>();
+  const out = rules.map((rule, i) => {
+    const at = `/body/rules/${i}`;
+    rule.allowed_origins.forEach((origin, j) => {
+      const why = originProblem(origin);
+      if (why) problems.push({ path: `${at}/allowed_origins/${j}`, message: why });
+    });
+    rule.allowed_methods.forEach((method, j) => {
+      if (!CORS_METHODS.includes(method)) {
+        problems.push({
+          path: `${at}/allowed_methods/${j}`,
+          message: `must be one of ${CORS_METHODS.join(', ')}`,
+        });
+      }
+    });
+    const age = rule.max_age_seconds;
+    if (age !== undefined && age !== null && (!Number.isInteger(age) || age < 0 || age > 86400)) {
+      problems.push({ path: `${at}/max_age_seconds`, message: 'must be an integer 0-86400' });
+    }
+    const id = rule.id ?? `rule-${randomString(10).toLowerCase()}`;
+    if (ids.has(id)) problems.push({ path: `${at}/id`, message: `duplicate rule id ${JSON.stringify(id)}` });
+    ids.add(id);
+    return {
+      id,
+      allowed_origins: dedupe(rule.allowed_origins),
+      allowed_methods: dedupe(rule.allowed_methods),
+      allowed_headers: dedupe(rule.allowed_headers ?? []),
+      expose_headers: dedupe(rule.expose_headers ?? []),
+      max_age_seconds: rule.max_age_seconds ?? null,
+    };
+  });
+  if (problems.length > 0) throw storageErrors.invalid('The CORS document is invalid.', problems);
+  return out;
+}
+
+/** `*`, or `scheme://host[:port]` with no path, query, fragment or credentials. */
+export function originProblem(origin: string): string | null {
+  if (origin === '*') return null;
+  const m = /^([a-z][a-z0-9+.-]*):\/\/([^/?#@\s]+)$/i.exec(origin);
+  if (!m) return 'must be "*" or scheme://host[:port] without a path';
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return 'not a valid origin';
+  }
+  if (!url.hostname) return 'the origin has no host';
+  const port = /:(\d+)$/.exec(m[2]!)?.[1];
+  if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) return 'port must be 1-65535';
+  if (/:[^\]]*:/.test(m[2]!) && !m[2]!.startsWith('[')) return 'not a valid host[:port]';
+  return null;
+}
+
+export interface LifecycleRuleInput {
+  id?: string | null;
+  enabled?: boolean;
+  prefix?: string | null;
+  expiration_days?: number | null;
+  noncurrent_version_expiration_days?: number | null;
+  abort_incomplete_multipart_upload_days?: number | null;
+}
+
+export function checkLifecycleRules(rules: LifecycleRuleInput[]): LifecycleRule[] {
+  const problems: FieldProblem[] = [];
+  if (rules.length === 0 || rules.length > MAX_LIFECYCLE_RULES) {
+    problems.push({ path: '/body/rules', message: `1-${MAX_LIFECYCLE_RULES} rules` });
+  }
+  const ids = new Set<string>();
+  const out = rules.map((rule, i) => {
+    const id = rule.id ?? `rule-${randomString(10).toLowerCase()}`;
+    if (ids.has(id))
+      problems.push({ path: `/body/rules/${i}/id`, message: `duplicate rule id ${JSON.stringify(id)}` });
+    ids.add(id);
+    const r: LifecycleRule = {
+      id,
+      enabled: rule.enabled ?? true,
+      prefix: rule.prefix ?? '',
+      expiration_days: rule.expiration_days ?? null,
+      noncurrent_version_expiration_days: rule.noncurrent_version_expiration_days ?? null,
+      abort_incomplete_multipart_upload_days: rule.abort_incomplete_multipart_upload_days ?? null,
+    };
+    for (const field of [
+      'expiration_days',
+      'noncurrent_version_expiration_days',
+      'abort_incomplete_multipart_upload_days',
+    ] as const) {
+      const v = r[field];
+      if (v !== null && (!Number.isInteger(v) || v < 1 || v > MAX_LIFECYCLE_DAYS)) {
+        problems.push({
+          path: `/body/rules/${i}/${field}`,
+          message: `must be an integer 1-${MAX_LIFECYCLE_DAYS}`,
+        });
+      }
+    }
+    if (
+      r.expiration_days === null &&
+      r.noncurrent_version_expiration_days === null &&
+      r.abort_incomplete_multipart_upload_days === null
+    ) {
+      problems.push({
+        path: `/body/rules/${i}`,
+        message:
+          'a rule needs at least one of expiration_days, noncurrent_version_expiration_days, abort_incomplete_multipart_upload_days',
+      });
+    }
+    return r;
+  });
+  if (problems.length > 0) throw storageErrors.invalid('The lifecycle configuration is invalid.', problems);
+  return out;
+}
+
+/** Known bucket-level action names, deduplicated, in catalogue order. */
+export function checkBucketActions(actions: string[], path: string): string[] {
+  return checkActions(actions, BUCKET_ACTIONS, path, 'a bucket');
+}
+
+export function checkAccountActions(actions: string[], path: string): string[] {
+  return checkActions(actions, ACCOUNT_ACTIONS, path, 'the account');
+}
+
+function checkActions(actions: string[], known: readonly string[], path: string, what: string): string[] {
+  const problems: FieldProblem[] = [];
+  actions.forEach((a, i) => {
+    if (!known.includes(a)) {
+      problems.push({
+        path: `${path}/${i}`,
+        message: `unknown action ${JSON.stringify(a)} for ${what}; see GET /v1/storage/actions`,
+      });
+    }
+  });
+  if (problems.length > 0) throw storageErrors.invalid('Unknown S3 action.', problems);
+  return known.filter((a) => actions.includes(a));
+}
+
+const dedupe = (xs: string[]) => [...new Set(xs)];

@@ -1,0 +1,155 @@
+import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestFjord } from '../helpers/fjord.js';
+
+/**
+ * The S3 data plane driven by the command-line clients people use: Debian's aws-cli 2.9,
+ * s3cmd and rclone. Each uploads and downloads 0 B, 1 B, 5 MiB + 1 B and 50 MiB (multipart
+ * in every client) and must get the same bytes back.
+ */
+const run = promisify(execFile);
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const SIZES = [0, 1, 5 * 1024 * 1024 + 1, 50 * 1024 * 1024];
+
+let t: TestFjord;
+let endpoint: string;
+let bucket: string;
+let dir: string;
+let env: NodeJS.ProcessEnv;
+let keys: { access: string; secret: string };
+const files: { name: string; data: Buffer; path: string }[] = [];
+
+beforeAll(async () => {
+  t = await TestFjord.create({ FJORD_S3_PORT: '0' });
+  await t.fjord.start(['s3']);
+  const customer = await t.customer();
+  bucket = `clients-${Date.now().toString(36)}`;
+  const made = await t.request('POST', '/v1/storage/buckets', {
+    key: customer.pat,
+    body: { bucket_name: bucket },
+  });
+  expect(made.status).toBe(201);
+  const access: string = made.body.access_key;
+  const secret: string = made.body.secret_key;
+  endpoint = made.body.endpoint;
+  keys = { access, secret };
+  dir = mkdtempSync(join(tmpdir(), 'fjord-s3-clients-'));
+  for (const size of SIZES) {
+    const data = randomBytes(size);
+    const path = join(dir, `f-${size}.bin`);
+    writeFileSync(path, data);
+    files.push({ name: `f-${size}.bin`, data, path });
+  }
+  writeFileSync(
+    join(dir, 'aws-config'),
+    '[default]\nregion = eu-north-1\ns3 =\n    signature_version = s3v4\n    addressing_style = path\n',
+  );
+  writeFileSync(
+    join(dir, 'aws-credentials'),
+    `[default]\naws_access_key_id = ${keys.access}\naws_secret_access_key = ${keys.secret}\n`,
+  );
+  const u = new URL(endpoint);
+  writeFileSync(
+    join(dir, 's3cfg'),
+    `[default]\naccess_key = ${keys.access}\nsecret_key = ${keys.secret}\nhost_base = ${u.host}\nhost_bucket = ${u.host}\nuse_https = False\nsignature_v2 = False\nbucket_location = eu-north-1\n`,
+  );
+  env = {
+    ...process.env,
+    AWS_CONFIG_FILE: join(dir, 'aws-config'),
+    AWS_SHARED_CREDENTIALS_FILE: join(dir, 'aws-credentials'),
+    AWS_EC2_METADATA_DISABLED: 'true',
+    AWS_CA_BUNDLE: '',
+    RCLONE_CONFIG_FJ_TYPE: 's3',
+    RCLONE_CONFIG_FJ_PROVIDER: 'Other',
+    RCLONE_CONFIG_FJ_ACCESS_KEY_ID: keys.access,
+    RCLONE_CONFIG_FJ_SECRET_ACCESS_KEY: keys.secret,
+    RCLONE_CONFIG_FJ_ENDPOINT: endpoint,
+    RCLONE_CONFIG_FJ_REGION: 'eu-north-1',
+    RCLONE_CONFIG_FJ_FORCE_PATH_STYLE: 'true',
+    RCLONE_CONFIG: join(dir, 'rclone.conf'),
+  };
+  delete env['AWS_CA_BUNDLE'];
+  delete env['AWS_PROFILE'];
+});
+afterAll(async () => {
+  await t?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const aws = (...args: string[]) =>
+  run('/usr/bin/aws', ['--endpoint-url', endpoint, ...args], { env, maxBuffer: 1 << 26 });
+const s3cmd = (...args: string[]) =>
+  run('s3cmd', ['-c', join(dir, 's3cfg'), ...args], { env, maxBuffer: 1 << 26 });
+const rclone = (...args: string[]) =>
+  run('rclone', ['--s3-upload-cutoff', '8M', '--s3-chunk-size', '8M', ...args], { env, maxBuffer: 1 << 26 });
+
+describe('aws-cli', () => {
+  it('cp up and down the same bytes, ls, sync, rm', async () => {
+    for (const f of files) {
+      await aws('s3', 'cp', f.path, `s3://${bucket}/aws/${f.name}`);
+      const out = join(dir, `aws-back-${f.name}`);
+      await aws('s3', 'cp', `s3://${bucket}/aws/${f.name}`, out);
+      expect(sha(readFileSync(out))).toBe(sha(f.data));
+    }
+    const ls = await aws('s3', 'ls', `s3://${bucket}/aws/`);
+    for (const f of files) expect(ls.stdout).toContain(f.name);
+    const head = JSON.parse(
+      (await aws('s3api', 'head-object', '--bucket', bucket, '--key', `aws/f-${50 * 1024 * 1024}.bin`))
+        .stdout,
+    );
+    expect(head.ETag).toMatch(/^"[0-9a-f]{32}-\d+"$/);
+    const syncDir = join(dir, 'sync');
+    mkdirSync(join(syncDir, 'sub'), { recursive: true });
+    writeFileSync(join(syncDir, 'one.txt'), 'one');
+    writeFileSync(join(syncDir, 'sub', 'two.txt'), 'two');
+    await aws('s3', 'sync', syncDir, `s3://${bucket}/sync/`);
+    const listed = await aws('s3', 'ls', '--recursive', `s3://${bucket}/sync/`);
+    expect(listed.stdout).toContain('sync/sub/two.txt');
+    await aws('s3', 'rm', '--recursive', `s3://${bucket}/sync/`);
+    expect((await aws('s3', 'ls', `s3://${bucket}/sync/`).catch((e) => e)).stdout ?? '').toBe('');
+  }, 120_000);
+
+  it('presigns a URL that curl can fetch', async () => {
+    const { stdout } = await aws('s3', 'presign', `s3://${bucket}/aws/f-1.bin`, '--expires-in', '300');
+    const url = stdout.trim();
+    expect(url).toContain('X-Amz-Signature=');
+    const got = await run('curl', ['-sf', '-o', join(dir, 'curl.bin'), url], { env });
+    expect(got.stderr).toBe('');
+    expect(sha(readFileSync(join(dir, 'curl.bin')))).toBe(sha(files[1]!.data));
+  });
+});
+
+describe('s3cmd', () => {
+  it('put and get the same bytes, ls, del', async () => {
+    for (const f of files) {
+      await s3cmd('put', f.path, `s3://${bucket}/s3cmd/${f.name}`);
+      const out = join(dir, `s3cmd-back-${f.name}`);
+      await s3cmd('get', '--force', `s3://${bucket}/s3cmd/${f.name}`, out);
+      expect(sha(readFileSync(out))).toBe(sha(f.data));
+    }
+    const ls = await s3cmd('ls', `s3://${bucket}/s3cmd/`);
+    expect(ls.stdout).toContain('f-1.bin');
+    await s3cmd('del', `s3://${bucket}/s3cmd/f-1.bin`);
+    expect((await s3cmd('ls', `s3://${bucket}/s3cmd/`)).stdout).not.toContain('f-1.bin');
+  }, 120_000);
+});
+
+describe('rclone', () => {
+  it('copyto and cat the same bytes, ls, delete', async () => {
+    for (const f of files) {
+      await rclone('copyto', f.path, `fj:${bucket}/rclone/${f.name}`);
+      const out = join(dir, `rclone-back-${f.name}`);
+      await rclone('copyto', `fj:${bucket}/rclone/${f.name}`, out);
+      expect(sha(readFileSync(out))).toBe(sha(f.data));
+    }
+    const ls = await rclone('ls', `fj:${bucket}/rclone`);
+    expect(ls.stdout).toContain('f-1.bin');
+    await rclone('delete', `fj:${bucket}/rclone`);
+    expect((await rclone('ls', `fj:${bucket}/rclone`)).stdout).toBe('');
+  }, 120_000);
+});
