@@ -20,6 +20,13 @@ export const contactsErrors = {
     const message = `${JSON.stringify(value)} is not a valid phone number in international (E.164) form, e.g. +4791234567.`;
     return new AppError('invalid', 'invalid_phone_number', message, { errors: [{ path, message }] });
   },
+  erasureIncomplete: (cause: unknown) =>
+    new AppError(
+      'unavailable',
+      'erasure_incomplete',
+      'The erasure could not reach every area that keeps this contact’s data; nothing was erased yet. Retry the request.',
+      { cause },
+    ),
   groupNameTaken: (name: string) =>
     new AppError(
       'conflict',

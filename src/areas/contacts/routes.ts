@@ -105,7 +105,7 @@ export function contactsRoutes(contacts: ContactsService) {
       params: ContactIdParams,
       body: GdprDeleteBody,
       response: { 200: AnonymizedContact },
-      errors: [404],
+      errors: [404, 503],
       handler: async ({ principal, params, body }) =>
         contacts.gdprDelete(principal.customerId, principal.credential, params.contact_id, body.reason),
     }),

@@ -211,7 +211,11 @@ export class ContactsService {
       return { id, status: 'anonymized' as const, anonymized_at: iso(row.anonymized_at), groups_removed: 0 };
     }
     for (const listener of this.erasureListeners) {
-      await listener({ customerId, contactId: id, phone: row.phone_number });
+      try {
+        await listener({ customerId, contactId: id, phone: row.phone_number });
+      } catch (err) {
+        throw contactsErrors.erasureIncomplete(err);
+      }
     }
     const now = this.clock.nowMs();
     const removed = await this.repo.anonymize(customerId, id, now);
@@ -235,7 +239,6 @@ export class ContactsService {
 
   private phone(value: string | null | undefined): string | null | undefined {
     if (value === undefined || value === null) return value;
-    if (value.trim() === '') return null;
     const e164 = toE164(value);
     if (!e164) throw contactsErrors.invalidPhone(value);
     return e164;
