@@ -24,6 +24,17 @@ export interface Config {
   rateLimitOverrides: Record<string, { points?: number; duration?: number; burst?: number }>;
   webhookAllowPrivate: boolean;
   workerPollMs: number;
+  sms: {
+    driver: 'sandbox' | 'smpp';
+    smppUrl: string | null;
+    smppSystemType: string;
+    smppWindow: number;
+    smppEnquireLinkSeconds: number;
+    sharedNumber: string;
+    currency: string;
+    sandboxDeliverySeconds: number;
+    sandboxFailNumbers: string[];
+  };
 }
 
 export class ConfigError extends Error {
@@ -90,6 +101,19 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     rateLimitOverrides: value('FJORD_RATE_LIMITS', asRateLimitOverrides) ?? {},
     webhookAllowPrivate: value('FJORD_WEBHOOK_ALLOW_PRIVATE', asBoolean) ?? false,
     workerPollMs: value('FJORD_WORKER_POLL_MS', asInteger) ?? 500,
+    sms: {
+      driver:
+        (value('FJORD_SMS_DRIVER', asEnum) as 'sandbox' | 'smpp' | undefined) ??
+        (merged['FJORD_SMPP_URL'] ? 'smpp' : 'sandbox'),
+      smppUrl: value('FJORD_SMPP_URL', asSmppUrl) ?? null,
+      smppSystemType: value('FJORD_SMPP_SYSTEM_TYPE', asString) ?? '',
+      smppWindow: value('FJORD_SMPP_WINDOW', asInteger) ?? 10,
+      smppEnquireLinkSeconds: value('FJORD_SMPP_ENQUIRE_LINK_SECONDS', asInteger) ?? 30,
+      sharedNumber: value('FJORD_SMS_SHARED_NUMBER', asE164) ?? '+4759440000',
+      currency: value('FJORD_SMS_CURRENCY', asEnum) ?? 'NOK',
+      sandboxDeliverySeconds: value('FJORD_SMS_SANDBOX_DELIVERY_SECONDS', asInteger) ?? 3,
+      sandboxFailNumbers: value('FJORD_SMS_SANDBOX_FAIL_NUMBERS', asE164List) ?? [],
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
@@ -185,6 +209,18 @@ const urlOf = (...schemes: string[]) =>
   };
 const asHttpUrl = urlOf('http', 'https');
 const asRedisUrl = urlOf('redis', 'rediss');
+const asSmppUrl = urlOf('smpp', 'ssmpp');
+function asE164(raw: string): string {
+  if (!/^\+[1-9]\d{6,14}$/.test(raw)) throw new Error('expected an E.164 number such as +4721000000');
+  return raw;
+}
+
+const asE164List = (raw: string): string[] =>
+  raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map(asE164);
 
 function asHost(raw: string): string {
   if (isIP(raw) || /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i.test(raw)) return raw;
