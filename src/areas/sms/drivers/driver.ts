@@ -1,0 +1,56 @@
+import type { SmsEncoding } from '../segmentation.js';
+
+/** One message to hand to the network, already split into its parts. */
+export interface OutboundSms {
+  messageId: string;
+  /** E.164 number or alphanumeric sender id. */
+  from: string;
+  /** E.164 number. */
+  to: string;
+  encoding: SmsEncoding;
+  parts: string[];
+}
+
+/** A delivery receipt for one submitted part. */
+export interface Receipt {
+  smscMessageId: string;
+  delivered: boolean;
+  /** The network's reason when not delivered (e.g. `UNDELIV err:001`). */
+  error: string | null;
+}
+
+/** A mobile-originated message. */
+export interface InboundSms {
+  from: string;
+  to: string;
+  text: string;
+}
+
+/** What a driver reports back: the SMS pipeline implements it. */
+export interface DriverSink {
+  receipt(r: Receipt): Promise<void>;
+  inbound(m: InboundSms): Promise<void>;
+}
+
+/** A submission the network refused. `permanent` ones fail the message; others are retried. */
+export class SubmitError extends Error {
+  constructor(
+    message: string,
+    readonly permanent: boolean,
+  ) {
+    super(message);
+    this.name = 'SubmitError';
+  }
+}
+
+/** A way to reach the mobile network: a real SMSC over SMPP, or the built-in sandbox. */
+export interface SmsDriver {
+  readonly name: 'smpp' | 'sandbox';
+  readonly simulated: boolean;
+  readonly detail: string;
+  /** Submits every part; returns the network's id for each, in part order. */
+  submit(sms: OutboundSms): Promise<string[]>;
+  /** Opens the connection (role worker); receipts and inbound messages arrive while it is open. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
