@@ -3,9 +3,17 @@ import { accountArea } from './account/index.js';
 import { contactsArea } from './contacts/index.js';
 import { regionsArea } from './regions/index.js';
 import { smsArea } from './sms/index.js';
+import { verifyArea } from './verify/index.js';
 import { webhooksArea } from './webhooks/index.js';
 
 /**
  * The one list of areas, in set-up order: an area may use the services of the areas above it.
  */
-export const AREAS: AreaModule[] = [accountArea, regionsArea, webhooksArea, contactsArea, smsArea];
+export const AREAS: AreaModule[] = [
+  accountArea,
+  regionsArea,
+  webhooksArea,
+  contactsArea,
+  smsArea,
+  verifyArea,
+];

@@ -24,6 +24,10 @@ export interface Config {
   rateLimitOverrides: Record<string, { points?: number; duration?: number; burst?: number }>;
   webhookAllowPrivate: boolean;
   workerPollMs: number;
+  /** Outgoing e-mail: nodemailer's SMTP URL, or null for the simulated transport. */
+  smtpUrl: string | null;
+  mailFrom: string;
+  voice: { callerId: string; simulatedNoAnswer: string[]; simulatedBusy: string[] };
   sms: {
     driver: 'sandbox' | 'smpp';
     smppUrl: string | null;
@@ -101,6 +105,13 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     rateLimitOverrides: value('FJORD_RATE_LIMITS', asRateLimitOverrides) ?? {},
     webhookAllowPrivate: value('FJORD_WEBHOOK_ALLOW_PRIVATE', asBoolean) ?? false,
     workerPollMs: value('FJORD_WORKER_POLL_MS', asInteger) ?? 500,
+    smtpUrl: value('FJORD_SMTP_URL', asSmtpUrl) ?? null,
+    mailFrom: value('FJORD_MAIL_FROM', asString) ?? 'Fjord <no-reply@fjord.localhost>',
+    voice: {
+      callerId: value('FJORD_VOICE_CALLER_ID', asE164) ?? '+4721000000',
+      simulatedNoAnswer: value('FJORD_VOICE_SIMULATED_NO_ANSWER', asE164List) ?? [],
+      simulatedBusy: value('FJORD_VOICE_SIMULATED_BUSY', asE164List) ?? [],
+    },
     sms: {
       driver:
         (value('FJORD_SMS_DRIVER', asEnum) as 'sandbox' | 'smpp' | undefined) ??
@@ -209,7 +220,9 @@ const urlOf = (...schemes: string[]) =>
   };
 const asHttpUrl = urlOf('http', 'https');
 const asRedisUrl = urlOf('redis', 'rediss');
+const asSmtpUrl = urlOf('smtp', 'smtps');
 const asSmppUrl = urlOf('smpp', 'ssmpp');
+
 function asE164(raw: string): string {
   if (!/^\+[1-9]\d{6,14}$/.test(raw)) throw new Error('expected an E.164 number such as +4721000000');
   return raw;

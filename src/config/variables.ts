@@ -116,6 +116,28 @@ export const VARIABLES = {
     max: 60000,
     doc: 'How often an idle worker looks for due jobs.',
   },
+  FJORD_SMTP_URL: {
+    kind: 'url',
+    doc: 'SMTP server for outgoing e-mail (`smtp://` or `smtps://`, optional `user:password@`), such as verification codes. Unset: e-mail goes to a simulated transport that keeps messages in memory.',
+  },
+  FJORD_MAIL_FROM: {
+    kind: 'string',
+    default: 'Fjord <no-reply@fjord.localhost>',
+    doc: 'The default no-reply sender of e-mail, used when the customer has no verified e-mail domain.',
+  },
+  FJORD_VOICE_CALLER_ID: {
+    kind: 'string',
+    default: '+4721000000',
+    doc: 'The fixed caller id (E.164) of verification calls.',
+  },
+  FJORD_VOICE_SIMULATED_NO_ANSWER: {
+    kind: 'string',
+    doc: 'Comma-separated E.164 numbers the simulated voice driver lets ring out unanswered (`voice_no_answer`).',
+  },
+  FJORD_VOICE_SIMULATED_BUSY: {
+    kind: 'string',
+    doc: 'Comma-separated E.164 numbers the simulated voice driver finds busy (`voice_busy`).',
+  },
   FJORD_SMS_DRIVER: {
     kind: 'enum',
     values: ['sandbox', 'smpp'],
