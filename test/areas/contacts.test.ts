@@ -105,6 +105,23 @@ describe('creating contacts', () => {
   });
 });
 
+describe('retrying a creation', () => {
+  it('replays the first answer for the same Idempotency-Key, making one contact', async () => {
+    const send = () =>
+      t.request('POST', '/v1/contacts', {
+        key: a.pat,
+        body: { name: 'Only Once', tags: ['idem'] },
+        headers: { 'idempotency-key': 'contact-once-1' },
+      });
+    const first = await send();
+    const second = await send();
+    expect(first.status).toBe(201);
+    expect(second.status).toBe(201);
+    expect(second.body).toEqual(first.body);
+    expect((await list({ tags: 'idem' })).body.total).toBe(1);
+  });
+});
+
 describe('changing contacts (PATCH)', () => {
   it('changes only the fields sent', async () => {
     const c = (

@@ -140,6 +140,7 @@ export class ContactGroups {
     const missing = wanted.find((id) => !found.has(id));
     if (missing !== undefined) throw contactsErrors.contactNotFound(missing);
     const added = await this.repo.addMembers(customerId, groupId, wanted, this.clock.nowMs());
+    if (added === null) throw contactsErrors.groupNotFound();
     if (added > 0) {
       await this.record(customerId, actor, 'contact_group.members_added', 'contact_group', groupId, {
         added,

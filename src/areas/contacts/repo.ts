@@ -24,6 +24,13 @@ export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => 
 
 export type GroupRow = ContactGroupsTable & { member_count: number };
 
+const IN_CHUNK = 1000;
+
+const isForeignKeyViolation = (err: unknown) => {
+  const code = (err as { code?: string } | null)?.code;
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+};
+
 export class ContactsRepo {
   private readonly db: Db;
   constructor(store: Store) {
@@ -89,15 +96,20 @@ export class ContactsRepo {
       .executeTakeFirst();
   }
 
-  activeContacts(customerId: string, ids: string[]) {
-    if (ids.length === 0) return Promise.resolve([]);
-    return this.db
-      .selectFrom('contacts')
-      .selectAll()
-      .where('customer_id', '=', customerId)
-      .where('id', 'in', ids)
-      .where(active)
-      .execute();
+  /** Active contacts among `ids`, read in chunks so a long list stays within the engines' parameter limits. */
+  async activeContacts(customerId: string, ids: string[]): Promise<ContactsTable[]> {
+    const out: ContactsTable[] = [];
+    for (let i = 0; i < ids.length; i += IN_CHUNK) {
+      const rows = await this.db
+        .selectFrom('contacts')
+        .selectAll()
+        .where('customer_id', '=', customerId)
+        .where('id', 'in', ids.slice(i, i + IN_CHUNK))
+        .where(active)
+        .execute();
+      out.push(...rows);
+    }
+    return out;
   }
 
   /** The oldest active contact with this phone number. */
@@ -280,21 +292,42 @@ export class ContactsRepo {
   }
 
   /** Adds memberships, skipping those that exist; answers how many were new. */
-  async addMembers(customerId: string, groupId: string, contactIds: string[], now: number): Promise<number> {
+  /**
+   * Adds memberships, skipping those that exist; answers how many were new, or null when the
+   * group was deleted meanwhile. The contacts are re-read as part of the insert, so a contact
+   * deleted or erased since the caller looked is not added.
+   */
+  async addMembers(
+    customerId: string,
+    groupId: string,
+    contactIds: string[],
+    now: number,
+  ): Promise<number | null> {
     if (contactIds.length === 0) return 0;
-    const r = await this.db
-      .insertInto('contact_group_members')
-      .values(
-        contactIds.map((contact_id) => ({
-          group_id: groupId,
-          contact_id,
-          customer_id: customerId,
-          added_at: now,
-        })),
-      )
-      .onConflict((oc) => oc.columns(['group_id', 'contact_id']).doNothing())
-      .executeTakeFirst();
-    return Number(r.numInsertedOrUpdatedRows ?? 0);
+    try {
+      const r = await this.db
+        .insertInto('contact_group_members')
+        .columns(['group_id', 'contact_id', 'customer_id', 'added_at'])
+        .expression((eb) =>
+          eb
+            .selectFrom('contacts')
+            .select([
+              sql<string>`CAST(${groupId} AS TEXT)`.as('group_id'),
+              'contacts.id',
+              'contacts.customer_id',
+              sql<number>`CAST(${now} AS BIGINT)`.as('added_at'),
+            ])
+            .where('contacts.customer_id', '=', customerId)
+            .where('contacts.id', 'in', contactIds)
+            .where(active),
+        )
+        .onConflict((oc) => oc.columns(['group_id', 'contact_id']).doNothing())
+        .executeTakeFirst();
+      return Number(r.numInsertedOrUpdatedRows ?? 0);
+    } catch (err) {
+      if (isForeignKeyViolation(err)) return null;
+      throw err;
+    }
   }
 
   async removeMember(groupId: string, contactId: string): Promise<boolean> {
