@@ -12,7 +12,10 @@ const email = () => `user${++n}@example.test`;
 
 beforeAll(async () => {
   smtp = await startSmtpSink();
-  t = await TestFjord.create({ FJORD_SMTP_URL: smtp.url, FJORD_MAIL_FROM: 'Fjord Test <no-reply@fjord.test>' });
+  t = await TestFjord.create({
+    FJORD_SMTP_URL: smtp.url,
+    FJORD_MAIL_FROM: 'Fjord Test <no-reply@fjord.test>',
+  });
   a = await t.customer();
 });
 afterAll(async () => {
@@ -20,7 +23,8 @@ afterAll(async () => {
   await smtp?.close();
 });
 
-const req = (method: string, url: string, body?: unknown, key = a.pat) => t.request(method, url, { key, body });
+const req = (method: string, url: string, body?: unknown, key = a.pat) =>
+  t.request(method, url, { key, body });
 const start = (body: Record<string, unknown>, key = a.pat) => req('POST', '/v1/verify/start', body, key);
 const check = (session_id: string, code: string, extra: Record<string, unknown> = {}) =>
   req('POST', '/v1/verify/check', { session_id, code, ...extra });
@@ -118,7 +122,12 @@ describe('check', () => {
     const { id, code } = await emailSession();
     for (let left = 4; left >= 1; left--) {
       const r = await check(id, wrong(code));
-      expect(r.body).toEqual({ status: 'pending', verified_at: null, error: 'invalid_code', attempts_remaining: left });
+      expect(r.body).toEqual({
+        status: 'pending',
+        verified_at: null,
+        error: 'invalid_code',
+        attempts_remaining: left,
+      });
     }
     const fifth = await check(id, wrong(code));
     expect(fifth.body).toEqual({
@@ -149,7 +158,12 @@ describe('check', () => {
     await t.advance(1);
     expect((await status(id)).body.status).toBe('expired');
     const r = await check(id, code);
-    expect(r.body).toEqual({ status: 'expired', verified_at: null, error: 'session_expired', attempts_remaining: 5 });
+    expect(r.body).toEqual({
+      status: 'expired',
+      verified_at: null,
+      error: 'session_expired',
+      attempts_remaining: 5,
+    });
   });
 
   it('answers 404 session_not_found for unknown, verified and cancelled sessions', async () => {
@@ -184,7 +198,12 @@ describe('check', () => {
 
 describe('start', () => {
   it('answers ip_risk only when client_ip is given, and keeps it on the session', async () => {
-    const r = await start({ channel: 'email', recipient: email(), client_ip: '127.0.0.1', metadata: { plan: 'pro' } });
+    const r = await start({
+      channel: 'email',
+      recipient: email(),
+      client_ip: '127.0.0.1',
+      metadata: { plan: 'pro' },
+    });
     expect(r.body.ip_risk).toMatchObject({ range: 'loopback', is_private: true, level: 'medium' });
     const view = await status(r.body.session_id);
     expect(view.body.ip_risk).toEqual(r.body.ip_risk);

@@ -38,6 +38,11 @@ export class Delivery {
     d.voice.onOutcome((report) => this.callEnded(report));
   }
 
+  /** The voice driver, for the banner and for tests that listen to the simulated calls. */
+  get voice(): VoiceDriver {
+    return this.d.voice;
+  }
+
   /** Checks a channel can deliver for this customer before a session is made; returns the sender. */
   async prepare(customerId: string, channel: Channel): Promise<string> {
     if (channel === 'sms') {

@@ -40,6 +40,7 @@ type CheckError =
 export interface CheckResult {
   status: 'verified' | 'pending' | 'failed' | 'expired';
   verified_at: string | null;
+  /** Null on success, and for a session whose SMS could not be delivered (no error of the table fits). */
   error: CheckError | null;
   attempts_remaining: number;
   ip_risk?: IpRisk;
@@ -233,6 +234,17 @@ export class VerifyService {
         this.log.warn({ err, session: s.id }, 'SMS state unavailable');
         return null;
       });
+    if (state?.status === 'FAILED') {
+      // The code never arrived: the session ends, with no check error of the spec's table to name.
+      const message = `The SMS could not be delivered${state.error_message ? `: ${state.error_message}` : ''}.`;
+      const now = this.clock.nowMs();
+      await this.repo.transition(s.id, ['pending'], {
+        status: 'failed',
+        ended_at: now,
+        error_message: message,
+      });
+      return { ...s, status: 'failed', ended_at: now, error_message: message };
+    }
     if (state?.status !== 'DELIVERED') return s;
     const at = state.delivered_at ? new Date(state.delivered_at).getTime() : this.clock.nowMs();
     const deliveredAt = Number.isFinite(at) ? at : this.clock.nowMs();
@@ -266,7 +278,9 @@ export class VerifyService {
   }
 
   private failedAnswer(s: VerifySessionsTable): Omit<CheckResult, 'ip_risk'> {
-    const error = (s.error_code as CheckError | null) ?? 'max_attempts_exceeded';
+    const error =
+      (s.error_code as CheckError | null) ??
+      (s.attempt_count >= s.max_attempts ? 'max_attempts_exceeded' : null);
     return {
       status: 'failed',
       verified_at: null,
