@@ -42,7 +42,7 @@ export async function startSmtpSink() {
 
 /** The text/plain part of a message, decoded from quoted-printable as a mail client would. */
 export function plainTextOf(raw: string): string {
-  const part = /Content-Type: text\/plain[^]*?\r?\n\r?\n([^]*?)(?:\r?\n--|$)/i.exec(raw);
+  const part = /Content-Type: text\/plain[\s\S]*?\r?\n\r?\n([\s\S]*?)(?:\r?\n--|$)/i.exec(raw);
   const body = part ? part[1]! : raw;
   if (!/Content-Transfer-Encoding: quoted-printable/i.test(raw)) return body;
   const bytes: number[] = [];
