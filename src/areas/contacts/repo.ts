@@ -33,8 +33,16 @@ const isForeignKeyViolation = (err: unknown) => {
 
 export class ContactsRepo {
   private readonly db: Db;
+  /** PostgreSQL sorts text by the database's locale; "C" gives code-point order, as SQLite does. */
+  private readonly byCodePoint: boolean;
   constructor(store: Store) {
     this.db = store.typed<ContactsTables>();
+    this.byCodePoint = store.kind === 'postgres';
+  }
+
+  /** An ORDER BY expression; text columns sort by code point on both engines. */
+  private textOrder(column: string, isText: boolean) {
+    return this.byCodePoint && isText ? sql`${sql.ref(column)} COLLATE "C"` : sql.ref(column);
   }
 
   async insertContact(row: ContactsTable, tagKeys: string[]): Promise<void> {
@@ -150,7 +158,13 @@ export class ContactsRepo {
     }
     const dir = sort.desc ? 'desc' : 'asc';
     const [rows, count] = await Promise.all([
-      base.selectAll().orderBy(sort.column, dir).orderBy('id', dir).limit(limit).offset(offset).execute(),
+      base
+        .selectAll()
+        .orderBy(this.textOrder(sort.column, sort.column === 'sort_name'), dir)
+        .orderBy('id', dir)
+        .limit(limit)
+        .offset(offset)
+        .execute(),
       base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
     return { rows, total: Number(count.n) };
@@ -227,7 +241,10 @@ export class ContactsRepo {
   }
 
   async groups(customerId: string): Promise<GroupRow[]> {
-    const rows = await this.groupsWithCounts(customerId).orderBy('g.name_key').orderBy('g.id').execute();
+    const rows = await this.groupsWithCounts(customerId)
+      .orderBy(this.textOrder('g.name_key', true))
+      .orderBy('g.id')
+      .execute();
     return rows.map((r) => ({ ...r, member_count: Number(r.member_count ?? 0) }));
   }
 
