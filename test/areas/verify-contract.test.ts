@@ -44,6 +44,25 @@ describe('auth', () => {
   });
 });
 
+describe('account services', () => {
+  it('lists verification once used, with its simulated back ends marked', async () => {
+    const c = await t.customer();
+    const before = await t.request('GET', '/v1/account/services', { key: c.pat });
+    expect(before.body.some((e: { service_type: string }) => e.service_type === 'verify')).toBe(false);
+    await start(c.pat);
+    const after = await t.request('GET', '/v1/account/services', { key: c.pat });
+    const entry = after.body.find((e: { service_type: string }) => e.service_type === 'verify');
+    expect(entry).toMatchObject({
+      name: 'Code verification',
+      status: 'active',
+      metadata: {
+        sessions: 1,
+        channels: { voice: { driver: 'simulated', simulated: true }, email: { simulated: true } },
+      },
+    });
+  });
+});
+
 describe('tenant isolation', () => {
   it('shows customer B none of A’s sessions: session_not_found everywhere', async () => {
     const made = await start(a.pat);

@@ -61,6 +61,32 @@ export const verifyArea: AreaModule = {
       // Typed loosely: the SMS area's configuration block lands with that area.
       (config as { sms?: { currency?: string } }).sms?.currency,
     );
+    // The account's services list shows verification once a customer has used it, with the
+    // back ends that carry its codes (simulated ones say so).
+    registry.addServiceProvider(async (customerId) => {
+      const usage = await repo.usage(customerId);
+      if (!usage?.first) return [];
+      const base = kernel.baseUrl();
+      return [
+        {
+          id: `verify-${customerId}`,
+          service_type: 'verify',
+          name: 'Code verification',
+          status: 'active',
+          region: null,
+          created_at: new Date(Number(usage.first)).toISOString(),
+          metadata: {
+            sessions: Number(usage.sessions),
+            channels: {
+              sms: { via: 'the SMS pipeline (its SMSC driver)' },
+              voice: { driver: voice.name, simulated: voice.simulated },
+              email: { driver: mail.name, simulated: mail.simulated },
+            },
+          },
+          api: { kind: 'rest', openapi: `${base}/openapi.json`, docs: `${base}/docs`, base_url: base },
+        },
+      ];
+    });
     return { service, routes: verifyRoutes(service) };
   },
 };

@@ -77,6 +77,15 @@ export class VerifyRepo {
       .execute();
   }
 
+  /** How many sessions the customer has had, and since when: for the account's services list. */
+  usage(customerId: string) {
+    return this.db
+      .selectFrom('verify_sessions')
+      .select((eb) => [eb.fn.countAll<number | string>().as('sessions'), eb.fn.min('created_at').as('first')])
+      .where('customer_id', '=', customerId)
+      .executeTakeFirst();
+  }
+
   charges(customerId: string, sessionId: string) {
     return this.db
       .selectFrom('verify_charges')
