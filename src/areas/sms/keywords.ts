@@ -8,6 +8,9 @@ import { smsErrors } from './errors.js';
 import type { KeywordsTable } from './migrations.js';
 import type { InboundRoute, KeywordRouter, SmsPipeline } from './pipeline.js';
 import type { SmsRepo } from './repo.js';
+import { segment } from './segmentation.js';
+
+const MAX_PARTS = 10;
 
 const KEYWORD = /^[A-Za-z0-9]{2,20}$/;
 /**
@@ -52,6 +55,11 @@ export function keywordView(k: KeywordsTable) {
     last_message_at: isoOf(k.last_message_at),
     created_at: isoOf(k.created_at)!,
   };
+}
+
+function checkReply(message: string | null | undefined) {
+  if (message && segment(message).parts.length > MAX_PARTS)
+    throw smsErrors.tooManyParts(segment(message).parts.length);
 }
 
 function checkUrl(url: string | null | undefined) {
@@ -102,6 +110,7 @@ export class SmsKeywords implements KeywordRouter {
     const keyword = this.normalise(input.keyword, '/body/keyword');
     if (RESERVED_KEYWORDS.has(keyword)) throw smsErrors.keywordTaken();
     checkUrl(input.webhook_url);
+    checkReply(input.auto_reply_message);
     const reply = input.auto_reply_message?.trim() ? input.auto_reply_message : null;
     const row: KeywordsTable = {
       id: newId(),
@@ -124,6 +133,7 @@ export class SmsKeywords implements KeywordRouter {
     const k = await this.repo.keyword(customerId, id);
     if (!k) throw smsErrors.keywordNotFound();
     checkUrl(input.webhook_url);
+    checkReply(input.auto_reply_message);
     const patch: Partial<KeywordsTable> = {};
     if (input.description !== undefined) patch.description = input.description;
     if (input.webhook_url !== undefined) patch.webhook_url = input.webhook_url;

@@ -225,10 +225,12 @@ export class JobQueue {
         SELECT id FROM jobs
         WHERE kind IN (${sql.join(kinds)})
           AND ((status = 'queued' AND run_at <= ${now}) OR (status = 'running' AND lease_until < ${wall}))
-        ORDER BY run_at LIMIT ${BATCH} ${lock}
+        ORDER BY run_at, id LIMIT ${BATCH} ${lock}
       )
       RETURNING *`.execute(this.db);
-    return result.rows;
+    // RETURNING has no order: run due jobs oldest first, and jobs due together in the order they
+    // were enqueued (ids are UUIDv7), so e.g. an area's status webhooks leave in the order made.
+    return result.rows.sort((x, y) => x.run_at - y.run_at || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
   }
 
   private async runOne(job: KernelTables['jobs']): Promise<void> {

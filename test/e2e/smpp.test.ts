@@ -1,0 +1,296 @@
+import type { AddressInfo } from 'node:net';
+import smpp from 'smpp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeGsm7 } from '../../src/areas/sms/segmentation.js';
+import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+
+/**
+ * A real SMSC for the test, built on the `smpp` package's server side: it takes Fjord's
+ * transceiver bind, records every PDU, answers submit_sm with its own message ids, and sends
+ * delivery receipts and mobile-originated messages back over the same bind.
+ */
+class TestSmsc {
+  readonly server = smpp.createServer({}, (session) => this.accept(session));
+  readonly submits: smpp.PDU[] = [];
+  readonly binds: smpp.PDU[] = [];
+  enquireLinks = 0;
+  sessions: smpp.Session[] = [];
+  /** command_status to answer the next submit_sm with (then 0 again). */
+  throttleNext = 0;
+  /** Milliseconds to hold each submit_sm_resp, to see the window at work. */
+  holdMs = 0;
+  outstanding = 0;
+  maxOutstanding = 0;
+  private seq = 0;
+  port = 0;
+
+  private accept(session: smpp.Session) {
+    this.sessions.push(session);
+    session.on('close', () => {
+      this.sessions = this.sessions.filter((s) => s !== session);
+    });
+    session.on('error', () => {});
+    session.on('bind_transceiver', (pdu: smpp.PDU) => {
+      this.binds.push(pdu);
+      const ok = pdu.system_id === 'fjord' && pdu.password === 's3cret';
+      session.send(pdu.response({ command_status: ok ? 0 : 0x0e /* ESME_RINVPASWD */ }));
+    });
+    session.on('enquire_link', (pdu: smpp.PDU) => {
+      this.enquireLinks++;
+      session.send(pdu.response());
+    });
+    session.on('unbind', (pdu: smpp.PDU) => session.send(pdu.response()));
+    session.on('deliver_sm_resp', () => {});
+    session.on('submit_sm', (pdu: smpp.PDU) => {
+      if (this.throttleNext) {
+        const status = this.throttleNext;
+        this.throttleNext = 0;
+        session.send(pdu.response({ command_status: status }));
+        return;
+      }
+      this.submits.push(pdu);
+      this.outstanding++;
+      this.maxOutstanding = Math.max(this.maxOutstanding, this.outstanding);
+      const id = `smsc-${++this.seq}`;
+      setTimeout(() => {
+        this.outstanding--;
+        session.send(pdu.response({ message_id: id }));
+      }, this.holdMs);
+    });
+  }
+
+  async listen() {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  /** Sends a deliver_sm to Fjord and waits for its deliver_sm_resp. */
+  deliver(fields: Record<string, unknown>): Promise<smpp.PDU> {
+    const session = this.sessions[0];
+    if (!session) throw new Error('nobody is bound');
+    return new Promise((resolve) => session.send(new smpp.PDU('deliver_sm', fields), resolve));
+  }
+
+  receipt(id: string, stat: 'DELIVRD' | 'UNDELIV', withTlvs: boolean) {
+    const text = `id:${id} sub:001 dlvrd:${stat === 'DELIVRD' ? '001' : '000'} submit date:2611220700 done date:2611220701 stat:${stat} err:${stat === 'DELIVRD' ? '000' : '001'} text:`;
+    return this.deliver({
+      source_addr: '4791234567',
+      destination_addr: 'Fjord',
+      esm_class: 0x04,
+      short_message: text,
+      ...(withTlvs ? { receipted_message_id: id, message_state: stat === 'DELIVRD' ? 2 : 5 } : {}),
+    });
+  }
+
+  close() {
+    for (const s of this.sessions) s.destroy();
+    return new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+let smsc: TestSmsc;
+let t: TestFjord;
+let a: TestCustomer;
+
+/** Waits (in real time) for the asynchronous link to bring something about. */
+async function until<T>(
+  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  what: string,
+) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const v = await probe();
+    if (v) return v as T;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const message = async (id: string) =>
+  (await t.request('GET', `/v1/sms/messages/${id}`, { key: a.pat })).body as Record<string, unknown>;
+const statusIs = (id: string, status: string) => async () => (await message(id)).status === status;
+
+beforeAll(async () => {
+  smsc = new TestSmsc();
+  await smsc.listen();
+  t = await TestFjord.create({
+    FJORD_SMPP_URL: `smpp://fjord:s3cret@127.0.0.1:${smsc.port}`,
+    FJORD_SMPP_ENQUIRE_LINK_SECONDS: '1',
+    FJORD_SMPP_WINDOW: '2',
+  });
+  await t.fjord.start(['worker']);
+  a = await t.customer();
+  const p = await t.request('POST', '/v1/sms/sender-profiles', {
+    key: a.pat,
+    body: { name: 'Brand', sender_id: 'FjordCloud', brand_confirmation: true },
+  });
+  await t.operator('POST', `/admin/v1/sms/sender-profiles/${p.body.id}/approve`, {});
+  await t.request('POST', '/v1/sms/sender-profiles', {
+    key: a.pat,
+    body: { name: 'Number', sender_id: '+4791000001', allow_reply: true },
+  });
+});
+afterAll(async () => {
+  await t.close();
+  await smsc.close();
+});
+
+describe('SMPP 3.4 to a real SMSC', () => {
+  it('binds as a transceiver with the configured credentials', async () => {
+    await until(() => smsc.binds.length > 0, 'bind');
+    expect(smsc.binds[0]).toMatchObject({
+      command: 'bind_transceiver',
+      system_id: 'fjord',
+      interface_version: 0x34,
+    });
+    expect(t.kernel.registry.backends.find((b) => b.area === 'sms')).toMatchObject({
+      driver: 'smpp',
+      simulated: false,
+    });
+  });
+
+  it('submits a GSM-7 message from the alphanumeric sender, and a receipt delivers it', async () => {
+    const before = smsc.submits.length;
+    const r = await t.request('POST', '/v1/sms/send', {
+      key: a.pat,
+      body: { to: ['+4791234567'], message: 'Hei Åse! Prisen er 100€ {inkl. mva}' },
+    });
+    expect(r.status, r.text).toBe(201);
+    await until(() => smsc.submits.length > before, 'submit_sm');
+    const pdu = smsc.submits[before]!;
+    expect(pdu).toMatchObject({
+      source_addr: 'FjordCloud',
+      source_addr_ton: 5,
+      source_addr_npi: 0,
+      destination_addr: '4791234567',
+      dest_addr_ton: 1,
+      dest_addr_npi: 1,
+      data_coding: 0,
+      esm_class: 0,
+      registered_delivery: 1,
+    });
+    expect(pdu.short_message.message).toBe('Hei Åse! Prisen er 100€ {inkl. mva}');
+    await until(statusIs(r.body.sms_message_id, 'SENT'), 'SENT');
+    const resp = await smsc.receipt('smsc-1', 'DELIVRD', true);
+    expect(resp.command_status).toBe(0);
+    await until(statusIs(r.body.sms_message_id, 'DELIVERED'), 'DELIVERED');
+  });
+
+  it('splits UCS-2 into concatenated parts with one UDH reference, and a failed part fails the message', async () => {
+    const body = `Hilsen fra Fjord 😀 ${'ж'.repeat(130)}`; // 152 UTF-16 units → 3 parts of 67
+    const before = smsc.submits.length;
+    const r = await t.request('POST', '/v1/sms/send', {
+      key: a.pat,
+      body: { to: ['+4791234568'], message: body },
+    });
+    expect(r.body.units_estimate).toBe(3);
+    await until(() => smsc.submits.length >= before + 3, 'three submit_sm');
+    const parts = smsc.submits.slice(before, before + 3);
+    const udhs = parts.map((p) => [...(p.short_message.udh[0] as Buffer)]);
+    const ref = udhs[0]![2];
+    expect(udhs).toEqual([
+      [0x00, 0x03, ref, 3, 1],
+      [0x00, 0x03, ref, 3, 2],
+      [0x00, 0x03, ref, 3, 3],
+    ]);
+    for (const p of parts) expect(p).toMatchObject({ data_coding: 8, esm_class: 0x40 });
+    expect(parts.map((p) => p.short_message.message).join('')).toBe(body);
+    await until(statusIs(r.body.sms_message_id, 'SENT'), 'SENT');
+    const ids = parts.map((_, i) => `smsc-${before + i + 1}`);
+    await smsc.receipt(ids[0]!, 'DELIVRD', false); // text format only, as many SMSCs send
+    await smsc.receipt(ids[1]!, 'UNDELIV', false);
+    await until(statusIs(r.body.sms_message_id, 'FAILED'), 'FAILED');
+    expect((await message(r.body.sms_message_id)).error_message).toMatch(
+      /part 2 not delivered: UNDELIV err:001/,
+    );
+  });
+
+  it('keeps GSM-7 parts within 153 septets with extension characters counted twice', async () => {
+    const body = `${'a'.repeat(152)}€${'b'.repeat(20)}`;
+    const before = smsc.submits.length;
+    await t.request('POST', '/v1/sms/send', {
+      key: a.pat,
+      body: { to: ['+4791234569'], message: body, sender_profile_id: undefined },
+    });
+    await until(() => smsc.submits.length >= before + 2, 'two submit_sm');
+    const parts = smsc.submits.slice(before, before + 2);
+    for (const p of parts) {
+      expect(p.data_coding).toBe(0);
+      expect(encodeGsm7(p.short_message.message).length).toBeLessThanOrEqual(153);
+    }
+    expect(parts.map((p) => p.short_message.message).join('')).toBe(body);
+  });
+
+  it('holds at most the window of submit_sm outstanding, and retries after ESME_RTHROTTLED', async () => {
+    smsc.holdMs = 100;
+    smsc.maxOutstanding = 0;
+    smsc.throttleNext = 0x58;
+    const before = smsc.submits.length;
+    const r = await t.request('POST', '/v1/sms/send', {
+      key: a.pat,
+      body: { to: ['+4791234570'], message: 'x'.repeat(153 * 5) },
+    });
+    expect(r.body.units_estimate).toBe(5);
+    await until(() => smsc.submits.length >= before + 5, 'five submit_sm');
+    await until(statusIs(r.body.sms_message_id, 'SENT'), 'SENT');
+    expect(smsc.maxOutstanding).toBe(2);
+    smsc.holdMs = 0;
+  });
+
+  it('takes mobile-originated messages: a reply to an allow_reply message becomes a REPLY', async () => {
+    const r = await t.request('POST', '/v1/sms/send', {
+      key: a.pat,
+      body: {
+        to: ['+4791230002'],
+        message: 'Svar JA',
+        allow_reply: true,
+        sender_profile_id: await numberProfile(),
+      },
+    });
+    await until(statusIs(r.body.sms_message_id, 'SENT'), 'SENT');
+    const resp = await smsc.deliver({
+      source_addr: '4791230002',
+      source_addr_ton: 1,
+      destination_addr: '4791000001',
+      dest_addr_ton: 1,
+      esm_class: 0,
+      data_coding: 8,
+      short_message: { message: 'JA 👍' },
+    });
+    expect(resp.command_status).toBe(0);
+    const reply = await until(async () => {
+      const list = await t.request('GET', '/v1/sms/messages', {
+        key: a.pat,
+        query: { direction: 'INBOUND' },
+      });
+      return list.body.messages[0];
+    }, 'the reply');
+    expect(reply).toMatchObject({
+      message_type: 'REPLY',
+      status: 'RECEIVED',
+      from_number: '+4791230002',
+      to_number: '+4791000001',
+      body: 'JA 👍',
+      related_message_id: r.body.sms_message_id,
+    });
+  });
+
+  it('keeps the link alive with enquire_link and re-binds after a drop', async () => {
+    await until(() => smsc.enquireLinks >= 1, 'an enquire_link');
+    const binds = smsc.binds.length;
+    smsc.sessions[0]!.destroy();
+    await until(() => smsc.binds.length > binds && smsc.sessions.length === 1, 're-bind');
+    const before = smsc.submits.length;
+    const r = await t.request('POST', '/v1/sms/send', {
+      key: a.pat,
+      body: { to: ['+4791234571'], message: 'after' },
+    });
+    await until(() => smsc.submits.length > before, 'submit after re-bind');
+    await until(statusIs(r.body.sms_message_id, 'SENT'), 'SENT');
+  });
+});
+
+async function numberProfile(): Promise<string> {
+  const list = await t.request('GET', '/v1/sms/sender-profiles', { key: a.pat });
+  return list.body.find((p: { sender_id: string }) => p.sender_id === '+4791000001').id;
+}
