@@ -227,6 +227,8 @@ describe('start', () => {
     [{ channel: 'voice', recipient: '+4791234567', locale: 'nb' }, '/body/locale'],
     [{ channel: 'email', recipient: email(), client_ip: '999.1.1.1' }, '/body/client_ip'],
     [{ channel: 'email', recipient: email(), surprise: 1 }, '/body/surprise'],
+    [{ channel: 'email', recipient: email(), metadata: { note: 'x'.repeat(5000) } }, '/body/metadata'],
+    [{ channel: 'email', recipient: email(), metadata: 'text' }, '/body/metadata'],
   ])('refuses %j with 422 at %s', async (body, path) => {
     const r = await start(body);
     expect(r.status, r.text).toBe(422);

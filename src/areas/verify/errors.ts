@@ -15,6 +15,10 @@ export const verifyErrors = {
     ),
   invalidRecipient: (message: string) =>
     new AppError('invalid', 'invalid_recipient', message, { errors: [{ path: '/body/recipient', message }] }),
+  metadataTooLarge: (max: number) =>
+    new AppError('invalid', 'metadata_too_large', `metadata may hold at most ${max} bytes of JSON.`, {
+      errors: [{ path: '/body/metadata', message: `at most ${max} bytes of JSON` }],
+    }),
   unsupportedLocale: (locale: string) =>
     new AppError('invalid', 'unsupported_locale', `Voice calls are not read in locale ${locale}.`, {
       errors: [{ path: '/body/locale', message: 'voice supports en, no, sv, da, fi' }],

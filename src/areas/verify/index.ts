@@ -87,6 +87,14 @@ export const verifyArea: AreaModule = {
         },
       ];
     });
-    return { service, routes: verifyRoutes(service) };
+    return {
+      service,
+      routes: verifyRoutes(service),
+      // The simulated call log and outbox belong to the state a reset wipes.
+      async onReset() {
+        voice.clear();
+        if (mail instanceof SimulatedMailDriver) mail.outbox.length = 0;
+      },
+    };
   },
 };

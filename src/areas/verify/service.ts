@@ -18,6 +18,8 @@ import { OPEN_STATUSES, type VerifyRepo } from './repo.js';
 import type { VerifySmsPort } from './sms-port.js';
 
 export const MAX_ATTEMPTS = 5;
+/** `metadata` is stored with every session; 4 KiB of JSON is plenty for references (ours). */
+export const MAX_METADATA_BYTES = 4096;
 
 export interface StartInput {
   channel?: Channel;
@@ -79,6 +81,9 @@ export class VerifyService {
     if (channel === 'voice' && !(VOICE_LOCALES as readonly string[]).includes(locale)) {
       throw verifyErrors.unsupportedLocale(locale);
     }
+    const metadata = input.metadata ? toJson(input.metadata) : null;
+    if (metadata && Buffer.byteLength(metadata) > MAX_METADATA_BYTES)
+      throw verifyErrors.metadataTooLarge(MAX_METADATA_BYTES);
     const recipient = normaliseRecipient(channel, input.recipient);
     const ipRisk = input.client_ip ? await this.assessIp(input.client_ip) : undefined;
     const sender = await this.delivery.prepare(customerId, channel);
@@ -99,7 +104,7 @@ export class VerifyService {
       code_length: codeLength,
       locale,
       client_reference: input.client_reference ?? null,
-      metadata: input.metadata ? toJson(input.metadata) : null,
+      metadata,
       client_ip: input.client_ip ?? null,
       ip_risk: ipRisk ? toJson(ipRisk) : null,
       attempt_count: 0,

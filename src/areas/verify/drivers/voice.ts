@@ -99,6 +99,11 @@ export class SimulatedVoiceDriver implements VoiceDriver {
     return { callId };
   }
 
+  /** Forgets the call log (emulator reset). */
+  clear(): void {
+    this.log.length = 0;
+  }
+
   /** Calls placed to `to`, oldest first. */
   callsTo(to: string): SimulatedCallRecord[] {
     return this.log.filter((c) => c.to === to);
