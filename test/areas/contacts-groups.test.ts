@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ContactsService } from '../../src/areas/contacts/service.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
 let t: TestFjord;
@@ -144,6 +145,26 @@ describe('members', () => {
     expect(again.body).toEqual({ added: 3 });
     expect((await addMembers(g.id, [cs[4]!.id])).body).toEqual({ added: 0 });
     expect((await req('GET', `/v1/contacts/groups/${g.id}`)).body.member_count).toBe(5);
+  });
+
+  it('adds the most ids one request takes (1000) and sends to all of them', async () => {
+    const contacts = t.fjord.areas.get('contacts')!.service as ContactsService;
+    const actor = { kind: 'pat' as const, id: 'bulk-test', scopes: [], expiresAt: null };
+    const ids: string[] = [];
+    for (let i = 0; i < 1000; i++) {
+      const phone = `+4795${String(i).padStart(6, '0')}`;
+      ids.push((await contacts.createContact(a.id, actor, { name: `Bulk ${i}`, phone_number: phone })).id);
+    }
+    const g = await group('Thousand');
+    const r = await addMembers(g.id, ids);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toEqual({ added: 1000 });
+    expect((await req('GET', `/v1/contacts/groups/${g.id}`)).body.member_count).toBe(1000);
+    const members = await req('GET', `/v1/contacts/groups/${g.id}/members`);
+    expect(members.body.members).toHaveLength(1000);
+    const recipients = await contacts.resolveRecipients(a.id, ids.slice(0, 1500), [g.id]);
+    expect(recipients).toHaveLength(1000);
+    expect(new Set(recipients.map((x) => x.phone)).size).toBe(1000);
   });
 
   it('adds nothing when one id is unknown, and names it', async () => {
