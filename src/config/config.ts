@@ -126,6 +126,13 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
       sandboxFailNumbers: value('FJORD_SMS_SANDBOX_FAIL_NUMBERS', asE164List) ?? [],
     },
   };
+  if (
+    config.sms.driver === 'smpp' &&
+    !config.sms.smppUrl &&
+    !problems.some((p) => p.startsWith('FJORD_SMPP_URL'))
+  ) {
+    problems.push('FJORD_SMS_DRIVER=smpp: needs FJORD_SMPP_URL (smpp://system_id:password@host:port)');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

@@ -70,6 +70,9 @@ export class SmsPipeline implements DriverSink {
   ) {
     jobs.register<{ messageId: string }>(SUBMIT_JOB, {
       maxAttempts: SUBMIT_ATTEMPTS,
+      // Submissions wait on the SMSC: run a claimed batch at once, and let the driver's window
+      // bound what is outstanding.
+      concurrent: true,
       backoffSeconds: (attempt) => Math.min(300, 2 ** attempt),
       run: ({ messageId }, ctx) => this.submit(messageId, ctx.attempt >= SUBMIT_ATTEMPTS),
     });
@@ -124,14 +127,18 @@ export class SmsPipeline implements DriverSink {
 
   /** Stores new outbound messages and puts each on the clock. */
   async accept(rows: MessagesTable[]): Promise<void> {
-    await this.repo.insertMessages(rows);
-    for (const row of rows) {
-      await this.jobs.enqueue(
-        SUBMIT_JOB,
-        { messageId: row.id },
-        row.scheduled_at !== null ? { runAt: row.scheduled_at } : {},
-      );
-    }
+    // One transaction: an accepted message always has its job, and one commit is cheaper than two.
+    await this.repo.db.transaction().execute(async (trx) => {
+      await this.repo.insertMessages(rows, trx);
+      for (const row of rows) {
+        await this.jobs.enqueue(
+          SUBMIT_JOB,
+          { messageId: row.id },
+          { runAt: row.scheduled_at ?? undefined, db: trx },
+        );
+      }
+    });
+    if (rows.some((r) => r.scheduled_at === null)) this.jobs.wake(SUBMIT_JOB);
   }
 
   /** Cancels a message still waiting; false when it has already moved on. */

@@ -107,11 +107,11 @@ export class SmsRepo {
 
   // ---- messages
 
-  async insertMessages(rows: MessagesTable[]) {
+  async insertMessages(rows: MessagesTable[], db: Kysely<SmsTables> = this.db) {
     if (rows.length === 0) return;
     // PostgreSQL takes at most 65535 bind parameters per statement.
     for (let i = 0; i < rows.length; i += 500) {
-      await this.db
+      await db
         .insertInto('sms_messages')
         .values(rows.slice(i, i + 500))
         .execute();
