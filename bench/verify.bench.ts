@@ -33,6 +33,8 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '3' },
     concurrency: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '2' },
+    'cpu-prof-dir': { type: 'string' },
+    only: { type: 'string', description: 'run only targets whose name contains this (plus the bare one)' },
   },
 });
 const DURATION = Number(args.duration);
@@ -189,11 +191,14 @@ async function main() {
       'verify.prefix': { points: UNLIMITED, duration: 3600 },
     }),
   });
+  const profile = args['cpu-prof-dir']
+    ? ['--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof-dir'])}`]
+    : [];
   try {
     const [fjord, hello] = await Promise.all([
       startServer(
         'fjord',
-        [FJORD, 'start', '--roles', 'api,worker'],
+        [...profile, FJORD, 'start', '--roles', 'api,worker'],
         env,
         /^\s*api\s+http\s+(http:\/\/\S+)\s*$/m,
       ),
@@ -212,7 +217,7 @@ async function main() {
       if (r['status'] !== 'verified') throw new Error(`check answered ${JSON.stringify(r)}`);
     };
     let run = 0;
-    const targets: { name: string; trip: RoundTrip; pid: number | undefined }[] = [
+    const allTargets: { name: string; trip: RoundTrip; pid: number | undefined }[] = [
       {
         name: 'bare Fastify: 2 × GET /',
         pid: hello.child.pid,
@@ -251,6 +256,7 @@ async function main() {
       },
     ];
 
+    const targets = allTargets.filter((t, i) => i === 0 || !args.only || t.name.includes(args.only));
     console.log(
       `node ${process.version}, ${CONCURRENCY} concurrent loops, ${ROUNDS} interleaved rounds of ${DURATION} s per target after ${WARMUP} s warm-up`,
     );
@@ -286,6 +292,10 @@ async function main() {
       }),
     );
     await Promise.all([api.close(), bare.close()]);
+    // A graceful stop, so that --cpu-prof writes its profile.
+    const exited = new Promise((r) => fjord.child.once('exit', r));
+    fjord.child.kill('SIGTERM');
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
   } finally {
     killAll();
     sink.close();

@@ -11,10 +11,6 @@ export class VerifyRepo {
     this.db = store.typed<VerifyTables>();
   }
 
-  insertSession(row: VerifySessionsTable) {
-    return this.db.insertInto('verify_sessions').values(row).execute();
-  }
-
   session(customerId: string, id: string) {
     return this.db
       .selectFrom('verify_sessions')
@@ -29,19 +25,64 @@ export class VerifyRepo {
   }
 
   /**
-   * Takes one attempt in a single statement, so concurrent checks can never use more than
-   * `max_attempts` between them. Undefined when the session is not open, spent or expired.
+   * Spends one attempt, and settles the session, in a single statement: the right code verifies
+   * it; the last wrong one fails it. Concurrent checks can never use more than `max_attempts`
+   * between them, nor verify a session twice. Undefined when the session was not open, spent or
+   * expired any more.
    */
-  takeAttempt(id: string, nowMs: number) {
+  spendAttempt(id: string, nowMs: number, right: boolean, lockedMessage: string) {
+    const last = sql<boolean>`attempt_count + 1 >= max_attempts`;
     return this.db
       .updateTable('verify_sessions')
-      .set({ attempt_count: sql<number>`attempt_count + 1` })
+      .set(
+        right
+          ? {
+              attempt_count: sql<number>`attempt_count + 1`,
+              status: 'verified',
+              verified_at: nowMs,
+              ended_at: nowMs,
+            }
+          : {
+              attempt_count: sql<number>`attempt_count + 1`,
+              status: sql<SessionStatus>`CASE WHEN ${last} THEN 'failed' ELSE status END`,
+              ended_at: sql<number | null>`CASE WHEN ${last} THEN ${nowMs} ELSE ended_at END`,
+              error_message: sql<
+                string | null
+              >`CASE WHEN ${last} THEN ${lockedMessage} ELSE error_message END`,
+            },
+      )
       .where('id', '=', id)
       .where('status', 'in', OPEN_STATUSES)
       .where('expires_at', '>', nowMs)
       .where(sql<boolean>`attempt_count < max_attempts`)
-      .returning(['attempt_count', 'max_attempts'])
+      .returning(['attempt_count', 'max_attempts', 'status', 'verified_at'])
       .executeTakeFirst();
+  }
+
+  /** A new session and its session fee, committed together. */
+  async insertSessionWithFee(row: VerifySessionsTable, fee: VerifyChargesTable) {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('verify_sessions').values(row).execute();
+      await trx.insertInto('verify_charges').values(fee).execute();
+    });
+  }
+
+  /** Marks a hand-over done and bills it, committed together; false when the session had ended. */
+  async delivered(id: string, patch: Partial<VerifySessionsTable>, charge: VerifyChargesTable) {
+    return this.db.transaction().execute(async (trx) => {
+      const r = await trx
+        .updateTable('verify_sessions')
+        .set({ ...patch, status: 'delivered' })
+        .where('id', '=', id)
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
+      await trx
+        .insertInto('verify_charges')
+        .values(charge)
+        .onConflict((oc) => oc.columns(['session_id', 'item']).doNothing())
+        .execute();
+      return Number(r.numUpdatedRows) > 0;
+    });
   }
 
   /** Moves a session from one of `from` to a new status; false when it was no longer in `from`. */

@@ -120,8 +120,7 @@ export class VerifyService {
       verified_at: null,
       ended_at: null,
     };
-    await this.repo.insertSession(row);
-    await this.repo.insertCharge({
+    await this.repo.insertSessionWithFee(row, {
       id: newId(),
       customer_id: customerId,
       session_id: row.id,
@@ -150,48 +149,38 @@ export class VerifyService {
     const closed = this.closedAnswer(s);
     if (closed) return answer(closed);
 
-    const taken = await this.repo.takeAttempt(s.id, this.clock.nowMs());
-    if (!taken) {
+    // The code is compared first (in constant time); the attempt is then spent and the session
+    // settled in one statement, which is what decides under concurrent checks.
+    const right = codeMatches(code, { salt: s.code_salt, hash: s.code_hash });
+    const locked = `The code was entered wrong ${s.max_attempts} times; the session is locked.`;
+    const spent = await this.repo.spendAttempt(s.id, this.clock.nowMs(), right, locked);
+    if (!spent) {
       // Another check (or the clock) closed the session between the read and the attempt.
       s = await this.current(customerId, sessionId);
       return answer(this.closedAnswer(s) ?? { ...this.failedAnswer(s), status: 'failed' });
     }
-    const remaining = taken.max_attempts - taken.attempt_count;
-    if (codeMatches(code, { salt: s.code_salt, hash: s.code_hash })) {
-      const now = this.clock.nowMs();
-      const moved = await this.repo.transition(s.id, OPEN_STATUSES, {
-        status: 'verified',
-        verified_at: now,
-        ended_at: now,
-      });
-      if (moved)
-        return answer({
-          status: 'verified',
-          verified_at: isoOf(now),
-          error: null,
-          attempts_remaining: remaining,
-        });
-      s = await this.current(customerId, sessionId);
-      return answer(this.closedAnswer(s) ?? this.failedAnswer(s));
-    }
-    if (remaining > 0) {
+    const remaining = spent.max_attempts - spent.attempt_count;
+    if (spent.status === 'verified') {
       return answer({
-        status: 'pending',
-        verified_at: null,
-        error: 'invalid_code',
+        status: 'verified',
+        verified_at: isoOf(spent.verified_at),
+        error: null,
         attempts_remaining: remaining,
       });
     }
-    await this.repo.transition(s.id, OPEN_STATUSES, {
-      status: 'failed',
-      ended_at: this.clock.nowMs(),
-      error_message: `The code was entered wrong ${taken.max_attempts} times; the session is locked.`,
-    });
+    if (spent.status === 'failed') {
+      return answer({
+        status: 'failed',
+        verified_at: null,
+        error: 'max_attempts_exceeded',
+        attempts_remaining: 0,
+      });
+    }
     return answer({
-      status: 'failed',
+      status: 'pending',
       verified_at: null,
-      error: 'max_attempts_exceeded',
-      attempts_remaining: 0,
+      error: 'invalid_code',
+      attempts_remaining: remaining,
     });
   }
 

@@ -6,6 +6,7 @@ export interface OutgoingMail {
   subject: string;
   text: string;
   html: string;
+  messageId?: string;
   headers?: Record<string, string>;
 }
 
