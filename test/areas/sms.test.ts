@@ -578,6 +578,17 @@ describe('contracts', () => {
     await expectAuthMatrix(t, 'SMS keywords');
   });
 
+  it('lists SMS in the account’s services, with its simulated SMSC marked', async () => {
+    const services = await t.request('GET', '/v1/account/services', { key: a.pat });
+    expect(services.body.find((x: { service_type: string }) => x.service_type === 'sms')).toMatchObject({
+      id: `sms-${a.id}`,
+      status: 'active',
+      metadata: { driver: 'sandbox', simulated: true, shared_number: '+4759440000' },
+    });
+    const none = await t.request('GET', '/v1/account/services', { key: b.pat });
+    expect(none.body.some((x: { service_type: string }) => x.service_type === 'sms')).toBe(false);
+  });
+
   it('accepts an sms service key and refuses other services', async () => {
     const k = await t.kernel.identity.createServiceKey(a.id, 'sms', null);
     expect((await t.request('GET', '/v1/sms/keywords', { key: k.key })).status).toBe(200);

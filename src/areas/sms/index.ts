@@ -71,6 +71,35 @@ export const smsArea: AreaModule = {
         (k) => k.key_type === 'service' && k.service === 'sms',
       ),
     );
+    // The account's services list shows SMS once the customer has a sender profile or a keyword,
+    // with the SMSC driver and whether it is simulated.
+    kernel.registry.addServiceProvider(async (customerId) => {
+      const [senders, words] = await Promise.all([
+        repo.listProfiles(customerId),
+        repo.listKeywords(customerId),
+      ]);
+      const first = Math.min(...senders.map((p) => p.created_at), ...words.map((k) => k.created_at));
+      if (!Number.isFinite(first)) return [];
+      const base = kernel.baseUrl();
+      return [
+        {
+          id: `sms-${customerId}`,
+          service_type: 'sms',
+          name: 'SMS',
+          status: senders.some((p) => p.approval_status === 'approved') ? 'active' : 'pending',
+          region: null,
+          created_at: new Date(first).toISOString(),
+          metadata: {
+            driver: driver.name,
+            simulated: driver.simulated,
+            sender_profiles: senders.length,
+            keywords: words.length,
+            shared_number: config.sms.sharedNumber,
+          },
+          api: { kind: 'rest', openapi: `${base}/openapi.json`, docs: `${base}/docs`, base_url: base },
+        },
+      ];
+    });
     const link: RoleServer = {
       role: 'worker',
       name: `sms ${driver.name} link`,
