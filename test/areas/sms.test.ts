@@ -297,6 +297,22 @@ describe('sender profiles', () => {
     );
   });
 
+  it('fails a scheduled message whose sender was rejected before its time', async () => {
+    const c = await t.customer();
+    const p = await t.request('POST', '/v1/sms/sender-profiles', {
+      key: c.pat,
+      body: { name: 'Brand', sender_id: 'Kafe Nord', brand_confirmation: true },
+    });
+    await t.operator('POST', `/admin/v1/sms/sender-profiles/${p.body.id}/approve`, {});
+    const at = new Date(t.kernel.clock.nowMs() + 600_000).toISOString();
+    const r = await send(c, { to: ['+4791234567'], message: 'x', scheduled_at: at });
+    expect(r.status).toBe(201);
+    await t.operator('POST', `/admin/v1/sms/sender-profiles/${p.body.id}/reject`, {});
+    await t.advance(600);
+    const m = await get(c, r.body.sms_message_id);
+    expect(m).toMatchObject({ status: 'FAILED', error_message: 'the sender profile is rejected', sent_at: null });
+  });
+
   it('keeps exactly one default; the only default cannot be deleted', async () => {
     const c = await t.customer();
     const create = (body: Record<string, unknown>) =>

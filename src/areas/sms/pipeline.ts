@@ -167,6 +167,16 @@ export class SmsPipeline implements DriverSink {
     } else if (msg.status !== 'SENDING') {
       return; // cancelled, or already handled by an earlier attempt
     }
+    if (msg.sender_profile_id) {
+      // An operator may have rejected the sender since the message was accepted (or scheduled).
+      const profile = await this.repo.profileById(msg.sender_profile_id);
+      if (profile && profile.approval_status !== 'approved') {
+        await this.move(msg, ['SENDING'], 'FAILED', {
+          error_message: `the sender profile is ${profile.approval_status}`,
+        });
+        return;
+      }
+    }
     const seg = segment(msg.body);
     // An earlier attempt that submitted but died before recording SENT must not send twice.
     const recorded = await this.repo.partsOf(msg.id);
@@ -235,7 +245,12 @@ export class SmsPipeline implements DriverSink {
       const routed = await this.keywords.route(inbound, receivedAt);
       if (routed) return routed;
     }
-    const original = await this.repo.lastReplyableTo(m.from, receivedAt - REPLY_WINDOW_MS);
+    // A reply goes to the message sent from the number it was sent to; on the shared number (and
+    // from alphanumeric senders, which phones cannot answer) to the last one that allowed replies.
+    const since = receivedAt - REPLY_WINDOW_MS;
+    const original =
+      (await this.repo.lastReplyableTo(m.from, since, to)) ??
+      (to === this.sharedNumber ? await this.repo.lastReplyableTo(m.from, since, null) : undefined);
     if (original) {
       const row = this.inboundRow(original.customer_id, inbound, receivedAt, {
         message_type: 'REPLY',

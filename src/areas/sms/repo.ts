@@ -170,18 +170,17 @@ export class SmsRepo {
       .executeTakeFirst();
     return Number(r?.n ?? 0);
   }
-  /** The latest outbound message to `phone` that allowed replies, for matching an inbound reply. */
-  lastReplyableTo(phone: string, sinceMs: number) {
-    return this.db
+  /** The latest outbound message to `phone` that allowed replies (sent from `fromNumber` when given). */
+  lastReplyableTo(phone: string, sinceMs: number, fromNumber: string | null) {
+    let q = this.db
       .selectFrom('sms_messages')
       .selectAll()
       .where('to_number', '=', phone)
       .where('direction', '=', 'OUTBOUND')
       .where('allow_reply', '=', 1)
-      .where('created_at', '>=', sinceMs)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .executeTakeFirst();
+      .where('created_at', '>=', sinceMs);
+    if (fromNumber !== null) q = q.where('from_number', '=', fromNumber);
+    return q.orderBy('created_at', 'desc').orderBy('id', 'desc').executeTakeFirst();
   }
   /** Counts and units by direction and status of messages created in [fromMs, toMs). */
   async counts(customerId: string, fromMs: number | null, toMs: number | null): Promise<CountRow[]> {
