@@ -74,9 +74,12 @@ export class Delivery {
           senderProfileId: s.sender!,
           kind: 'VERIFY',
         });
-        await this.d.repo.setDeliveryRef(s.id, sent.messageId, s.sender);
         const cost = typeof sent.cost === 'number' ? { amount: sent.cost, currency: s.currency } : sent.cost;
-        await this.d.repo.insertCharge(this.chargeRow(s, sent.units, toMinor(cost.amount), cost.currency));
+        await this.d.repo.handedOver(
+          s.id,
+          sent.messageId,
+          this.chargeRow(s, sent.units, toMinor(cost.amount), cost.currency),
+        );
         return 'pending';
       }
       if (s.channel === 'voice') {
@@ -87,7 +90,7 @@ export class Delivery {
           locale,
           script: voiceScript(locale, code),
         });
-        await this.d.repo.setDeliveryRef(s.id, callId, s.sender);
+        await this.d.repo.handedOver(s.id, callId, null);
         return 'pending';
       }
       const content = emailContent(locale, code, (s.expires_at - s.created_at) / 1000);

@@ -100,22 +100,25 @@ export class VerifyRepo {
     return Number(r.numUpdatedRows) > 0;
   }
 
-  /** Records what a hand-off returned (the SMS message id, say) without touching the status. */
-  async setDeliveryRef(id: string, deliveryRef: string, sender: string | null) {
-    await this.db
-      .updateTable('verify_sessions')
-      .set({ delivery_ref: deliveryRef, sender })
-      .where('id', '=', id)
-      .execute();
-  }
-
-  /** A charge is recorded at most once per session and item (a retried job cannot bill twice). */
-  async insertCharge(row: VerifyChargesTable) {
-    await this.db
-      .insertInto('verify_charges')
-      .values(row)
-      .onConflict((oc) => oc.columns(['session_id', 'item']).doNothing())
-      .execute();
+  /**
+   * Records what a hand-over returned (the SMS message id, say) and bills it, together. A charge
+   * is recorded at most once per session and item, so a retried job cannot bill twice.
+   */
+  async handedOver(id: string, deliveryRef: string, charge: VerifyChargesTable | null) {
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('verify_sessions')
+        .set({ delivery_ref: deliveryRef })
+        .where('id', '=', id)
+        .execute();
+      if (charge) {
+        await trx
+          .insertInto('verify_charges')
+          .values(charge)
+          .onConflict((oc) => oc.columns(['session_id', 'item']).doNothing())
+          .execute();
+      }
+    });
   }
 
   /** How many sessions the customer has had, and since when: for the account's services list. */
