@@ -44,6 +44,8 @@ export class SmppDriver implements SmsDriver {
   private session: smpp.Session | null = null;
   private binding: Promise<smpp.Session> | null = null;
   private started = false;
+  /** Set by stop(): a bind still in flight is closed as soon as it lands. */
+  private stopping = false;
   private reconnectDelayMs = 1000;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private keepalive: NodeJS.Timeout | null = null;
@@ -64,11 +66,13 @@ export class SmppDriver implements SmsDriver {
 
   async start(): Promise<void> {
     this.started = true;
+    this.stopping = false;
     this.bound().catch(() => {}); // binds in the background; failures re-bind with backoff
   }
 
   async stop(): Promise<void> {
     this.started = false;
+    this.stopping = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     const s = this.session;
     this.session = null;
@@ -175,6 +179,10 @@ export class SmppDriver implements SmsDriver {
     this.binding = this.bind().then(
       (s) => {
         this.binding = null;
+        if (this.stopping) {
+          s.destroy();
+          throw new Error('the SMPP driver is stopped');
+        }
         this.session = s;
         this.reconnectDelayMs = 1000;
         this.startKeepalive(s);
