@@ -190,6 +190,37 @@ describe('SMPP 3.4 to a real SMSC', () => {
     });
   });
 
+  it('joins a concatenated MO message and routes it to its keyword on the shared number', async () => {
+    const kw = await t.request('POST', '/v1/sms/keywords', { key: a.pat, body: { keyword: 'Taxi' } });
+    expect(kw.status).toBe(201);
+    const part = (seq: number, message: string) =>
+      smsc.deliver({
+        source_addr: '4791230003',
+        source_addr_ton: 1,
+        destination_addr: '4759440000',
+        dest_addr_ton: 1,
+        esm_class: 0x40,
+        data_coding: 0,
+        short_message: { udh: Buffer.from([0x05, 0x00, 0x03, 0x2a, 2, seq]), message },
+      });
+    expect((await part(2, ' til Gardermoen kl 06')).command_status).toBe(0); // parts may come out of order
+    expect((await part(1, 'taxi fra Majorstuen')).command_status).toBe(0);
+    const got = await until(async () => {
+      const k = await t.request('GET', `/v1/sms/keywords/${kw.body.id}`, { key: a.pat });
+      return k.body.messages_received === 1 && k.body;
+    }, 'the keyword message');
+    expect(got.last_message_at).toBeTruthy();
+    const list = await t.request('GET', '/v1/sms/messages', {
+      key: a.pat,
+      query: { direction: 'INBOUND', recipient: '+4759440000' },
+    });
+    expect(list.body.messages[0]).toMatchObject({
+      from_number: '+4791230003',
+      body: 'taxi fra Majorstuen til Gardermoen kl 06',
+      status: 'RECEIVED',
+    });
+  });
+
   it('keeps the link alive with enquire_link and re-binds after a drop', async () => {
     await until(() => smsc.enquireLinks >= 1, 'an enquire_link');
     const binds = smsc.binds.length;
