@@ -11,7 +11,7 @@ import {
   type SmsDriver,
   SubmitError,
 } from './drivers/driver.js';
-import type { MessageStatus, MessagesTable } from './migrations.js';
+import type { MessageStatus, MessagesTable, PartsTable } from './migrations.js';
 import type { SmsRepo } from './repo.js';
 import { type SmsEncoding, segment } from './segmentation.js';
 
@@ -180,6 +180,7 @@ export class SmsPipeline implements DriverSink {
     const seg = segment(msg.body);
     // An earlier attempt that submitted but died before recording SENT must not send twice.
     const recorded = await this.repo.partsOf(msg.id);
+    let parts: PartsTable[] = [];
     if (recorded.length < seg.parts.length) {
       let ids: string[];
       try {
@@ -199,18 +200,24 @@ export class SmsPipeline implements DriverSink {
         throw err;
       }
       const at = this.clock.nowMs();
-      for (const [i, id] of ids.entries()) {
-        await this.repo.insertPart({
-          smsc_message_id: id,
-          message_id: msg.id,
-          part_number: i + 1,
-          state: 'SUBMITTED',
-          error: null,
-          submitted_at: at,
-        });
-      }
+      parts = ids.map((id, i) => ({
+        smsc_message_id: id,
+        message_id: msg.id,
+        part_number: i + 1,
+        state: 'SUBMITTED' as const,
+        error: null,
+        submitted_at: at,
+      }));
     }
-    await this.move(msg, ['SENDING'], 'SENT', { sent_at: this.clock.nowMs() });
+    // The parts' SMSC ids and SENT in one commit: receipts can only find a part of a sent message.
+    const now = this.clock.nowMs();
+    const patch = { sent_at: now, updated_at: now };
+    let moved = false;
+    await this.repo.db.transaction().execute(async (trx) => {
+      if (parts.length > 0) await this.repo.insertParts(parts, trx);
+      moved = await this.repo.transition(msg.id, ['SENDING'], 'SENT', patch, trx);
+    });
+    if (moved) await this.notify(msg, 'SENT', patch);
   }
 
   private async applyReceipt(r: Receipt): Promise<void> {
@@ -327,18 +334,21 @@ export class SmsPipeline implements DriverSink {
     patch: Partial<MessagesTable>,
   ): Promise<boolean> {
     const now = this.clock.nowMs();
-    const moved = await this.repo.transition(msg.id, from, to, { ...patch, updated_at: now });
-    if (!moved) return false;
-    if (msg.callback_url) {
-      const after: MessagesTable = { ...msg, ...patch, status: to, updated_at: now };
-      await this.webhooks.send({
-        customerId: msg.customer_id,
-        url: msg.callback_url,
-        eventType: 'sms.status',
-        payload: statusPayload(after, msg.status),
-      });
-    }
-    return true;
+    const full = { ...patch, updated_at: now };
+    const moved = await this.repo.transition(msg.id, from, to, full);
+    if (moved) await this.notify(msg, to, full);
+    return moved;
+  }
+
+  /** The status callback of a change just made. */
+  private async notify(msg: MessagesTable, to: MessageStatus, patch: Partial<MessagesTable>): Promise<void> {
+    if (!msg.callback_url) return;
+    await this.webhooks.send({
+      customerId: msg.customer_id,
+      url: msg.callback_url,
+      eventType: 'sms.status',
+      payload: statusPayload({ ...msg, ...patch, status: to }, msg.status),
+    });
   }
 }
 

@@ -134,8 +134,9 @@ export class SmsRepo {
     from: readonly MessageStatus[],
     to: MessageStatus,
     patch: Partial<MessagesTable>,
+    db: Kysely<SmsTables> = this.db,
   ): Promise<boolean> {
-    const r = await this.db
+    const r = await db
       .updateTable('sms_messages')
       .set({ ...patch, status: to })
       .where('id', '=', id)
@@ -244,10 +245,10 @@ export class SmsRepo {
 
   // ---- parts
 
-  insertPart(row: PartsTable) {
-    return this.db
+  insertParts(rows: PartsTable[], db: Kysely<SmsTables> = this.db) {
+    return db
       .insertInto('sms_parts')
-      .values(row)
+      .values(rows)
       .onConflict((oc) => oc.column('smsc_message_id').doNothing())
       .execute();
   }
