@@ -80,6 +80,26 @@ describe('sending through the sandbox SMSC on the clock', () => {
     });
   });
 
+  it('sends once for a repeated Idempotency-Key, answering the first answer again', async () => {
+    const first = await t.request('POST', '/v1/sms/send', {
+      key: a.pat,
+      headers: { 'idempotency-key': 'sms-once-1' },
+      body: { to: ['+4791234599'], message: 'only once' },
+    });
+    const again = await t.request('POST', '/v1/sms/send', {
+      key: a.pat,
+      headers: { 'idempotency-key': 'sms-once-1' },
+      body: { to: ['+4791234599'], message: 'only once' },
+    });
+    expect(again.status).toBe(first.status);
+    expect(again.body.sms_message_id).toBe(first.body.sms_message_id);
+    const list = await t.request('GET', '/v1/sms/messages', {
+      key: a.pat,
+      query: { recipient: '+4791234599' },
+    });
+    expect(list.body.total).toBe(1);
+  });
+
   it('counts units: parts × recipients, UCS-2 for emoji', async () => {
     const r = await send(a, { to: ['+4791234567', '+4791234568'], message: `${'x'.repeat(69)}😀` });
     expect(r.body.units_estimate).toBe(4); // 71 units → 2 parts of UCS-2, × 2 recipients
@@ -310,7 +330,11 @@ describe('sender profiles', () => {
     await t.operator('POST', `/admin/v1/sms/sender-profiles/${p.body.id}/reject`, {});
     await t.advance(600);
     const m = await get(c, r.body.sms_message_id);
-    expect(m).toMatchObject({ status: 'FAILED', error_message: 'the sender profile is rejected', sent_at: null });
+    expect(m).toMatchObject({
+      status: 'FAILED',
+      error_message: 'the sender profile is rejected',
+      sent_at: null,
+    });
   });
 
   it('keeps exactly one default; the only default cannot be deleted', async () => {
