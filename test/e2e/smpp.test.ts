@@ -240,3 +240,35 @@ async function numberProfile(): Promise<string> {
   const list = await t.request('GET', '/v1/sms/sender-profiles', { key: a.pat });
   return list.body.find((p: { sender_id: string }) => p.sender_id === '+4791000001').id;
 }
+
+describe('an SMSC that refuses the bind', () => {
+  it('keeps messages QUEUED (and cancellable) while the link is down', async () => {
+    const wrong = await TestFjord.create({
+      FJORD_SMPP_URL: `smpp://fjord:wrong@127.0.0.1:${smsc.port}`,
+    });
+    try {
+      const c = await wrong.customer();
+      await wrong.request('POST', '/v1/sms/sender-profiles', {
+        key: c.pat,
+        body: { name: 'n', sender_id: '+4791000001' },
+      });
+      const binds = smsc.binds.length;
+      const r = await wrong.request('POST', '/v1/sms/send', {
+        key: c.pat,
+        body: { to: ['+4791234572'], message: 'x' },
+      });
+      await wrong.kernel.jobs.drain();
+      expect(smsc.binds.length).toBeGreaterThan(binds); // it tried, and was refused
+      const m = await wrong.request('GET', `/v1/sms/messages/${r.body.sms_message_id}`, { key: c.pat });
+      expect(m.body.status).toBe('QUEUED');
+      const jobs = await wrong.kernel.jobs.stats();
+      expect(jobs['queued']).toBeGreaterThanOrEqual(1); // retried later, on the clock
+      const cancel = await wrong.request('POST', `/v1/sms/messages/${r.body.sms_message_id}/cancel`, {
+        key: c.pat,
+      });
+      expect(cancel.status).toBe(200);
+    } finally {
+      await wrong.close();
+    }
+  });
+});

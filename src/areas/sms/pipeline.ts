@@ -162,6 +162,15 @@ export class SmsPipeline implements DriverSink {
     let msg = await this.repo.messageById(messageId);
     if (!msg) return;
     if (msg.status === 'QUEUED' || msg.status === 'SCHEDULED') {
+      // While the SMSC cannot be reached the message keeps waiting (and can still be cancelled).
+      try {
+        await this.driver.ready();
+      } catch (err) {
+        if (!lastAttempt) throw err;
+        const reason = `the network could not be reached: ${err instanceof Error ? err.message : String(err)}`;
+        await this.move(msg, ['QUEUED', 'SCHEDULED'], 'FAILED', { error_message: reason.slice(0, 500) });
+        return;
+      }
       if (!(await this.move(msg, ['QUEUED', 'SCHEDULED'], 'SENDING', {}))) return; // cancelled meanwhile
       msg = { ...msg, status: 'SENDING' };
     } else if (msg.status !== 'SENDING') {

@@ -48,6 +48,8 @@ export interface SmsDriver {
   readonly name: 'smpp' | 'sandbox';
   readonly simulated: boolean;
   readonly detail: string;
+  /** Resolves once the network can take a submission now (throws a transient SubmitError if not). */
+  ready(): Promise<void>;
   /** Submits every part; returns the network's id for each, in part order. */
   submit(sms: OutboundSms): Promise<string[]>;
   /** Opens the connection (role worker); receipts and inbound messages arrive while it is open. */

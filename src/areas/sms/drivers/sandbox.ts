@@ -51,6 +51,8 @@ export class SandboxDriver implements SmsDriver {
     return ids;
   }
 
+  async ready(): Promise<void> {}
+
   async start(): Promise<void> {}
   async stop(): Promise<void> {}
 }

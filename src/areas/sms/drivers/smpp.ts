@@ -96,10 +96,18 @@ export class SmppDriver implements SmsDriver {
     });
   }
 
-  async submit(sms: OutboundSms): Promise<string[]> {
-    const session = await this.bound().catch((err: Error) => {
+  async ready(): Promise<void> {
+    await this.link();
+  }
+
+  private link(): Promise<smpp.Session> {
+    return this.bound().catch((err: Error) => {
       throw new SubmitError(`SMSC not reachable: ${err.message}`, false);
     });
+  }
+
+  async submit(sms: OutboundSms): Promise<string[]> {
+    const session = await this.link();
     const src = address(sms.from);
     const dst = address(sms.to);
     const total = sms.parts.length;
