@@ -154,7 +154,7 @@ export const VARIABLES = {
     default: '10',
     min: 1,
     max: 1000,
-    doc: 'Most `submit_sm` awaiting their response at once (the SMSC\'s window).',
+    doc: "Most `submit_sm` awaiting their response at once (the SMSC's window).",
   },
   FJORD_SMPP_ENQUIRE_LINK_SECONDS: {
     kind: 'integer',
@@ -179,7 +179,7 @@ export const VARIABLES = {
     default: '3',
     min: 0,
     max: 86400,
-    doc: 'Seconds on Fjord\'s clock after which the sandbox SMSC reports a message delivered.',
+    doc: "Seconds on Fjord's clock after which the sandbox SMSC reports a message delivered.",
   },
   FJORD_SMS_SANDBOX_FAIL_NUMBERS: {
     kind: 'string',

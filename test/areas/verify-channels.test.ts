@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatedVoiceDriver } from '../../src/areas/verify/drivers/voice.js';
 import type { VerifyService } from '../../src/areas/verify/service.js';
@@ -171,6 +172,32 @@ describe('voice through the simulated driver', () => {
       expect((await go('+4741200004')).status).toBe(200);
     } finally {
       await limited.close();
+    }
+  });
+});
+
+describe('e-mail hand-over failure', () => {
+  it('answers 502 delivery_failed when the SMTP server cannot be reached, and ends the session', async () => {
+    // A port that was just free: nothing listens there.
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    await new Promise<void>((r) => server.close(() => r()));
+    const down = await TestFjord.create({ FJORD_SMTP_URL: `smtp://127.0.0.1:${port}` });
+    try {
+      const c = await down.customer();
+      const r = await down.request('POST', '/v1/verify/start', {
+        key: c.pat,
+        body: { channel: 'email', recipient: 'someone@example.test' },
+      });
+      expect(r.status).toBe(502);
+      expect(r.body.detail.code).toBe('delivery_failed');
+      const rows = await down.kernel.store.db.selectFrom('verify_sessions').selectAll().execute();
+      expect(rows.map((x) => [x.status, x.error_message])).toEqual([
+        ['failed', 'The email could not be handed over for delivery.'],
+      ]);
+    } finally {
+      await down.close();
     }
   });
 });
