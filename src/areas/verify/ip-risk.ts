@@ -46,17 +46,18 @@ const RANGES: [string, string, number, 'ipv4' | 'ipv6'][] = [
   ['reserved', '240.0.0.0', 4, 'ipv4'],
   ['unspecified', '::', 128, 'ipv6'],
   ['loopback', '::1', 128, 'ipv6'],
-  ['ipv4_mapped', '::ffff:0:0', 96, 'ipv6'],
   ['documentation', '2001:db8::', 32, 'ipv6'],
   ['private', 'fc00::', 7, 'ipv6'],
   ['link_local', 'fe80::', 10, 'ipv6'],
   ['multicast', 'ff00::', 8, 'ipv6'],
 ];
 
-const LISTS = new Map<string, BlockList>();
+// One list per range and family: a BlockList answers IPv4 addresses from its IPv6 rules too (as
+// IPv4-mapped addresses), so the families are kept apart.
+const LISTS = { ipv4: new Map<string, BlockList>(), ipv6: new Map<string, BlockList>() };
 for (const [name, net, prefix, family] of RANGES) {
-  const list = LISTS.get(name) ?? new BlockList();
-  LISTS.set(name, list);
+  const list = LISTS[family].get(name) ?? new BlockList();
+  LISTS[family].set(name, list);
   list.addSubnet(net, prefix, family);
 }
 
@@ -65,7 +66,7 @@ export function specialRangeOf(ip: string): string | null {
   // An IPv4-mapped IPv6 address is judged as the IPv4 address it carries.
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
   if (mapped) return specialRangeOf(mapped[1]!);
-  for (const [name, list] of LISTS) if (list.check(ip, family)) return name;
+  for (const [name, list] of LISTS[family]) if (list.check(ip, family)) return name;
   return null;
 }
 
