@@ -194,7 +194,7 @@ describe('e-mail hand-over failure', () => {
       expect(r.body.detail.code).toBe('delivery_failed');
       const rows = await down.kernel.store.db.selectFrom('verify_sessions').selectAll().execute();
       expect(rows.map((x) => [x.status, x.error_message])).toEqual([
-        ['failed', 'The email could not be handed over for delivery.'],
+        ['failed', 'The e-mail could not be handed over for delivery.'],
       ]);
     } finally {
       await down.close();

@@ -11,6 +11,8 @@ import { toMinor, voiceCost, voiceMinutes } from './prices.js';
 import { OPEN_STATUSES, type VerifyRepo } from './repo.js';
 import type { VerifySmsPort } from './sms-port.js';
 
+const CHANNEL_LABEL: Record<Channel, string> = { sms: 'SMS', voice: 'call', email: 'e-mail' };
+
 /** The domain of an address such as `Fjord <no-reply@fjord.localhost>`. */
 const domainOf = (address: string) => /@([^>\s]+)>?\s*$/.exec(address)?.[1] ?? 'localhost';
 
@@ -115,11 +117,11 @@ export class Delivery {
       await this.d.repo.transition(s.id, OPEN_STATUSES, {
         status: 'failed',
         ended_at: this.d.clock.nowMs(),
-        error_message: `The ${s.channel} could not be handed over for delivery.`,
+        error_message: `The ${CHANNEL_LABEL[s.channel]} could not be handed over for delivery.`,
       });
       this.d.log.warn({ err, session: s.id, channel: s.channel }, 'verification delivery failed');
       if (isAppError(err)) throw err;
-      throw verifyErrors.deliveryFailed(s.channel === 'sms' ? 'SMS' : s.channel, err);
+      throw verifyErrors.deliveryFailed(CHANNEL_LABEL[s.channel], err);
     }
   }
 
