@@ -65,7 +65,7 @@ export const smsArea: AreaModule = {
     pipeline.useKeywords(keywords);
     const profiles = new SenderProfiles(repo, clock, currency);
     const contacts = (services['contacts'] as ContactsPort | undefined) ?? null;
-    const service = new SmsService(repo, pipeline, profiles, clock, currency, contacts);
+    const service = new SmsService(repo, pipeline, profiles, clock, currency, contacts, kernel.webhooks);
     const reporting = new SmsReporting(repo, clock, currency, async (customerId) =>
       (await kernel.identity.listKeys(customerId)).some(
         (k) => k.key_type === 'service' && k.service === 'sms',

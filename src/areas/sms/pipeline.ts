@@ -146,6 +146,24 @@ export class SmsPipeline implements DriverSink {
     return this.move(message, ['QUEUED', 'SCHEDULED'], 'CANCELLED', {});
   }
 
+  /**
+   * Before a recipient is erased: every message to them still waiting (QUEUED or SCHEDULED) is
+   * CANCELLED — the one move the spec allows from those states short of sending — with its status
+   * webhook. Answers how many were stopped. One already SENDING is in the driver's hands; if its
+   * submission has to be retried after the number is masked, the driver refuses the masked
+   * destination and the message FAILS.
+   */
+  async stopWaitingFor(customerId: string, phone: string | null, contactId: string | null): Promise<number> {
+    let stopped = 0;
+    for (const msg of await this.repo.waitingFor(customerId, phone, contactId)) {
+      const moved = await this.move(msg, ['QUEUED', 'SCHEDULED'], 'CANCELLED', {
+        error_message: 'cancelled before sending: the recipient was erased (GDPR)',
+      });
+      if (moved) stopped++;
+    }
+    return stopped;
+  }
+
   // ---- driver callbacks: made durable first, then acknowledged
 
   async receipt(r: Receipt): Promise<void> {

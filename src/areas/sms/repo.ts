@@ -216,6 +216,23 @@ export class SmsRepo {
       .executeTakeFirst();
     return { n: Number(r?.n ?? 0), units: Number(r?.units ?? 0) };
   }
+  /** Outbound messages of the customer to this number or contact that are still waiting to be sent. */
+  async waitingFor(customerId: string, phone: string | null, contactId: string | null) {
+    if (!phone && !contactId) return [];
+    return this.db
+      .selectFrom('sms_messages')
+      .selectAll()
+      .where('customer_id', '=', customerId)
+      .where('direction', '=', 'OUTBOUND')
+      .where('status', 'in', ['QUEUED', 'SCHEDULED'])
+      .where((eb) =>
+        eb.or([
+          ...(phone ? [eb('to_number', '=', phone)] : []),
+          ...(contactId ? [eb('contact_id', '=', contactId)] : []),
+        ]),
+      )
+      .execute();
+  }
   /** GDPR erasure of a contact: the number is replaced by its mask wherever it appears. */
   async maskNumber(customerId: string, phone: string | null, masked: string, contactId: string | null) {
     if (phone) await this.maskIn(customerId, phone, masked);

@@ -2,6 +2,7 @@ import type { Clock } from '../../kernel/clock.js';
 import { isoOf } from '../../kernel/clock.js';
 import { AppError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
+import type { WebhookService } from '../../kernel/webhooks/webhooks.js';
 import { smsErrors } from './errors.js';
 import type { MessageStatus, MessagesTable } from './migrations.js';
 import { maskNumber, toE164 } from './phone.js';
@@ -59,6 +60,7 @@ export class SmsService {
     private readonly clock: Clock,
     private readonly currency: string,
     private readonly contacts: ContactsPort | null,
+    private readonly webhooks: Pick<WebhookService, 'scrub'>,
   ) {
     contacts?.onErase((e) => this.forgetNumber(e.customerId, e.phone, e.contactId));
   }
@@ -241,9 +243,16 @@ export class SmsService {
     return out;
   }
 
-  /** GDPR erasure of a contact: its number becomes `+47*******` in every message kept. */
+  /**
+   * GDPR erasure of a contact. First every message to them still waiting is cancelled (never sent
+   * to a masked number), then the number becomes `+47********` in every message kept and in the
+   * customer's webhook delivery log (the status callbacks carried it).
+   */
   private async forgetNumber(customerId: string, phone: string | null, contactId: string) {
-    await this.repo.maskNumber(customerId, phone, phone ? maskNumber(phone) : '', contactId);
+    await this.pipeline.stopWaitingFor(customerId, phone, contactId);
+    const masked = phone ? maskNumber(phone) : '';
+    await this.repo.maskNumber(customerId, phone, masked, contactId);
+    if (phone) await this.webhooks.scrub(customerId, phone, masked);
   }
 }
 

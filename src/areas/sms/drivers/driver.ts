@@ -1,3 +1,4 @@
+import { toE164 } from '../phone.js';
 import type { SmsEncoding } from '../segmentation.js';
 
 /** One message to hand to the network, already split into its parts. */
@@ -41,6 +42,16 @@ export class SubmitError extends Error {
     super(message);
     this.name = 'SubmitError';
   }
+}
+
+/**
+ * Refuses a destination that is not a valid E.164 number, as a permanent failure. The pipeline
+ * only accepts valid numbers, but a stored one can change later (a GDPR erasure masks it to
+ * `+47********`): such a string must never reach the network.
+ */
+export function assertDestination(to: string): void {
+  if (toE164(to) !== to)
+    throw new SubmitError(`destination ${JSON.stringify(to)} is not a valid E.164 number`, true);
 }
 
 /** A way to reach the mobile network: a real SMSC over SMPP, or the built-in sandbox. */

@@ -1,6 +1,6 @@
 import { randomString } from '../../../kernel/ids.js';
 import type { JobQueue } from '../../../kernel/jobs/queue.js';
-import type { DriverSink, OutboundSms, SmsDriver } from './driver.js';
+import { assertDestination, type DriverSink, type OutboundSms, type SmsDriver } from './driver.js';
 
 export const SANDBOX_RECEIPT_JOB = 'sms.sandbox.receipt';
 
@@ -42,6 +42,7 @@ export class SandboxDriver implements SmsDriver {
   }
 
   async submit(sms: OutboundSms): Promise<string[]> {
+    assertDestination(sms.to);
     const ids = sms.parts.map(() => `sbx-${randomString(20)}`);
     await this.jobs.enqueue(
       SANDBOX_RECEIPT_JOB,

@@ -1,7 +1,13 @@
 import type { Logger } from 'pino';
 import smpp from 'smpp';
 import { concatenationUdh, DATA_CODING, encodePart } from '../segmentation.js';
-import { type DriverSink, type OutboundSms, type SmsDriver, SubmitError } from './driver.js';
+import {
+  assertDestination,
+  type DriverSink,
+  type OutboundSms,
+  type SmsDriver,
+  SubmitError,
+} from './driver.js';
 import { parseDeliverSm } from './smpp-deliver.js';
 
 export interface SmppOptions {
@@ -107,6 +113,7 @@ export class SmppDriver implements SmsDriver {
   }
 
   async submit(sms: OutboundSms): Promise<string[]> {
+    assertDestination(sms.to);
     const session = await this.link();
     const src = address(sms.from);
     const dst = address(sms.to);
