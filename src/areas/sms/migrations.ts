@@ -1,9 +1,33 @@
-import type { Kysely, Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
 type AnyDb = Kysely<any>;
 
 export const smsMigrations: Record<string, Migration> = {
+  // At most one default sender profile per customer, enforced by the store: two profiles created
+  // at once cannot both become the default. Rows written before it are repaired first: the oldest
+  // default stays; a customer with profiles but no default gets its oldest one.
+  '2026-11-22-0554-sms-one-default-profile': {
+    async up(db: AnyDb) {
+      await sql`UPDATE sms_sender_profiles SET is_default = 0 WHERE is_default = 1 AND id <> (
+        SELECT p.id FROM sms_sender_profiles p
+        WHERE p.customer_id = sms_sender_profiles.customer_id AND p.is_default = 1
+        ORDER BY p.created_at, p.id LIMIT 1)`.execute(db);
+      await sql`UPDATE sms_sender_profiles SET is_default = 1 WHERE id = (
+        SELECT p.id FROM sms_sender_profiles p
+        WHERE p.customer_id = sms_sender_profiles.customer_id
+        ORDER BY p.created_at, p.id LIMIT 1)
+        AND NOT EXISTS (SELECT 1 FROM sms_sender_profiles d
+          WHERE d.customer_id = sms_sender_profiles.customer_id AND d.is_default = 1)`.execute(db);
+      await db.schema
+        .createIndex('sms_sender_profiles_one_default')
+        .on('sms_sender_profiles')
+        .column('customer_id')
+        .unique()
+        .where(sql.ref('is_default'), '=', 1)
+        .execute();
+    },
+  },
   '2026-11-22-0550-sms-sender-profiles': {
     async up(db: AnyDb) {
       await db.schema

@@ -1,4 +1,5 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
+import { isUniqueViolation } from '../../kernel/store/dialect.js';
 import type { Store } from '../../kernel/store/store.js';
 import type {
   KeywordsTable,
@@ -35,8 +36,18 @@ export class SmsRepo {
 
   // ---- sender profiles
 
-  insertProfile(row: SenderProfilesTable) {
-    return this.db.insertInto('sms_sender_profiles').values(row).execute();
+  insertProfile(row: SenderProfilesTable, db: Kysely<SmsTables> = this.db) {
+    return db.insertInto('sms_sender_profiles').values(row).execute();
+  }
+  /** Runs `work` in a transaction, again when a concurrent one took the default first (PostgreSQL). */
+  async profileTransaction<T>(work: (trx: Kysely<SmsTables>) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.db.transaction().execute(work);
+      } catch (err) {
+        if (attempt >= 5 || !isUniqueViolation(err)) throw err;
+      }
+    }
   }
   listProfiles(customerId: string) {
     return this.db
@@ -47,8 +58,8 @@ export class SmsRepo {
       .orderBy('id')
       .execute();
   }
-  profile(customerId: string, id: string) {
-    return this.db
+  profile(customerId: string, id: string, db: Kysely<SmsTables> = this.db) {
+    return db
       .selectFrom('sms_sender_profiles')
       .selectAll()
       .where('customer_id', '=', customerId)
@@ -66,21 +77,64 @@ export class SmsRepo {
       .where('is_default', '=', 1)
       .executeTakeFirst();
   }
-  /** Makes `id` the customer's one default profile. */
-  async makeDefault(customerId: string, id: string) {
-    await this.db
+  /** Makes `id` the customer's one default profile (clears the old one first: the unique index). */
+  async makeDefault(customerId: string, id: string, db: Kysely<SmsTables> = this.db) {
+    await db
       .updateTable('sms_sender_profiles')
-      .set({ is_default: sql<number>`CASE WHEN id = ${id} THEN 1 ELSE 0 END` })
+      .set({ is_default: 0 })
       .where('customer_id', '=', customerId)
+      .where('is_default', '=', 1)
+      .where('id', '<>', id)
       .execute();
+    await db.updateTable('sms_sender_profiles').set({ is_default: 1 }).where('id', '=', id).execute();
   }
-  async deleteProfile(customerId: string, id: string): Promise<boolean> {
-    const r = await this.db
+  /**
+   * Makes `id` the default only when the customer has none; answers whether it did. With the
+   * partial unique index, a concurrent transaction doing the same fails instead of making two.
+   */
+  async makeDefaultIfNone(customerId: string, id: string, db: Kysely<SmsTables>): Promise<boolean> {
+    const r = await db
+      .updateTable('sms_sender_profiles')
+      .set({ is_default: 1 })
+      .where('id', '=', id)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('sms_sender_profiles as d')
+              .select('d.id')
+              .where('d.customer_id', '=', customerId)
+              .where('d.is_default', '=', 1),
+          ),
+        ),
+      )
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+  /** The customer's oldest profile. */
+  oldestProfile(customerId: string, db: Kysely<SmsTables>) {
+    return db
+      .selectFrom('sms_sender_profiles')
+      .selectAll()
+      .where('customer_id', '=', customerId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .executeTakeFirst();
+  }
+  async deleteProfile(customerId: string, id: string, db: Kysely<SmsTables> = this.db): Promise<boolean> {
+    const r = await db
       .deleteFrom('sms_sender_profiles')
       .where('customer_id', '=', customerId)
       .where('id', '=', id)
       .executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
+  }
+  countProfiles(customerId: string, db: Kysely<SmsTables>) {
+    return db
+      .selectFrom('sms_sender_profiles')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('customer_id', '=', customerId)
+      .executeTakeFirstOrThrow()
+      .then((r) => Number(r.n));
   }
   listProfilesByApproval(status: string | undefined) {
     let q = this.db.selectFrom('sms_sender_profiles').selectAll();

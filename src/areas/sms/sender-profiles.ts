@@ -80,7 +80,6 @@ export class SenderProfiles {
     const sender = classifySenderId(input.sender_id);
     const custom = sender.kind === 'alphanumeric';
     if (custom && input.brand_confirmation !== true) throw smsErrors.brandConfirmationRequired();
-    const existing = await this.repo.listProfiles(customerId);
     const row: SenderProfilesTable = {
       id: newId(),
       customer_id: customerId,
@@ -96,24 +95,31 @@ export class SenderProfiles {
       created_at: this.clock.nowMs(),
       reviewed_at: null,
     };
-    await this.repo.insertProfile(row);
-    if (existing.length === 0 || input.is_default) {
-      await this.repo.makeDefault(customerId, row.id);
-      row.is_default = 1;
-    }
-    return profileView(row);
+    // The profile and the choice of default in one transaction; the store's unique index on the
+    // default makes two concurrent first profiles one default and one not (the loser retries).
+    const isDefault = await this.repo.profileTransaction(async (trx) => {
+      await this.repo.insertProfile(row, trx);
+      if (input.is_default) {
+        await this.repo.makeDefault(customerId, row.id, trx);
+        return true;
+      }
+      return this.repo.makeDefaultIfNone(customerId, row.id, trx);
+    });
+    return profileView({ ...row, is_default: isDefault ? 1 : 0 });
   }
 
   async delete(customerId: string, id: string) {
-    const profile = await this.repo.profile(customerId, id);
-    if (!profile) throw smsErrors.profileNotFound();
-    const all = await this.repo.listProfiles(customerId);
-    if (profile.is_default === 1 && all.length === 1) throw smsErrors.onlyDefaultProfile();
-    await this.repo.deleteProfile(customerId, id);
-    if (profile.is_default === 1) {
-      const next = all.find((p) => p.id !== id)!;
-      await this.repo.makeDefault(customerId, next.id);
-    }
+    await this.repo.profileTransaction(async (trx) => {
+      const profile = await this.repo.profile(customerId, id, trx);
+      if (!profile) throw smsErrors.profileNotFound();
+      if (profile.is_default === 1 && (await this.repo.countProfiles(customerId, trx)) === 1) {
+        throw smsErrors.onlyDefaultProfile();
+      }
+      await this.repo.deleteProfile(customerId, id, trx);
+      // The oldest profile left becomes the default, unless one is already.
+      const next = await this.repo.oldestProfile(customerId, trx);
+      if (next) await this.repo.makeDefaultIfNone(customerId, next.id, trx);
+    });
     return { message: 'Sender profile deleted.', profile_id: id };
   }
 
