@@ -49,6 +49,8 @@ describe('ip ranges', () => {
     ['2001:db8::1', 'documentation'],
     ['::ffff:10.1.1.1', 'private'],
     ['::ffff:8.8.8.8', null],
+    ['::ffff:a01:101', 'private'],
+    ['::FFFF:808:808', null],
     ['2a00:1450:4001:82b::200e', null],
   ])('%s is %s', (ip, range) => {
     expect(specialRangeOf(ip)).toBe(range);

@@ -66,6 +66,11 @@ export function specialRangeOf(ip: string): string | null {
   // An IPv4-mapped IPv6 address is judged as the IPv4 address it carries.
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
   if (mapped) return specialRangeOf(mapped[1]!);
+  const mappedHex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip);
+  if (mappedHex) {
+    const [hi, lo] = [Number.parseInt(mappedHex[1]!, 16), Number.parseInt(mappedHex[2]!, 16)];
+    return specialRangeOf(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
+  }
   for (const [name, list] of LISTS[family]) if (list.check(ip, family)) return name;
   return null;
 }
