@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertDestination, SubmitError } from '../../src/areas/sms/drivers/driver.js';
 import type { SmsTables } from '../../src/areas/sms/migrations.js';

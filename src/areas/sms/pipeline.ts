@@ -19,6 +19,8 @@ export const SUBMIT_JOB = 'sms.submit';
 export const RECEIPT_JOB = 'sms.receipt';
 export const INBOUND_JOB = 'sms.inbound';
 const SUBMIT_ATTEMPTS = 8;
+/** Most message rows one group commit of accepted sends writes (a send is never split). */
+const GROUP_COMMIT_ROWS = 2000;
 /** Replies are matched to messages sent at most this long ago. */
 const REPLY_WINDOW_MS = 30 * 86400_000;
 
@@ -125,18 +127,67 @@ export class SmsPipeline implements DriverSink {
     };
   }
 
-  /** Stores new outbound messages and puts each on the clock. */
-  async accept(rows: MessagesTable[]): Promise<void> {
-    // One transaction: an accepted message always has its job, and one commit is cheaper than two.
+  /**
+   * Stores new outbound messages and puts each on the clock; resolves once they are committed.
+   * Group commit: sends arriving while a transaction is being written wait for it and then share
+   * the next one (rows and jobs as multi-row inserts), so a busy API commits once for many sends
+   * instead of once per send. Nothing is acknowledged before its commit; if a shared
+   * transaction fails, each send in it is written again on its own, so one cannot fail another.
+   */
+  accept(rows: MessagesTable[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.acceptQueue.push({ rows, resolve, reject });
+      // After the requests the event loop already read in this turn have reached here too (with
+      // SQLite a transaction never yields to the loop, so without this each commit holds one send).
+      if (!this.accepting) {
+        this.accepting = true;
+        setImmediate(() => void this.drainAccepted());
+      }
+    });
+  }
+
+  private readonly acceptQueue: {
+    rows: MessagesTable[];
+    resolve: () => void;
+    reject: (err: unknown) => void;
+  }[] = [];
+  private accepting = false;
+
+  private async drainAccepted(): Promise<void> {
+    this.accepting = true;
+    try {
+      while (this.acceptQueue.length > 0) {
+        let count = 0;
+        let take = 0;
+        while (take < this.acceptQueue.length && (take === 0 || count < GROUP_COMMIT_ROWS)) {
+          count += this.acceptQueue[take]!.rows.length;
+          take++;
+        }
+        const batch = this.acceptQueue.splice(0, take);
+        try {
+          await this.writeAccepted(batch.flatMap((b) => b.rows));
+          for (const b of batch) b.resolve();
+        } catch (err) {
+          if (batch.length === 1) batch[0]!.reject(err);
+          else {
+            for (const b of batch) await this.writeAccepted(b.rows).then(b.resolve, b.reject);
+          }
+        }
+      }
+    } finally {
+      this.accepting = false;
+    }
+  }
+
+  /** One transaction: an accepted message always has its job. */
+  private async writeAccepted(rows: MessagesTable[]): Promise<void> {
     await this.repo.db.transaction().execute(async (trx) => {
       await this.repo.insertMessages(rows, trx);
-      for (const row of rows) {
-        await this.jobs.enqueue(
-          SUBMIT_JOB,
-          { messageId: row.id },
-          { runAt: row.scheduled_at ?? undefined, db: trx },
-        );
-      }
+      await this.jobs.enqueueMany(
+        SUBMIT_JOB,
+        rows.map((row) => ({ payload: { messageId: row.id }, runAt: row.scheduled_at ?? undefined })),
+        { db: trx },
+      );
     });
     if (rows.some((r) => r.scheduled_at === null)) this.jobs.wake(SUBMIT_JOB);
   }
