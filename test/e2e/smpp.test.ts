@@ -272,3 +272,27 @@ describe('an SMSC that refuses the bind', () => {
     }
   });
 });
+
+describe('a destination that is no longer a phone number', () => {
+  it('is never submitted: a masked number (after an erasure) fails the message without a submit_sm', async () => {
+    const at = new Date(t.kernel.clock.nowMs() + 3600_000).toISOString();
+    const s = await t.request('POST', '/v1/sms/send', {
+      key: a.pat,
+      body: { to: ['+4791120031'], message: 'after erasure', scheduled_at: at },
+    });
+    expect(s.status).toBe(201);
+    const id = s.body.sms_message_id as string;
+    // As if an attempt had taken it to SENDING and the recipient was erased before its retry.
+    await t.kernel.store.db
+      .updateTable('sms_messages')
+      .set({ status: 'SENDING', to_number: '+47********' })
+      .where('id', '=', id)
+      .execute();
+    const before = smsc.submits.length;
+    await t.advance(3601);
+    await until(statusIs(id, 'FAILED'), 'FAILED');
+    expect((await message(id)).error_message).toMatch(/not a valid E\.164/);
+    expect(smsc.submits.slice(before).map((p) => p.destination_addr)).not.toContain('47********');
+    expect(smsc.submits.slice(before).some((p) => String(p.destination_addr).includes('*'))).toBe(false);
+  });
+});
