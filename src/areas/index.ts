@@ -1,10 +1,13 @@
 import type { AreaModule } from '../kernel/kernel.js';
 import { accountArea } from './account/index.js';
+import { contactsArea } from './contacts/index.js';
 import { dnsArea } from './dns/index.js';
 import { domainVerificationArea } from './domain-verification/index.js';
 import { dynArea } from './dyn/index.js';
 import { regionsArea } from './regions/index.js';
+import { smsArea } from './sms/index.js';
 import { storageArea } from './storage/index.js';
+import { verifyArea } from './verify/index.js';
 import { webhooksArea } from './webhooks/index.js';
 
 /**
@@ -18,4 +21,7 @@ export const AREAS: AreaModule[] = [
   dnsArea,
   domainVerificationArea,
   dynArea,
+  contactsArea,
+  smsArea,
+  verifyArea,
 ];

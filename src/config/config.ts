@@ -55,6 +55,21 @@ export interface Config {
   resolver: string | null;
   domainVerification: { label: string; cnameTarget: string };
   dyn: { zone: string; ttl: number; plans: { home: DynPlanLimits; fleet: DynPlanLimits } };
+  /** Outgoing e-mail: nodemailer's SMTP URL, or null for the simulated transport. */
+  smtpUrl: string | null;
+  mailFrom: string;
+  voice: { callerId: string; simulatedNoAnswer: string[]; simulatedBusy: string[] };
+  sms: {
+    driver: 'sandbox' | 'smpp';
+    smppUrl: string | null;
+    smppSystemType: string;
+    smppWindow: number;
+    smppEnquireLinkSeconds: number;
+    sharedNumber: string;
+    currency: string;
+    sandboxDeliverySeconds: number;
+    sandboxFailNumbers: string[];
+  };
 }
 
 export interface DynPlanLimits {
@@ -156,7 +171,34 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
       rrlRate: value('FJORD_DNS_RRL_RATE', asInteger) ?? 50,
     },
     resolver: value('FJORD_RESOLVER', asResolverAddress) ?? null,
+    smtpUrl: value('FJORD_SMTP_URL', asSmtpUrl) ?? null,
+    mailFrom: value('FJORD_MAIL_FROM', asString) ?? 'Fjord <no-reply@fjord.localhost>',
+    voice: {
+      callerId: value('FJORD_VOICE_CALLER_ID', asE164) ?? '+4721000000',
+      simulatedNoAnswer: value('FJORD_VOICE_SIMULATED_NO_ANSWER', asE164List) ?? [],
+      simulatedBusy: value('FJORD_VOICE_SIMULATED_BUSY', asE164List) ?? [],
+    },
+    sms: {
+      driver:
+        (value('FJORD_SMS_DRIVER', asEnum) as 'sandbox' | 'smpp' | undefined) ??
+        (merged['FJORD_SMPP_URL'] ? 'smpp' : 'sandbox'),
+      smppUrl: value('FJORD_SMPP_URL', asSmppUrl) ?? null,
+      smppSystemType: value('FJORD_SMPP_SYSTEM_TYPE', asString) ?? '',
+      smppWindow: value('FJORD_SMPP_WINDOW', asInteger) ?? 10,
+      smppEnquireLinkSeconds: value('FJORD_SMPP_ENQUIRE_LINK_SECONDS', asInteger) ?? 30,
+      sharedNumber: value('FJORD_SMS_SHARED_NUMBER', asE164) ?? '+4759440000',
+      currency: value('FJORD_SMS_CURRENCY', asEnum) ?? 'NOK',
+      sandboxDeliverySeconds: value('FJORD_SMS_SANDBOX_DELIVERY_SECONDS', asInteger) ?? 3,
+      sandboxFailNumbers: value('FJORD_SMS_SANDBOX_FAIL_NUMBERS', asE164List) ?? [],
+    },
   };
+  if (
+    config.sms.driver === 'smpp' &&
+    !config.sms.smppUrl &&
+    !problems.some((p) => p.startsWith('FJORD_SMPP_URL'))
+  ) {
+    problems.push('FJORD_SMS_DRIVER=smpp: needs FJORD_SMPP_URL (smpp://system_id:password@host:port)');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }
@@ -295,6 +337,20 @@ const urlOf = (...schemes: string[]) =>
   };
 const asHttpUrl = urlOf('http', 'https');
 const asRedisUrl = urlOf('redis', 'rediss');
+const asSmtpUrl = urlOf('smtp', 'smtps');
+const asSmppUrl = urlOf('smpp', 'ssmpp');
+
+function asE164(raw: string): string {
+  if (!/^\+[1-9]\d{6,14}$/.test(raw)) throw new Error('expected an E.164 number such as +4721000000');
+  return raw;
+}
+
+const asE164List = (raw: string): string[] =>
+  raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map(asE164);
 
 function asHost(raw: string): string {
   if (isIP(raw) || /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i.test(raw)) return raw;

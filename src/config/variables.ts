@@ -215,6 +215,75 @@ export const VARIABLES = {
     default: 'hostnames=500,updates_per_hour=360,sources=10',
     doc: 'Limits of the `fleet` plan (business customers), same keys as `FJORD_DYN_HOME_LIMITS`.',
   },
+  FJORD_SMTP_URL: {
+    kind: 'url',
+    doc: 'SMTP server for outgoing e-mail (`smtp://` or `smtps://`, optional `user:password@`), such as verification codes. Unset: e-mail goes to a simulated transport that keeps messages in memory.',
+  },
+  FJORD_MAIL_FROM: {
+    kind: 'string',
+    default: 'Fjord <no-reply@fjord.localhost>',
+    doc: 'The default no-reply sender of e-mail, used when the customer has no verified e-mail domain.',
+  },
+  FJORD_VOICE_CALLER_ID: {
+    kind: 'string',
+    default: '+4721000000',
+    doc: 'The fixed caller id (E.164) of verification calls.',
+  },
+  FJORD_VOICE_SIMULATED_NO_ANSWER: {
+    kind: 'string',
+    doc: 'Comma-separated E.164 numbers the simulated voice driver lets ring out unanswered (`voice_no_answer`).',
+  },
+  FJORD_VOICE_SIMULATED_BUSY: {
+    kind: 'string',
+    doc: 'Comma-separated E.164 numbers the simulated voice driver finds busy (`voice_busy`).',
+  },
+  FJORD_SMS_DRIVER: {
+    kind: 'enum',
+    values: ['sandbox', 'smpp'],
+    doc: 'How SMS reach the network: `smpp` (an SMSC at `FJORD_SMPP_URL`) or `sandbox` (the built-in simulated SMSC). Default: `smpp` when `FJORD_SMPP_URL` is set, else `sandbox`.',
+  },
+  FJORD_SMPP_URL: {
+    kind: 'url',
+    secret: true,
+    doc: 'The SMSC: `smpp://<system_id>:<password>@host:port` (or `ssmpp://` for TLS). Fjord binds as a transceiver.',
+  },
+  FJORD_SMPP_SYSTEM_TYPE: { kind: 'string', doc: 'The `system_type` of the bind, when the SMSC wants one.' },
+  FJORD_SMPP_WINDOW: {
+    kind: 'integer',
+    default: '10',
+    min: 1,
+    max: 1000,
+    doc: "Most `submit_sm` awaiting their response at once (the SMSC's window).",
+  },
+  FJORD_SMPP_ENQUIRE_LINK_SECONDS: {
+    kind: 'integer',
+    default: '30',
+    min: 1,
+    max: 3600,
+    doc: 'Seconds between `enquire_link` keepalives; an unanswered one drops and re-binds the link.',
+  },
+  FJORD_SMS_SHARED_NUMBER: {
+    kind: 'string',
+    default: '+4759440000',
+    doc: 'The shared number (E.164) that SMS keywords are reserved on and that inbound messages to keywords arrive at.',
+  },
+  FJORD_SMS_CURRENCY: {
+    kind: 'enum',
+    default: 'NOK',
+    values: ['NOK', 'SEK', 'DKK', 'EUR', 'USD'],
+    doc: 'Currency SMS usage is priced in (NOK 0.99, SEK 0.99, DKK 0.79, EUR 0.10, USD 0.10 per unit).',
+  },
+  FJORD_SMS_SANDBOX_DELIVERY_SECONDS: {
+    kind: 'integer',
+    default: '3',
+    min: 0,
+    max: 86400,
+    doc: "Seconds on Fjord's clock after which the sandbox SMSC reports a message delivered.",
+  },
+  FJORD_SMS_SANDBOX_FAIL_NUMBERS: {
+    kind: 'string',
+    doc: 'Comma-separated E.164 numbers the sandbox SMSC fails to deliver to (`FAILED`, `UNDELIV`).',
+  },
 } as const satisfies Record<string, VariableSpec>;
 
 export type VariableName = keyof typeof VARIABLES;

@@ -96,6 +96,30 @@ describe('enqueue and drain', () => {
   });
 });
 
+describe('enqueueMany', () => {
+  it('writes many jobs of a kind (more than one statement holds) that each run once, delayed ones at their time', async () => {
+    const kind = freshKind('many');
+    const seen: number[] = [];
+    t.kernel.jobs.register<{ n: number }>(kind, { maxAttempts: 3, run: async ({ n }) => void seen.push(n) });
+    const later = t.kernel.clock.nowMs() + 60_000;
+    const items = Array.from({ length: 1201 }, (_, n) => ({
+      payload: { n },
+      runAt: n === 0 ? later : undefined,
+    }));
+    await t.kernel.jobs.enqueueMany(kind, items);
+    const rows = await jobsOfKind(kind);
+    expect(rows).toHaveLength(1201);
+    expect(new Set(rows.map((r) => r.id)).size).toBe(1201);
+    expect(rows.every((r) => r.max_attempts === 3 && r.status === 'queued')).toBe(true);
+    while ((await t.kernel.jobs.drain()) > 0) {}
+    expect(seen.sort((x, y) => x - y)).toEqual(Array.from({ length: 1200 }, (_, i) => i + 1));
+    await t.advance(60);
+    while ((await t.kernel.jobs.drain()) > 0) {}
+    expect(seen).toContain(0);
+    expect(await jobsOfKind(kind)).toEqual([]);
+  });
+});
+
 describe('retries', () => {
   it('doubles the default backoff from 5 s and caps it at an hour', () => {
     expect([1, 2, 3, 4, 5].map(defaultBackoff)).toEqual([5, 10, 20, 40, 80]);

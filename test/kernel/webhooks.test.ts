@@ -528,3 +528,39 @@ describe('IPv6 forms that reach IPv4 or local networks', () => {
     expect(isPrivateAddress('93.184.215.14')).toBe(false);
   });
 });
+
+describe('scrubbing the delivery log (erasure)', () => {
+  it('rewrites a value in one customer’s stored payloads, URLs and attempt errors, and no one else’s', async () => {
+    const c = await t.customer();
+    const d = await t.customer();
+    receiver.plan('/scrub/+4791234567', 500);
+    const mine = await t.kernel.webhooks.send({
+      customerId: c.id,
+      url: `${receiver.base}/scrub/+4791234567`,
+      eventType: 'x.scrub',
+      payload: { to_number: '+4791234567', other: '+4791234568' },
+    });
+    const theirs = await t.kernel.webhooks.send({
+      customerId: d.id,
+      url: `${receiver.base}/scrub`,
+      eventType: 'x.scrub',
+      payload: { to_number: '+4791234567' },
+    });
+    await t.advance(0);
+    // Make the attempt's error text carry the value too, as a receiver's answer might.
+    await db
+      .updateTable('webhook_attempts')
+      .set({ error: 'HTTP 500 for +4791234567' })
+      .where('delivery_id', '=', mine)
+      .execute();
+
+    expect(await t.kernel.webhooks.scrub(c.id, '+4791234567', '+47********')).toBe(1);
+    const row = await deliveryRow(mine);
+    expect(JSON.parse(row.payload)).toEqual({ to_number: '+47********', other: '+4791234568' });
+    expect(row.url).toBe(`${receiver.base}/scrub/+47********`);
+    const attempts = await t.kernel.webhooks.attemptsOf(mine);
+    expect(attempts.map((x) => x.error)).toEqual(['HTTP 500 for +47********']);
+    expect(JSON.parse((await deliveryRow(theirs)).payload)).toEqual({ to_number: '+4791234567' });
+    expect(await t.kernel.webhooks.scrub(c.id, '+4791234567', '+47********')).toBe(0);
+  });
+});

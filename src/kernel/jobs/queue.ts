@@ -16,6 +16,11 @@ export interface JobKind<P = unknown> {
   maxAttempts?: number;
   /** Seconds to wait before attempt `attempt + 1`. Default: 5 s doubling, at most an hour. */
   backoffSeconds?: (attempt: number) => number;
+  /**
+   * Jobs of this kind claimed together may run at the same time (e.g. network round trips that
+   * need no order among themselves). Default: one after another, in due order.
+   */
+  concurrent?: boolean;
 }
 
 export interface EnqueueOptions {
@@ -24,6 +29,12 @@ export interface EnqueueOptions {
   /** At most one live job per key: a second enqueue with the same key is ignored. */
   uniqueKey?: string;
   maxAttempts?: number;
+  /**
+   * A transaction to write the job in, so that it commits (or not) with the caller's own rows.
+   * The worker is then not woken: call `wake` after the commit.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: any area's transaction
+  db?: Kysely<any>;
 }
 
 const LEASE_MS = 5 * 60_000;
@@ -68,8 +79,9 @@ export class JobQueue {
   async enqueue(kind: string, payload: unknown, opts: EnqueueOptions = {}): Promise<string | null> {
     const now = this.clock.nowMs();
     const id = newId();
+    const db = (opts.db as Kysely<KernelTables> | undefined) ?? this.db;
     try {
-      await this.db
+      const r = await db
         .insertInto('jobs')
         .values({
           id,
@@ -85,13 +97,60 @@ export class JobQueue {
           created_at: now,
           updated_at: now,
         })
-        .execute();
+        // DO NOTHING rather than a caught violation: inside a PostgreSQL transaction an error
+        // would abort the caller's whole transaction.
+        .onConflict((oc) => oc.column('unique_key').doNothing())
+        .executeTakeFirst();
+      if (opts.uniqueKey && Number(r.numInsertedOrUpdatedRows ?? 1n) === 0) return null;
     } catch (err) {
       if (opts.uniqueKey && isUniqueViolation(err)) return null;
       throw err;
     }
-    if (!opts.runAt && !opts.delaySeconds) this.store.publish(WAKE_CHANNEL, kind).catch(() => {});
+    if (!opts.db && !opts.runAt && !opts.delaySeconds) this.wake(kind);
     return id;
+  }
+
+  /**
+   * Writes many jobs of one kind in as few statements as the store allows (no unique keys), in
+   * `db` when given: for areas that accept a batch of work in one request. Does not wake workers
+   * when written in a caller's transaction; call `wake` after its commit.
+   */
+  async enqueueMany(
+    kind: string,
+    items: { payload: unknown; runAt?: number }[],
+    opts: { db?: EnqueueOptions['db'] } = {},
+  ): Promise<void> {
+    if (items.length === 0) return;
+    const now = this.clock.nowMs();
+    const db = (opts.db as Kysely<KernelTables> | undefined) ?? this.db;
+    const maxAttempts = this.kinds.get(kind)?.maxAttempts ?? 10;
+    const rows = items.map((item) => ({
+      id: newId(),
+      kind,
+      payload: toJson(item.payload),
+      status: 'queued' as const,
+      run_at: Math.round(item.runAt ?? now),
+      attempts: 0,
+      max_attempts: maxAttempts,
+      lease_until: null,
+      last_error: null,
+      unique_key: null,
+      created_at: now,
+      updated_at: now,
+    }));
+    // 12 columns a row: 500 rows stay far below PostgreSQL's 65535 bind parameters.
+    for (let i = 0; i < rows.length; i += 500) {
+      await db
+        .insertInto('jobs')
+        .values(rows.slice(i, i + 500))
+        .execute();
+    }
+    if (!opts.db) this.wake(kind);
+  }
+
+  /** Tells every worker of this store that a job is due now. */
+  wake(kind = ''): void {
+    this.store.publish(WAKE_CHANNEL, kind).catch(() => {});
   }
 
   /** Creates or updates a recurring schedule; its first run is one interval from now unless due earlier. */
@@ -152,14 +211,20 @@ export class JobQueue {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (this.running) return;
+    let ran = 0;
     this.running = this.drain(10)
+      .then((n) => {
+        ran = n;
+        return n;
+      })
       .catch((err) => {
         this.log.error({ err }, 'job worker round failed');
         return 0;
       })
       .finally(() => {
         this.running = null;
-        if (!this.stopped) this.timer = setTimeout(() => this.kick(), this.pollMs);
+        // A busy queue is drained again at once; only an idle one waits for the next poll.
+        if (!this.stopped) this.timer = setTimeout(() => this.kick(), ran > 0 ? 0 : this.pollMs);
       });
   }
 
@@ -167,7 +232,17 @@ export class JobQueue {
     await this.fireSchedules();
     await this.failAbandoned();
     const jobs = await this.claim();
-    for (const job of jobs) await this.runOne(job);
+    let together: Promise<void>[] = [];
+    for (const job of jobs) {
+      if (this.kinds.get(job.kind)?.concurrent) {
+        together.push(this.runOne(job));
+        continue;
+      }
+      await Promise.all(together);
+      together = [];
+      await this.runOne(job);
+    }
+    await Promise.all(together);
     return jobs.length;
   }
 
@@ -225,10 +300,12 @@ export class JobQueue {
         SELECT id FROM jobs
         WHERE kind IN (${sql.join(kinds)})
           AND ((status = 'queued' AND run_at <= ${now}) OR (status = 'running' AND lease_until < ${wall}))
-        ORDER BY run_at LIMIT ${BATCH} ${lock}
+        ORDER BY run_at, id LIMIT ${BATCH} ${lock}
       )
       RETURNING *`.execute(this.db);
-    return result.rows;
+    // RETURNING has no order: run due jobs oldest first, and jobs due together in the order they
+    // were enqueued (ids are UUIDv7), so e.g. an area's status webhooks leave in the order made.
+    return result.rows.sort((x, y) => x.run_at - y.run_at || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
   }
 
   private async runOne(job: KernelTables['jobs']): Promise<void> {

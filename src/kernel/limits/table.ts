@@ -47,6 +47,19 @@ export const DEFAULT_RATE_LIMITS: Record<string, RateLimitRow> = {
   llm: { points: 1000, burst: 100, duration: 60, doc: 'Language models: 1000 per minute plus burst of 100' },
   gpu: { points: 100, duration: 60, doc: 'GPU API requests: 100 per minute' },
   'gpu.status': { points: 1000, duration: 60, doc: 'GPU job status checks: 1000 per minute' },
+  sms: { points: 600, duration: 60, doc: 'SMS API requests, per key (not stated; ours)' },
+  'sms-keywords': { points: 300, duration: 60, doc: 'SMS keyword API requests, per key (not stated; ours)' },
+  contacts: { points: 600, duration: 60, doc: 'Contacts API requests (not stated; ours)' },
+  'verify.recipient': {
+    points: 5,
+    duration: 600,
+    doc: 'Verification sessions to one recipient, per customer: SMS-pumping guard (ours)',
+  },
+  'verify.prefix': {
+    points: 50,
+    duration: 3600,
+    doc: 'Verification sessions by SMS or voice to one number prefix, per customer: SMS-pumping guard (ours)',
+  },
 };
 
 export function buildRateLimitTable(

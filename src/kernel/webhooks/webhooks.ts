@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { type Dispatcher, fetch as undiciFetch } from 'undici';
 import type { Clock } from '../clock.js';
 import { newId, randomString } from '../ids.js';
@@ -143,6 +143,37 @@ export class WebhookService {
       delivered_at: r.delivered_at === null ? null : new Date(r.delivered_at).toISOString(),
     }));
     return { deliveries, total: Number(total?.n ?? 0) };
+  }
+
+  /**
+   * Rewrites `needle` as `replacement` in everything the delivery log of this customer keeps as
+   * text (payloads, URLs, errors of deliveries and attempts): for an erasure reaching data an area
+   * once put in its webhooks (e.g. a phone number). The needle is matched in the stored text, as
+   * written (a JSON payload holds a `+4791234567` as is). Answers the deliveries changed.
+   */
+  async scrub(customerId: string, needle: string, replacement: string): Promise<number> {
+    if (needle === '') return 0;
+    const swap = (column: string) => sql<string>`replace(${sql.ref(column)}, ${needle}, ${replacement})`;
+    const holds = (column: string) => sql<boolean>`${swap(column)} <> ${sql.ref(column)}`;
+    return this.db.transaction().execute(async (trx) => {
+      const changed = await trx
+        .updateTable('webhook_deliveries')
+        .set({ payload: swap('payload'), url: swap('url'), last_error: swap('last_error') })
+        .where('customer_id', '=', customerId)
+        .where((eb) => eb.or([holds('payload'), holds('url'), holds('last_error')]))
+        .executeTakeFirst();
+      await trx
+        .updateTable('webhook_attempts')
+        .set({ error: swap('error') })
+        .where(holds('error'))
+        .where(
+          'delivery_id',
+          'in',
+          trx.selectFrom('webhook_deliveries').select('id').where('customer_id', '=', customerId),
+        )
+        .execute();
+      return Number(changed.numUpdatedRows);
+    });
   }
 
   attemptsOf(deliveryId: string) {

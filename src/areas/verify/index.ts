@@ -1,0 +1,107 @@
+import type { AreaModule } from '../../kernel/kernel.js';
+import type { DomainVerificationService } from '../domain-verification/service.js';
+import { Delivery } from './delivery.js';
+import { type MailDriver, SimulatedMailDriver, SmtpMailDriver } from './drivers/mail.js';
+import { SimulatedVoiceDriver } from './drivers/voice.js';
+import { verifyMigrations } from './migrations.js';
+import { VerifyRepo } from './repo.js';
+import { verifyRoutes } from './routes.js';
+import { VerifyService } from './service.js';
+import { isVerifySmsPort } from './sms-port.js';
+
+export const verifyArea: AreaModule = {
+  name: 'verify',
+  migrations: verifyMigrations,
+  setup(kernel, services) {
+    const { config, registry } = kernel;
+    // Read when used, not at set-up: the SMS area is set up before this one (areas/index.ts).
+    const sms = () => {
+      const s = services['sms'];
+      return isVerifySmsPort(s) ? s : null;
+    };
+    const voice = new SimulatedVoiceDriver(
+      kernel.jobs,
+      { noAnswer: config.voice.simulatedNoAnswer, busy: config.voice.simulatedBusy },
+      () => kernel.clock.nowMs(),
+    );
+    registry.addBackend({
+      area: 'verify',
+      name: 'voice calls',
+      driver: voice.name,
+      simulated: true,
+      detail: `no call is placed; the code is read twice into an in-memory log (caller id ${config.voice.callerId})`,
+    });
+    const mail: MailDriver = config.smtpUrl ? new SmtpMailDriver(config.smtpUrl) : new SimulatedMailDriver();
+    registry.addBackend({
+      area: 'verify',
+      name: 'e-mail',
+      driver: mail.name,
+      simulated: mail.simulated,
+      detail: mail.simulated
+        ? 'FJORD_SMTP_URL is unset: e-mail is kept in memory'
+        : `SMTP ${new URL(config.smtpUrl!).host}`,
+    });
+    const repo = new VerifyRepo(kernel.store);
+    const delivery = new Delivery({
+      repo,
+      clock: kernel.clock,
+      log: kernel.log,
+      sms,
+      voice,
+      mail,
+      mailFrom: config.mailFrom,
+      callerId: config.voice.callerId,
+    });
+    // E-mail codes come from a domain the customer has verified for `email`, when there is one.
+    const domains = services['domain-verification'] as DomainVerificationService | undefined;
+    if (domains)
+      delivery.senderDomains = {
+        emailDomainsOf: (customerId) => domains.verifiedDomains(customerId, 'email'),
+      };
+    const service = new VerifyService(
+      repo,
+      kernel.clock,
+      kernel.limiter,
+      delivery,
+      sms,
+      kernel.log,
+      // Typed loosely: the SMS area's configuration block lands with that area.
+      (config as { sms?: { currency?: string } }).sms?.currency,
+    );
+    // The account's services list shows verification once a customer has used it, with the
+    // back ends that carry its codes (simulated ones say so).
+    registry.addServiceProvider(async (customerId) => {
+      const usage = await repo.usage(customerId);
+      if (!usage?.first) return [];
+      const base = kernel.baseUrl();
+      return [
+        {
+          id: `verify-${customerId}`,
+          service_type: 'verify',
+          name: 'Code verification',
+          status: 'active',
+          region: null,
+          created_at: new Date(Number(usage.first)).toISOString(),
+          metadata: {
+            sessions: Number(usage.sessions),
+            channels: {
+              sms: { via: 'the SMS pipeline (its SMSC driver)' },
+              voice: { driver: voice.name, simulated: voice.simulated },
+              email: { driver: mail.name, simulated: mail.simulated },
+            },
+          },
+          api: { kind: 'rest', openapi: `${base}/openapi.json`, docs: `${base}/docs`, base_url: base },
+        },
+      ];
+    });
+    return {
+      service,
+      routes: verifyRoutes(service),
+      // The simulated call log and outbox belong to the state a reset wipes.
+      async onReset() {
+        voice.clear();
+        if (mail instanceof SimulatedMailDriver) mail.outbox.length = 0;
+      },
+    };
+  },
+};
