@@ -280,9 +280,10 @@ describe('dynamic DNS: /nic/update', () => {
 describe('dynamic DNS: edge cases and races', () => {
   it('keeps the platform zone out of customers’ hands', async () => {
     const c = await t.customer();
-    for (const domain of ['dyn.fjord.test', 'squat.dyn.fjord.test']) {
+    for (const domain of ['dyn.fjord.test', 'squat.dyn.fjord.test', 'fjord.test']) {
       const r = await t.request('POST', '/v1/dns/zones', { key: c.pat, body: { domain } });
       expect(r.status, domain).toBe(409);
+      expect(r.body.detail.code).toBe('zone_reserved');
     }
   });
 

@@ -26,6 +26,7 @@ export const dnsArea: AreaModule = {
       secrets: kernel.secrets,
       resolver: createResolver(kernel.config.resolver),
       nameservers,
+      platformZones: [kernel.config.dyn.zone],
       log: kernel.log,
       enqueueCheck: async (zoneId) => {
         await kernel.jobs.enqueue(CHECK_JOB, { zoneId }, { uniqueKey: `${CHECK_JOB}:${zoneId}` });

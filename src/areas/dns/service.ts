@@ -41,6 +41,8 @@ export class DnsService implements QueryStatsSink {
       secrets: SecretBox;
       resolver: DnsLookup;
       nameservers: string[];
+      /** Zones only the platform may create (the dynamic DNS zone). */
+      platformZones: string[];
       log: Logger;
       enqueueCheck: (zoneId: string) => Promise<void>;
     },
@@ -76,6 +78,11 @@ export class DnsService implements QueryStatsSink {
     // Whoever held the zone of Fjord's own nameserver names would answer for them (and their glue).
     if (this.deps.nameservers.some((ns) => ns === name || ns.endsWith(`.${name}`)))
       throw zoneErrors.reserved();
+    // Zones the platform serves itself (the dynamic DNS zone): no customer may hold them, a part
+    // of them, or a parent of them; only the platform creates them.
+    const overlapsPlatform = (r: string) => r === name || r.endsWith(`.${name}`) || name.endsWith(`.${r}`);
+    if (actor.kind !== 'system' && this.deps.platformZones.some(overlapsPlatform))
+      throw zoneErrors.platformReserved();
     const labels = name.split('.');
     const parents = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join('.'));
     for (const z of await this.repo.overlapping(name, parents)) {

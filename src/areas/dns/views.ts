@@ -22,6 +22,12 @@ export const zoneErrors = {
       'zone_reserved',
       'This domain holds Fjord’s own nameserver names and cannot be hosted as a customer zone.',
     ),
+  platformReserved: () =>
+    new AppError(
+      'conflict',
+      'zone_reserved',
+      'This domain is reserved for a zone the platform serves itself.',
+    ),
   disabled: () =>
     new AppError(
       'conflict',

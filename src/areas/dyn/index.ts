@@ -9,7 +9,7 @@ import { DynService } from './service.js';
 export const dynArea: AreaModule = {
   name: 'dyn',
   migrations: dynMigrations,
-  async setup(kernel, services) {
+  setup(kernel, services) {
     const zones = dnsZonesFor(services['dns'] as DnsService | undefined, kernel.identity);
     const dyn = new DynService(
       kernel.store,
@@ -36,8 +36,8 @@ export const dynArea: AreaModule = {
         },
       })),
     );
-    // The platform zone exists before any customer could claim its name as a zone of their own.
-    await dyn.ensurePlatformZone();
-    return { service: dyn, routes: dynRoutes(dyn, nic), onReset: () => dyn.ensurePlatformZone() };
+    // The platform zone is created on the first claim; the DNS area keeps its name (and parents
+    // and children) from customers meanwhile (platformZones).
+    return { service: dyn, routes: dynRoutes(dyn, nic) };
   },
 };

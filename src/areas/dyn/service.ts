@@ -110,11 +110,6 @@ export class DynService {
     };
   }
 
-  /** Creates the platform's dynamic zone if it is missing, so no customer can take the name first. */
-  async ensurePlatformZone(): Promise<void> {
-    await this.zones.ensurePlatformZone(this.settings.zone);
-  }
-
   async createHostname(customerId: string, input: { hostname: string; replace_records?: boolean }) {
     const hostname = normaliseDomain(input.hostname);
     const zone = this.settings.zone;
