@@ -51,7 +51,8 @@ export async function listPage<R extends { key: string }>(opts: {
   const batch = Math.min(1000, maxKeys + 1);
   // After a common prefix the next rows are likely more of it: read a few, then seek past it,
   // instead of reading a whole batch of keys that all roll up into the prefix just listed.
-  let limit = batch;
+  // With a delimiter, start small too: the first keys may all roll up into one prefix.
+  let limit = delimiter ? Math.min(batch, 32) : batch;
   for (;;) {
     const rows = await opts.fetch(from, limit);
     let skipTo: string | null = null;
