@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { type ConfigError, loadConfig } from '../../src/config/config.js';
 
 const problems = (env: Record<string, string>) => {
   try {
@@ -25,7 +25,9 @@ describe('SMS configuration', () => {
     });
     const c = loadConfig({ FJORD_SMPP_URL: 'smpp://u:p@smsc.example:2775', FJORD_SMS_CURRENCY: 'EUR' });
     expect(c.sms).toMatchObject({ driver: 'smpp', smppUrl: 'smpp://u:p@smsc.example:2775', currency: 'EUR' });
-    expect(loadConfig({ FJORD_SMPP_URL: 'smpp://u:p@h:1', FJORD_SMS_DRIVER: 'sandbox' }).sms.driver).toBe('sandbox');
+    expect(loadConfig({ FJORD_SMPP_URL: 'smpp://u:p@h:1', FJORD_SMS_DRIVER: 'sandbox' }).sms.driver).toBe(
+      'sandbox',
+    );
   });
 
   it('refuses bad values, and never shows the SMSC password', () => {

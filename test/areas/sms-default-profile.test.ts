@@ -36,7 +36,7 @@ describe('the default sender profile under concurrency', () => {
   });
 
   it('keeps one default when profiles are deleted and created with is_default at once', async () => {
-    for (let round = 0; round < 5; round++) {
+    for (let round = 0; round < 10; round++) {
       const c = await t.customer();
       const ids: string[] = [];
       for (const n of [1, 2, 3, 4]) ids.push((await create(c, n)).body.id);

@@ -69,8 +69,8 @@ export class SmsRepo {
   profileById(id: string) {
     return this.db.selectFrom('sms_sender_profiles').selectAll().where('id', '=', id).executeTakeFirst();
   }
-  defaultProfile(customerId: string) {
-    return this.db
+  defaultProfile(customerId: string, db: Kysely<SmsTables> = this.db) {
+    return db
       .selectFrom('sms_sender_profiles')
       .selectAll()
       .where('customer_id', '=', customerId)

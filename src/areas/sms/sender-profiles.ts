@@ -116,9 +116,13 @@ export class SenderProfiles {
         throw smsErrors.onlyDefaultProfile();
       }
       await this.repo.deleteProfile(customerId, id, trx);
-      // The oldest profile left becomes the default, unless one is already.
-      const next = await this.repo.oldestProfile(customerId, trx);
-      if (next) await this.repo.makeDefaultIfNone(customerId, next.id, trx);
+      // The oldest profile left becomes the default, unless one is already. On PostgreSQL that
+      // profile may be deleted by a concurrent transaction meanwhile: then look again.
+      for (let tries = 0; tries < 5; tries++) {
+        const next = await this.repo.oldestProfile(customerId, trx);
+        if (!next || (await this.repo.makeDefaultIfNone(customerId, next.id, trx))) break;
+        if (await this.repo.defaultProfile(customerId, trx)) break;
+      }
     });
     return { message: 'Sender profile deleted.', profile_id: id };
   }
