@@ -24,6 +24,14 @@ export interface Config {
   rateLimitOverrides: Record<string, { points?: number; duration?: number; burst?: number }>;
   webhookAllowPrivate: boolean;
   workerPollMs: number;
+  databases: {
+    engines: 'auto' | 'embedded' | 'external' | 'simulated';
+    postgresAdminUrl: string | null;
+    postgresHbaFile: string | null;
+    mariadbAdminUrl: string | null;
+    internalCustomers: string[];
+    encryptedEngines: string[];
+  };
 }
 
 export class ConfigError extends Error {
@@ -90,6 +98,14 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     rateLimitOverrides: value('FJORD_RATE_LIMITS', asRateLimitOverrides) ?? {},
     webhookAllowPrivate: value('FJORD_WEBHOOK_ALLOW_PRIVATE', asBoolean) ?? false,
     workerPollMs: value('FJORD_WORKER_POLL_MS', asInteger) ?? 500,
+    databases: {
+      engines: (value('FJORD_DATABASE_ENGINES', asEnum) ?? 'auto') as Config['databases']['engines'],
+      postgresAdminUrl: value('FJORD_POSTGRES_ADMIN_URL', urlOf('postgres', 'postgresql')) ?? null,
+      postgresHbaFile: value('FJORD_POSTGRES_HBA_FILE', asString) ?? null,
+      mariadbAdminUrl: value('FJORD_MARIADB_ADMIN_URL', urlOf('mariadb', 'mysql')) ?? null,
+      encryptedEngines: (value('FJORD_DATABASE_ENCRYPTED_ENGINES', asList) ?? []) as string[],
+      internalCustomers: (value('FJORD_DATABASE_INTERNAL_CUSTOMERS', asString) ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
