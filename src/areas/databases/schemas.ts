@@ -88,7 +88,7 @@ export const CreatedB = Type.Object(
  */
 export const Created = Type.Object(
   Object.fromEntries(
-    Object.entries({ ...CreatedB.properties, ...CreatedA.properties }).map(([k, v]) => [k, Type.Optional(v)]),
+    Object.entries({ ...CreatedA.properties, ...CreatedB.properties }).map(([k, v]) => [k, Type.Optional(v)]),
   ),
   { title: 'DatabaseCreated' },
 );
