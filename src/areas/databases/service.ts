@@ -48,12 +48,29 @@ export class DatabasesService {
   /** Set by the area: removes what other parts keep of a database (its snapshot files). */
   beforeDelete: ((row: DatabasesTable) => Promise<void>) | null = null;
 
+  private readonly synced = new Map<EngineDriver, Promise<void>>();
+
   async driver(dbType: DbType): Promise<EngineDriver> {
+    let d: EngineDriver;
     try {
-      return await this.engines.driver(dbType);
+      d = await this.engines.driver(dbType);
     } catch (err) {
       throw dbErrors.engineUnavailable(err);
     }
+    // The first use of a server writes its access rules from the store (an embedded server's
+    // pg_hba.conf starts as initdb left it; an external one may have drifted while we were down).
+    let sync = this.synced.get(d);
+    if (!sync) {
+      sync = d.syncFirewall(() => this.repo.rulesOfEngine(dbType));
+      this.synced.set(d, sync);
+      sync.catch(() => this.synced.delete(d));
+    }
+    try {
+      await sync;
+    } catch (err) {
+      throw dbErrors.engineUnavailable(err);
+    }
+    return d;
   }
 
   /** Runs a server operation; server errors become a clear 502, unreachable servers a 503. */

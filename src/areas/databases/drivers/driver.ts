@@ -58,6 +58,11 @@ export interface EngineDriver {
    * anywhere). Throws `FirewallUnmanaged` when this server's access rules are not Fjord's to write.
    */
   applyFirewall(db: DatabaseRef, cidrs: string[], all: () => Promise<Map<string, string[]>>): Promise<void>;
+  /**
+   * Brings the server's access rules in line with the store once, when Fjord first uses it (the
+   * managed pg_hba.conf; nothing for MariaDB, whose rules live in its own user table).
+   */
+  syncFirewall(all: () => Promise<Map<string, string[]>>): Promise<void>;
   /** Streams a logical dump of the database (plain SQL) into `out`. */
   dump(db: DatabaseRef, out: Writable): Promise<void>;
   /** Drops and recreates the database empty, same owner, grants and limit (before a restore). */

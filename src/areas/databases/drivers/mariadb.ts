@@ -252,6 +252,8 @@ export class MariadbDriver implements EngineDriver {
     await this.q(`CREATE DATABASE \`${quoteIdent(db.name)}\``);
   }
 
+  async syncFirewall() {}
+
   async close() {
     await this.pool.end().catch(() => {});
   }

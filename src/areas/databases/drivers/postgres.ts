@@ -151,6 +151,12 @@ export class PostgresDriver implements EngineDriver {
     };
   }
 
+  async syncFirewall(all: () => Promise<Map<string, string[]>>) {
+    if (!this.hbaFile) return;
+    await writeFile(this.hbaFile, renderHba(this.target.user, await all()));
+    await this.q('SELECT pg_reload_conf()');
+  }
+
   async applyFirewall(db: DatabaseRef, cidrs: string[], all: () => Promise<Map<string, string[]>>) {
     if (!this.hbaFile) throw new FirewallUnmanaged('no managed pg_hba.conf for this PostgreSQL server');
     const rules = await all();

@@ -89,5 +89,7 @@ export class SimulatedDriver implements EngineDriver {
     const d = this.databases.get(db.name);
     if (d) d.body = text.split('\n').slice(1).join('\n');
   }
+  async syncFirewall() {}
+
   async close() {}
 }
