@@ -55,7 +55,9 @@ export class Authenticator {
       }
       return { customerId: null, credential: { kind: 'operator', id: 'operator' } };
     }
-    if (presented.via === 'bearer' && !access.bearer && !(access.oidc && looksLikeJwt(presented.token))) {
+    // A JWT is identified even where OIDC is not accepted, so `authorise` can answer 403 (a valid
+    // credential of the wrong kind) rather than 401.
+    if (presented.via === 'bearer' && !access.bearer && !looksLikeJwt(presented.token)) {
       throw kernelErrors.unauthenticated('This endpoint takes its credential in the X-API-Key header.');
     }
     if (looksLikeJwt(presented.token)) {
