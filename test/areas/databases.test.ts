@@ -409,6 +409,32 @@ describe('databases API', () => {
     }
   });
 
+  it('counts every route against 500 requests a minute and snapshots against 20 an hour', async () => {
+    const t2 = await TestFjord.create({
+      ...engines.env,
+      FJORD_RATE_LIMITS: JSON.stringify({ database: { points: 6 }, 'database.snapshot': { points: 1 } }),
+    });
+    try {
+      const c = await dbCustomer(t2);
+      const db = await createDb(t2, c, 'mariadb', 'rl');
+      const base = `/v1/databases/mariadb/${db.technical_name}`;
+      expect((await t2.request('POST', `${base}/snapshots`, { key: c.key, body: {} })).status).toBe(201);
+      const second = await t2.request('POST', `${base}/snapshots`, { key: c.key, body: {} });
+      expect(second.status).toBe(429);
+      expect(second.body.error.details).toEqual({ limit: 1, window: '3600s' });
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push((await t2.request('GET', base, { key: c.key })).status);
+      expect(statuses).toEqual([200, 200, 200, 429]);
+      const r = await t2.request('GET', base, { key: c.key });
+      expect(r.headers['retry-after']).toBeDefined();
+      expect(r.headers['x-ratelimit-limit']).toBe('6');
+      // Another credential of the same customer has its own count.
+      expect((await t2.request('GET', base, { key: c.pat })).status).toBe(200);
+    } finally {
+      await t2.close();
+    }
+  });
+
   it('refuses the encrypted tier where the server has no encrypted storage', async () => {
     const c = await dbCustomer(t);
     const pg = await t.request('POST', '/v1/databases', {

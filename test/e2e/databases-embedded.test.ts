@@ -18,6 +18,7 @@ describe('embedded database engines', () => {
         ['mariadb', 'embedded', false],
       ]);
       const c = await dbCustomer(t);
+      const made: Record<string, ReturnType<typeof creds>> = {};
       for (const dbType of ['postgresql', 'mariadb'] as const) {
         const r = await t.request('POST', '/v1/databases', {
           key: c.key,
@@ -25,6 +26,7 @@ describe('embedded database engines', () => {
         });
         expect(r.status, r.text).toBe(201);
         expect(r.body.host).toBe('127.0.0.1');
+        made[dbType] = creds(r.body);
         const conn = await connectAs(dbType, creds(r.body));
         expect((await conn.query('SELECT 1 AS one')).length).toBe(1);
         await conn.end();
@@ -39,6 +41,11 @@ describe('embedded database engines', () => {
         Number(readFileSync(join(dir, 'mariadb', 'mariadbd.pid'), 'utf8').trim()),
       ];
       for (const pid of pids) expect(isAlive(pid)).toBe(true);
+      // An emulator reset empties the servers Fjord owns along with the store.
+      expect((await t.operator('POST', '/admin/v1/reset')).status).toBe(200);
+      for (const dbType of ['postgresql', 'mariadb'] as const) {
+        await expect(connectAs(dbType, made[dbType]!)).rejects.toThrow();
+      }
     } finally {
       await t.close();
     }

@@ -1,3 +1,5 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { AreaModule } from '../../kernel/kernel.js';
 import { buildRateLimitTable } from '../../kernel/limits/table.js';
 import { DB_TYPES } from './drivers/driver.js';
@@ -102,6 +104,10 @@ export const databasesArea: AreaModule = {
         },
       ],
       onReset: async () => {
+        await service
+          .afterReset()
+          .catch((err) => kernel.log.warn({ err }, 'emptying the database servers failed'));
+        await rm(join(config.dataDir, 'databases', 'snapshots'), { recursive: true, force: true });
         await kernel.jobs.schedule(BACKUP_TICK, BACKUP_TICK, 300);
       },
     };

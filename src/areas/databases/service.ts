@@ -73,6 +73,22 @@ export class DatabasesService {
     return d;
   }
 
+  /**
+   * After an emulator reset (every record gone): empties the servers Fjord owns — embedded and
+   * simulated ones — so they match. External servers are the operator's and are left alone.
+   */
+  async afterReset(): Promise<void> {
+    this.synced.clear();
+    for (const dbType of ['postgresql', 'mariadb'] as const) {
+      if (this.engines.plans[dbType].kind === 'external') continue;
+      const started = this.engines.started(dbType);
+      if (!started) continue;
+      const d = await started;
+      await d.dropAllCustomerDatabases();
+      await d.syncFirewall(async () => new Map());
+    }
+  }
+
   /** Runs a server operation; server errors become a clear 502, unreachable servers a 503. */
   async onServer<T>(dbType: DbType, op: (d: EngineDriver) => Promise<T>): Promise<T> {
     const d = await this.driver(dbType);

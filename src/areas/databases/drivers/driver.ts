@@ -63,6 +63,8 @@ export interface EngineDriver {
    * managed pg_hba.conf; nothing for MariaDB, whose rules live in its own user table).
    */
   syncFirewall(all: () => Promise<Map<string, string[]>>): Promise<void>;
+  /** Drops every customer database and user (`cust_…`) on the server: an emulator reset of a server Fjord owns. */
+  dropAllCustomerDatabases(): Promise<number>;
   /** Streams a logical dump of the database (plain SQL) into `out`. */
   dump(db: DatabaseRef, out: Writable): Promise<void>;
   /** Drops and recreates the database empty, same owner, grants and limit (before a restore). */

@@ -252,6 +252,18 @@ export class MariadbDriver implements EngineDriver {
     await this.q(`CREATE DATABASE \`${quoteIdent(db.name)}\``);
   }
 
+  async dropAllCustomerDatabases() {
+    const dbs = await this.q<{ n: string }>(
+      `SELECT SCHEMA_NAME AS n FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE 'cust\\_%'`,
+    );
+    for (const d of dbs) await this.q(`DROP DATABASE IF EXISTS \`${quoteIdent(d.n)}\``);
+    const users = await this.q<{ u: string; h: string }>(
+      `SELECT User AS u, Host AS h FROM mysql.user WHERE User LIKE 'cust\\_%'`,
+    );
+    for (const x of users) await this.q('DROP USER IF EXISTS ?@?', [x.u, x.h]);
+    return dbs.length;
+  }
+
   async syncFirewall() {}
 
   async close() {

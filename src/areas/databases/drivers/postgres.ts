@@ -151,6 +151,18 @@ export class PostgresDriver implements EngineDriver {
     };
   }
 
+  async dropAllCustomerDatabases() {
+    const dbs = await this.q<{ n: string }>(
+      `SELECT datname AS n FROM pg_database WHERE datname LIKE 'cust\\_%'`,
+    );
+    for (const d of dbs) await this.q(`DROP DATABASE IF EXISTS ${quoteIdent(d.n)} WITH (FORCE)`);
+    const roles = await this.q<{ n: string }>(
+      `SELECT rolname AS n FROM pg_roles WHERE rolname LIKE 'cust\\_%'`,
+    );
+    for (const r of roles) await this.q(`DROP ROLE IF EXISTS ${quoteIdent(r.n)}`);
+    return dbs.length;
+  }
+
   async syncFirewall(all: () => Promise<Map<string, string[]>>) {
     if (!this.hbaFile) return;
     await writeFile(this.hbaFile, renderHba(this.target.user, await all()));

@@ -89,6 +89,11 @@ export class SimulatedDriver implements EngineDriver {
     const d = this.databases.get(db.name);
     if (d) d.body = text.split('\n').slice(1).join('\n');
   }
+  async dropAllCustomerDatabases() {
+    const n = this.databases.size;
+    this.databases.clear();
+    return n;
+  }
   async syncFirewall() {}
 
   async close() {}

@@ -76,6 +76,11 @@ export class DatabaseEngines {
     return kind === 'external' && this.config.encryptedEngines.includes(dbType);
   }
 
+  /** The driver if the engine was already asked for (never starts a server). */
+  started(dbType: DbType): Promise<EngineDriver> | null {
+    return this.drivers.get(dbType) ?? null;
+  }
+
   /** The engine's driver; starts the embedded server on first call. */
   driver(dbType: DbType): Promise<EngineDriver> {
     let p = this.drivers.get(dbType);
