@@ -36,11 +36,16 @@ describe('embedded database engines', () => {
       const dir = join(t.kernel.config.dataDir, 'databases');
       expect(existsSync(join(dir, 'postgresql', 'data', 'PG_VERSION'))).toBe(true);
       expect(existsSync(join(dir, 'mariadb', 'data', 'mysql'))).toBe(true);
-      pids = [
-        Number(readFileSync(join(dir, 'postgresql', 'data', 'postmaster.pid'), 'utf8').split('\n')[0]),
-        Number(readFileSync(join(dir, 'mariadb', 'mariadbd.pid'), 'utf8').trim()),
-      ];
+      pids = readPids(dir);
       for (const pid of pids) expect(isAlive(pid)).toBe(true);
+      // Supervision: a server killed outright comes back on the same port, data intact.
+      for (const pid of pids) process.kill(pid, 'SIGKILL');
+      for (const dbType of ['postgresql', 'mariadb'] as const) {
+        const conn = await eventually(() => connectAs(dbType, made[dbType]!), 60_000);
+        expect((await conn.query('SELECT 1 AS one')).length).toBe(1);
+        await conn.end();
+      }
+      pids = readPids(dir);
       // An emulator reset empties the servers Fjord owns along with the store.
       expect((await t.operator('POST', '/admin/v1/reset')).status).toBe(200);
       for (const dbType of ['postgresql', 'mariadb'] as const) {
@@ -72,6 +77,25 @@ describe('embedded database engines', () => {
     }
   });
 });
+
+function readPids(dir: string): number[] {
+  return [
+    Number(readFileSync(join(dir, 'postgresql', 'data', 'postmaster.pid'), 'utf8').split('\n')[0]),
+    Number(readFileSync(join(dir, 'mariadb', 'mariadbd.pid'), 'utf8').trim()),
+  ];
+}
+
+async function eventually<T>(fn: () => Promise<T>, withinMs: number): Promise<T> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
 
 function isAlive(pid: number): boolean {
   try {

@@ -77,6 +77,7 @@ export class EmbeddedMariadb {
       }
     }
     writeFileSync(this.stateFile, JSON.stringify({ port: this.port }));
+    process.removeListener('exit', this.exitHook);
     process.on('exit', this.exitHook);
     log(`MariaDB listening on ${this.opts.host}:${this.port}`);
     return this.endpoint();

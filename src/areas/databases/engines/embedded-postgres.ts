@@ -149,19 +149,27 @@ export class EmbeddedPostgres {
     }
     this.running = true;
     writeFileSync(this.stateFile, JSON.stringify({ port: this.port }));
+    process.removeListener('exit', this.exitHook);
     process.on('exit', this.exitHook);
-    this.superviseEvery(5000);
+    if (!this.watchdog) this.superviseEvery(5000);
     log(`PostgreSQL listening on ${this.opts.host}:${this.port}`);
     return this.endpoint();
   }
 
   /** Restarts the server if its postmaster went away (killed, crashed) while we still want it. */
   private superviseEvery(ms: number) {
+    let restarting = false;
     this.watchdog = setInterval(() => {
-      if (!this.running || this.postmasterAlive()) return;
+      // `watchdog` is cleared by stop(): while it is set, we want the server up.
+      if (restarting || this.postmasterAlive()) return;
       this.opts.log?.('embedded PostgreSQL died; restarting it');
+      restarting = true;
       this.running = false;
-      void this.start().catch((err) => this.opts.log?.(`restart failed: ${(err as Error).message}`));
+      this.start()
+        .catch((err) => this.opts.log?.(`restart failed: ${(err as Error).message}`))
+        .finally(() => {
+          restarting = false;
+        });
     }, ms);
     this.watchdog.unref();
   }
@@ -178,6 +186,7 @@ export class EmbeddedPostgres {
 
   async stop(): Promise<void> {
     if (this.watchdog) clearInterval(this.watchdog);
+    this.watchdog = null;
     process.removeListener('exit', this.exitHook);
     if (!this.running) return;
     this.running = false;
