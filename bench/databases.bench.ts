@@ -76,12 +76,12 @@ function tool(
       child.once('error', rej);
       child.once('close', (code) => (code === 0 ? res() : rej(new Error(`${cmd} exited ${code}`))));
     });
-    const feed = stdin
-      ? pipeline(createReadStream(stdin), createGunzip(), child.stdin!)
-      : (child.stdin!.end(), Promise.resolve());
-    const drain = stdout
-      ? pipeline(child.stdout!, createGzip(), createWriteStream(stdout))
-      : (child.stdout!.resume(), Promise.resolve());
+    let feed: Promise<unknown> = Promise.resolve();
+    if (stdin) feed = pipeline(createReadStream(stdin), createGunzip(), child.stdin!);
+    else child.stdin!.end();
+    let drain: Promise<unknown> = Promise.resolve();
+    if (stdout) drain = pipeline(child.stdout!, createGzip(), createWriteStream(stdout));
+    else child.stdout!.resume();
     Promise.all([feed, drain, done]).then(() => resolve(), reject);
   });
 }

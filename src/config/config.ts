@@ -104,7 +104,10 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
       postgresHbaFile: value('FJORD_POSTGRES_HBA_FILE', asString) ?? null,
       mariadbAdminUrl: value('FJORD_MARIADB_ADMIN_URL', urlOf('mariadb', 'mysql')) ?? null,
       encryptedEngines: (value('FJORD_DATABASE_ENCRYPTED_ENGINES', asList) ?? []) as string[],
-      internalCustomers: (value('FJORD_DATABASE_INTERNAL_CUSTOMERS', asString) ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+      internalCustomers: (value('FJORD_DATABASE_INTERNAL_CUSTOMERS', asString) ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);

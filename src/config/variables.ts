@@ -120,7 +120,7 @@ export const VARIABLES = {
     kind: 'enum',
     default: 'auto',
     values: ['auto', 'embedded', 'external', 'simulated'],
-    doc: 'Where customer databases live. `auto`: an external server when its admin URL is set, else Fjord\'s own embedded PostgreSQL / MariaDB (when installed), else the simulated driver. `embedded` ignores the admin URLs; `external` uses only them; `simulated` touches no server.',
+    doc: "Where customer databases live. `auto`: an external server when its admin URL is set, else Fjord's own embedded PostgreSQL / MariaDB (when installed), else the simulated driver. `embedded` ignores the admin URLs; `external` uses only them; `simulated` touches no server.",
   },
   FJORD_POSTGRES_ADMIN_URL: {
     kind: 'string',
@@ -143,7 +143,7 @@ export const VARIABLES = {
   },
   FJORD_DATABASE_INTERNAL_CUSTOMERS: {
     kind: 'string',
-    doc: 'Customer ids whose database service keys are internal: their `customer_id` field or query parameter is honoured (databases are made for, and listed of, that customer). Every other key\'s `customer_id` is ignored.',
+    doc: "Customer ids whose database service keys are internal: their `customer_id` field or query parameter is honoured (databases are made for, and listed of, that customer). Every other key's `customer_id` is ignored.",
   },
 } as const satisfies Record<string, VariableSpec>;
 

@@ -28,7 +28,7 @@ export class PostgresDriver implements EngineDriver {
   private readonly target: AdminTarget;
 
   constructor(
-    private readonly adminUrl: string,
+    adminUrl: string,
     readonly kind: 'embedded' | 'external',
     private readonly hbaFile: string | null,
   ) {
