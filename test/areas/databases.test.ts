@@ -435,6 +435,28 @@ describe('databases API', () => {
     }
   });
 
+  it('refuses firewall rules it cannot enforce (external PostgreSQL without a managed pg_hba.conf)', async () => {
+    const { FJORD_POSTGRES_HBA_FILE: _, ...env } = engines.env;
+    const t2 = await TestFjord.create(env);
+    try {
+      const c = await dbCustomer(t2);
+      const db = await createDb(t2, c, 'postgresql', 'nohba');
+      const base = `/v1/databases/postgresql/${db.technical_name}/firewall`;
+      const r = await t2.request('POST', base, { key: c.pat, body: { ip_address: '127.0.0.2' } });
+      expect(r.status).toBe(409);
+      expect(r.body.detail.code).toBe('firewall_unmanaged');
+      expect((await t2.request('GET', base, { key: c.pat })).body.total, 'the rule is not kept').toBe(0);
+      // A snapshot needs no body at all.
+      const snap = await t2.request('POST', `/v1/databases/postgresql/${db.technical_name}/snapshots`, {
+        key: c.key,
+      });
+      expect(snap.status, snap.text).toBe(201);
+      await t2.request('DELETE', `/v1/databases/postgresql/${db.technical_name}`, { key: c.key });
+    } finally {
+      await t2.close();
+    }
+  });
+
   it('refuses the encrypted tier where the server has no encrypted storage', async () => {
     const c = await dbCustomer(t);
     const pg = await t.request('POST', '/v1/databases', {

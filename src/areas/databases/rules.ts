@@ -103,7 +103,7 @@ export const dbErrors = {
     new AppError(
       'bad_gateway',
       'database_server_error',
-      `The database server refused: ${(err as Error).message}`,
+      `The database server refused: ${serverMessage(err)}`,
       {
         cause: err,
       },
@@ -134,3 +134,9 @@ export const dbErrors = {
 /** Megabytes with two decimals, as size_mb is shown. */
 export const toMb = (bytes: number | null): number | null =>
   bytes === null ? null : Math.round((bytes / 1048576) * 100) / 100;
+
+/** The server's own words (MariaDB's `text` has no SQL in it), never the statement that failed. */
+function serverMessage(err: unknown): string {
+  const e = err as { text?: string; message?: string };
+  return (e.text ?? e.message ?? String(err)).split('\n')[0]!.replace(/^\(conn:[^)]*\)\s*/, '');
+}

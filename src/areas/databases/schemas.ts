@@ -311,13 +311,17 @@ export const SnapshotList = Type.Object({
   total: Type.Integer(),
   max_snapshots: Type.Integer(),
 });
-export const SnapshotBody = Type.Object(
-  {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' })),
-    description: Type.Optional(Type.String({ maxLength: 500 })),
-  },
-  { additionalProperties: false },
-);
+/** Optional body: a POST without one takes a snapshot with a generated name. */
+export const SnapshotBody = Type.Union([
+  Type.Object(
+    {
+      name: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' })),
+      description: Type.Optional(Type.String({ maxLength: 500 })),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Null(),
+]);
 export const SnapshotDeleted = Type.Object({
   ok: Type.Boolean(),
   snapshot_id: Type.String(),

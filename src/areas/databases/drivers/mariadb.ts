@@ -44,6 +44,8 @@ export class MariadbDriver implements EngineDriver {
       connectionLimit: 4,
       connectTimeout: 5000,
       acquireTimeout: 8000,
+      // Never echo statement parameters (passwords) into error messages or logs.
+      logParam: false,
       bigIntAsNumber: true,
       decimalAsNumber: true,
     });
