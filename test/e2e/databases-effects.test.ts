@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -267,6 +268,51 @@ describe.each(DB_TYPES)('%s, seen from a client', (dbType) => {
     const after = await t.request('GET', `${base}/backup-policy`, { key: c.key });
     expect(after.body.last_run_at).not.toBeNull();
     await t.request('PUT', `${base}/backup-policy`, { key: c.key, body: { enabled: false } });
+  });
+});
+
+describe('the command-line clients', () => {
+  it('psql takes the connection string as it is; the mariadb client takes the fields', async () => {
+    const c = await dbCustomer(t);
+    const p = await createDb(t, c, 'postgresql', 'cli');
+    const out = execFileSync(
+      'psql',
+      [p.connection_string, '-XAtc', "SELECT current_user || '@' || current_database()"],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(out.trim()).toBe(`${p.username}@${p.technical_name}`);
+    const m = await createDb(t, c, 'mariadb', 'cli');
+    const row = execFileSync(
+      'mariadb',
+      [
+        '--no-defaults',
+        '-h',
+        m.host,
+        '-P',
+        String(m.port),
+        '-u',
+        m.username,
+        `-p${m.password}`,
+        '-N',
+        '-e',
+        'SELECT DATABASE()',
+        m.technical_name,
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(row.trim()).toBe(m.technical_name);
+    // The credentials view's string (no password) is refused by the server without one.
+    const view = await t.request('GET', `/v1/databases/postgresql/${p.technical_name}/credentials`, {
+      key: c.key,
+    });
+    expect(() =>
+      execFileSync('psql', [view.body.connection_string, '-XAtc', 'SELECT 1'], {
+        env: { ...process.env, PGPASSWORD: '' },
+        stdio: 'pipe',
+      }),
+    ).toThrow();
   });
 });
 
