@@ -4,6 +4,7 @@ import type { AreaModule } from '../../kernel/kernel.js';
 import { buildRateLimitTable } from '../../kernel/limits/table.js';
 import { DB_TYPES } from './drivers/driver.js';
 import { DatabaseEngines } from './engines/engines.js';
+import { FirewallService } from './firewall-service.js';
 import { databasesMigrations } from './migrations.js';
 import { DatabasesRepo } from './repo.js';
 import { coreRoutes } from './routes/core.js';
@@ -88,7 +89,7 @@ export const databasesArea: AreaModule = {
       service,
       routes: [
         ...coreRoutes(service),
-        ...firewallRoutes(service),
+        ...firewallRoutes(new FirewallService(repo, service, kernel.clock)),
         ...extraRoutes(service, snapshots, buildRateLimitTable(config.rateLimitOverrides)),
       ],
       servers: [

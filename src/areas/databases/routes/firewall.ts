@@ -1,8 +1,8 @@
 import { defineRoute } from '../../../kernel/http/route.js';
 import type { DbType } from '../drivers/driver.js';
+import type { FirewallService } from '../firewall-service.js';
 import type { FirewallRulesTable } from '../migrations.js';
 import { DbParams, FirewallBody, FirewallList, FirewallRule, RuleDeleted, RuleParams } from '../schemas.js';
-import type { DatabasesService } from '../service.js';
 import { API_BUCKET, FIREWALL, TAG } from './access.js';
 
 const view = (dbName: string, dbType: DbType, port: number, r: FirewallRulesTable) => ({
@@ -15,7 +15,7 @@ const view = (dbName: string, dbType: DbType, port: number, r: FirewallRulesTabl
   created_at: new Date(r.created_at).toISOString(),
 });
 
-export function firewallRoutes(dbs: DatabasesService) {
+export function firewallRoutes(firewall: FirewallService) {
   return [
     defineRoute({
       method: 'GET',
@@ -29,7 +29,11 @@ export function firewallRoutes(dbs: DatabasesService) {
       response: { 200: FirewallList },
       errors: [404, 503],
       handler: async ({ principal, params }) => {
-        const { row, port, rules } = await dbs.rules(principal.customerId, params.db_type, params.db_name);
+        const { row, port, rules } = await firewall.rules(
+          principal.customerId,
+          params.db_type,
+          params.db_name,
+        );
         return {
           rules: rules.map((r) => view(row.technical_name, params.db_type, port, r)),
           total: rules.length,
@@ -51,7 +55,7 @@ export function firewallRoutes(dbs: DatabasesService) {
       response: { 201: FirewallRule },
       errors: [404, 409, 502, 503],
       handler: async ({ principal, params, body }) => {
-        const { row, rule, port } = await dbs.addRule(
+        const { row, rule, port } = await firewall.addRule(
           principal,
           params.db_type,
           params.db_name,
@@ -73,7 +77,7 @@ export function firewallRoutes(dbs: DatabasesService) {
       response: { 200: RuleDeleted },
       errors: [404, 409, 502, 503],
       handler: async ({ principal, params }) => {
-        await dbs.deleteRule(principal, params.db_type, params.db_name, params.rule_id);
+        await firewall.deleteRule(principal, params.db_type, params.db_name, params.rule_id);
         return { ok: true, message: `Firewall rule ${params.rule_id} removed.`, rule_id: params.rule_id };
       },
     }),
