@@ -106,11 +106,18 @@ export class SnapshotService {
     const cipher = key ? createCipheriv('aes-256-gcm', key, iv) : null;
     const body: Readable = cipher ? dump.pipe(createGzip()).pipe(cipher) : dump.pipe(createGzip());
     try {
-      const [size] = await Promise.all([
-        this.store.put(snap.storage_key, body),
-        this.dbs.onServer(row.db_type as DbType, (d) => d.dump(this.dbs.ref(row), dump)),
-      ]);
-      snap.size_bytes = size;
+      // Both sides settle before anything is judged: a failed dump must not leave a file the
+      // store finishes writing after the cleanup below.
+      const dumped = this.dbs
+        .onServer(row.db_type as DbType, (d) => d.dump(this.dbs.ref(row), dump))
+        .catch((err) => {
+          dump.destroy(err as Error);
+          throw err;
+        });
+      const [put, dumpResult] = await Promise.allSettled([this.store.put(snap.storage_key, body), dumped]);
+      if (dumpResult.status === 'rejected') throw dumpResult.reason;
+      if (put.status === 'rejected') throw put.reason;
+      snap.size_bytes = put.value;
     } catch (err) {
       dump.destroy();
       await this.store.delete(snap.storage_key).catch(() => {});
