@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, type Readable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import type { Logger } from 'pino';
@@ -104,7 +104,10 @@ export class SnapshotService {
     const key = encrypted ? randomBytes(32) : null;
     const iv = randomBytes(12);
     const cipher = key ? createCipheriv('aes-256-gcm', key, iv) : null;
-    const body: Readable = cipher ? dump.pipe(createGzip()).pipe(cipher) : dump.pipe(createGzip());
+    // pipeline, not .pipe: a failed dump destroys every stage, down to the store's write.
+    const stages: Transform[] = cipher ? [createGzip(), cipher] : [createGzip()];
+    const body: Readable = stages[stages.length - 1]!;
+    pipeline([dump, ...stages]).catch(() => {}); // its error reaches the store through `body`
     try {
       // Both sides settle before anything is judged: a failed dump must not leave a file the
       // store finishes writing after the cleanup below.
