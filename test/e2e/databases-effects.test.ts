@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Conn, connectAs, type SharedEngines, startSharedEngines } from '../areas/databases-engines.js';
@@ -339,6 +339,20 @@ describe('encrypted tier', () => {
     const s2 = await connectAs('mariadb', creds(d));
     expect(await s2.query('SELECT secret FROM v')).toEqual([{ secret: 'plain-text-marker-123' }]);
     await s2.end();
+    // A damaged snapshot is refused before the database is touched.
+    const path = join(dir, dbDir!, readdirSync(join(dir, dbDir!))[0]!);
+    const damaged = Buffer.from(file);
+    damaged.writeUInt8(damaged.readUInt8(damaged.length - 5) ^ 0xff, damaged.length - 5);
+    writeFileSync(path, damaged);
+    const bad = await t.request('POST', `${base}/restore`, {
+      key: c.key,
+      body: { snapshot_id: snap.body.snapshot_id },
+    });
+    expect(bad.status).toBe(409);
+    expect(bad.body.detail.code).toBe('snapshot_unreadable');
+    const s3 = await connectAs('mariadb', creds(d));
+    expect(await s3.query('SELECT secret FROM v')).toEqual([{ secret: 'plain-text-marker-123' }]);
+    await s3.end();
   });
 });
 

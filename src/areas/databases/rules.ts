@@ -123,6 +123,12 @@ export const dbErrors = {
       'snapshot_quota_exceeded',
       `This database already has ${limit} snapshots, the most plan ${plan} allows; delete one first.`,
     ),
+  snapshotUnreadable: (err: unknown) =>
+    new AppError(
+      'conflict',
+      'snapshot_unreadable',
+      `The snapshot cannot be read back (${(err as Error).message}); the database was left as it was.`,
+    ),
   snapshotNotReady: () =>
     new AppError('conflict', 'snapshot_not_available', 'The snapshot is not available.'),
   retentionTooHigh: (limit: number) =>

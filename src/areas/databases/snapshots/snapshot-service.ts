@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { PassThrough, type Readable, type Transform } from 'node:stream';
+import { PassThrough, type Readable, type Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import type { Logger } from 'pino';
@@ -176,7 +176,11 @@ export class SnapshotService {
   private async open(snap: SnapshotsTable): Promise<Readable> {
     const raw = await this.store.get(snap.storage_key);
     const gunzip = createGunzip();
-    if (!snap.sealed_key) return raw.pipe(gunzip);
+    if (!snap.sealed_key) {
+      // A read error must end the restore, not leave it waiting: pipeline destroys gunzip too.
+      pipeline(raw, gunzip).catch(() => {});
+      return gunzip;
+    }
     const k = JSON.parse(this.secrets.open(snap.sealed_key)) as { key: string; iv: string; tag: string };
     const decipher = createDecipheriv(
       'aes-256-gcm',
@@ -213,6 +217,13 @@ export class SnapshotService {
       });
       target = created.row;
     } else {
+      // Read the whole snapshot once first (GCM tag, gzip CRC): a damaged file must fail here,
+      // before the database's current contents are dropped.
+      try {
+        await pipeline(await this.open(snap), new Writable({ write: (_c, _e, done) => done() }));
+      } catch (err) {
+        throw dbErrors.snapshotUnreadable(err);
+      }
       await this.dbs.onServer(dbType, (d) => d.recreateEmpty(this.dbs.ref(source)));
     }
     const sql = await this.open(snap);
