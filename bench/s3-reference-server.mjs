@@ -1,7 +1,7 @@
 // The reference for bench/s3.bench.ts: plain node:http streaming request bodies to a file and
 // files back out, with nothing else — the ceiling a data plane on the same disk could reach.
 // With --fsync it fdatasyncs each file before answering, as a durable store must.
-import { createReadStream, createWriteStream, mkdtempSync, statSync } from 'node:fs';
+import { createReadStream, mkdtempSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';

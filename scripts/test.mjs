@@ -172,8 +172,9 @@ function probe(pkg) {
 }
 
 async function debianPackages() {
-  // PostgreSQL is only needed for the PostgreSQL run.
-  const needed = DEBIAN_PACKAGES.filter((p) => p.name !== 'postgresql' || stores.includes('postgres'));
+  // PostgreSQL is needed on every run: the databases area's tests run real PostgreSQL servers
+  // for customer databases whichever store the control plane uses.
+  const needed = DEBIAN_PACKAGES;
   let missing = needed.filter((p) => !probe(p)).map((p) => p.name);
   if (missing.length > 0) {
     if (!isRoot()) {

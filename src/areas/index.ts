@@ -1,6 +1,7 @@
 import type { AreaModule } from '../kernel/kernel.js';
 import { accountArea } from './account/index.js';
 import { contactsArea } from './contacts/index.js';
+import { databasesArea } from './databases/index.js';
 import { dnsArea } from './dns/index.js';
 import { domainVerificationArea } from './domain-verification/index.js';
 import { dynArea } from './dyn/index.js';
@@ -18,6 +19,7 @@ export const AREAS: AreaModule[] = [
   regionsArea,
   webhooksArea,
   storageArea,
+  databasesArea,
   dnsArea,
   domainVerificationArea,
   dynArea,

@@ -70,6 +70,14 @@ export interface Config {
     sandboxDeliverySeconds: number;
     sandboxFailNumbers: string[];
   };
+  databases: {
+    engines: 'auto' | 'embedded' | 'external' | 'simulated';
+    postgresAdminUrl: string | null;
+    postgresHbaFile: string | null;
+    mariadbAdminUrl: string | null;
+    internalCustomers: string[];
+    encryptedEngines: string[];
+  };
 }
 
 export interface DynPlanLimits {
@@ -190,6 +198,17 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
       currency: value('FJORD_SMS_CURRENCY', asEnum) ?? 'NOK',
       sandboxDeliverySeconds: value('FJORD_SMS_SANDBOX_DELIVERY_SECONDS', asInteger) ?? 3,
       sandboxFailNumbers: value('FJORD_SMS_SANDBOX_FAIL_NUMBERS', asE164List) ?? [],
+    },
+    databases: {
+      engines: (value('FJORD_DATABASE_ENGINES', asEnum) ?? 'auto') as Config['databases']['engines'],
+      postgresAdminUrl: value('FJORD_POSTGRES_ADMIN_URL', urlOf('postgres', 'postgresql')) ?? null,
+      postgresHbaFile: value('FJORD_POSTGRES_HBA_FILE', asString) ?? null,
+      mariadbAdminUrl: value('FJORD_MARIADB_ADMIN_URL', urlOf('mariadb', 'mysql')) ?? null,
+      encryptedEngines: (value('FJORD_DATABASE_ENCRYPTED_ENGINES', asList) ?? []) as string[],
+      internalCustomers: (value('FJORD_DATABASE_INTERNAL_CUSTOMERS', asString) ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
     },
   };
   if (

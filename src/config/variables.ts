@@ -284,6 +284,35 @@ export const VARIABLES = {
     kind: 'string',
     doc: 'Comma-separated E.164 numbers the sandbox SMSC fails to deliver to (`FAILED`, `UNDELIV`).',
   },
+  FJORD_DATABASE_ENGINES: {
+    kind: 'enum',
+    default: 'auto',
+    values: ['auto', 'embedded', 'external', 'simulated'],
+    doc: "Where customer databases live. `auto`: an external server when its admin URL is set, else Fjord's own embedded PostgreSQL / MariaDB (when installed), else the simulated driver. `embedded` ignores the admin URLs; `external` uses only them; `simulated` touches no server.",
+  },
+  FJORD_POSTGRES_ADMIN_URL: {
+    kind: 'string',
+    secret: true,
+    doc: 'Admin connection to an external PostgreSQL server for customer databases, e.g. `postgres://admin:pw@db.example:5432/postgres` (a superuser, or a role with CREATEDB and CREATEROLE). Customers are given its host and port; a `?host=/socket/dir` parameter makes the admin connect over that Unix socket.',
+  },
+  FJORD_POSTGRES_HBA_FILE: {
+    kind: 'string',
+    doc: 'The pg_hba.conf Fjord writes (whole) and reloads to enforce database firewall rules on an external PostgreSQL server. Unset with an external server: firewall rules are refused (docs/databases.md).',
+  },
+  FJORD_MARIADB_ADMIN_URL: {
+    kind: 'string',
+    secret: true,
+    doc: 'Admin connection to an external MariaDB server for customer databases, e.g. `mariadb://admin:pw@db.example:3306/` (needs CREATE USER and GRANT OPTION). A `?socket=/path` parameter makes the admin connect over that Unix socket.',
+  },
+  FJORD_DATABASE_ENCRYPTED_ENGINES: {
+    kind: 'list',
+    values: ['postgresql', 'mariadb'],
+    doc: 'Engines whose external server keeps its data on encrypted storage, as the operator declares; they offer the `encrypted` tier. The embedded MariaDB always does (InnoDB encryption); the embedded PostgreSQL never does.',
+  },
+  FJORD_DATABASE_INTERNAL_CUSTOMERS: {
+    kind: 'string',
+    doc: "Customer ids whose database service keys are internal: their `customer_id` field or query parameter is honoured (databases are made for, and listed of, that customer). Every other key's `customer_id` is ignored.",
+  },
 } as const satisfies Record<string, VariableSpec>;
 
 export type VariableName = keyof typeof VARIABLES;

@@ -55,6 +55,9 @@ export class TestFjord {
       FJORD_EMULATOR: '1',
       FJORD_OPERATOR_TOKEN: OPERATOR_TOKEN,
       FJORD_WORKER_POLL_MS: '50',
+      // Customer databases are simulated unless a test asks for real servers (the databases tests
+      // share one pair of servers per file): no TestFjord waits for initdb by accident.
+      FJORD_DATABASE_ENGINES: 'simulated',
       ...(handle.databaseUrl ? { FJORD_DATABASE_URL: handle.databaseUrl } : {}),
       ...env,
     });

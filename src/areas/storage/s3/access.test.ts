@@ -217,6 +217,7 @@ describe('CORS and browser uploads', () => {
   it('takes a PostObject form upload within its policy', async () => {
     const { url, fields } = await createPresignedPost(client('AKFULL'), {
       Bucket: 'private-b',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: S3's own placeholder, replaced by the server
       Key: 'uploads/${filename}',
       Conditions: [
         ['starts-with', '$key', 'uploads/'],

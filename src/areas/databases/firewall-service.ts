@@ -1,0 +1,95 @@
+import type { Principal } from '../../kernel/auth/principal.js';
+import type { Clock } from '../../kernel/clock.js';
+import { newId } from '../../kernel/ids.js';
+import { isUniqueViolation } from '../../kernel/store/dialect.js';
+import { type DbType, FirewallUnmanaged, normaliseCidr } from './drivers/driver.js';
+import type { DatabasesTable } from './migrations.js';
+import type { DatabasesRepo } from './repo.js';
+import { dbErrors, LIMITS } from './rules.js';
+import type { DatabasesService } from './service.js';
+
+/**
+ * Firewall rules: stored, then applied on the engine's server before the answer (a rule the
+ * server could not apply is removed again, so what the API lists is what the server enforces).
+ */
+export class FirewallService {
+  constructor(
+    private readonly repo: DatabasesRepo,
+    private readonly dbs: DatabasesService,
+    private readonly clock: Clock,
+  ) {}
+
+  async rules(customerId: string, dbType: DbType, name: string) {
+    const row = await this.dbs.get(customerId, dbType, name);
+    const { port } = await this.dbs.endpointOf(dbType);
+    const rules = await this.repo.rules(row.id);
+    return { row, port, rules };
+  }
+
+  private async applyRules(row: DatabasesTable) {
+    const dbType = row.db_type as DbType;
+    const cidrs = (await this.repo.rules(row.id)).map((r) => r.cidr);
+    try {
+      await this.dbs.onServer(dbType, (d) =>
+        d.applyFirewall(this.dbs.ref(row), cidrs, () => this.repo.rulesOfEngine(dbType)),
+      );
+    } catch (err) {
+      if (err instanceof FirewallUnmanaged) throw dbErrors.firewallUnmanaged(err.message);
+      throw err;
+    }
+  }
+
+  async addRule(principal: Principal, dbType: DbType, name: string, ip: string, description: string | null) {
+    const row = await this.dbs.get(principal.customerId, dbType, name);
+    const cidr = normaliseCidr(ip);
+    if (!cidr) throw dbErrors.badIp(ip);
+    const existing = await this.repo.rules(row.id);
+    if (existing.some((r) => r.cidr === cidr)) throw dbErrors.ruleExists(ip);
+    if (existing.length >= LIMITS.firewallRulesPerDatabase) throw dbErrors.tooManyRules();
+    const rule = {
+      id: newId(),
+      database_id: row.id,
+      customer_id: row.customer_id,
+      ip_address: cidr.endsWith('/32') ? cidr.slice(0, -3) : cidr,
+      cidr,
+      description,
+      created_at: this.clock.nowMs(),
+    };
+    try {
+      await this.repo.insertRule(rule);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw dbErrors.ruleExists(ip);
+      throw err;
+    }
+    try {
+      await this.applyRules(row);
+    } catch (err) {
+      // Not enforced means not acknowledged: the rule goes again.
+      await this.repo.deleteRule(row.id, rule.id);
+      throw err;
+    }
+    await this.dbs.record(principal, row, 'database.firewall_rule_added', {
+      rule_id: rule.id,
+      ip_address: rule.ip_address,
+    });
+    const { port } = await this.dbs.endpointOf(dbType);
+    return { row, rule, port };
+  }
+
+  async deleteRule(principal: Principal, dbType: DbType, name: string, ruleId: string) {
+    const row = await this.dbs.get(principal.customerId, dbType, name);
+    const rule = (await this.repo.rules(row.id)).find((r) => r.id === ruleId);
+    if (!rule) throw dbErrors.ruleNotFound();
+    await this.repo.deleteRule(row.id, ruleId);
+    try {
+      await this.applyRules(row);
+    } catch (err) {
+      await this.repo.insertRule(rule).catch(() => {});
+      throw err;
+    }
+    await this.dbs.record(principal, row, 'database.firewall_rule_deleted', {
+      rule_id: ruleId,
+      ip_address: rule.ip_address,
+    });
+  }
+}

@@ -1,0 +1,116 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AreaModule } from '../../kernel/kernel.js';
+import { buildRateLimitTable } from '../../kernel/limits/table.js';
+import { DB_TYPES } from './drivers/driver.js';
+import { DatabaseEngines } from './engines/engines.js';
+import { FirewallService } from './firewall-service.js';
+import { databasesMigrations } from './migrations.js';
+import { DatabasesRepo } from './repo.js';
+import { coreRoutes } from './routes/core.js';
+import { extraRoutes } from './routes/extras.js';
+import { firewallRoutes } from './routes/firewall.js';
+import { DatabasesService } from './service.js';
+import { SnapshotService } from './snapshots/snapshot-service.js';
+import { fsSnapshotStore } from './snapshots/snapshot-store.js';
+
+const BACKUP_TICK = 'databases.backups.tick';
+
+export const databasesArea: AreaModule = {
+  name: 'databases',
+  migrations: databasesMigrations,
+  async setup(kernel) {
+    const { config } = kernel;
+    const engines = new DatabaseEngines(
+      {
+        mode: config.databases.engines,
+        postgresAdminUrl: config.databases.postgresAdminUrl,
+        mariadbAdminUrl: config.databases.mariadbAdminUrl,
+        postgresHbaFile: config.databases.postgresHbaFile,
+        encryptedEngines: config.databases.encryptedEngines,
+        dataDir: config.dataDir,
+        host: config.host,
+      },
+      kernel.log,
+    );
+    for (const t of DB_TYPES) {
+      const plan = engines.plans[t];
+      kernel.registry.addBackend({
+        area: 'databases',
+        name: t,
+        driver: plan.kind,
+        simulated: plan.kind === 'simulated',
+        detail: plan.detail,
+      });
+    }
+    const repo = new DatabasesRepo(kernel.store);
+    const service = new DatabasesService(
+      repo,
+      engines,
+      kernel.identity,
+      kernel.audit,
+      kernel.clock,
+      config.databases.internalCustomers,
+    );
+    const snapshots = new SnapshotService(
+      repo,
+      service,
+      fsSnapshotStore(config.dataDir),
+      kernel.secrets,
+      kernel.clock,
+      kernel.log,
+      async (customerId) => (await kernel.identity.getCustomer(customerId))?.plan ?? 'free',
+    );
+    service.beforeDelete = (row) => snapshots.dropAll(row.id);
+
+    kernel.jobs.register(BACKUP_TICK, { run: async () => void (await snapshots.runDueBackups()) });
+    await kernel.jobs.schedule(BACKUP_TICK, BACKUP_TICK, 300);
+
+    kernel.registry.addServiceProvider(async (customerId) => {
+      const rows = await service.list(customerId);
+      return rows.map((r) => ({
+        id: r.id,
+        service_type: 'database',
+        name: r.technical_name,
+        status: 'running',
+        region: null,
+        created_at: new Date(r.created_at).toISOString(),
+        metadata: { db_type: r.db_type, tier: r.tier, friendly_name: r.friendly_name },
+        api: {
+          kind: 'database',
+          openapi: `${kernel.baseUrl()}/openapi.json`,
+          docs: `${kernel.baseUrl()}/docs`,
+          base_url: `${kernel.baseUrl()}/v1/databases/${r.db_type}/${r.technical_name}`,
+        },
+      }));
+    });
+
+    return {
+      service,
+      routes: [
+        ...coreRoutes(service),
+        ...firewallRoutes(new FirewallService(repo, service, kernel.clock)),
+        ...extraRoutes(service, snapshots, buildRateLimitTable(config.rateLimitOverrides)),
+      ],
+      servers: [
+        {
+          // The embedded engines start with the api role (in the background: the API answers
+          // at once, and a request that needs an engine waits for it) and stop with Fjord.
+          role: 'api',
+          name: 'database engines',
+          start: async () => {
+            void engines.startAll();
+          },
+          stop: () => engines.stop(),
+        },
+      ],
+      onReset: async () => {
+        await service
+          .afterReset()
+          .catch((err) => kernel.log.warn({ err }, 'emptying the database servers failed'));
+        await rm(join(config.dataDir, 'databases', 'snapshots'), { recursive: true, force: true });
+        await kernel.jobs.schedule(BACKUP_TICK, BACKUP_TICK, 300);
+      },
+    };
+  },
+};

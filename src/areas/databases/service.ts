@@ -1,0 +1,404 @@
+import type { AuditTrail } from '../../kernel/audit/audit.js';
+import type { IdentityService } from '../../kernel/auth/identity.js';
+import type { Principal } from '../../kernel/auth/principal.js';
+import type { Clock } from '../../kernel/clock.js';
+import { isAppError } from '../../kernel/errors.js';
+import { newId, randomString } from '../../kernel/ids.js';
+import { isUniqueViolation } from '../../kernel/store/dialect.js';
+import { type DatabaseRef, type DbType, type EngineDriver, FirewallUnmanaged } from './drivers/driver.js';
+import type { DatabaseEngines } from './engines/engines.js';
+import type { DatabasesTable } from './migrations.js';
+import type { DatabasesRepo } from './repo.js';
+import { DEFAULT_REQUESTED_NAME, dbErrors, LIMITS, quotaOf, technicalName, toMb } from './rules.js';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+/** 32 characters from 62: about 190 bits, and nothing a shell or a URL needs quoted. */
+export const newDatabasePassword = () => randomString(32);
+
+export interface CreateRequest {
+  form: 'A' | 'B';
+  dbType: DbType;
+  name: string | null;
+  description: string | null;
+  tier: 'standard' | 'encrypted';
+  customerId: string | null;
+}
+
+/**
+ * Customer databases: the control-plane record (store) and the real database and user on the
+ * engine's server, kept in step. Server first, record second: a record never points at a
+ * database that was not made, and a failed record insert drops what the server made.
+ */
+export class DatabasesService {
+  constructor(
+    private readonly repo: DatabasesRepo,
+    readonly engines: DatabaseEngines,
+    private readonly identity: IdentityService,
+    private readonly audit: AuditTrail,
+    private readonly clock: Clock,
+    private readonly internalCustomers: readonly string[],
+  ) {}
+
+  /** Set by the area: removes what other parts keep of a database (its snapshot files). */
+  beforeDelete: ((row: DatabasesTable) => Promise<void>) | null = null;
+
+  private readonly synced = new Map<EngineDriver, Promise<void>>();
+
+  async driver(dbType: DbType): Promise<EngineDriver> {
+    let d: EngineDriver;
+    try {
+      d = await this.engines.driver(dbType);
+    } catch (err) {
+      throw dbErrors.engineUnavailable(err);
+    }
+    // The first use of a server writes its access rules from the store (an embedded server's
+    // pg_hba.conf starts as initdb left it; an external one may have drifted while we were down).
+    let sync = this.synced.get(d);
+    if (!sync) {
+      sync = d.syncFirewall(() => this.repo.rulesOfEngine(dbType));
+      this.synced.set(d, sync);
+      sync.catch(() => this.synced.delete(d));
+    }
+    try {
+      await sync;
+    } catch (err) {
+      throw dbErrors.engineUnavailable(err);
+    }
+    return d;
+  }
+
+  /**
+   * After an emulator reset (every record gone): empties the servers Fjord owns — embedded and
+   * simulated ones — so they match. External servers are the operator's and are left alone.
+   */
+  async afterReset(): Promise<void> {
+    this.synced.clear();
+    for (const dbType of ['postgresql', 'mariadb'] as const) {
+      if (this.engines.plans[dbType].kind === 'external') continue;
+      const started = this.engines.started(dbType);
+      if (!started) continue;
+      const d = await started;
+      await d.dropAllCustomerDatabases();
+      await d.syncFirewall(async () => new Map());
+    }
+  }
+
+  /** Runs a server operation; server errors become a clear 502, unreachable servers a 503. */
+  async onServer<T>(dbType: DbType, op: (d: EngineDriver) => Promise<T>): Promise<T> {
+    const d = await this.driver(dbType);
+    try {
+      return await op(d);
+    } catch (err) {
+      if (isAppError(err) || err instanceof FirewallUnmanaged) throw err;
+      const code = (err as { code?: string }).code ?? '';
+      if (/ECONNREFUSED|ETIMEDOUT|ENOENT|ER_GET_CONNECTION_TIMEOUT|EHOSTUNREACH/.test(code))
+        throw dbErrors.engineUnavailable(err);
+      throw dbErrors.engineFailed(err);
+    }
+  }
+
+  /** `customer_id` is honoured for internal service keys only (doc 1); everyone else acts for themselves. */
+  actingCustomer(principal: Principal, requested: string | null | undefined): string {
+    if (
+      requested &&
+      principal.credential.kind === 'service_key' &&
+      this.internalCustomers.includes(principal.customerId)
+    ) {
+      return requested;
+    }
+    return principal.customerId;
+  }
+
+  ref(row: DatabasesTable): DatabaseRef {
+    return { name: row.technical_name, user: row.username, connectionLimit: row.connection_limit };
+  }
+
+  async get(customerId: string, dbType: DbType, name: string): Promise<DatabasesTable> {
+    const row = await this.repo.find(customerId, dbType, name);
+    if (!row) throw dbErrors.notFound();
+    return row;
+  }
+
+  connectionString(
+    dbType: DbType,
+    user: string,
+    password: string | null,
+    host: string,
+    port: number,
+    db: string,
+  ) {
+    const scheme = dbType === 'postgresql' ? 'postgresql' : 'mysql';
+    const auth = password ? `${user}:${password}` : user;
+    return `${scheme}://${auth}@${host}:${port}/${db}`;
+  }
+
+  async create(principal: Principal, req: CreateRequest) {
+    const customerId = this.actingCustomer(principal, req.customerId);
+    const customer = await this.identity.getCustomer(customerId);
+    if (!customer) throw dbErrors.notFound();
+    const friendly = req.name ?? DEFAULT_REQUESTED_NAME;
+    const technical = technicalName(customer.short_id, req.dbType, friendly);
+    const existing = await this.repo.byTechnicalName(req.dbType, technical);
+    if (existing) {
+      if (req.form === 'A') throw dbErrors.exists(technical);
+      const { host, port } = await (await this.driver(req.dbType)).endpoint();
+      return {
+        created: false,
+        row: existing,
+        password: null,
+        host,
+        port,
+        connection_string: this.connectionString(req.dbType, existing.username, null, host, port, technical),
+      };
+    }
+    const quota = quotaOf(customer.plan);
+    const limit = Math.min(quota.databases, LIMITS.databasesPerAccount);
+    const used = await this.repo.count(customerId);
+    if (used >= limit) throw dbErrors.quota(used, limit, customer.plan);
+    const driver = await this.driver(req.dbType);
+    if (req.tier === 'encrypted' && !this.engines.encryptedAtRest(req.dbType))
+      throw dbErrors.tierUnavailable(req.dbType);
+
+    const now = this.clock.nowMs();
+    const row: DatabasesTable = {
+      id: newId(),
+      customer_id: customerId,
+      db_type: req.dbType,
+      friendly_name: friendly,
+      technical_name: technical,
+      username: technical,
+      description: req.description,
+      tier: req.tier,
+      connection_limit: LIMITS.connectionsPerDatabase,
+      password_changed_at: now,
+      created_at: now,
+    };
+    const password = newDatabasePassword();
+    await this.onServer(req.dbType, (d) => d.create(this.ref(row), password));
+    try {
+      await this.repo.insert(row);
+    } catch (err) {
+      await driver.drop(this.ref(row)).catch(() => {});
+      if (isUniqueViolation(err)) throw dbErrors.exists(technical);
+      throw err;
+    }
+    await this.record(principal, row, 'database.created', { tier: row.tier, form: req.form });
+    const { host, port } = await driver.endpoint();
+    return {
+      created: true,
+      row,
+      password,
+      host,
+      port,
+      connection_string: this.connectionString(req.dbType, row.username, password, host, port, technical),
+    };
+  }
+
+  async list(customerId: string, dbType?: DbType) {
+    return this.repo.list(customerId, dbType);
+  }
+
+  async endpointOf(dbType: DbType) {
+    return (await this.driver(dbType)).endpoint();
+  }
+
+  /** What the server says about the database; `unknown` when it does not answer. */
+  async serverInfo(row: DatabasesTable) {
+    try {
+      const d = await this.engines.driver(row.db_type as DbType);
+      return await d.info(this.ref(row));
+    } catch {
+      return { status: 'unknown', sizeBytes: null, connections: null, connectionLimit: null, owner: null };
+    }
+  }
+
+  async detail(customerId: string, dbType: DbType, name: string) {
+    const row = await this.get(customerId, dbType, name);
+    const info = await this.serverInfo(row);
+    const { host, port } = await this.endpointOf(dbType);
+    return {
+      db_name: row.technical_name,
+      friendly_name: row.friendly_name,
+      technical_name: row.technical_name,
+      db_type: dbType,
+      host,
+      port,
+      status: info.status,
+      size_mb: toMb(info.sizeBytes),
+      created_at: iso(row.created_at),
+      description: row.description,
+      tier: row.tier,
+      connection_limit: row.connection_limit,
+    };
+  }
+
+  async info(customerId: string, dbType: DbType, name: string) {
+    const row = await this.get(customerId, dbType, name);
+    const info = await this.serverInfo(row);
+    return {
+      db_name: row.technical_name,
+      db_type: dbType,
+      size_mb: toMb(info.sizeBytes),
+      connection_count: info.connections,
+      connection_limit: info.connectionLimit ?? (info.status === 'running' ? row.connection_limit : null),
+      created_at: iso(row.created_at),
+      owner: info.owner,
+      status: info.status,
+    };
+  }
+
+  async delete(principal: Principal, dbType: DbType, name: string, username?: string | null) {
+    const row = await this.get(principal.customerId, dbType, name);
+    if (username && username !== row.username) throw dbErrors.usernameMismatch();
+    const hadRules = (await this.repo.rules(row.id)).length > 0;
+    await this.onServer(dbType, (d) => d.drop(this.ref(row)));
+    await this.beforeDelete?.(row);
+    await this.repo.delete(row.id);
+    if (hadRules) {
+      // Take its lines out of the managed pg_hba.conf too.
+      await this.onServer(dbType, (d) =>
+        d.applyFirewall(this.ref(row), [], () => this.repo.rulesOfEngine(dbType)),
+      ).catch(() => {});
+    }
+    await this.record(principal, row, 'database.deleted', {});
+    return row;
+  }
+
+  async update(
+    principal: Principal,
+    dbType: DbType,
+    name: string,
+    patch: { connection_limit?: number; description?: string },
+  ) {
+    const row = await this.get(principal.customerId, dbType, name);
+    if (patch.connection_limit !== undefined) {
+      await this.onServer(dbType, (d) => d.setConnectionLimit(this.ref(row), patch.connection_limit!));
+    }
+    const changes: Partial<DatabasesTable> = {};
+    if (patch.connection_limit !== undefined) changes.connection_limit = patch.connection_limit;
+    if (patch.description !== undefined) changes.description = patch.description;
+    if (Object.keys(changes).length > 0) await this.repo.update(row.id, changes);
+    await this.record(principal, row, 'database.updated', { ...changes });
+    return row;
+  }
+
+  async restart(principal: Principal, dbType: DbType, name: string) {
+    const row = await this.get(principal.customerId, dbType, name);
+    const ended = await this.onServer(dbType, (d) => d.terminateSessions(this.ref(row)));
+    await this.record(principal, row, 'database.restarted', { sessions_ended: ended });
+    return { row, ended };
+  }
+
+  async credentials(customerId: string, dbType: DbType, name: string) {
+    const row = await this.get(customerId, dbType, name);
+    const { host, port } = await this.endpointOf(dbType);
+    return {
+      host,
+      port,
+      database: row.technical_name,
+      username: row.username,
+      connection_string: this.connectionString(dbType, row.username, null, host, port, row.technical_name),
+    };
+  }
+
+  async rotate(principal: Principal, dbType: DbType, name: string) {
+    const row = await this.get(principal.customerId, dbType, name);
+    const password = newDatabasePassword();
+    await this.onServer(dbType, (d) => d.setPassword(this.ref(row), password));
+    const now = this.clock.nowMs();
+    await this.repo.update(row.id, { password_changed_at: now });
+    await this.record(principal, row, 'database.credentials_rotated', {});
+    const { host, port } = await this.endpointOf(dbType);
+    return {
+      success: true,
+      db_name: row.technical_name,
+      username: row.username,
+      password,
+      host,
+      port,
+      connection_string: this.connectionString(
+        dbType,
+        row.username,
+        password,
+        host,
+        port,
+        row.technical_name,
+      ),
+      created_at: iso(now),
+    };
+  }
+
+  async metrics(customerId: string, dbType: DbType, name: string) {
+    const row = await this.get(customerId, dbType, name);
+    const m = await this.onServer(dbType, (d) => d.metrics(this.ref(row)));
+    return {
+      db_name: row.technical_name,
+      db_type: dbType,
+      collected_at: iso(this.clock.nowMs()),
+      connections: { active: m.connections, limit: row.connection_limit },
+      size_mb: toMb(m.sizeBytes) ?? 0,
+      transactions: { commits: m.commits, rollbacks: m.rollbacks },
+      cache_hit_ratio: m.cacheHitRatio === null ? null : Math.round(m.cacheHitRatio * 10000) / 10000,
+      cache_hit_scope: m.cacheHitScope,
+      rows: { read: m.rowsRead, written: m.rowsWritten },
+    };
+  }
+
+  async record(
+    principal: Principal | null,
+    row: DatabasesTable,
+    action: string,
+    details: Record<string, unknown>,
+  ) {
+    await this.audit.record({
+      customerId: row.customer_id,
+      area: 'databases',
+      action,
+      resourceType: 'database',
+      resourceId: row.technical_name,
+      actor: principal
+        ? { kind: principal.credential.kind, id: principal.credential.id }
+        : { kind: 'system', id: null },
+      details: { db_type: row.db_type, ...details },
+    });
+  }
+
+  async history(customerId: string, filter: { dbName?: string; limit: number; offset: number }) {
+    return this.audit.list(customerId, {
+      area: 'databases',
+      resourceType: 'database',
+      resourceId: filter.dbName,
+      limit: filter.limit,
+      offset: filter.offset,
+    });
+  }
+
+  async quota(customerId: string) {
+    const customer = await this.identity.getCustomer(customerId);
+    const plan = customer?.plan ?? 'free';
+    const q = quotaOf(plan);
+    return { plan, quota: q, used: await this.repo.count(customerId) };
+  }
+
+  async engineList() {
+    const out = [];
+    for (const dbType of ['postgresql', 'mariadb'] as const) {
+      const plan = this.engines.plans[dbType];
+      let version: string | null = null;
+      try {
+        version = await (await this.engines.driver(dbType)).version();
+      } catch {
+        version = null;
+      }
+      out.push({
+        name: dbType,
+        versions: version ? [version] : [],
+        default_version: version,
+        driver: plan.kind,
+        simulated: plan.kind === 'simulated',
+        status: version ? 'available' : 'unavailable',
+      });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,345 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { PassThrough, type Readable, type Transform, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip, createGzip } from 'node:zlib';
+import type { Logger } from 'pino';
+import type { Principal } from '../../../kernel/auth/principal.js';
+import type { Clock } from '../../../kernel/clock.js';
+import { newId } from '../../../kernel/ids.js';
+import type { SecretBox } from '../../../kernel/secrets.js';
+import type { DbType } from '../drivers/driver.js';
+import type { BackupPoliciesTable, DatabasesTable, SnapshotsTable } from '../migrations.js';
+import type { DatabasesRepo } from '../repo.js';
+import { dbErrors, quotaOf } from '../rules.js';
+import type { DatabasesService } from '../service.js';
+import type { SnapshotStore } from './snapshot-store.js';
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+const HOUR = 3600_000;
+
+export interface PolicyInput {
+  enabled: boolean;
+  frequency?: 'hourly' | 'daily' | 'weekly';
+  hour_utc?: number;
+  retention_count?: number;
+}
+
+/**
+ * Snapshots (logical dumps: pg_dump / mariadb-dump, gzip-compressed while they stream into the
+ * snapshot store, and AES-256-GCM encrypted for the encrypted tier), restores into the same or
+ * a new database, and the backup policy that takes automatic snapshots on the job scheduler.
+ */
+export class SnapshotService {
+  constructor(
+    private readonly repo: DatabasesRepo,
+    private readonly dbs: DatabasesService,
+    private readonly store: SnapshotStore,
+    private readonly secrets: SecretBox,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly planOf: (customerId: string) => Promise<string>,
+  ) {}
+
+  view(row: DatabasesTable, s: SnapshotsTable) {
+    return {
+      snapshot_id: s.id,
+      db_name: row.technical_name,
+      db_type: row.db_type,
+      name: s.name,
+      description: s.description,
+      kind: s.kind,
+      status: s.status,
+      format: s.format,
+      encrypted: s.sealed_key !== null,
+      size_bytes: s.size_bytes,
+      created_at: iso(s.created_at)!,
+      completed_at: iso(s.completed_at),
+    };
+  }
+
+  async list(customerId: string, dbType: DbType, name: string) {
+    const row = await this.dbs.get(customerId, dbType, name);
+    const snaps = await this.repo.snapshots(row.id);
+    const plan = await this.planOf(customerId);
+    return {
+      snapshots: snaps.map((s) => this.view(row, s)),
+      total: snaps.length,
+      max_snapshots: quotaOf(plan).snapshotsPerDatabase,
+    };
+  }
+
+  async create(
+    principal: Principal | null,
+    row: DatabasesTable,
+    input: { name?: string; description?: string; kind?: 'manual' | 'automatic' },
+  ) {
+    const kind = input.kind ?? 'manual';
+    if (kind === 'manual') {
+      const plan = await this.planOf(row.customer_id);
+      const limit = quotaOf(plan).snapshotsPerDatabase;
+      if ((await this.repo.snapshots(row.id, 'manual')).length >= limit)
+        throw dbErrors.snapshotLimit(limit, plan);
+    }
+    const now = this.clock.nowMs();
+    const id = newId();
+    const encrypted = row.tier === 'encrypted';
+    const snap: SnapshotsTable = {
+      id,
+      database_id: row.id,
+      customer_id: row.customer_id,
+      name: input.name ?? `${kind}-${new Date(now).toISOString().replace(/[:.]/g, '-')}`,
+      description: input.description ?? null,
+      kind,
+      status: 'creating',
+      format: encrypted ? 'sql.gz.aes-256-gcm' : 'sql.gz',
+      storage_key: `${row.customer_id}/${row.id}/${id}.sql.gz${encrypted ? '.enc' : ''}`,
+      sealed_key: null,
+      size_bytes: null,
+      error: null,
+      created_at: now,
+      completed_at: null,
+    };
+    await this.repo.insertSnapshot(snap);
+    const dump = new PassThrough();
+    const key = encrypted ? randomBytes(32) : null;
+    const iv = randomBytes(12);
+    const cipher = key ? createCipheriv('aes-256-gcm', key, iv) : null;
+    // pipeline, not .pipe: a failed dump destroys every stage, down to the store's write.
+    const stages: Transform[] = cipher ? [createGzip(), cipher] : [createGzip()];
+    const body: Readable = stages[stages.length - 1]!;
+    pipeline([dump, ...stages]).catch(() => {}); // its error reaches the store through `body`
+    try {
+      // Both sides settle before anything is judged: a failed dump must not leave a file the
+      // store finishes writing after the cleanup below.
+      const dumped = this.dbs
+        .onServer(row.db_type as DbType, (d) => d.dump(this.dbs.ref(row), dump))
+        .catch((err) => {
+          dump.destroy(err as Error);
+          throw err;
+        });
+      const [put, dumpResult] = await Promise.allSettled([this.store.put(snap.storage_key, body), dumped]);
+      if (dumpResult.status === 'rejected') throw dumpResult.reason;
+      if (put.status === 'rejected') throw put.reason;
+      snap.size_bytes = put.value;
+    } catch (err) {
+      dump.destroy();
+      await this.store.delete(snap.storage_key).catch(() => {});
+      await this.repo.updateSnapshot(id, { status: 'failed', error: (err as Error).message.slice(0, 500) });
+      throw err;
+    }
+    snap.sealed_key =
+      key && cipher
+        ? this.secrets.seal(
+            JSON.stringify({
+              key: key.toString('base64'),
+              iv: iv.toString('base64'),
+              tag: cipher.getAuthTag().toString('base64'),
+            }),
+          )
+        : null;
+    snap.status = 'available';
+    snap.completed_at = this.clock.nowMs();
+    await this.repo.updateSnapshot(id, {
+      status: snap.status,
+      size_bytes: snap.size_bytes,
+      sealed_key: snap.sealed_key,
+      completed_at: snap.completed_at,
+    });
+    await this.dbs.record(principal, row, 'database.snapshot_created', {
+      snapshot_id: id,
+      kind,
+      size_bytes: snap.size_bytes,
+    });
+    return this.view(row, snap);
+  }
+
+  async remove(principal: Principal, dbType: DbType, name: string, snapshotId: string) {
+    const row = await this.dbs.get(principal.customerId, dbType, name);
+    const snap = await this.repo.snapshot(principal.customerId, snapshotId);
+    if (!snap || snap.database_id !== row.id) throw dbErrors.snapshotNotFound();
+    await this.drop(snap);
+    await this.dbs.record(principal, row, 'database.snapshot_deleted', { snapshot_id: snapshotId });
+  }
+
+  private async drop(snap: SnapshotsTable) {
+    await this.repo.deleteSnapshot(snap.id);
+    await this.store.delete(snap.storage_key);
+  }
+
+  /** Deletes the files of a database's snapshots (the rows go with the database). */
+  async dropAll(databaseId: string) {
+    for (const s of await this.repo.snapshots(databaseId))
+      await this.store.delete(s.storage_key).catch(() => {});
+  }
+
+  /** The snapshot's dump as plain SQL: decrypted and decompressed while it streams. */
+  private async open(snap: SnapshotsTable): Promise<Readable> {
+    const raw = await this.store.get(snap.storage_key);
+    const gunzip = createGunzip();
+    if (!snap.sealed_key) {
+      // A read error must end the restore, not leave it waiting: pipeline destroys gunzip too.
+      pipeline(raw, gunzip).catch(() => {});
+      return gunzip;
+    }
+    const k = JSON.parse(this.secrets.open(snap.sealed_key)) as { key: string; iv: string; tag: string };
+    const decipher = createDecipheriv(
+      'aes-256-gcm',
+      Buffer.from(k.key, 'base64'),
+      Buffer.from(k.iv, 'base64'),
+    );
+    decipher.setAuthTag(Buffer.from(k.tag, 'base64'));
+    const out = new PassThrough();
+    pipeline(raw, decipher, gunzip, out).catch((err) => out.destroy(err));
+    return out;
+  }
+
+  async restore(
+    principal: Principal,
+    dbType: DbType,
+    name: string,
+    snapshotId: string,
+    targetName: string | null,
+  ) {
+    const source = await this.dbs.get(principal.customerId, dbType, name);
+    const snap = await this.repo.snapshot(principal.customerId, snapshotId);
+    if (!snap || snap.database_id !== source.id) throw dbErrors.snapshotNotFound();
+    if (snap.status !== 'available') throw dbErrors.snapshotNotReady();
+    let target = source;
+    let created: Awaited<ReturnType<DatabasesService['create']>> | null = null;
+    if (targetName) {
+      created = await this.dbs.create(principal, {
+        form: 'A',
+        dbType,
+        name: targetName,
+        description: `Restored from snapshot ${snap.id} of ${source.technical_name}`,
+        tier: source.tier as 'standard' | 'encrypted',
+        customerId: null,
+      });
+      target = created.row;
+    } else {
+      // Read the whole snapshot once first (GCM tag, gzip CRC): a damaged file must fail here,
+      // before the database's current contents are dropped.
+      try {
+        await pipeline(await this.open(snap), new Writable({ write: (_c, _e, done) => done() }));
+      } catch (err) {
+        throw dbErrors.snapshotUnreadable(err);
+      }
+      await this.dbs.onServer(dbType, (d) => d.recreateEmpty(this.dbs.ref(source)));
+    }
+    const sql = await this.open(snap);
+    await this.dbs.onServer(dbType, (d) => d.restore(this.dbs.ref(target), sql));
+    await this.dbs.record(principal, target, 'database.restored', {
+      snapshot_id: snap.id,
+      source_db_name: source.technical_name,
+    });
+    return {
+      success: true,
+      message: `Snapshot ${snap.id} restored into ${target.technical_name}.`,
+      db_type: dbType,
+      db_name: target.technical_name,
+      snapshot_id: snap.id,
+      source_db_name: source.technical_name,
+      restored_at: iso(this.clock.nowMs())!,
+      new_database: created
+        ? {
+            db_name: created.row.technical_name,
+            username: created.row.username,
+            password: created.password!,
+            host: created.host,
+            port: created.port,
+            connection_string: created.connection_string,
+          }
+        : null,
+    };
+  }
+
+  // --- backup policy ---
+
+  policyView(row: DatabasesTable, p: BackupPoliciesTable | undefined, plan: string) {
+    return {
+      db_name: row.technical_name,
+      db_type: row.db_type,
+      enabled: p ? p.enabled === 1 : false,
+      frequency: p?.frequency ?? 'daily',
+      hour_utc: p?.hour_utc ?? 3,
+      retention_count: p?.retention_count ?? Math.min(7, quotaOf(plan).snapshotsPerDatabase),
+      next_run_at: iso(p?.next_run_at ?? null),
+      last_run_at: iso(p?.last_run_at ?? null),
+    };
+  }
+
+  async getPolicy(customerId: string, dbType: DbType, name: string) {
+    const row = await this.dbs.get(customerId, dbType, name);
+    return this.policyView(row, await this.repo.policy(row.id), await this.planOf(customerId));
+  }
+
+  async putPolicy(principal: Principal, dbType: DbType, name: string, input: PolicyInput) {
+    const row = await this.dbs.get(principal.customerId, dbType, name);
+    const plan = await this.planOf(principal.customerId);
+    const current = this.policyView(row, await this.repo.policy(row.id), plan);
+    const max = quotaOf(plan).snapshotsPerDatabase;
+    const retention = input.retention_count ?? Math.min(current.retention_count, max);
+    if (retention > max) throw dbErrors.retentionTooHigh(max);
+    const frequency = input.frequency ?? current.frequency;
+    const hour = input.hour_utc ?? current.hour_utc;
+    const now = this.clock.nowMs();
+    const policy: BackupPoliciesTable = {
+      database_id: row.id,
+      customer_id: row.customer_id,
+      enabled: input.enabled ? 1 : 0,
+      frequency,
+      hour_utc: hour,
+      retention_count: retention,
+      next_run_at: input.enabled ? nextRun(now, frequency, hour) : null,
+      last_run_at: current.last_run_at ? Date.parse(current.last_run_at) : null,
+      updated_at: now,
+    };
+    await this.repo.putPolicy(policy);
+    await this.dbs.record(principal, row, 'database.backup_policy_updated', {
+      enabled: input.enabled,
+      frequency,
+      hour_utc: hour,
+      retention_count: retention,
+    });
+    return this.policyView(row, policy, plan);
+  }
+
+  /** Job: takes the automatic snapshots that came due and prunes past each policy's retention. */
+  async runDueBackups(): Promise<number> {
+    const now = this.clock.nowMs();
+    let taken = 0;
+    for (const p of await this.repo.duePolicies(now)) {
+      // Moved on first, so a failing server does not make the job run the same backup in a loop.
+      await this.repo.putPolicy({
+        ...p,
+        next_run_at: nextRun(now, p.frequency, p.hour_utc),
+        last_run_at: now,
+      });
+      const row = await this.repo.byId(p.database_id);
+      if (!row) continue;
+      try {
+        await this.create(null, row, { kind: 'automatic' });
+        taken++;
+      } catch (err) {
+        this.log.warn({ err, database: row.technical_name }, 'automatic database snapshot failed');
+        continue;
+      }
+      const automatic = (await this.repo.snapshots(row.id, 'automatic')).filter(
+        (s) => s.status === 'available',
+      );
+      for (const old of automatic.slice(0, Math.max(0, automatic.length - p.retention_count)))
+        await this.drop(old);
+    }
+    return taken;
+  }
+}
+
+/** The next time a policy runs after `now`: on the hour, at `hour_utc` daily, Sundays weekly. */
+export function nextRun(now: number, frequency: string, hourUtc: number): number {
+  if (frequency === 'hourly') return Math.floor(now / HOUR) * HOUR + HOUR;
+  const d = new Date(now);
+  let t = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), hourUtc);
+  if (t <= now) t += 24 * HOUR;
+  if (frequency === 'weekly') while (new Date(t).getUTCDay() !== 0) t += 24 * HOUR;
+  return t;
+}

@@ -1,0 +1,43 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Writable } from 'node:stream';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { DatabasesService } from '../../src/areas/databases/service.js';
+import { TestFjord } from '../helpers/fjord.js';
+import { dbCustomer } from './databases-fixtures.js';
+
+let t: TestFjord;
+beforeAll(async () => {
+  t = await TestFjord.create({ FJORD_DATABASE_ENGINES: 'simulated' });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+it('a dump that fails halfway leaves a failed snapshot and no file', async () => {
+  const c = await dbCustomer(t);
+  const r = await t.request('POST', '/v1/databases', {
+    key: c.key,
+    body: { db_type: 'postgresql', db_name: 'f' },
+  });
+  expect(r.status).toBe(201);
+  const service = t.fjord.areas.get('databases')!.service as DatabasesService;
+  const driver = await service.driver('postgresql');
+  driver.dump = async (_db, out: Writable) => {
+    out.write('-- part of a dump\n'.repeat(1000));
+    await new Promise((res) => setTimeout(res, 20));
+    throw new Error('pg_dump exited 1: connection lost');
+  };
+  const base = `/v1/databases/postgresql/${r.body.technical_name}`;
+  const snap = await t.request('POST', `${base}/snapshots`, { key: c.key, body: { name: 'broken' } });
+  expect(snap.status).toBe(502);
+  expect(snap.body.detail.code).toBe('database_server_error');
+  const list = await t.request('GET', `${base}/snapshots`, { key: c.key });
+  expect(list.body.snapshots).toMatchObject([{ name: 'broken', status: 'failed' }]);
+  await new Promise((res) => setTimeout(res, 50));
+  const dir = join(t.kernel.config.dataDir, 'databases', 'snapshots');
+  const files = existsSync(dir)
+    ? readdirSync(dir, { recursive: true }).filter((f) => String(f).includes('.sql'))
+    : [];
+  expect(files).toEqual([]);
+});
