@@ -55,6 +55,25 @@ const errorName = (p: Promise<unknown>) =>
   );
 
 describe('the control plane with the S3 data plane', () => {
+  it('never acknowledges a write that a racing bucket deletion then discards', async () => {
+    for (let round = 0; round < 5; round++) {
+      const b = await bucket();
+      const puts = Array.from({ length: 6 }, (_, i) =>
+        errorName(b.s3.send(new PutObjectCommand({ Bucket: b.name, Key: `k${i}`, Body: `v${i}` }))),
+      );
+      const del = t.request('DELETE', `/v1/storage/buckets/${b.name}`, { key: aKey });
+      const [results, deleted] = await Promise.all([Promise.all(puts), del]);
+      const acknowledged = results.filter((r) => r === 'ok').length;
+      // Either the deletion lost (409) or no write was acknowledged.
+      if (deleted.status === 200) expect(acknowledged, `round ${round}`).toBe(0);
+      else expect(deleted.status).toBe(409);
+      if (deleted.status === 409) {
+        const listed = await t.request('GET', `/v1/storage/buckets/${b.name}`, { key: aKey });
+        expect(listed.status).toBe(200);
+      }
+    }
+  });
+
   it('hands out the bound S3 endpoint, whose default key works', async () => {
     expect(endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(endpoint).not.toBe('http://127.0.0.1:9000');

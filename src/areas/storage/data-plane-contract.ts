@@ -1,3 +1,4 @@
+import type { Kysely } from 'kysely';
 /**
  * The seam between the storage control plane (buckets, keys, CORS, lifecycle, versioning
  * configuration — `service.ts`) and the S3 data plane (objects, versions, multipart uploads and
@@ -105,8 +106,12 @@ export interface BucketUsage {
 export interface ObjectStats {
   usage(bucketId: string): Promise<BucketUsage>;
   usageOfCustomer(customerId: string): Promise<BucketUsage>;
-  /** Empty means no object, no version and no incomplete multipart upload. */
-  isEmpty(bucketId: string): Promise<boolean>;
+  /**
+   * Empty means no object, no version and no incomplete multipart upload. `db` is the caller's
+   * transaction (bucket deletion checks inside the transaction that holds the bucket's lock).
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: a transaction of the shared store
+  isEmpty(bucketId: string, db?: Kysely<any>): Promise<boolean>;
   /** Drops every object and upload of a bucket (used after the bucket row is gone, and by reset). */
   purgeBucket(bucketId: string): Promise<void>;
   /**

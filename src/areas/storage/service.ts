@@ -154,11 +154,15 @@ export class StorageService {
     if (!(await this.stats().isEmpty(row.id))) throw storageErrors.bucketNotEmpty();
     const keys = await this.repo.keysOfBucket(row.id);
     const changedAccountKeys = await this.repo.transaction(async (trx) => {
+      // Retiring takes the bucket row's lock; every write of the data plane takes it first too,
+      // so emptiness checked here holds: a write racing the delete either landed (409 here) or
+      // will find the bucket gone (NoSuchBucket there). Nothing acknowledged is purged.
       if (!(await this.repo.retireBucket(row.id, this.clock.nowMs(), trx)))
         throw storageErrors.bucketNotFound();
+      if (!(await this.stats().isEmpty(row.id, trx))) throw storageErrors.bucketNotEmpty();
       return this.keys.forgetBucket(trx, customerId, row.name);
     });
-    // Whatever a write racing the emptiness check left behind goes with the bucket.
+    // Drops what an abandoned upload of the dead bucket might still reference (nothing normally).
     await this.stats().purgeBucket(row.id);
     await this.notices.bucketChanged(row.name);
     for (const k of [...keys.map((k) => k.access_key_id), ...changedAccountKeys])

@@ -1,4 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { AppError } from '../../../kernel/errors.js';
 import { newId } from '../../../kernel/ids.js';
 import { isUniqueViolation } from '../../../kernel/store/dialect.js';
 import type { Store } from '../../../kernel/store/store.js';
@@ -38,6 +39,18 @@ export class ObjectRepo {
         if (!isUniqueViolation(err) || attempt >= 8) throw err;
       }
     }
+  }
+
+  /**
+   * The first statement of every transaction that makes data: takes the bucket row's lock and
+   * checks the bucket is still live. Bucket deletion takes the same lock and checks emptiness
+   * inside its transaction, so a write either lands before it (and the delete answers 409) or
+   * fails with NoSuchBucket — never acknowledged and then purged.
+   */
+  private async lockLiveBucket(trx: Transaction<ObjectTables>, bucketId: string): Promise<void> {
+    const r = await sql`UPDATE storage_buckets SET updated_at = updated_at
+      WHERE id = ${bucketId} AND deleted_at IS NULL`.execute(trx);
+    if (Number(r.numAffectedRows ?? 0) === 0) throw bucketGone();
   }
 
   latest(bucketId: string, key: string): Promise<ObjectRow | undefined> {
@@ -103,6 +116,7 @@ export class ObjectRepo {
     now: number,
   ): Promise<{ versionId: string; released: Released }> {
     return this.tx(async (trx) => {
+      await this.lockLiveBucket(trx, bucket.id);
       let released: Released = [];
       let versionId = newVersionId();
       if (bucket.versioning !== 'Enabled') {
@@ -211,7 +225,10 @@ export class ObjectRepo {
   // ---- multipart ---------------------------------------------------------------------
 
   async createUpload(row: UploadRow): Promise<void> {
-    await this.db.insertInto('storage_uploads').values(row).execute();
+    await this.tx(async (trx) => {
+      await this.lockLiveBucket(trx, row.bucket_id);
+      await trx.insertInto('storage_uploads').values(row).execute();
+    });
   }
 
   upload(bucketId: string, uploadId: string): Promise<UploadRow | undefined> {
@@ -226,6 +243,12 @@ export class ObjectRepo {
   /** Records a part; the blob of a part it replaces is returned for deletion. */
   async putPart(part: PartRow): Promise<Released> {
     return this.tx(async (trx) => {
+      const up = await trx
+        .selectFrom('storage_uploads')
+        .select('bucket_id')
+        .where('upload_id', '=', part.upload_id)
+        .executeTakeFirst();
+      if (up) await this.lockLiveBucket(trx, up.bucket_id);
       const old = await trx
         .selectFrom('storage_upload_parts')
         .select('blob')
@@ -334,15 +357,15 @@ export class ObjectRepo {
     return { objects: Number(row?.objects ?? 0), bytes: Number(row?.bytes ?? 0) };
   }
 
-  async isEmpty(bucketId: string): Promise<boolean> {
-    const obj = await this.db
+  async isEmpty(bucketId: string, db: Kysely<ObjectTables> = this.db): Promise<boolean> {
+    const obj = await db
       .selectFrom('storage_objects')
       .select('id')
       .where('bucket_id', '=', bucketId)
       .limit(1)
       .executeTakeFirst();
     if (obj) return false;
-    const up = await this.db
+    const up = await db
       .selectFrom('storage_uploads')
       .select('upload_id')
       .where('bucket_id', '=', bucketId)
@@ -426,3 +449,5 @@ function withPrefix<Q extends { where: (...args: any[]) => Q }>(q: Q, prefix: st
   if (!prefix) return q;
   return q.where('key', '>=', prefix).where('key', '<', afterPrefix(prefix));
 }
+
+const bucketGone = () => new AppError('not_found', 'no_such_bucket', 'The bucket no longer exists.');

@@ -1,3 +1,4 @@
+import type { Kysely } from 'kysely';
 import type { BucketRecord, BucketUsage, ObjectStats } from '../data-plane-contract.js';
 import type { ObjectStore } from './object-store.js';
 
@@ -15,8 +16,9 @@ export class DataPlaneStats implements ObjectStats {
     return this.objects.repo.usageOfCustomer(customerId);
   }
 
-  isEmpty(bucketId: string): Promise<boolean> {
-    return this.objects.repo.isEmpty(bucketId);
+  // biome-ignore lint/suspicious/noExplicitAny: a transaction of the shared store
+  isEmpty(bucketId: string, db?: Kysely<any>): Promise<boolean> {
+    return this.objects.repo.isEmpty(bucketId, db);
   }
 
   async purgeBucket(bucketId: string): Promise<void> {
