@@ -48,9 +48,11 @@ export class ObjectRepo {
    * fails with NoSuchBucket — never acknowledged and then purged.
    */
   private async lockLiveBucket(trx: Transaction<ObjectTables>, bucketId: string): Promise<void> {
-    const r = await sql`UPDATE storage_buckets SET updated_at = updated_at
-      WHERE id = ${bucketId} AND deleted_at IS NULL`.execute(trx);
-    if (Number(r.numAffectedRows ?? 0) === 0) throw bucketGone();
+    await sql`UPDATE storage_buckets SET updated_at = updated_at WHERE id = ${bucketId}`.execute(trx);
+    // A retired bucket keeps its row (its name is never reused), so "gone" is a set deleted_at.
+    const row = await sql<{ deleted_at: number | null }>`
+      SELECT deleted_at FROM storage_buckets WHERE id = ${bucketId}`.execute(trx);
+    if (row.rows[0] && row.rows[0].deleted_at !== null) throw bucketGone();
   }
 
   latest(bucketId: string, key: string): Promise<ObjectRow | undefined> {
