@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import pino from 'pino';
 import { loadConfig } from '../../../../config/config.js';
 import { AdjustableClock } from '../../../../kernel/clock.js';
@@ -151,6 +152,11 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   });
   const store = await openStore(config);
   await store.migrate(objectMigrations);
+  // The control plane's bucket table, reduced to the columns the data plane's writes lock and
+  // read (buckets of the in-memory directory have no row: writes to them are never refused).
+  await sql`CREATE TABLE storage_buckets (id text PRIMARY KEY, updated_at bigint, deleted_at bigint)`.execute(
+    store.db,
+  );
   const clock = new AdjustableClock();
   const log = pino({ level: process.env['FJORD_TEST_LOG'] ? 'debug' : 'silent' });
   const kernel = { config, clock, store, log, registry: new Registry() } as unknown as Kernel;
