@@ -6,12 +6,21 @@
 // creates a customer with `fjord admin customer create`, warms both up, then loads each target
 // with autocannon and prints req/s, p99 latency and each Fjord figure as a ratio of the bare
 // server's req/s. See bench/README.md for the figures and what they mean.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { cleanEnv, FJORD, killAll, ROOT, runFjord, startServer, stopServer } from './lib/child-servers.js';
+import {
+  cleanEnv,
+  cpuSeconds,
+  FJORD,
+  killAll,
+  ROOT,
+  runFjord,
+  startServer,
+  stopServer,
+} from './lib/child-servers.js';
 
 // autocannon ships no types; this is the slice of its programmatic API used here.
 interface AutocannonOptions {
@@ -53,17 +62,6 @@ const CONNECTIONS = Number(args.connections);
 const WARMUP = Number(args.warmup);
 const TARGET_RATIO = 0.5;
 const UNLIMITED = 100_000_000;
-
-/** CPU seconds (user + system) a process has used so far, from /proc; null where there is no /proc. */
-function cpuSeconds(pid: number | undefined): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
-}
 
 interface Target {
   name: string;

@@ -1,23 +1,18 @@
-// SMS throughput: messages accepted per second by POST /v1/sms/send, and submitted per second
-// over SMPP to a test SMSC, each against a reference measured in the same run.
-//
-//   npx tsx bench/sms.bench.ts [-- --duration 5 --connections 10 --rounds 3]
-//
-// 1. Accepting: `fjord start --roles api` (SQLite, SMPP driver configured, no worker, so messages
-//    stay QUEUED) and bench/hello-server.mjs are loaded with autocannon in interleaved rounds:
-//    POST /v1/sms/send (one recipient) against the bare server's GET /.
-// 2. Submitting: `fjord start --roles worker` on the same data dir binds to the in-process SMSC
-//    (test/e2e/smpp-smsc.ts) and drains every accepted message as submit_sm; the reference is a
-//    raw `smpp` client submitting the same number of submit_sm, window 10, to the same SMSC.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import smpp from 'smpp';
 import { TestSmsc } from '../test/e2e/smpp-smsc.js';
+import {
+  cleanEnv,
+  FJORD,
+  ROOT,
+  runFjord as run,
+  startServer,
+  stopServer as stop,
+} from './lib/child-servers.js';
 
 interface AutocannonResult {
   requests: { average: number; total: number };
@@ -35,8 +30,6 @@ const autocannon = createRequire(import.meta.url)('autocannon') as (opts: {
   body?: string;
 }) => Promise<AutocannonResult>;
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const FJORD = join(ROOT, 'bin', 'fjord.js');
 const HELLO = join(ROOT, 'bench', 'hello-server.mjs');
 const { values: args } = parseArgs({
   options: {
@@ -53,61 +46,6 @@ const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const ROUNDS = Math.max(1, Number(args.rounds));
 const UNLIMITED = 100_000_000;
-
-const children = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-});
-
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('FJORD_')) env[k] = v;
-  return { ...env, ...extra };
-}
-
-function start(name: string, argv: string[], env: NodeJS.ProcessEnv, ready: RegExp) {
-  const child = spawn(process.execPath, argv, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let out = '';
-  return new Promise<{ child: ChildProcess; match: string }>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`${name} not ready in 60 s:\n${out}`)), 60_000);
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = ready.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        ok({ child, match: m[1] ?? '' });
-      }
-    });
-    child.stderr!.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
-    child.once('exit', (code) => fail(new Error(`${name} exited with ${code}:\n${out}`)));
-  });
-}
-
-async function stop(child: ChildProcess) {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await exited;
-  children.delete(child);
-}
-
-function run(argv: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  return new Promise((ok, fail) => {
-    const child = spawn(process.execPath, [FJORD, ...argv], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.once('close', (code) =>
-      code === 0 ? ok(out) : fail(new Error(`fjord ${argv.join(' ')}: ${code}`)),
-    );
-  });
-}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -170,7 +108,7 @@ async function main() {
   });
   try {
     const [api, hello] = await Promise.all([
-      start(
+      startServer(
         'fjord api',
         [
           ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`] : []),
@@ -182,7 +120,7 @@ async function main() {
         env,
         /^\s*api\s+http\s+(http:\/\/\S+)\s*$/m,
       ),
-      start('hello', [HELLO], cleanEnv({}), /^listening (http:\/\/\S+)$/m),
+      startServer('hello', [HELLO], cleanEnv({}), /^listening (http:\/\/\S+)$/m),
     ]);
     const { pat } = JSON.parse(
       await run(['admin', 'customer', 'create', '--email', 'sms@bench.test'], env),
@@ -190,21 +128,21 @@ async function main() {
       pat: string;
     };
     const headers = { 'x-api-key': pat, 'content-type': 'application/json' };
-    const profile = await fetch(`${api.match}/v1/sms/sender-profiles`, {
+    const profile = await fetch(`${api.url}/v1/sms/sender-profiles`, {
       method: 'POST',
       headers,
       body: JSON.stringify({ name: 'Bench', sender_id: '+4791000001' }),
     });
     if (profile.status !== 201) throw new Error(`sender profile: ${profile.status} ${await profile.text()}`);
     const send = {
-      url: `${api.match}/v1/sms/send`,
+      url: `${api.url}/v1/sms/send`,
       method: 'POST',
       headers,
       body: JSON.stringify({ to: ['+4791234567'], message: 'Bench message' }),
     };
     console.log(`node ${process.version}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s`);
     await autocannon({ ...send, connections: CONNECTIONS, duration: 2 }); // warm-up
-    await autocannon({ url: `${hello.match}/`, connections: CONNECTIONS, duration: 2 });
+    await autocannon({ url: `${hello.url}/`, connections: CONNECTIONS, duration: 2 });
     const ratios: number[] = [];
     const fjordRates: number[] = [];
     const bareRates: number[] = [];
@@ -212,7 +150,7 @@ async function main() {
     let accepted = 0;
     for (let round = 0; round < ROUNDS; round++) {
       const f = await autocannon({ ...send, connections: CONNECTIONS, duration: DURATION });
-      const b = await autocannon({ url: `${hello.match}/`, connections: CONNECTIONS, duration: DURATION });
+      const b = await autocannon({ url: `${hello.url}/`, connections: CONNECTIONS, duration: DURATION });
       if (f.non2xx || f.errors) throw new Error(`POST /v1/sms/send: ${f.non2xx} non-2xx, ${f.errors} errors`);
       fjordRates.push(f.requests.average);
       bareRates.push(b.requests.average);
@@ -222,7 +160,7 @@ async function main() {
         `  round ${round + 1}: accepted ${f.requests.average.toFixed(0)}/s, bare ${b.requests.average.toFixed(0)}/s, ratio ${(f.requests.average / b.requests.average).toFixed(2)}`,
       );
     }
-    const counted = await fetch(`${api.match}/v1/sms/messages?page_size=1`, { headers });
+    const counted = await fetch(`${api.url}/v1/sms/messages?page_size=1`, { headers });
     accepted = ((await counted.json()) as { total: number }).total;
     await stop(api.child);
     await stop(hello.child);
@@ -235,7 +173,12 @@ async function main() {
 
     // Drain everything accepted through a worker bound to the SMSC.
     const before = smsc.submits.length;
-    const worker = await start('fjord worker', [FJORD, 'start', '--roles', 'worker'], env, /worker\s+jobs/);
+    const worker = await startServer(
+      'fjord worker',
+      [FJORD, 'start', '--roles', 'worker'],
+      env,
+      /worker\s+jobs/,
+    );
     await until(() => smsc.submits.length > before, 60_000);
     const t0 = performance.now();
     await until(() => smsc.submits.length - before >= accepted, 600_000);

@@ -1,30 +1,12 @@
-// Verification round trips per second (start, read the code where the user would, check),
-// against a bare Fastify reference loaded the same way, both as child processes of this run.
-//
-//   npm run bench:verify [-- --rounds 3 --duration 5 --concurrency 10 --warmup 2]
-//
-// Fjord runs `start --roles api,worker` on a fresh temp data dir (SQLite), with FJORD_SMTP_URL
-// pointing at a real SMTP server (smtp-server) in this process, and the sandbox SMSC. Targets:
-//   - bare Fastify: two sequential `GET /` per round trip (a round trip is two requests here too);
-//   - Fjord: two `GET /v1/regions` with the key, the floor of two authenticated API requests;
-//   - email: POST /v1/verify/start (channel email; Fjord hands the mail to the SMTP server over
-//     a pooled connection before it answers), the code read from the received message,
-//     POST /v1/verify/check → verified;
-//   - sms: POST /v1/verify/start (channel sms, through the SMS pipeline as a VERIFY message),
-//     the code read back with GET /v1/sms/messages?message_type=VERIFY&recipient=…, then check.
-// Every answer is checked; anything but `verified` aborts the run. See bench/README.md.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SMTPServer } from 'smtp-server';
 import { Pool } from 'undici';
+import { cleanEnv, cpuSeconds, FJORD, killAll, ROOT, runFjord, startServer } from './lib/child-servers.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const FJORD = join(ROOT, 'bin', 'fjord.js');
 const HELLO = join(ROOT, 'bench', 'hello-server.mjs');
 const UNLIMITED = 100_000_000;
 
@@ -43,68 +25,6 @@ const ROUNDS = Math.max(1, Number(args.rounds));
 const CONCURRENCY = Number(args.concurrency);
 const WARMUP = Number(args.warmup);
 
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('FJORD_')) env[k] = v;
-  return { ...env, ...extra };
-}
-
-const children = new Set<ChildProcess>();
-const killAll = () => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-};
-process.on('exit', killAll);
-process.once('SIGINT', () => {
-  killAll();
-  process.exit(130);
-});
-
-function startServer(name: string, cmd: string[], env: NodeJS.ProcessEnv, ready: RegExp) {
-  const child = spawn(process.execPath, cmd, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let out = '';
-  return new Promise<{ child: ChildProcess; url: string }>((resolveStart, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name}: not ready in 60 s\n${out}`)), 60_000);
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = ready.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolveStart({ child, url: m[1]! });
-      }
-    });
-    child.stderr!.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
-    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}\n${out}`)));
-  });
-}
-
-function runFjord(argv: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, [FJORD, ...argv], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.once('close', (code) =>
-      code === 0 ? resolveRun(out) : reject(new Error(`fjord ${argv.join(' ')}: ${err}`)),
-    );
-  });
-}
-
-function cpuSeconds(pid: number | undefined): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
-}
-
-/** A real SMTP server keeping, per recipient, the code of the last message it accepted. */
 async function smtpSink() {
   const codes = new Map<string, string>();
   const server = new SMTPServer({

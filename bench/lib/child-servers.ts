@@ -1,6 +1,7 @@
 // Child processes for benchmarks: Fjord (or a reference server) started as a separate process,
 // so that the figures include real sockets and nothing is shared with the load generator.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -89,4 +90,15 @@ export function runFjord(args: string[], env: NodeJS.ProcessEnv): Promise<string
       code === 0 ? resolveRun(out) : reject(new Error(`fjord ${args.join(' ')} exited ${code}: ${err}`)),
     );
   });
+}
+
+export /** CPU seconds (user + system) a process has used so far, from /proc; null where there is no /proc. */
+function cpuSeconds(pid: number | undefined): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
 }
