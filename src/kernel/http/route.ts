@@ -43,8 +43,13 @@ export interface RouteDef<
   params?: P;
   query?: Q;
   body?: B;
-  /** Success status → schema. The first one is the status the handler's result is sent with. */
+  /**
+   * Success status → schema. The handler's result is sent with `status`, or else the lowest
+   * status listed (JavaScript orders integer keys, so "the first one written" cannot be meant).
+   */
   response: Record<number, TSchema>;
+  /** The status of a success answer when `response` lists several. */
+  status?: number;
   /** Statuses the handler itself may answer besides success (404, 409, …). */
   errors?: readonly number[];
   /** Media type of a non-JSON success body (the handler sends a string or Buffer). */
@@ -66,4 +71,5 @@ export function defineRoute<
   return def as AnyRoute;
 }
 
-export const successStatus = (route: AnyRoute): number => Number(Object.keys(route.response)[0] ?? 200);
+export const successStatus = (route: AnyRoute): number =>
+  route.status ?? Number(Object.keys(route.response)[0] ?? 200);
