@@ -8,6 +8,7 @@ import { insertUnique } from '../../kernel/store/dialect.js';
 import type { Store } from '../../kernel/store/store.js';
 import type { DomainVerificationsTable } from './migrations.js';
 import { type DomainFilter, DomainVerificationRepo } from './repo.js';
+import { DomainVerificationViews } from './views.js';
 
 export const PURPOSES = [
   'email',
@@ -80,15 +81,17 @@ interface CheckResult {
 /** Domain verification: TXT/CNAME challenges, checks through a resolver, history and re-checks. */
 export class DomainVerificationService {
   private readonly repo: DomainVerificationRepo;
+  private readonly views: DomainVerificationViews;
 
   constructor(
     store: Store,
     private readonly clock: Clock,
     private readonly lookup: DnsLookup,
-    private readonly settings: DomainVerificationSettings,
+    readonly settings: DomainVerificationSettings,
     private internalDns: InternalDnsAuthority = noInternalDns,
   ) {
     this.repo = new DomainVerificationRepo(store);
+    this.views = new DomainVerificationViews(settings);
   }
 
   setInternalDnsAuthority(authority: InternalDnsAuthority): void {
@@ -144,7 +147,7 @@ export class DomainVerificationService {
         'api',
       );
     }
-    return this.view(row);
+    return this.views.view(row);
   }
 
   async list(customerId: string, filter: DomainFilter, page: number, pageSize: number) {
@@ -152,11 +155,11 @@ export class DomainVerificationService {
       this.repo.list(customerId, filter, pageSize, (page - 1) * pageSize),
       this.repo.count(customerId, filter),
     ]);
-    return { domains: rows.map((r) => this.view(r)), total, page, page_size: pageSize };
+    return { domains: rows.map((r) => this.views.view(r)), total, page, page_size: pageSize };
   }
 
   async get(customerId: string, id: string) {
-    return this.view(await this.load(customerId, id));
+    return this.views.view(await this.load(customerId, id));
   }
 
   async update(customerId: string, id: string, input: { status?: string; metadata?: object }) {
@@ -171,7 +174,7 @@ export class DomainVerificationService {
     if (input.metadata !== undefined) changes.metadata = JSON.stringify(input.metadata);
     await this.repo.update(id, changes);
     if (changes.status) await this.addHistory(id, 'revoked', row.status, 'revoked', null, 'api');
-    return this.view({ ...row, ...changes });
+    return this.views.view({ ...row, ...changes });
   }
 
   async remove(customerId: string, id: string) {
@@ -305,7 +308,7 @@ export class DomainVerificationService {
             message: 'The domain is no longer in an active Fjord DNS zone of yours.',
           };
     }
-    const expected = this.expectedRecord(row);
+    const expected = this.views.expectedRecord(row);
     let values: string[];
     try {
       values =
@@ -334,18 +337,6 @@ export class DomainVerificationService {
     };
   }
 
-  private expectedRecord(row: DomainVerificationsTable) {
-    const token = row.token ?? '';
-    return row.method === 'DNS_CNAME'
-      ? { type: 'CNAME', name: this.cnameName(row.domain, token), value: this.cnameValue(token) }
-      : { type: 'TXT', name: this.txtName(row.domain), value: `fjord-domain-verification=${token}` };
-  }
-
-  private txtName = (domain: string) => `${this.settings.label}.${domain}`;
-  private cnameName = (domain: string, token: string) =>
-    `${this.settings.label}-${token.slice(0, 12)}.${domain}`;
-  private cnameValue = (token: string) => `${token}.${this.settings.cnameTarget}`;
-
   private async load(customerId: string, id: string) {
     const row = await this.repo.find(customerId, id);
     if (!row) throw domainVerificationErrors.notFound();
@@ -371,75 +362,6 @@ export class DomainVerificationService {
       performed_by: performedBy,
       created_at: this.clock.nowMs(),
     });
-  }
-
-  private instructions(row: DomainVerificationsTable) {
-    if (row.method === 'INTERNAL_DNS_AUTHORITY') {
-      return {
-        method: row.method,
-        record_type: null,
-        record_name: null,
-        record_value: null,
-        ttl_recommendation: null,
-        example_bind: null,
-        auto_verified: true,
-        message: `${row.domain} is hosted in your Fjord DNS zone, so it is verified without a record.`,
-        cname_record_name: null,
-        cname_record_value: null,
-        cname_example_bind: null,
-      };
-    }
-    const token = row.token ?? '';
-    const txtName = this.txtName(row.domain);
-    const txtValue = `fjord-domain-verification=${token}`;
-    const cname = { name: this.cnameName(row.domain, token), value: this.cnameValue(token) };
-    const cnameBind = `${cname.name}. ${TTL_RECOMMENDATION} IN CNAME ${cname.value}.`;
-    const isCname = row.method === 'DNS_CNAME';
-    return {
-      method: row.method,
-      record_type: isCname ? 'CNAME' : 'TXT',
-      record_name: isCname ? cname.name : txtName,
-      record_value: isCname ? cname.value : txtValue,
-      ttl_recommendation: TTL_RECOMMENDATION,
-      example_bind: isCname ? cnameBind : `${txtName}. ${TTL_RECOMMENDATION} IN TXT "${txtValue}"`,
-      auto_verified: false,
-      message: isCname
-        ? `Create a CNAME record at ${cname.name} pointing to ${cname.value}, then call verify.`
-        : `Create a TXT record at ${txtName} with the value ${txtValue}, then call verify.`,
-      cname_record_name: isCname ? cname.name : null,
-      cname_record_value: isCname ? cname.value : null,
-      cname_example_bind: isCname ? cnameBind : null,
-    };
-  }
-
-  private view(row: DomainVerificationsTable) {
-    const instructions = this.instructions(row);
-    return {
-      id: row.id,
-      domain: row.domain,
-      purpose: row.purpose,
-      status: row.status,
-      verification_method: row.method,
-      verification_token: row.token,
-      instructions,
-      dns_instructions: instructions.record_type
-        ? {
-            record_type: instructions.record_type,
-            host: instructions.record_name,
-            value: instructions.record_value,
-          }
-        : null,
-      internal_dns_zone_id: row.internal_zone_id,
-      dns_challenge: row.token,
-      dns_record_name: instructions.record_name,
-      verification_attempts: row.attempts,
-      verified_at: isoOf(row.verified_at),
-      last_checked_at: isoOf(row.last_checked_at),
-      failed_reason: row.failed_reason,
-      created_at: isoOf(row.created_at) as string,
-      updated_at: isoOf(row.updated_at) as string,
-      metadata: JSON.parse(row.metadata) as Record<string, unknown>,
-    };
   }
 }
 
