@@ -268,7 +268,11 @@ export class DynService {
   async authenticateSource(username: string, password: string): Promise<DynCredentialsTable | null> {
     const credential = await this.repo.credentialByUsername(username);
     if (!credential || !constantTimeEqual(credential.secret_hash, hashToken(password))) return null;
-    await this.repo.touchCredential(credential.id, this.clock.nowMs());
+    // At most one write a minute per credential, like API keys: routers update in loops.
+    const now = this.clock.nowMs();
+    if (credential.last_used_at === null || now - credential.last_used_at >= 60_000) {
+      await this.repo.touchCredential(credential.id, now);
+    }
     return credential;
   }
 
