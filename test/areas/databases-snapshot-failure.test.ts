@@ -1,6 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { DatabasesService } from '../../src/areas/databases/service.js';
 import { TestFjord } from '../helpers/fjord.js';
@@ -35,9 +36,15 @@ it('a dump that fails halfway leaves a failed snapshot and no file', async () =>
   const list = await t.request('GET', `${base}/snapshots`, { key: c.key });
   expect(list.body.snapshots).toMatchObject([{ name: 'broken', status: 'failed' }]);
   await new Promise((res) => setTimeout(res, 50));
-  const dir = join(t.kernel.config.dataDir, 'databases', 'snapshots');
+  // Nothing committed in object storage, and no blob left behind (temp files included).
+  const rows =
+    await sql`SELECT key FROM storage_objects WHERE bucket_id = 'fjord-internal:database-snapshots'`.execute(
+      t.kernel.store.db,
+    );
+  expect(rows.rows).toEqual([]);
+  const dir = join(t.kernel.config.dataDir, 'objects');
   const files = existsSync(dir)
-    ? readdirSync(dir, { recursive: true }).filter((f) => String(f).includes('.sql'))
+    ? readdirSync(dir, { recursive: true, withFileTypes: true }).filter((f) => f.isFile())
     : [];
-  expect(files).toEqual([]);
+  expect(files.map((f) => f.name)).toEqual([]);
 });

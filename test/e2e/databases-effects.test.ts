@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Conn, connectAs, type SharedEngines, startSharedEngines } from '../areas/databases-engines.js';
 import { createDb, creds, DB_TYPES, dbCustomer } from '../areas/databases-fixtures.js';
+import { snapshotObject } from '../areas/databases-snapshot-objects.js';
 import { TestFjord } from '../helpers/fjord.js';
 
 /**
@@ -327,9 +327,7 @@ describe('encrypted tier', () => {
     const base = `/v1/databases/mariadb/${d.technical_name}`;
     const snap = await t.request('POST', `${base}/snapshots`, { key: c.key, body: {} });
     expect(snap.body).toMatchObject({ encrypted: true, format: 'sql.gz.aes-256-gcm' });
-    const dir = join(t.kernel.config.dataDir, 'databases', 'snapshots', c.id);
-    const [dbDir] = readdirSync(dir);
-    const file = readFileSync(join(dir, dbDir!, readdirSync(join(dir, dbDir!))[0]!));
+    const { blobPath: path, blobBytes: file } = await snapshotObject(t, snap.body.snapshot_id);
     expect(file[0] === 0x1f && file[1] === 0x8b, 'not a plain gzip file').toBe(false);
     const r = await t.request('POST', `${base}/restore`, {
       key: c.key,
@@ -340,10 +338,9 @@ describe('encrypted tier', () => {
     expect(await s2.query('SELECT secret FROM v')).toEqual([{ secret: 'plain-text-marker-123' }]);
     await s2.end();
     // A damaged snapshot is refused before the database is touched.
-    const path = join(dir, dbDir!, readdirSync(join(dir, dbDir!))[0]!);
     const damaged = Buffer.from(file);
     damaged.writeUInt8(damaged.readUInt8(damaged.length - 5) ^ 0xff, damaged.length - 5);
-    writeFileSync(path, damaged);
+    writeFileSync(path!, damaged);
     const bad = await t.request('POST', `${base}/restore`, {
       key: c.key,
       body: { snapshot_id: snap.body.snapshot_id },

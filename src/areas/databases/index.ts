@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AreaModule } from '../../kernel/kernel.js';
 import { buildRateLimitTable } from '../../kernel/limits/table.js';
+import type { StorageService } from '../storage/service.js';
 import { DB_TYPES } from './drivers/driver.js';
 import { DatabaseEngines } from './engines/engines.js';
 import { FirewallService } from './firewall-service.js';
@@ -12,14 +13,14 @@ import { extraRoutes } from './routes/extras.js';
 import { firewallRoutes } from './routes/firewall.js';
 import { DatabasesService } from './service.js';
 import { SnapshotService } from './snapshots/snapshot-service.js';
-import { fsSnapshotStore } from './snapshots/snapshot-store.js';
+import { fsSnapshotStore, ObjectSnapshotStore } from './snapshots/snapshot-store.js';
 
 const BACKUP_TICK = 'databases.backups.tick';
 
 export const databasesArea: AreaModule = {
   name: 'databases',
   migrations: databasesMigrations,
-  async setup(kernel) {
+  async setup(kernel, services) {
     const { config } = kernel;
     const engines = new DatabaseEngines(
       {
@@ -52,10 +53,21 @@ export const databasesArea: AreaModule = {
       kernel.clock,
       config.databases.internalCustomers,
     );
+    const storage = services['storage'] as StorageService | undefined;
+    if (!storage)
+      throw new Error('the databases area needs the storage area (snapshots live in object storage)');
+    const snapshotBucket = storage.internalBucket('database-snapshots');
+    kernel.registry.addBackend({
+      area: 'databases',
+      name: 'snapshots',
+      driver: 'object-storage',
+      simulated: false,
+      detail: snapshotBucket.location,
+    });
     const snapshots = new SnapshotService(
       repo,
       service,
-      fsSnapshotStore(config.dataDir),
+      { objects: new ObjectSnapshotStore(snapshotBucket), fs: fsSnapshotStore(config.dataDir) },
       kernel.secrets,
       kernel.clock,
       kernel.log,

@@ -1,4 +1,5 @@
 import type { Kysely, Migration } from 'kysely';
+import type { SnapshotStoreKind } from './snapshots/snapshot-store.js';
 
 export const databasesMigrations: Record<string, Migration> = {
   '2026-11-22-0600-databases': {
@@ -73,6 +74,17 @@ export const databasesMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026-11-22-0610-database-snapshot-store': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // Snapshots taken before this stayed as files in the data dir ('fs'); new ones go into
+      // Fjord's object storage ('objects'). Each row says where its dump is.
+      await db.schema
+        .alterTable('database_snapshots')
+        .addColumn('store', 'text', (c) => c.notNull().defaultTo('fs'))
+        .execute();
+    },
+  },
 };
 
 export interface DatabasesTable {
@@ -109,6 +121,8 @@ export interface SnapshotsTable {
   status: 'creating' | 'available' | 'failed';
   format: string;
   storage_key: string;
+  /** Which snapshot store holds the dump under `storage_key`. */
+  store: SnapshotStoreKind;
   /** Encrypted-tier snapshots: the per-snapshot key, IV and tag, sealed with the data key. */
   sealed_key: string | null;
   size_bytes: number | null;

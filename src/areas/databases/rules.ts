@@ -129,6 +129,13 @@ export const dbErrors = {
       'snapshot_unreadable',
       `The snapshot cannot be read back (${(err as Error).message}); the database was left as it was.`,
     ),
+  snapshotStoreFailed: (err: unknown) =>
+    new AppError(
+      'unavailable',
+      'snapshot_storage_unavailable',
+      'Object storage did not take the snapshot, so none was kept; try again later.',
+      { cause: err },
+    ),
   snapshotNotReady: () =>
     new AppError('conflict', 'snapshot_not_available', 'The snapshot is not available.'),
   retentionTooHigh: (limit: number) =>

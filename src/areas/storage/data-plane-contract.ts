@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 /**
  * The seam between the storage control plane (buckets, keys, CORS, lifecycle, versioning
@@ -120,4 +121,19 @@ export interface ObjectStats {
    * it for every bucket with rules, hourly.
    */
   applyLifecycle?(bucket: BucketRecord, now: number): Promise<{ expired: number; aborted: number }>;
+}
+
+/**
+ * Objects Fjord stores for its own use (database snapshots) in the data plane: the same blob
+ * store and atomic commit as customers' objects, in a bucket no customer can name.
+ */
+export interface InternalObjects {
+  /** For the banner and the docs: which store holds them. */
+  readonly location: string;
+  /** Streams `body` in; visible only once every byte is durable. */
+  put(key: string, body: Readable, contentType: string): Promise<{ size: number; etag: string }>;
+  /** Fails (before any byte) when the key holds nothing. */
+  get(key: string): Promise<Readable>;
+  delete(key: string): Promise<void>;
+  usage(): Promise<BucketUsage>;
 }

@@ -4,7 +4,7 @@ import { AccessKeyService } from './access-keys.js';
 import { ControlPlaneDirectory } from './bucket-directory.js';
 import { SIGNING_REGION } from './catalogue.js';
 import { StorageChangeNotices } from './change-notices.js';
-import type { BucketDirectory, ObjectStats } from './data-plane-contract.js';
+import type { BucketDirectory, InternalObjects, ObjectStats } from './data-plane-contract.js';
 import { registerLifecycleJob } from './lifecycle-job.js';
 import { storageMigrations } from './migrations.js';
 import { StorageRepo } from './repo.js';
@@ -21,6 +21,8 @@ export interface DataPlane {
   boundPort?(): number | null;
   /** Regions S3 requests may be signed for. */
   signingRegions?: readonly string[];
+  /** A bucket of Fjord's own, in this data plane (see `InternalObjects`). */
+  internalBucket(purpose: string): InternalObjects;
 }
 
 export type DataPlaneFactory = (kernel: Kernel, directory: BucketDirectory) => DataPlane | Promise<DataPlane>;
@@ -60,6 +62,7 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
       service.directory = directory;
       dataPlane = await createDataPlane(kernel, directory);
       const plane = dataPlane;
+      service.internalBucket = (purpose) => plane.internalBucket(purpose);
       registerLifecycleJob(kernel, service, plane.stats);
       await scheduleLifecycle(kernel);
       kernel.registry.addServiceProvider(async (customerId) =>

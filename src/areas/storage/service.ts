@@ -10,6 +10,7 @@ import type {
   BucketDirectory,
   BucketRecord,
   CorsRule,
+  InternalObjects,
   LifecycleRule,
   ObjectStats,
 } from './data-plane-contract.js';
@@ -43,6 +44,10 @@ export interface CreateBucketInput {
 export class StorageService {
   /** The data plane's view of this control plane (set once the directory is built). */
   directory: BucketDirectory | null = null;
+  /** Fjord's own buckets in the data plane, for other areas (set once the data plane is built). */
+  internalBucket: (purpose: string) => InternalObjects = () => {
+    throw new Error('the storage data plane is not built yet');
+  };
 
   constructor(
     private readonly repo: StorageRepo,

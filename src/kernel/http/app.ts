@@ -122,6 +122,9 @@ export async function buildHttpApp(
   app.setErrorHandler((err, req, reply) => {
     const http = toHttpError(err);
     if (http.internal) req.log.error({ err, reqId: req.id }, 'request failed');
+    // A back end's failure shown to the client as a clear 502/503: the operator needs its cause.
+    else if (http.status >= 500 && err instanceof AppError && err.cause !== undefined)
+      req.log.warn({ err: err.cause, code: err.code, reqId: req.id }, 'a back end failed the request');
     reply.code(http.status).headers(http.headers).send(http.body);
   });
   app.setNotFoundHandler((req, reply) => {

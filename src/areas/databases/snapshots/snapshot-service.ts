@@ -12,7 +12,7 @@ import type { BackupPoliciesTable, DatabasesTable, SnapshotsTable } from '../mig
 import type { DatabasesRepo } from '../repo.js';
 import { dbErrors, quotaOf } from '../rules.js';
 import type { DatabasesService } from '../service.js';
-import type { SnapshotStore } from './snapshot-store.js';
+import type { SnapshotStore, SnapshotStoreKind } from './snapshot-store.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const HOUR = 3600_000;
@@ -25,15 +25,16 @@ export interface PolicyInput {
 }
 
 /**
- * Snapshots (logical dumps: pg_dump / mariadb-dump, gzip-compressed while they stream into the
- * snapshot store, and AES-256-GCM encrypted for the encrypted tier), restores into the same or
- * a new database, and the backup policy that takes automatic snapshots on the job scheduler.
+ * Snapshots (logical dumps: pg_dump / mariadb-dump, gzip-compressed while they stream into
+ * Fjord's object storage, and AES-256-GCM encrypted for the encrypted tier), restores into the
+ * same or a new database, and the backup policy that takes automatic snapshots on the job
+ * scheduler. `stores.objects` takes every new dump; `stores.fs` only serves older ones.
  */
 export class SnapshotService {
   constructor(
     private readonly repo: DatabasesRepo,
     private readonly dbs: DatabasesService,
-    private readonly store: SnapshotStore,
+    private readonly stores: Record<SnapshotStoreKind, SnapshotStore>,
     private readonly secrets: SecretBox,
     private readonly clock: Clock,
     private readonly log: Logger,
@@ -93,6 +94,7 @@ export class SnapshotService {
       status: 'creating',
       format: encrypted ? 'sql.gz.aes-256-gcm' : 'sql.gz',
       storage_key: `${row.customer_id}/${row.id}/${id}.sql.gz${encrypted ? '.enc' : ''}`,
+      store: 'objects',
       sealed_key: null,
       size_bytes: null,
       error: null,
@@ -117,13 +119,16 @@ export class SnapshotService {
           dump.destroy(err as Error);
           throw err;
         });
-      const [put, dumpResult] = await Promise.allSettled([this.store.put(snap.storage_key, body), dumped]);
+      const [put, dumpResult] = await Promise.allSettled([
+        this.stores[snap.store].put(snap.storage_key, body),
+        dumped,
+      ]);
       if (dumpResult.status === 'rejected') throw dumpResult.reason;
-      if (put.status === 'rejected') throw put.reason;
+      if (put.status === 'rejected') throw dbErrors.snapshotStoreFailed(put.reason);
       snap.size_bytes = put.value;
     } catch (err) {
       dump.destroy();
-      await this.store.delete(snap.storage_key).catch(() => {});
+      await this.stores[snap.store].delete(snap.storage_key).catch(() => {});
       await this.repo.updateSnapshot(id, { status: 'failed', error: (err as Error).message.slice(0, 500) });
       throw err;
     }
@@ -163,18 +168,18 @@ export class SnapshotService {
 
   private async drop(snap: SnapshotsTable) {
     await this.repo.deleteSnapshot(snap.id);
-    await this.store.delete(snap.storage_key);
+    await this.stores[snap.store].delete(snap.storage_key);
   }
 
-  /** Deletes the files of a database's snapshots (the rows go with the database). */
+  /** Deletes the dumps of a database's snapshots (the rows go with the database). */
   async dropAll(databaseId: string) {
     for (const s of await this.repo.snapshots(databaseId))
-      await this.store.delete(s.storage_key).catch(() => {});
+      await this.stores[s.store].delete(s.storage_key).catch(() => {});
   }
 
   /** The snapshot's dump as plain SQL: decrypted and decompressed while it streams. */
   private async open(snap: SnapshotsTable): Promise<Readable> {
-    const raw = await this.store.get(snap.storage_key);
+    const raw = await this.stores[snap.store].get(snap.storage_key);
     const gunzip = createGunzip();
     if (!snap.sealed_key) {
       // A read error must end the restore, not leave it waiting: pipeline destroys gunzip too.
@@ -204,6 +209,13 @@ export class SnapshotService {
     const snap = await this.repo.snapshot(principal.customerId, snapshotId);
     if (!snap || snap.database_id !== source.id) throw dbErrors.snapshotNotFound();
     if (snap.status !== 'available') throw dbErrors.snapshotNotReady();
+    // Read the whole snapshot once first (GCM tag, gzip CRC): a damaged or missing dump must
+    // fail here, before a database is created or the current contents are dropped.
+    try {
+      await pipeline(await this.open(snap), new Writable({ write: (_c, _e, done) => done() }));
+    } catch (err) {
+      throw dbErrors.snapshotUnreadable(err);
+    }
     let target = source;
     let created: Awaited<ReturnType<DatabasesService['create']>> | null = null;
     if (targetName) {
@@ -217,17 +229,21 @@ export class SnapshotService {
       });
       target = created.row;
     } else {
-      // Read the whole snapshot once first (GCM tag, gzip CRC): a damaged file must fail here,
-      // before the database's current contents are dropped.
-      try {
-        await pipeline(await this.open(snap), new Writable({ write: (_c, _e, done) => done() }));
-      } catch (err) {
-        throw dbErrors.snapshotUnreadable(err);
-      }
       await this.dbs.onServer(dbType, (d) => d.recreateEmpty(this.dbs.ref(source)));
     }
-    const sql = await this.open(snap);
-    await this.dbs.onServer(dbType, (d) => d.restore(this.dbs.ref(target), sql));
+    try {
+      const sql = await this.open(snap).catch((err) => {
+        throw dbErrors.snapshotUnreadable(err);
+      });
+      await this.dbs.onServer(dbType, (d) => d.restore(this.dbs.ref(target), sql));
+    } catch (err) {
+      // A half-restored copy is not left behind to be mistaken for the snapshot's contents.
+      if (created)
+        await this.dbs
+          .delete(principal, dbType, created.row.technical_name)
+          .catch((e) => this.log.warn({ err: e }, 'removing a failed restore target failed'));
+      throw err;
+    }
     await this.dbs.record(principal, target, 'database.restored', {
       snapshot_id: snap.id,
       source_db_name: source.technical_name,

@@ -4,23 +4,52 @@ import { dirname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
+import type { InternalObjects } from '../../storage/data-plane-contract.js';
+
+export type SnapshotStoreKind = 'objects' | 'fs';
+
 /**
- * Where snapshot files go. The issue wants them in Fjord's object storage; that area's data
- * plane is being built alongside, so this interface is the seam: an object-storage
- * implementation (one bucket per deployment, key = `key`) drops in without touching the
- * service. Keys are `<customer id>/<database id>/<snapshot id>.<ext>`.
+ * Where snapshot dumps go: Fjord's object storage (`objects`, every new snapshot), or — only
+ * for snapshots taken before snapshots moved there — files in the data dir (`fs`). Keys are
+ * `<customer id>/<database id>/<snapshot id>.<ext>`, chosen before the write.
  */
 export interface SnapshotStore {
-  readonly kind: string;
+  readonly kind: SnapshotStoreKind;
   /** Writes the stream under `key`, atomically (a failed write leaves nothing). Returns its size. */
   put(key: string, body: Readable): Promise<number>;
   get(key: string): Promise<Readable>;
   delete(key: string): Promise<void>;
 }
 
-/** Files under `<data dir>/databases/snapshots/`, written to a temp name then renamed. */
+/**
+ * Dumps as objects in the storage area's internal `database-snapshots` bucket: on the same
+ * blob store as customers' objects (files, or the upstream S3 store when scaled out), committed
+ * only once every byte is durable.
+ */
+export class ObjectSnapshotStore implements SnapshotStore {
+  readonly kind = 'objects' as const;
+  constructor(private readonly bucket: InternalObjects) {}
+
+  async put(key: string, body: Readable): Promise<number> {
+    return (await this.bucket.put(key, body, 'application/octet-stream')).size;
+  }
+
+  get(key: string): Promise<Readable> {
+    return this.bucket.get(key);
+  }
+
+  delete(key: string): Promise<void> {
+    return this.bucket.delete(key);
+  }
+}
+
+/**
+ * Files under `<data dir>/databases/snapshots/`, written to a temp name then renamed: where
+ * snapshots went before object storage held them. Kept so those can still be restored and
+ * deleted (rows say `store = 'fs'`).
+ */
 export class FsSnapshotStore implements SnapshotStore {
-  readonly kind = 'fs';
+  readonly kind = 'fs' as const;
   constructor(private readonly root: string) {}
 
   private path(key: string): string {

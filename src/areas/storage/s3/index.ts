@@ -4,6 +4,7 @@ import type { BucketDirectory, ObjectStats } from '../data-plane-contract.js';
 import type { BlobStore } from '../objects/drivers/blob-store.js';
 import { FsBlobStore } from '../objects/drivers/fs-blob-store.js';
 import { S3BlobStore } from '../objects/drivers/s3-blob-store.js';
+import { InternalBucket } from '../objects/internal-bucket.js';
 import { ObjectStore } from '../objects/object-store.js';
 import { ObjectRepo } from '../objects/repo.js';
 import { DataPlaneStats } from '../objects/stats.js';
@@ -21,6 +22,7 @@ export interface BuiltDataPlane {
   onReset(): Promise<void>;
   boundPort(): number | null;
   signingRegions: readonly string[];
+  internalBucket(purpose: string): InternalBucket;
   /** For tests and benchmarks. */
   env: S3Env;
 }
@@ -88,6 +90,7 @@ export function createDataPlane(kernel: Kernel, directory: BucketDirectory): Bui
     },
     boundPort: () => server.boundPort,
     signingRegions: kernel.config.s3.regions,
+    internalBucket: (purpose) => new InternalBucket(objects, purpose),
     env,
   };
 }
