@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, onTestFinished, vi } from 'vitest';
 import type { DatabasesService } from '../../src/areas/databases/service.js';
 import { TestFjord } from '../helpers/fjord.js';
 import { dbCustomer } from './databases-fixtures.js';
@@ -24,6 +24,10 @@ it('a dump that fails halfway leaves a failed snapshot and no file', async () =>
   expect(r.status).toBe(201);
   const service = t.fjord.areas.get('databases')!.service as DatabasesService;
   const driver = await service.driver('postgresql');
+  const dump = driver.dump.bind(driver);
+  onTestFinished(() => {
+    driver.dump = dump;
+  });
   driver.dump = async (_db, out: Writable) => {
     out.write('-- part of a dump\n'.repeat(1000));
     await new Promise((res) => setTimeout(res, 20));
@@ -47,4 +51,52 @@ it('a dump that fails halfway leaves a failed snapshot and no file', async () =>
     ? readdirSync(dir, { recursive: true, withFileTypes: true }).filter((f) => f.isFile())
     : [];
   expect(files.map((f) => f.name)).toEqual([]);
+});
+
+it('gives the plan’s last snapshot place to one of two requests at once, and failed snapshots take none', async () => {
+  const c = await dbCustomer(t, 'free'); // 5 manual snapshots per database
+  const r = await t.request('POST', '/v1/databases', {
+    key: c.key,
+    body: { db_type: 'mariadb', db_name: 'race' },
+  });
+  const base = `/v1/databases/mariadb/${r.body.technical_name}`;
+  const service = t.fjord.areas.get('databases')!.service as DatabasesService;
+  const driver = await service.driver('mariadb');
+  const dump = driver.dump.bind(driver);
+  onTestFinished(() => {
+    driver.dump = dump;
+  });
+  driver.dump = async () => {
+    throw new Error('mariadb-dump exited 2');
+  };
+  const failed = await t.request('POST', `${base}/snapshots`, { key: c.key, body: {} });
+  expect(failed.status).toBe(502);
+  driver.dump = dump;
+  const answers = await Promise.all(
+    Array.from({ length: 8 }, () => t.request('POST', `${base}/snapshots`, { key: c.key, body: {} })),
+  );
+  expect(answers.map((a) => a.status).sort()).toEqual([201, 201, 201, 201, 201, 409, 409, 409]);
+  const list = await t.request('GET', `${base}/snapshots`, { key: c.key });
+  expect(list.body.snapshots.filter((s: { status: string }) => s.status === 'available')).toHaveLength(5);
+});
+
+it('marks failed a snapshot whose taking process stopped beating', async () => {
+  const c = await dbCustomer(t);
+  const r = await t.request('POST', '/v1/databases', {
+    key: c.key,
+    body: { db_type: 'postgresql', db_name: 'crashed' },
+  });
+  const base = `/v1/databases/postgresql/${r.body.technical_name}`;
+  const snap = await t.request('POST', `${base}/snapshots`, { key: c.key, body: {} });
+  // What a process killed in the middle of a dump leaves behind: `creating`, beats stopped.
+  await sql`UPDATE database_snapshots SET status = 'creating', completed_at = NULL,
+    heartbeat_at = ${Date.now() - 6 * 60_000} WHERE id = ${snap.body.snapshot_id}`.execute(t.kernel.store.db);
+  const fresh = await t.request('POST', `${base}/snapshots`, { key: c.key, body: {} });
+  await sql`UPDATE database_snapshots SET status = 'creating', heartbeat_at = ${Date.now()}
+    WHERE id = ${fresh.body.snapshot_id}`.execute(t.kernel.store.db);
+  await t.advance(300);
+  await vi.waitFor(async () => {
+    const list = await t.request('GET', `${base}/snapshots`, { key: c.key });
+    expect(list.body.snapshots.map((s: { status: string }) => s.status)).toEqual(['failed', 'creating']);
+  });
 });

@@ -75,7 +75,12 @@ export const databasesArea: AreaModule = {
     );
     service.beforeDelete = (row) => snapshots.dropAll(row.id);
 
-    kernel.jobs.register(BACKUP_TICK, { run: async () => void (await snapshots.runDueBackups()) });
+    kernel.jobs.register(BACKUP_TICK, {
+      run: async () => {
+        await snapshots.failAbandoned();
+        await snapshots.runDueBackups();
+      },
+    });
     await kernel.jobs.schedule(BACKUP_TICK, BACKUP_TICK, 300);
 
     kernel.registry.addServiceProvider(async (customerId) => {

@@ -85,6 +85,13 @@ export const databasesMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026-11-22-0611-database-snapshot-heartbeat': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // Wall-clock ms of the last sign of life of the process taking a `creating` snapshot.
+      await db.schema.alterTable('database_snapshots').addColumn('heartbeat_at', 'bigint').execute();
+    },
+  },
 };
 
 export interface DatabasesTable {
@@ -129,6 +136,11 @@ export interface SnapshotsTable {
   error: string | null;
   created_at: number;
   completed_at: number | null;
+  /**
+   * While `creating`: wall-clock ms (not the emulator's clock — it measures whether a process is
+   * alive) of the taking process's last beat. A row whose beats stopped was cut off by a crash.
+   */
+  heartbeat_at: number | null;
 }
 
 export interface BackupPoliciesTable {

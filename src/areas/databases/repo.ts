@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Store } from '../../kernel/store/store.js';
+import { lockKey, writeTransaction } from '../../kernel/store/write-transaction.js';
 import type {
   BackupPoliciesTable,
   DatabasesTable,
@@ -10,7 +11,7 @@ import type {
 
 export class DatabasesRepo {
   private readonly db: Kysely<DatabasesTables>;
-  constructor(store: Store) {
+  constructor(private readonly store: Store) {
     this.db = store.typed<DatabasesTables>();
   }
 
@@ -93,8 +94,37 @@ export class DatabasesRepo {
     return Number(r.numDeletedRows) > 0;
   }
 
-  insertSnapshot(row: SnapshotsTable) {
-    return this.db.insertInto('database_snapshots').values(row).execute();
+  /**
+   * Inserts a manual snapshot's row unless the database already has `limit` of them (failed
+   * ones do not count): checked and inserted under the database's lock, so two requests at
+   * once cannot both take the last place. Returns false when it is full.
+   */
+  async reserveSnapshot(row: SnapshotsTable, limit: number | null): Promise<boolean> {
+    return writeTransaction(this.store, async (tx: Kysely<DatabasesTables>) => {
+      await lockKey(this.store, tx, `database-snapshots:${row.database_id}`);
+      if (limit !== null) {
+        const r = await tx
+          .selectFrom('database_snapshots')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('database_id', '=', row.database_id)
+          .where('kind', '=', row.kind)
+          .where('status', '!=', 'failed')
+          .executeTakeFirst();
+        if (Number(r?.n ?? 0) >= limit) return false;
+      }
+      await tx.insertInto('database_snapshots').values(row).execute();
+      return true;
+    });
+  }
+  /** Snapshots still `creating` whose process stopped beating before `before` (epoch ms, wall time). */
+  async failAbandonedSnapshots(before: number, error: string): Promise<number> {
+    const r = await this.db
+      .updateTable('database_snapshots')
+      .set({ status: 'failed', error, heartbeat_at: null })
+      .where('status', '=', 'creating')
+      .where('heartbeat_at', '<', before)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
   }
   updateSnapshot(id: string, patch: Partial<SnapshotsTable>) {
     return this.db.updateTable('database_snapshots').set(patch).where('id', '=', id).execute();
@@ -124,8 +154,12 @@ export class DatabasesRepo {
       .executeTakeFirst();
   }
   async putPolicy(row: BackupPoliciesTable) {
-    await this.db.deleteFrom('database_backup_policies').where('database_id', '=', row.database_id).execute();
-    await this.db.insertInto('database_backup_policies').values(row).execute();
+    const { database_id: _, ...changes } = row;
+    await this.db
+      .insertInto('database_backup_policies')
+      .values(row)
+      .onConflict((oc) => oc.column('database_id').doUpdateSet(changes))
+      .execute();
   }
   duePolicies(now: number) {
     return this.db

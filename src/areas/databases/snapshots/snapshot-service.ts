@@ -16,6 +16,9 @@ import type { SnapshotStore, SnapshotStoreKind } from './snapshot-store.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const HOUR = 3600_000;
+/** How often a process taking a snapshot says it is alive, and how long silence means it died. */
+const HEARTBEAT_MS = 30_000;
+const ABANDONED_AFTER_MS = 5 * 60_000;
 
 export interface PolicyInput {
   enabled: boolean;
@@ -75,12 +78,6 @@ export class SnapshotService {
     input: { name?: string; description?: string; kind?: 'manual' | 'automatic' },
   ) {
     const kind = input.kind ?? 'manual';
-    if (kind === 'manual') {
-      const plan = await this.planOf(row.customer_id);
-      const limit = quotaOf(plan).snapshotsPerDatabase;
-      if ((await this.repo.snapshots(row.id, 'manual')).length >= limit)
-        throw dbErrors.snapshotLimit(limit, plan);
-    }
     const now = this.clock.nowMs();
     const id = newId();
     const encrypted = row.tier === 'encrypted';
@@ -100,8 +97,16 @@ export class SnapshotService {
       error: null,
       created_at: now,
       completed_at: null,
+      heartbeat_at: Date.now(),
     };
-    await this.repo.insertSnapshot(snap);
+    // Manual snapshots count against the plan; automatic ones are bounded by the policy's retention.
+    const plan = kind === 'manual' ? await this.planOf(row.customer_id) : null;
+    const limit = plan ? quotaOf(plan).snapshotsPerDatabase : null;
+    if (!(await this.repo.reserveSnapshot(snap, limit))) throw dbErrors.snapshotLimit(limit!, plan!);
+    const beat = setInterval(() => {
+      this.repo.updateSnapshot(id, { heartbeat_at: Date.now() }).catch(() => {});
+    }, HEARTBEAT_MS);
+    beat.unref();
     const dump = new PassThrough();
     const key = encrypted ? randomBytes(32) : null;
     const iv = randomBytes(12);
@@ -129,8 +134,14 @@ export class SnapshotService {
     } catch (err) {
       dump.destroy();
       await this.stores[snap.store].delete(snap.storage_key).catch(() => {});
-      await this.repo.updateSnapshot(id, { status: 'failed', error: (err as Error).message.slice(0, 500) });
+      await this.repo.updateSnapshot(id, {
+        status: 'failed',
+        error: (err as Error).message.slice(0, 500),
+        heartbeat_at: null,
+      });
       throw err;
+    } finally {
+      clearInterval(beat);
     }
     snap.sealed_key =
       key && cipher
@@ -149,6 +160,7 @@ export class SnapshotService {
       size_bytes: snap.size_bytes,
       sealed_key: snap.sealed_key,
       completed_at: snap.completed_at,
+      heartbeat_at: null,
     });
     await this.dbs.record(principal, row, 'database.snapshot_created', {
       snapshot_id: id,
@@ -318,6 +330,19 @@ export class SnapshotService {
       retention_count: retention,
     });
     return this.policyView(row, policy, plan);
+  }
+
+  /**
+   * Job: marks `failed` the snapshots whose taking process stopped (a crash, a kill) — without
+   * this they would stay `creating` for ever. Their partial bytes were never committed.
+   */
+  async failAbandoned(): Promise<number> {
+    const n = await this.repo.failAbandonedSnapshots(
+      Date.now() - ABANDONED_AFTER_MS,
+      'interrupted: the process taking the snapshot stopped',
+    );
+    if (n > 0) this.log.warn({ snapshots: n }, 'snapshots cut off by a stopped process marked failed');
+    return n;
   }
 
   /** Job: takes the automatic snapshots that came due and prunes past each policy's retention. */
