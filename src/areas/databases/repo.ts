@@ -15,8 +15,24 @@ export class DatabasesRepo {
     this.db = store.typed<DatabasesTables>();
   }
 
-  insert(row: DatabasesTable) {
-    return this.db.insertInto('databases').values(row).execute();
+  /**
+   * Inserts a new database's row unless the customer already has `limit` databases or the name
+   * is taken: counted and inserted under the customer's lock, so requests at once cannot pass
+   * the quota together. The row comes first and the server's database second (see the service).
+   */
+  async reserve(row: DatabasesTable, limit: number): Promise<{ ok: true } | { ok: false; used: number }> {
+    return writeTransaction(this.store, async (tx: Kysely<DatabasesTables>) => {
+      await lockKey(this.store, tx, `databases:${row.customer_id}`);
+      const r = await tx
+        .selectFrom('databases')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('customer_id', '=', row.customer_id)
+        .executeTakeFirst();
+      const used = Number(r?.n ?? 0);
+      if (used >= limit) return { ok: false, used };
+      await tx.insertInto('databases').values(row).execute();
+      return { ok: true };
+    });
   }
   list(customerId: string, dbType?: string) {
     let q = this.db.selectFrom('databases').selectAll().where('customer_id', '=', customerId);

@@ -11,6 +11,16 @@ import type { DatabasesTable } from './migrations.js';
 import type { DatabasesRepo } from './repo.js';
 import { DEFAULT_REQUESTED_NAME, dbErrors, LIMITS, quotaOf, technicalName, toMb } from './rules.js';
 
+/** A create's answer: `password` is null when form B found the database already there. */
+export interface CreatedDatabase {
+  created: boolean;
+  row: DatabasesTable;
+  password: string | null;
+  host: string;
+  port: number;
+  connection_string: string;
+}
+
 const iso = (ms: number) => new Date(ms).toISOString();
 /** 32 characters from 62: about 190 bits, and nothing a shell or a URL needs quoted. */
 export const newDatabasePassword = () => randomString(32);
@@ -132,7 +142,7 @@ export class DatabasesService {
     return `${scheme}://${auth}@${host}:${port}/${db}`;
   }
 
-  async create(principal: Principal, req: CreateRequest) {
+  async create(principal: Principal, req: CreateRequest): Promise<CreatedDatabase> {
     const customerId = this.actingCustomer(principal, req.customerId);
     const customer = await this.identity.getCustomer(customerId);
     if (!customer) throw dbErrors.notFound();
@@ -153,8 +163,6 @@ export class DatabasesService {
     }
     const quota = quotaOf(customer.plan);
     const limit = Math.min(quota.databases, LIMITS.databasesPerAccount);
-    const used = await this.repo.count(customerId);
-    if (used >= limit) throw dbErrors.quota(used, limit, customer.plan);
     const driver = await this.driver(req.dbType);
     if (req.tier === 'encrypted' && !this.engines.encryptedAtRest(req.dbType))
       throw dbErrors.tierUnavailable(req.dbType);
@@ -173,13 +181,23 @@ export class DatabasesService {
       password_changed_at: now,
       created_at: now,
     };
-    const password = newDatabasePassword();
-    await this.onServer(req.dbType, (d) => d.create(this.ref(row), password));
+    // The row first, the server's database second: the row is what makes a name and a quota
+    // place ours, so a request racing this one gets 409 (or, in form B, this database) instead of
+    // both creating on the server and one dropping what the other made.
+    let reserved: Awaited<ReturnType<DatabasesRepo['reserve']>>;
     try {
-      await this.repo.insert(row);
+      reserved = await this.repo.reserve(row, limit);
     } catch (err) {
-      await driver.drop(this.ref(row)).catch(() => {});
-      if (isUniqueViolation(err)) throw dbErrors.exists(technical);
+      if (!isUniqueViolation(err)) throw err;
+      if (req.form === 'A') throw dbErrors.exists(technical);
+      return this.create(principal, req); // form B: answers with the one that won
+    }
+    if (!reserved.ok) throw dbErrors.quota(reserved.used, limit, customer.plan);
+    const password = newDatabasePassword();
+    try {
+      await this.onServer(req.dbType, (d) => d.create(this.ref(row), password));
+    } catch (err) {
+      await this.repo.delete(row.id);
       throw err;
     }
     await this.record(principal, row, 'database.created', { tier: row.tier, form: req.form });
