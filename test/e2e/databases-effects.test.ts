@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Conn, connectAs, type SharedEngines, startSharedEngines } from '../areas/databases-engines.js';
 import { createDb, creds, DB_TYPES, dbCustomer } from '../areas/databases-fixtures.js';
@@ -272,6 +273,39 @@ describe.each(DB_TYPES)('%s, seen from a client', (dbType) => {
 });
 
 describe('the command-line clients', () => {
+  it('loads a downloaded snapshot with gunzip | psql into another database', async () => {
+    const c = await dbCustomer(t);
+    const from = await createDb(t, c, 'postgresql', 'dlfrom');
+    const into = await createDb(t, c, 'postgresql', 'dlinto');
+    execFileSync('psql', [
+      from.connection_string,
+      '-Xqc',
+      "CREATE TABLE kept (v text); INSERT INTO kept VALUES ('downloaded')",
+    ]);
+    const base = `/v1/databases/postgresql/${from.technical_name}`;
+    const snap = await t.request('POST', `${base}/snapshots`, { key: c.key, body: {} });
+    const file = await t.request('GET', `${base}/snapshots/${snap.body.snapshot_id}/download`, {
+      key: c.key,
+    });
+    expect(file.status).toBe(200);
+    expect(file.headers['content-disposition']).toBe(
+      `attachment; filename="${from.technical_name}-${snap.body.snapshot_id}.sql.gz"`,
+    );
+    execFileSync('psql', [into.connection_string, '-Xq', '-v', 'ON_ERROR_STOP=1'], {
+      input: gunzipSync(file.raw),
+    });
+    const out = execFileSync('psql', [into.connection_string, '-XAtc', 'SELECT v FROM kept'], {
+      encoding: 'utf8',
+    });
+    expect(out.trim()).toBe('downloaded');
+    // Another customer's key gets 404.
+    const other = await dbCustomer(t);
+    const theirs = await t.request('GET', `${base}/snapshots/${snap.body.snapshot_id}/download`, {
+      key: other.key,
+    });
+    expect(theirs.status).toBe(404);
+  });
+
   it('psql takes the connection string as it is; the mariadb client takes the fields', async () => {
     const c = await dbCustomer(t);
     const p = await createDb(t, c, 'postgresql', 'cli');
@@ -329,6 +363,13 @@ describe('encrypted tier', () => {
     expect(snap.body).toMatchObject({ encrypted: true, format: 'sql.gz.aes-256-gcm' });
     const { blobPath: path, blobBytes: file } = await snapshotObject(t, snap.body.snapshot_id);
     expect(file[0] === 0x1f && file[1] === 0x8b, 'not a plain gzip file').toBe(false);
+    // The download is the plain dump, decrypted: readable with gunzip alone.
+    const download = await t.request('GET', `${base}/snapshots/${snap.body.snapshot_id}/download`, {
+      key: c.key,
+    });
+    expect(download.status).toBe(200);
+    expect(download.headers['content-type']).toBe('application/gzip');
+    expect(gunzipSync(download.raw).toString()).toContain('plain-text-marker-123');
     const r = await t.request('POST', `${base}/restore`, {
       key: c.key,
       body: { snapshot_id: snap.body.snapshot_id },

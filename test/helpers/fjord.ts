@@ -13,6 +13,8 @@ export interface Reply {
   // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON
   body: any;
   text: string;
+  /** The body's bytes (for binary answers). */
+  raw: Buffer;
 }
 
 export interface RequestOptions {
@@ -122,7 +124,7 @@ export class TestFjord {
     } catch {
       body = null;
     }
-    return { status: res.statusCode, headers: res.headers, body, text: res.body };
+    return { status: res.statusCode, headers: res.headers, body, text: res.body, raw: res.rawPayload };
   }
 
   operator(method: string, url: string, body?: unknown) {

@@ -322,6 +322,11 @@ export const SnapshotBody = Type.Union([
   ),
   Type.Null(),
 ]);
+export const SnapshotFile = Type.String({
+  format: 'binary',
+  description: 'gzip-compressed SQL, as pg_dump or mariadb-dump wrote it',
+});
+
 export const SnapshotDeleted = Type.Object({
   ok: Type.Boolean(),
   snapshot_id: Type.String(),

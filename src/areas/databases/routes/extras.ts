@@ -15,6 +15,7 @@ import {
   Snapshot,
   SnapshotBody,
   SnapshotDeleted,
+  SnapshotFile,
   SnapshotList,
   SnapshotParams,
 } from '../schemas.js';
@@ -153,6 +154,31 @@ export function extraRoutes(
           snapshot_id: params.snapshot_id,
           message: `Snapshot ${params.snapshot_id} deleted.`,
         };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/databases/:db_type/:db_name/snapshots/:snapshot_id/download',
+      operationId: 'downloadDatabaseSnapshot',
+      tag: TAG,
+      summary: 'Download a snapshot as a gzip file of plain SQL (decrypted for the encrypted tier)',
+      description:
+        'Everything in the database, so it takes `database:write` like the password does. Load it with `gunzip -c file | psql` or `| mariadb`.',
+      access: WRITE,
+      rateLimit: [API_BUCKET],
+      params: SnapshotParams,
+      produces: 'application/gzip',
+      response: { 200: SnapshotFile },
+      errors: [404, 409],
+      handler: async ({ principal, params, reply }) => {
+        const file = await snaps.download(
+          principal.customerId,
+          params.db_type,
+          params.db_name,
+          params.snapshot_id,
+        );
+        reply.header('content-disposition', `attachment; filename="${file.filename}"`);
+        return file.body;
       },
     }),
     defineRoute({

@@ -191,23 +191,44 @@ export class SnapshotService {
 
   /** The snapshot's dump as plain SQL: decrypted and decompressed while it streams. */
   private async open(snap: SnapshotsTable): Promise<Readable> {
+    return this.decoded(snap, [createGunzip()]);
+  }
+
+  /**
+   * The stored bytes, decrypted when the snapshot is sealed, then through `after`. A read or
+   * decryption error ends the returned stream with that error (never leaves it waiting).
+   */
+  private async decoded(snap: SnapshotsTable, after: Transform[]): Promise<Readable> {
     const raw = await this.stores[snap.store].get(snap.storage_key);
-    const gunzip = createGunzip();
-    if (!snap.sealed_key) {
-      // A read error must end the restore, not leave it waiting: pipeline destroys gunzip too.
-      pipeline(raw, gunzip).catch(() => {});
-      return gunzip;
+    const stages: Transform[] = [...after];
+    if (snap.sealed_key) {
+      const k = JSON.parse(this.secrets.open(snap.sealed_key)) as { key: string; iv: string; tag: string };
+      const decipher = createDecipheriv(
+        'aes-256-gcm',
+        Buffer.from(k.key, 'base64'),
+        Buffer.from(k.iv, 'base64'),
+      );
+      decipher.setAuthTag(Buffer.from(k.tag, 'base64'));
+      stages.unshift(decipher);
     }
-    const k = JSON.parse(this.secrets.open(snap.sealed_key)) as { key: string; iv: string; tag: string };
-    const decipher = createDecipheriv(
-      'aes-256-gcm',
-      Buffer.from(k.key, 'base64'),
-      Buffer.from(k.iv, 'base64'),
-    );
-    decipher.setAuthTag(Buffer.from(k.tag, 'base64'));
     const out = new PassThrough();
-    pipeline(raw, decipher, gunzip, out).catch((err) => out.destroy(err));
+    pipeline([raw, ...stages, out]).catch((err) => out.destroy(err));
     return out;
+  }
+
+  /**
+   * The snapshot as a gzip file of plain SQL (decrypted for the encrypted tier), for the
+   * customer to keep or load elsewhere: `gunzip -c file | psql …` / `| mariadb …`.
+   */
+  async download(customerId: string, dbType: DbType, name: string, snapshotId: string) {
+    const row = await this.dbs.get(customerId, dbType, name);
+    const snap = await this.repo.snapshot(customerId, snapshotId);
+    if (!snap || snap.database_id !== row.id) throw dbErrors.snapshotNotFound();
+    if (snap.status !== 'available') throw dbErrors.snapshotNotReady();
+    const body = await this.decoded(snap, []).catch((err) => {
+      throw dbErrors.snapshotUnreadable(err);
+    });
+    return { filename: `${row.technical_name}-${snap.id}.sql.gz`, body };
   }
 
   async restore(
