@@ -8,10 +8,12 @@ import { DatabaseEngines } from './engines/engines.js';
 import { FirewallService } from './firewall-service.js';
 import { databasesMigrations } from './migrations.js';
 import { DatabasesRepo } from './repo.js';
+import { DatabaseReports } from './reports.js';
 import { coreRoutes } from './routes/core.js';
 import { extraRoutes } from './routes/extras.js';
 import { firewallRoutes } from './routes/firewall.js';
 import { DatabasesService } from './service.js';
+import { BackupPolicyService } from './snapshots/backup-policy.js';
 import { SnapshotService } from './snapshots/snapshot-service.js';
 import { fsSnapshotStore, ObjectSnapshotStore } from './snapshots/snapshot-store.js';
 
@@ -53,6 +55,8 @@ export const databasesArea: AreaModule = {
       kernel.clock,
       config.databases.internalCustomers,
     );
+    const planOf = async (customerId: string) =>
+      (await kernel.identity.getCustomer(customerId))?.plan ?? 'free';
     const storage = services['storage'] as StorageService | undefined;
     if (!storage)
       throw new Error('the databases area needs the storage area (snapshots live in object storage)');
@@ -71,14 +75,16 @@ export const databasesArea: AreaModule = {
       kernel.secrets,
       kernel.clock,
       kernel.log,
-      async (customerId) => (await kernel.identity.getCustomer(customerId))?.plan ?? 'free',
+      planOf,
     );
     service.beforeDelete = (row) => snapshots.dropAll(row.id);
+    const reports = new DatabaseReports(service, repo, kernel.identity, kernel.audit, kernel.clock);
+    const policies = new BackupPolicyService(repo, service, snapshots, kernel.clock, kernel.log, planOf);
 
     kernel.jobs.register(BACKUP_TICK, {
       run: async () => {
         await snapshots.failAbandoned();
-        await snapshots.runDueBackups();
+        await policies.runDueBackups();
       },
     });
     await kernel.jobs.schedule(BACKUP_TICK, BACKUP_TICK, 300);
@@ -105,9 +111,9 @@ export const databasesArea: AreaModule = {
     return {
       service,
       routes: [
-        ...coreRoutes(service),
+        ...coreRoutes(service, reports),
         ...firewallRoutes(new FirewallService(repo, service, kernel.clock)),
-        ...extraRoutes(service, snapshots, buildRateLimitTable(config.rateLimitOverrides)),
+        ...extraRoutes(service, reports, snapshots, policies, buildRateLimitTable(config.rateLimitOverrides)),
       ],
       servers: [
         {

@@ -36,8 +36,9 @@ export interface CreateRequest {
 
 /**
  * Customer databases: the control-plane record (store) and the real database and user on the
- * engine's server, kept in step. Server first, record second: a record never points at a
- * database that was not made, and a failed record insert drops what the server made.
+ * engine's server, kept in step. Record first, server second: the row is what takes the name
+ * and the quota place, and a failed server create removes it. A crash between the two leaves
+ * a row whose server database is missing (`status: "missing"` in its info), which delete clears.
  */
 export class DatabasesService {
   constructor(
@@ -346,22 +347,6 @@ export class DatabasesService {
     };
   }
 
-  async metrics(customerId: string, dbType: DbType, name: string) {
-    const row = await this.get(customerId, dbType, name);
-    const m = await this.onServer(dbType, (d) => d.metrics(this.ref(row)));
-    return {
-      db_name: row.technical_name,
-      db_type: dbType,
-      collected_at: iso(this.clock.nowMs()),
-      connections: { active: m.connections, limit: row.connection_limit },
-      size_mb: toMb(m.sizeBytes) ?? 0,
-      transactions: { commits: m.commits, rollbacks: m.rollbacks },
-      cache_hit_ratio: m.cacheHitRatio === null ? null : Math.round(m.cacheHitRatio * 10000) / 10000,
-      cache_hit_scope: m.cacheHitScope,
-      rows: { read: m.rowsRead, written: m.rowsWritten },
-    };
-  }
-
   async record(
     principal: Principal | null,
     row: DatabasesTable,
@@ -379,44 +364,5 @@ export class DatabasesService {
         : { kind: 'system', id: null },
       details: { db_type: row.db_type, ...details },
     });
-  }
-
-  async history(customerId: string, filter: { dbName?: string; limit: number; offset: number }) {
-    return this.audit.list(customerId, {
-      area: 'databases',
-      resourceType: 'database',
-      resourceId: filter.dbName,
-      limit: filter.limit,
-      offset: filter.offset,
-    });
-  }
-
-  async quota(customerId: string) {
-    const customer = await this.identity.getCustomer(customerId);
-    const plan = customer?.plan ?? 'free';
-    const q = quotaOf(plan);
-    return { plan, quota: q, used: await this.repo.count(customerId) };
-  }
-
-  async engineList() {
-    const out = [];
-    for (const dbType of ['postgresql', 'mariadb'] as const) {
-      const plan = this.engines.plans[dbType];
-      let version: string | null = null;
-      try {
-        version = await (await this.engines.driver(dbType)).version();
-      } catch {
-        version = null;
-      }
-      out.push({
-        name: dbType,
-        versions: version ? [version] : [],
-        default_version: version,
-        driver: plan.kind,
-        simulated: plan.kind === 'simulated',
-        status: version ? 'available' : 'unavailable',
-      });
-    }
-    return out;
   }
 }

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../../kernel/http/route.js';
 import type { DbType } from '../drivers/driver.js';
+import type { DatabaseReports } from '../reports.js';
 import { dbErrors, TIERS } from '../rules.js';
 import {
   CreateBody,
@@ -26,7 +27,7 @@ import { API_BUCKET, CREATE, DELETE, READ, SERVICE_KEY_ONLY, TAG, WRITE } from '
 
 const SuccessMessage = Type.Object({ success: Type.Boolean(), message: Type.String() });
 
-export function coreRoutes(dbs: DatabasesService) {
+export function coreRoutes(dbs: DatabasesService, reports: DatabaseReports) {
   const iso = (ms: number) => new Date(ms).toISOString();
   return [
     defineRoute({
@@ -136,7 +137,7 @@ export function coreRoutes(dbs: DatabasesService) {
       access: SERVICE_KEY_ONLY,
       rateLimit: [API_BUCKET],
       response: { 200: Type.Object({ engines: Type.Array(Engine) }) },
-      handler: async () => ({ engines: await dbs.engineList() }),
+      handler: async () => ({ engines: await reports.engineList() }),
     }),
     defineRoute({
       method: 'GET',

@@ -1,6 +1,7 @@
 import { pageOf } from '../../../kernel/http/pagination.js';
 import { defineRoute } from '../../../kernel/http/route.js';
 import type { RateLimitRow } from '../../../kernel/limits/table.js';
+import type { DatabaseReports } from '../reports.js';
 import { LIMITS } from '../rules.js';
 import {
   BackupPolicy,
@@ -20,13 +21,16 @@ import {
   SnapshotParams,
 } from '../schemas.js';
 import type { DatabasesService } from '../service.js';
+import type { BackupPolicyService } from '../snapshots/backup-policy.js';
 import type { SnapshotService } from '../snapshots/snapshot-service.js';
 import { API_BUCKET, READ, TAG, WRITE } from './access.js';
 
 /** The path-only operations of doc 1, designed in docs/databases.md. */
 export function extraRoutes(
   dbs: DatabasesService,
+  reports: DatabaseReports,
   snaps: SnapshotService,
+  policies: BackupPolicyService,
   limits: Record<string, RateLimitRow>,
 ) {
   return [
@@ -42,7 +46,7 @@ export function extraRoutes(
       response: { 200: Metrics },
       errors: [404, 502, 503],
       handler: async ({ principal, params }) =>
-        dbs.metrics(principal.customerId, params.db_type, params.db_name),
+        reports.metrics(principal.customerId, params.db_type, params.db_name),
     }),
     defineRoute({
       method: 'GET',
@@ -54,7 +58,7 @@ export function extraRoutes(
       rateLimit: [API_BUCKET],
       response: { 200: Quota },
       handler: async ({ principal }) => {
-        const { plan, quota, used } = await dbs.quota(principal.customerId);
+        const { plan, quota, used } = await reports.quota(principal.customerId);
         return {
           plan,
           databases: { used, limit: Math.min(quota.databases, LIMITS.databasesPerAccount) },
@@ -83,7 +87,7 @@ export function extraRoutes(
       response: { 200: History },
       handler: async ({ principal, query }) => {
         const page = pageOf(query, 'per_page', 50);
-        const { entries, total } = await dbs.history(principal.customerId, {
+        const { entries, total } = await reports.history(principal.customerId, {
           dbName: query.db_name,
           limit: page.limit,
           offset: page.offset,
@@ -214,7 +218,7 @@ export function extraRoutes(
       response: { 200: BackupPolicy },
       errors: [404],
       handler: async ({ principal, params }) =>
-        snaps.getPolicy(principal.customerId, params.db_type, params.db_name),
+        policies.getPolicy(principal.customerId, params.db_type, params.db_name),
     }),
     defineRoute({
       method: 'PUT',
@@ -229,7 +233,7 @@ export function extraRoutes(
       response: { 200: BackupPolicy },
       errors: [404],
       handler: async ({ principal, params, body }) =>
-        snaps.putPolicy(principal, params.db_type, params.db_name, body),
+        policies.putPolicy(principal, params.db_type, params.db_name, body),
     }),
   ];
 }

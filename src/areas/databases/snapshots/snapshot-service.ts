@@ -8,30 +8,22 @@ import type { Clock } from '../../../kernel/clock.js';
 import { newId } from '../../../kernel/ids.js';
 import type { SecretBox } from '../../../kernel/secrets.js';
 import type { DbType } from '../drivers/driver.js';
-import type { BackupPoliciesTable, DatabasesTable, SnapshotsTable } from '../migrations.js';
+import type { DatabasesTable, SnapshotsTable } from '../migrations.js';
 import type { DatabasesRepo } from '../repo.js';
 import { dbErrors, quotaOf } from '../rules.js';
 import type { DatabasesService } from '../service.js';
 import type { SnapshotStore, SnapshotStoreKind } from './snapshot-store.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-const HOUR = 3600_000;
 /** How often a process taking a snapshot says it is alive, and how long silence means it died. */
 const HEARTBEAT_MS = 30_000;
 const ABANDONED_AFTER_MS = 5 * 60_000;
 
-export interface PolicyInput {
-  enabled: boolean;
-  frequency?: 'hourly' | 'daily' | 'weekly';
-  hour_utc?: number;
-  retention_count?: number;
-}
-
 /**
  * Snapshots (logical dumps: pg_dump / mariadb-dump, gzip-compressed while they stream into
- * Fjord's object storage, and AES-256-GCM encrypted for the encrypted tier), restores into the
- * same or a new database, and the backup policy that takes automatic snapshots on the job
- * scheduler. `stores.objects` takes every new dump; `stores.fs` only serves older ones.
+ * Fjord's object storage, and AES-256-GCM encrypted for the encrypted tier), downloads, and
+ * restores into the same or a new database. `stores.objects` takes every new dump;
+ * `stores.fs` only serves older ones. Automatic snapshots come from `backup-policy.ts`.
  */
 export class SnapshotService {
   constructor(
@@ -178,7 +170,8 @@ export class SnapshotService {
     await this.dbs.record(principal, row, 'database.snapshot_deleted', { snapshot_id: snapshotId });
   }
 
-  private async drop(snap: SnapshotsTable) {
+  /** Deletes one snapshot, row and dump (the backup policy prunes with it). */
+  async drop(snap: SnapshotsTable) {
     await this.repo.deleteSnapshot(snap.id);
     await this.stores[snap.store].delete(snap.storage_key);
   }
@@ -302,57 +295,6 @@ export class SnapshotService {
     };
   }
 
-  // --- backup policy ---
-
-  policyView(row: DatabasesTable, p: BackupPoliciesTable | undefined, plan: string) {
-    return {
-      db_name: row.technical_name,
-      db_type: row.db_type,
-      enabled: p ? p.enabled === 1 : false,
-      frequency: p?.frequency ?? 'daily',
-      hour_utc: p?.hour_utc ?? 3,
-      retention_count: p?.retention_count ?? Math.min(7, quotaOf(plan).snapshotsPerDatabase),
-      next_run_at: iso(p?.next_run_at ?? null),
-      last_run_at: iso(p?.last_run_at ?? null),
-    };
-  }
-
-  async getPolicy(customerId: string, dbType: DbType, name: string) {
-    const row = await this.dbs.get(customerId, dbType, name);
-    return this.policyView(row, await this.repo.policy(row.id), await this.planOf(customerId));
-  }
-
-  async putPolicy(principal: Principal, dbType: DbType, name: string, input: PolicyInput) {
-    const row = await this.dbs.get(principal.customerId, dbType, name);
-    const plan = await this.planOf(principal.customerId);
-    const current = this.policyView(row, await this.repo.policy(row.id), plan);
-    const max = quotaOf(plan).snapshotsPerDatabase;
-    const retention = input.retention_count ?? Math.min(current.retention_count, max);
-    if (retention > max) throw dbErrors.retentionTooHigh(max);
-    const frequency = input.frequency ?? current.frequency;
-    const hour = input.hour_utc ?? current.hour_utc;
-    const now = this.clock.nowMs();
-    const policy: BackupPoliciesTable = {
-      database_id: row.id,
-      customer_id: row.customer_id,
-      enabled: input.enabled ? 1 : 0,
-      frequency,
-      hour_utc: hour,
-      retention_count: retention,
-      next_run_at: input.enabled ? nextRun(now, frequency, hour) : null,
-      last_run_at: current.last_run_at ? Date.parse(current.last_run_at) : null,
-      updated_at: now,
-    };
-    await this.repo.putPolicy(policy);
-    await this.dbs.record(principal, row, 'database.backup_policy_updated', {
-      enabled: input.enabled,
-      frequency,
-      hour_utc: hour,
-      retention_count: retention,
-    });
-    return this.policyView(row, policy, plan);
-  }
-
   /**
    * Job: marks `failed` the snapshots whose taking process stopped (a crash, a kill) — without
    * this they would stay `creating` for ever. Their partial bytes were never committed.
@@ -365,43 +307,4 @@ export class SnapshotService {
     if (n > 0) this.log.warn({ snapshots: n }, 'snapshots cut off by a stopped process marked failed');
     return n;
   }
-
-  /** Job: takes the automatic snapshots that came due and prunes past each policy's retention. */
-  async runDueBackups(): Promise<number> {
-    const now = this.clock.nowMs();
-    let taken = 0;
-    for (const p of await this.repo.duePolicies(now)) {
-      // Moved on first, so a failing server does not make the job run the same backup in a loop.
-      await this.repo.putPolicy({
-        ...p,
-        next_run_at: nextRun(now, p.frequency, p.hour_utc),
-        last_run_at: now,
-      });
-      const row = await this.repo.byId(p.database_id);
-      if (!row) continue;
-      try {
-        await this.create(null, row, { kind: 'automatic' });
-        taken++;
-      } catch (err) {
-        this.log.warn({ err, database: row.technical_name }, 'automatic database snapshot failed');
-        continue;
-      }
-      const automatic = (await this.repo.snapshots(row.id, 'automatic')).filter(
-        (s) => s.status === 'available',
-      );
-      for (const old of automatic.slice(0, Math.max(0, automatic.length - p.retention_count)))
-        await this.drop(old);
-    }
-    return taken;
-  }
-}
-
-/** The next time a policy runs after `now`: on the hour, at `hour_utc` daily, Sundays weekly. */
-export function nextRun(now: number, frequency: string, hourUtc: number): number {
-  if (frequency === 'hourly') return Math.floor(now / HOUR) * HOUR + HOUR;
-  const d = new Date(now);
-  let t = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), hourUtc);
-  if (t <= now) t += 24 * HOUR;
-  if (frequency === 'weekly') while (new Date(t).getUTCDay() !== 0) t += 24 * HOUR;
-  return t;
 }
