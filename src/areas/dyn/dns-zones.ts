@@ -1,7 +1,27 @@
 import type { IdentityService } from '../../kernel/auth/identity.js';
 import { AppError } from '../../kernel/errors.js';
 import type { DnsService } from '../dns/service.js';
-import type { DynZones } from './service.js';
+
+/** What dynamic DNS needs from Fjord's DNS (the DNS area's service provides it). */
+export interface DynZones {
+  /** The platform's dynamic zone, created on first use and owned by the platform. */
+  ensurePlatformZone(apex: string): Promise<{ id: string }>;
+  /** The customer's own Fjord zone containing `name` (apex included), if any. */
+  customerZoneContaining(
+    customerId: string,
+    name: string,
+  ): Promise<{ id: string; apex: string; status: string } | null>;
+  /** Types of the records the customer keeps at `name` in its zone `apex`. */
+  recordTypesAt(customerId: string, apex: string, name: string): Promise<string[]>;
+  /** Replaces the A or AAAA records at `name` (an empty list removes them). */
+  setAddresses(
+    zoneId: string,
+    name: string,
+    type: 'A' | 'AAAA',
+    addresses: string[],
+    ttl: number,
+  ): Promise<void>;
+}
 
 /**
  * The platform's dynamic zone lives in Fjord's DNS like any zone, owned by a platform account

@@ -2,38 +2,20 @@ import type { DynPlanLimits } from '../../config/config.js';
 import type { IdentityService } from '../../kernel/auth/identity.js';
 import type { Clock } from '../../kernel/clock.js';
 import { isoOf } from '../../kernel/clock.js';
-import { AppError, kernelErrors } from '../../kernel/errors.js';
+import { AppError } from '../../kernel/errors.js';
 import { newId, randomString } from '../../kernel/ids.js';
 import { isAtOrBelow, normaliseDomain } from '../../kernel/net/domain-name.js';
 import { constantTimeEqual, hashToken } from '../../kernel/secrets.js';
 import { insertUnique } from '../../kernel/store/dialect.js';
 import type { Store } from '../../kernel/store/store.js';
 import { lockKey, writeTransaction } from '../../kernel/store/write-transaction.js';
+import type { DynZones } from './dns-zones.js';
+import { dynErrors } from './errors.js';
 import type { DynCredentialsTable, DynHostnamesTable } from './migrations.js';
 import { DynRepo } from './repo.js';
 
 export type CredentialKind = DynCredentialsTable['kind'];
-
-/** What dynamic DNS needs from Fjord's DNS (the DNS area's service provides it). */
-export interface DynZones {
-  /** The platform's dynamic zone, created on first use and owned by the platform. */
-  ensurePlatformZone(apex: string): Promise<{ id: string }>;
-  /** The customer's own Fjord zone containing `name` (apex included), if any. */
-  customerZoneContaining(
-    customerId: string,
-    name: string,
-  ): Promise<{ id: string; apex: string; status: string } | null>;
-  /** Types of the records the customer keeps at `name` in its zone `apex`. */
-  recordTypesAt(customerId: string, apex: string, name: string): Promise<string[]>;
-  /** Replaces the A or AAAA records at `name` (an empty list removes them). */
-  setAddresses(
-    zoneId: string,
-    name: string,
-    type: 'A' | 'AAAA',
-    addresses: string[],
-    ttl: number,
-  ): Promise<void>;
-}
+export { dynErrors };
 
 export interface DynSettings {
   zone: string;
@@ -41,22 +23,6 @@ export interface DynSettings {
   plans: { home: DynPlanLimits; fleet: DynPlanLimits };
   updateUrl: () => string;
 }
-
-export const dynErrors = {
-  nameInUse: (hostname: string, why: string) =>
-    new AppError('conflict', 'name_in_use', `${hostname} cannot be used for dynamic DNS: ${why}.`),
-  hostnameNotFound: () => kernelErrors.notFound('Hostname'),
-  credentialNotFound: () => kernelErrors.notFound('Credential'),
-  invalidHostname: (hostname: string, zone: string) =>
-    kernelErrors.invalid(
-      `"${hostname}" must be one label under ${zone} (e.g. myhome.${zone}) or a name inside one of your Fjord DNS zones.`,
-      [{ path: '/body/hostname', message: 'not a hostname this account can use' }],
-    ),
-  hostnameTaken: (hostname: string) =>
-    new AppError('conflict', 'hostname_taken', `${hostname} is already in use.`),
-  quota: (what: string, limit: number, plan: string) =>
-    new AppError('forbidden', 'quota_exceeded', `The ${plan} plan allows ${limit} ${what}.`),
-};
 
 const SECRET_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789';
 
