@@ -1,0 +1,178 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import { AppError } from '../../../kernel/errors.js';
+import { isUniqueViolation } from '../../../kernel/store/dialect.js';
+import type { Store } from '../../../kernel/store/store.js';
+import type { BlobPart, ObjectRow, ObjectTables, PartRow, UploadRow } from './tables.js';
+
+/** Blobs no longer named by any row: the caller deletes them after the commit. */
+export type Released = BlobPart[];
+
+export const blobsOf = (row: Pick<ObjectRow, 'blob'>): BlobPart[] => JSON.parse(row.blob) as BlobPart[];
+
+/**
+ * Multipart uploads and their parts, and what every data-plane transaction shares: the retry on
+ * a lost unique race and the bucket lock. `ObjectRepo` extends it with versions and stats.
+ */
+export class MultipartRepo {
+  readonly db: Kysely<ObjectTables>;
+  constructor(store: Store) {
+    this.db = store.typed<ObjectTables>();
+  }
+
+  /** Runs `work` in a transaction, again when a concurrent writer took the same key first. */
+  async tx<T>(work: (trx: Transaction<ObjectTables>) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.db.transaction().execute(work);
+      } catch (err) {
+        if (!isUniqueViolation(err) || attempt >= 8) throw err;
+      }
+    }
+  }
+
+  /**
+   * The first statement of every transaction that makes data: takes the bucket row's lock and
+   * checks the bucket is still live. Bucket deletion takes the same lock and checks emptiness
+   * inside its transaction, so a write either lands before it (and the delete answers 409) or
+   * fails with NoSuchBucket — never acknowledged and then purged.
+   */
+  protected async lockLiveBucket(trx: Transaction<ObjectTables>, bucketId: string): Promise<void> {
+    await sql`UPDATE storage_buckets SET updated_at = updated_at WHERE id = ${bucketId}`.execute(trx);
+    // A retired bucket keeps its row (its name is never reused), so "gone" is a set deleted_at.
+    const row = await sql<{ deleted_at: number | null }>`
+      SELECT deleted_at FROM storage_buckets WHERE id = ${bucketId}`.execute(trx);
+    if (row.rows[0] && row.rows[0].deleted_at !== null) throw bucketGone();
+  }
+
+  async createUpload(row: UploadRow): Promise<void> {
+    await this.tx(async (trx) => {
+      await this.lockLiveBucket(trx, row.bucket_id);
+      await trx.insertInto('storage_uploads').values(row).execute();
+    });
+  }
+
+  upload(bucketId: string, uploadId: string): Promise<UploadRow | undefined> {
+    return this.db
+      .selectFrom('storage_uploads')
+      .selectAll()
+      .where('upload_id', '=', uploadId)
+      .where('bucket_id', '=', bucketId)
+      .executeTakeFirst();
+  }
+
+  /** Records a part; the blob of a part it replaces is returned for deletion. */
+  async putPart(part: PartRow): Promise<Released> {
+    return this.tx(async (trx) => {
+      const up = await trx
+        .selectFrom('storage_uploads')
+        .select('bucket_id')
+        .where('upload_id', '=', part.upload_id)
+        .executeTakeFirst();
+      if (up) await this.lockLiveBucket(trx, up.bucket_id);
+      const old = await trx
+        .selectFrom('storage_upload_parts')
+        .select('blob')
+        .where('upload_id', '=', part.upload_id)
+        .where('part_number', '=', part.part_number)
+        .executeTakeFirst();
+      if (old) {
+        await trx
+          .deleteFrom('storage_upload_parts')
+          .where('upload_id', '=', part.upload_id)
+          .where('part_number', '=', part.part_number)
+          .execute();
+      }
+      const live = await trx
+        .selectFrom('storage_uploads')
+        .select('upload_id')
+        .where('upload_id', '=', part.upload_id)
+        .executeTakeFirst();
+      if (!live) return [...(old ? blobsOf(old) : []), ...blobsOf(part)]; // aborted meanwhile
+      await trx.insertInto('storage_upload_parts').values(part).execute();
+      return old ? blobsOf(old) : [];
+    });
+  }
+
+  parts(uploadId: string, afterPart = 0, limit = 10_001): Promise<PartRow[]> {
+    return this.db
+      .selectFrom('storage_upload_parts')
+      .selectAll()
+      .where('upload_id', '=', uploadId)
+      .where('part_number', '>', afterPart)
+      .orderBy('part_number')
+      .limit(limit)
+      .execute();
+  }
+
+  /**
+   * Removes the upload and its parts, returning the blobs of parts not kept, or null when the
+   * upload is gone. `keep` maps part numbers to the blob they must still name (a part replaced
+   * meanwhile fails the whole call, so a Complete never names a released blob).
+   */
+  async dropUpload(
+    uploadId: string,
+    keep: Map<number, string> = new Map(),
+    mismatch?: () => Error,
+  ): Promise<Released | null> {
+    return this.tx(async (trx) => {
+      const parts = await trx
+        .selectFrom('storage_upload_parts')
+        .selectAll()
+        .where('upload_id', '=', uploadId)
+        .execute();
+      for (const [n, blob] of keep) {
+        if (parts.find((p) => p.part_number === n)?.blob !== blob)
+          throw mismatch ? mismatch() : new Error('part changed');
+      }
+      await trx.deleteFrom('storage_upload_parts').where('upload_id', '=', uploadId).execute();
+      const gone = await trx
+        .deleteFrom('storage_uploads')
+        .where('upload_id', '=', uploadId)
+        .executeTakeFirst();
+      if (Number(gone.numDeletedRows) === 0) return null;
+      return parts.filter((p) => !keep.has(p.part_number)).flatMap(blobsOf);
+    });
+  }
+
+  listUploads(
+    bucketId: string,
+    prefix: string,
+    from: { key: string; inclusive: boolean; uploadId?: string } | null,
+    limit: number,
+  ) {
+    let q = this.db.selectFrom('storage_uploads').selectAll().where('bucket_id', '=', bucketId);
+    q = withPrefix(q, prefix);
+    if (from) {
+      const f = from;
+      if (f.uploadId !== undefined) {
+        const id = f.uploadId;
+        q = q.where((eb) =>
+          eb.or([eb('key', '>', f.key), eb.and([eb('key', '=', f.key), eb('upload_id', '>', id)])]),
+        );
+      } else q = q.where('key', f.inclusive ? '>=' : '>', f.key);
+    }
+    return q.orderBy('key').orderBy('upload_id').limit(limit).execute();
+  }
+}
+
+/** The smallest string greater than every string that starts with `prefix` (byte order). */
+export function afterPrefix(prefix: string): string {
+  const cps = Array.from(prefix);
+  while (cps.length > 0) {
+    const last = cps.pop()!.codePointAt(0)!;
+    if (last < 0x10ffff) {
+      let next = last + 1;
+      if (next >= 0xd800 && next <= 0xdfff) next = 0xe000;
+      return cps.join('') + String.fromCodePoint(next);
+    }
+  }
+  return '\u{10ffff}\u{10ffff}';
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: shared by the object and upload selects
+export function withPrefix<Q extends { where: (...args: any[]) => Q }>(q: Q, prefix: string): Q {
+  if (!prefix) return q;
+  return q.where('key', '>=', prefix).where('key', '<', afterPrefix(prefix));
+}
+
+const bucketGone = () => new AppError('not_found', 'no_such_bucket', 'The bucket no longer exists.');
