@@ -2,23 +2,23 @@ import type { Logger } from 'pino';
 import type { AuditTrail } from '../../kernel/audit/audit.js';
 import type { IdentityService } from '../../kernel/auth/identity.js';
 import type { Clock } from '../../kernel/clock.js';
-import { AppError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { type DnsLookup, ResolverError } from '../../kernel/net/resolver.js';
 import type { SecretBox } from '../../kernel/secrets.js';
 import { insertUnique } from '../../kernel/store/dialect.js';
-import type { DnsRecordsTable, DnsZonesTable } from './migrations.js';
+import type { DnsZonesTable } from './migrations.js';
 import { NameError, normaliseHost, normaliseZoneName, toAscii } from './names.js';
 import { quotaOf } from './quotas.js';
-import { dnsErrors, MAX_BATCH, type PathOf, type RecordChange } from './record-changes.js';
+import { dnsErrors, type PathOf, type RecordChange } from './record-changes.js';
 import type { RecordType } from './record-content.js';
 import { RecordWriter } from './record-writer.js';
 import type { DnsRepo } from './repo.js';
 import type { QueryStatsSink } from './server-contract.js';
 import { nextSerial, soaFor } from './soa.js';
 import { QueryStatistics } from './statistics.js';
-import { type Actor, recordView, SYSTEM, type ZoneView, zoneErrors } from './views.js';
-import { parseZoneFile, writeZoneFile, ZoneFileError } from './zone-file.js';
+import { type Actor, recordView, SYSTEM, type ZoneView, zoneErrors, zoneView } from './views.js';
+import { writeZoneFile } from './zone-file.js';
+import { importZoneFile } from './zone-import.js';
 import { ZoneKeys } from './zone-keys.js';
 import type { StoreZoneSource } from './zone-source.js';
 
@@ -57,14 +57,14 @@ export class DnsService implements QueryStatsSink {
   async listZones(customerId: string) {
     const zones = await this.repo.zonesOf(customerId);
     const counts = await this.repo.recordCounts(zones.map((z) => z.id));
-    const views = zones.map((z) => this.zoneView(z, counts.get(z.id) ?? 0));
+    const views = zones.map((z) => zoneView(z, counts.get(z.id) ?? 0, this.deps.nameservers));
     return { zones: views, total: views.length };
   }
 
   async getZone(customerId: string, zoneName: string): Promise<ZoneView> {
     const zone = await this.zoneOf(customerId, zoneName);
     const counts = await this.repo.recordCounts([zone.id]);
-    return this.zoneView(zone, counts.get(zone.id) ?? 0);
+    return zoneView(zone, counts.get(zone.id) ?? 0, this.deps.nameservers);
   }
 
   async createZone(customerId: string, actor: Actor, domain: string): Promise<ZoneView> {
@@ -110,7 +110,7 @@ export class DnsService implements QueryStatsSink {
     await this.audit(customerId, actor, 'zone.created', row.id, { name });
     await this.source.announce(name);
     await this.deps.enqueueCheck(row.id);
-    return this.zoneView(row, 0);
+    return zoneView(row, 0, this.deps.nameservers);
   }
 
   async deleteZone(customerId: string, actor: Actor, zoneName: string) {
@@ -248,48 +248,7 @@ export class DnsService implements QueryStatsSink {
 
   /** Imports a BIND zone file as one batch: every record or none. `replace` first removes all records. */
   async importZone(customerId: string, actor: Actor, zoneName: string, text: string, replace: boolean) {
-    const zone = await this.zoneOf(customerId, zoneName);
-    let parsed: ReturnType<typeof parseZoneFile>;
-    try {
-      parsed = parseZoneFile(text, zone.name);
-    } catch (err) {
-      if (err instanceof ZoneFileError) throw zoneErrors.zoneFile(err.message);
-      throw err;
-    }
-    if (parsed.records.length > MAX_BATCH) {
-      throw zoneErrors.zoneFile(
-        `A zone file may carry at most ${MAX_BATCH} records per import (it has ${parsed.records.length}).`,
-      );
-    }
-    const creates = parsed.records.map(
-      (r): RecordChange => ({
-        action: 'create',
-        record_type: r.type,
-        host: r.host,
-        record: r.record,
-        ttl: r.ttl,
-        priority: r.priority,
-      }),
-    );
-    // The records to replace are read inside the write transaction, under the zone's lock.
-    let deleted = 0;
-    const changes = (existing: DnsRecordsTable[]): RecordChange[] => {
-      const old = replace ? existing : [];
-      deleted = old.length;
-      return [...old.map((r): RecordChange => ({ action: 'delete', id: r.id })), ...creates];
-    };
-    const lineOf = (i: number) => parsed.records[i - deleted]?.line ?? 0;
-    try {
-      await this.writer.apply(zone, changes, actor, (i) => `/body/zone_file/line/${lineOf(i)}`, 'invalid');
-    } catch (err) {
-      // Name the zone-file line in the message, where the user will look.
-      if (err instanceof AppError && err.options.errors?.[0]) {
-        const line = /\/line\/(\d+)$/.exec(err.options.errors[0].path)?.[1];
-        if (line) throw new AppError(err.kind, err.code, `line ${line}: ${err.message}`, err.options);
-      }
-      throw err;
-    }
-    return { imported: parsed.records.length, deleted, skipped: parsed.skipped };
+    return importZoneFile(this.writer, await this.zoneOf(customerId, zoneName), actor, text, replace);
   }
 
   // DNSSEC
@@ -411,18 +370,6 @@ export class DnsService implements QueryStatsSink {
     const zone = await this.repo.zoneByName(toAscii(zoneName));
     if (!zone || zone.customer_id !== customerId) throw zoneErrors.notFound();
     return zone;
-  }
-
-  private zoneView(z: DnsZonesTable, recordCount: number): ZoneView {
-    return {
-      id: z.id,
-      name: z.name,
-      status: z.status,
-      dnssec_enabled: z.dnssec_enabled === 1,
-      record_count: recordCount,
-      nameservers: [...this.deps.nameservers],
-      created_at: new Date(z.created_at).toISOString(),
-    };
   }
 
   private audit(

@@ -69,3 +69,17 @@ export const recordView = (r: DnsRecordsTable): RecordView => ({
 
 export type Actor = Pick<Credential, 'kind' | 'id'> | { kind: 'system'; id: null };
 export const SYSTEM: Actor = { kind: 'system', id: null };
+
+export const zoneView = (
+  z: DnsZonesTable,
+  recordCount: number,
+  nameservers: readonly string[],
+): ZoneView => ({
+  id: z.id,
+  name: z.name,
+  status: z.status,
+  dnssec_enabled: z.dnssec_enabled === 1,
+  record_count: recordCount,
+  nameservers: [...nameservers],
+  created_at: new Date(z.created_at).toISOString(),
+});
