@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../kernel/clock.js';
-import { isoOf } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import type { JobQueue } from '../../kernel/jobs/queue.js';
+import { GroupCommit } from '../../kernel/store/group-commit.js';
 import type { WebhookService } from '../../kernel/webhooks/webhooks.js';
 import {
   type DriverSink,
@@ -14,6 +14,7 @@ import {
 import type { MessageStatus, MessagesTable, PartsTable } from './migrations.js';
 import type { SmsRepo } from './repo.js';
 import { type SmsEncoding, segment } from './segmentation.js';
+import { statusPayload } from './status-payload.js';
 
 export const SUBMIT_JOB = 'sms.submit';
 export const RECEIPT_JOB = 'sms.receipt';
@@ -129,55 +130,16 @@ export class SmsPipeline implements DriverSink {
 
   /**
    * Stores new outbound messages and puts each on the clock; resolves once they are committed.
-   * Group commit: sends arriving while a transaction is being written wait for it and then share
-   * the next one (rows and jobs as multi-row inserts), so a busy API commits once for many sends
-   * instead of once per send. Nothing is acknowledged before its commit; if a shared
-   * transaction fails, each send in it is written again on its own, so one cannot fail another.
+   * Sends arriving together share a transaction (rows and jobs as multi-row inserts).
    */
   accept(rows: MessagesTable[]): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.acceptQueue.push({ rows, resolve, reject });
-      // After the requests the event loop already read in this turn have reached here too (with
-      // SQLite a transaction never yields to the loop, so without this each commit holds one send).
-      if (!this.accepting) {
-        this.accepting = true;
-        setImmediate(() => void this.drainAccepted());
-      }
-    });
+    return this.acceptor.submit(rows);
   }
 
-  private readonly acceptQueue: {
-    rows: MessagesTable[];
-    resolve: () => void;
-    reject: (err: unknown) => void;
-  }[] = [];
-  private accepting = false;
-
-  private async drainAccepted(): Promise<void> {
-    this.accepting = true;
-    try {
-      while (this.acceptQueue.length > 0) {
-        let count = 0;
-        let take = 0;
-        while (take < this.acceptQueue.length && (take === 0 || count < GROUP_COMMIT_ROWS)) {
-          count += this.acceptQueue[take]!.rows.length;
-          take++;
-        }
-        const batch = this.acceptQueue.splice(0, take);
-        try {
-          await this.writeAccepted(batch.flatMap((b) => b.rows));
-          for (const b of batch) b.resolve();
-        } catch (err) {
-          if (batch.length === 1) batch[0]!.reject(err);
-          else {
-            for (const b of batch) await this.writeAccepted(b.rows).then(b.resolve, b.reject);
-          }
-        }
-      }
-    } finally {
-      this.accepting = false;
-    }
-  }
+  private readonly acceptor = new GroupCommit<MessagesTable>(
+    (rows) => this.writeAccepted(rows),
+    GROUP_COMMIT_ROWS,
+  );
 
   /** One transaction: an accepted message always has its job. */
   private async writeAccepted(rows: MessagesTable[]): Promise<void> {
@@ -428,29 +390,4 @@ export class SmsPipeline implements DriverSink {
       payload: statusPayload({ ...msg, ...patch, status: to }, msg.status),
     });
   }
-}
-
-/**
- * The status callback, shaped like Twilio's (MessageSid, MessageStatus, To, From, ErrorMessage …)
- * in this API's snake_case JSON: docs/sms.md lists every field.
- */
-export function statusPayload(m: MessagesTable, previous: MessageStatus | null) {
-  return {
-    event: m.direction === 'INBOUND' ? 'sms.inbound' : 'sms.status',
-    sms_message_id: m.id,
-    message_status: m.status,
-    previous_status: previous,
-    direction: m.direction,
-    message_type: m.message_type,
-    from_number: m.from_number,
-    to_number: m.to_number,
-    units_count: m.units_count,
-    customer_ref: m.customer_ref,
-    related_message_id: m.related_message_id,
-    error_message: m.error_message,
-    body: m.direction === 'INBOUND' ? m.body : undefined,
-    timestamp: isoOf(m.updated_at),
-    sent_at: isoOf(m.sent_at),
-    delivered_at: isoOf(m.delivered_at),
-  };
 }
