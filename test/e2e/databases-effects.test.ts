@@ -272,6 +272,45 @@ describe.each(DB_TYPES)('%s, seen from a client', (dbType) => {
   });
 });
 
+describe('restore runs the dump as the customer', () => {
+  it('gives a function in the dump no way to the superuser (RESET ROLE during a PostgreSQL restore)', async () => {
+    const c = await dbCustomer(t);
+    const d = await createDb(t, c, 'postgresql', 'escalate');
+    const s = await connectAs('postgresql', creds(d));
+    // Harmless when the customer runs it; under a superuser session it would promote them.
+    await s.query(`CREATE FUNCTION public.evil(v int) RETURNS boolean LANGUAGE plpgsql AS $$
+      BEGIN
+        BEGIN
+          EXECUTE 'RESET ROLE';
+          EXECUTE 'ALTER ROLE ${d.username} SUPERUSER';
+        EXCEPTION WHEN OTHERS THEN NULL;
+        END;
+        RETURN true;
+      END $$`);
+    await s.query('CREATE TABLE t (v int CHECK (public.evil(v)))');
+    await s.query('INSERT INTO t VALUES (1), (2)');
+    await s.end();
+    const base = `/v1/databases/postgresql/${d.technical_name}`;
+    const snap = await t.request('POST', `${base}/snapshots`, { key: c.key, body: {} });
+    expect(snap.status, snap.text).toBe(201);
+    const r = await t.request('POST', `${base}/restore`, {
+      key: c.key,
+      body: { snapshot_id: snap.body.snapshot_id },
+    });
+    expect(r.status, r.text).toBe(200);
+    const after = await connectAs('postgresql', creds(d));
+    expect(await after.query('SELECT count(*)::int AS n FROM t')).toEqual([{ n: 2 }]);
+    expect(await after.query(`SELECT rolsuper FROM pg_roles WHERE rolname = current_user`)).toEqual([
+      { rolsuper: false },
+    ]);
+    // The throwaway login the restore used is gone.
+    expect(
+      await after.query(`SELECT rolname FROM pg_roles WHERE rolname LIKE 'fjord\\_restore\\_%'`),
+    ).toEqual([]);
+    await after.end();
+  });
+});
+
 describe('the command-line clients', () => {
   it('loads a downloaded snapshot with gunzip | psql into another database', async () => {
     const c = await dbCustomer(t);

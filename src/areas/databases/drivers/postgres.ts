@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
+import { randomString } from '../../../kernel/ids.js';
 import { type AdminTarget, parseAdminUrl } from './admin-url.js';
 import {
   type DatabaseRef,
@@ -12,6 +13,7 @@ import {
   type ServerDatabaseInfo,
   type ServerDatabaseMetrics,
 } from './driver.js';
+import { scramVerifier } from './scram.js';
 
 const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
@@ -21,6 +23,9 @@ const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
  * has one) admits a role only to the database of its own name (`sameuser`) and only from the
  * firewall's addresses.
  */
+/** The group of the throwaway roles restores log in as. */
+const RESTORE_GROUP = 'fjord_restore';
+
 export class PostgresDriver implements EngineDriver {
   readonly dbType = 'postgresql' as const;
   readonly simulated = false;
@@ -62,7 +67,7 @@ export class PostgresDriver implements EngineDriver {
     const name = quoteIdent(db.name);
     const user = quoteIdent(db.user);
     await this.q(
-      `CREATE ROLE ${user} LOGIN PASSWORD ${lit(password)} CONNECTION LIMIT ${db.connectionLimit}`,
+      `CREATE ROLE ${user} LOGIN PASSWORD ${lit(scramVerifier(password))} CONNECTION LIMIT ${db.connectionLimit}`,
     );
     try {
       await this.q(`CREATE DATABASE ${name} OWNER ${user} CONNECTION LIMIT ${db.connectionLimit}`);
@@ -84,7 +89,7 @@ export class PostgresDriver implements EngineDriver {
   }
 
   async setPassword(db: DatabaseRef, password: string) {
-    await this.q(`ALTER ROLE ${quoteIdent(db.user)} PASSWORD ${lit(password)}`);
+    await this.q(`ALTER ROLE ${quoteIdent(db.user)} PASSWORD ${lit(scramVerifier(password))}`);
   }
 
   async setConnectionLimit(db: DatabaseRef, limit: number) {
@@ -157,7 +162,7 @@ export class PostgresDriver implements EngineDriver {
     );
     for (const d of dbs) await this.q(`DROP DATABASE IF EXISTS ${quoteIdent(d.n)} WITH (FORCE)`);
     const roles = await this.q<{ n: string }>(
-      `SELECT rolname AS n FROM pg_roles WHERE rolname LIKE 'cust\\_%'`,
+      `SELECT rolname AS n FROM pg_roles WHERE rolname LIKE 'cust\\_%' OR rolname LIKE 'fjord\\_restore\\_%'`,
     );
     for (const r of roles) await this.q(`DROP ROLE IF EXISTS ${quoteIdent(r.n)}`);
     return dbs.length;
@@ -187,15 +192,16 @@ export class PostgresDriver implements EngineDriver {
     }
   }
 
-  private libpqEnv(database: string) {
+  private libpqEnv(database: string, as?: { user: string; password: string }) {
     const t = this.target;
+    const password = as ? as.password : t.password;
     return {
       ...process.env,
       PGHOST: t.socket ?? t.host,
       PGPORT: String(t.port),
-      PGUSER: t.user,
+      PGUSER: as ? as.user : t.user,
       PGDATABASE: database,
-      ...(t.password ? { PGPASSWORD: t.password } : {}),
+      ...(password ? { PGPASSWORD: password } : {}),
     };
   }
 
@@ -207,18 +213,47 @@ export class PostgresDriver implements EngineDriver {
     await runTool(child, 'pg_dump', (stdout) => pipeline(stdout, out));
   }
 
+  /**
+   * Replays a dump as the customer, never as the superuser: the dump's own code runs during
+   * the load (CHECK constraints, defaults, triggers calling functions), and a function can
+   * `RESET ROLE`, which under the admin's session would hand it superuser rights. psql logs
+   * in as a throwaway role that can only become the database's role (and is a member of
+   * `fjord_restore`, which the managed pg_hba.conf admits over the local socket); it is
+   * dropped afterwards, with anything it came to own handed to the database's role.
+   */
   async restore(db: DatabaseRef, input: Readable) {
-    const child = spawn('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', quoteIdent(db.name)], {
+    const helper = { user: `fjord_restore_${randomString(12).toLowerCase()}`, password: randomString(32) };
+    await this.q(`CREATE ROLE ${RESTORE_GROUP} NOLOGIN`).catch((err) => {
+      if ((err as { code?: string }).code !== '42710') throw err; // duplicate_object: already there
+    });
+    await this.q(
+      `CREATE ROLE ${quoteIdent(helper.user)} LOGIN PASSWORD ${lit(scramVerifier(helper.password, 1024))} IN ROLE ${RESTORE_GROUP}, ${quoteIdent(db.user)}`,
+    );
+    try {
+      const child = spawn('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', quoteIdent(db.name)], {
+        env: this.libpqEnv(db.name, helper),
+        stdio: ['pipe', 'ignore', 'pipe'],
+      });
+      // Everything restored belongs to the database's own role, as if the customer had run it.
+      const prelude = Readable.from([`SET ROLE ${quoteIdent(db.user)};\n`]);
+      await runTool(child, 'psql', async () => {
+        if (!child.stdin) return;
+        await pipeline(prelude, child.stdin, { end: false });
+        await pipeline(input, child.stdin);
+      });
+    } finally {
+      await this.dropHelper(db, helper.user);
+    }
+  }
+
+  private async dropHelper(db: DatabaseRef, helper: string) {
+    const sql = `REASSIGN OWNED BY ${quoteIdent(helper)} TO ${quoteIdent(db.user)}; DROP OWNED BY ${quoteIdent(helper)};`;
+    const child = spawn('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', quoteIdent(db.name), '-c', sql], {
       env: this.libpqEnv(db.name),
-      stdio: ['pipe', 'ignore', 'pipe'],
+      stdio: ['ignore', 'ignore', 'pipe'],
     });
-    // Everything restored belongs to the database's own role, as if the customer had run it.
-    const prelude = Readable.from([`SET ROLE ${quoteIdent(db.user)};\n`]);
-    await runTool(child, 'psql', async () => {
-      if (!child.stdin) return;
-      await pipeline(prelude, child.stdin, { end: false });
-      await pipeline(input, child.stdin);
-    });
+    await runTool(child, 'psql', async () => {}).catch(() => {});
+    await this.q(`DROP ROLE IF EXISTS ${quoteIdent(helper)}`);
   }
 
   async close() {
@@ -235,6 +270,8 @@ export function renderHba(adminUser: string, rules: Map<string, string[]>): stri
   const lines = [
     '# Managed by Fjord: rewritten whenever a database firewall rule changes. Do not edit.',
     `local all ${adminUser} trust`,
+    // Restores log in over the socket as a throwaway member of this group (see restore()).
+    `local all +${RESTORE_GROUP} scram-sha-256`,
   ];
   for (const [name, cidrs] of [...rules.entries()].sort(([a], [b]) => a.localeCompare(b))) {
     if (cidrs.length === 0) continue;
