@@ -51,6 +51,16 @@ export const isAppError = (e: unknown): e is AppError => e instanceof AppError;
 
 /** The kernel's own catalogue; areas add theirs next to their service. */
 export const kernelErrors = {
+  /** 429 with the spec's body; `Retry-After` comes from `retry_after`. */
+  rateLimited: (o: { limit: number; window: number; retryAfter: number }) =>
+    new AppError(
+      'rate_limited',
+      'RATE_LIMIT_EXCEEDED',
+      `Rate limit of ${o.limit} per ${o.window}s exceeded.`,
+      {
+        extra: { retry_after: o.retryAfter, limit: o.limit, window: `${o.window}s` },
+      },
+    ),
   unauthenticated: (message = 'A valid credential is required (X-API-Key or Authorization: Bearer).') =>
     new AppError('unauthenticated', 'unauthenticated', message),
   forbidden: (message: string) => new AppError('forbidden', 'forbidden', message),

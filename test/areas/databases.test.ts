@@ -401,6 +401,20 @@ describe('databases API', () => {
       code: 'RATE_LIMIT_EXCEEDED',
       details: { limit: 10, window: '3600s' },
     });
+    // A restore into a new database is a creation too: refused the same way (nothing made).
+    const snap = await t.request('POST', `/v1/databases/postgresql/cust_${busy.shortId}_pg_r0/snapshots`, {
+      key: busy.key,
+      body: {},
+    });
+    expect(snap.status, snap.text).toBe(201);
+    const copy = await t.request('POST', `/v1/databases/postgresql/cust_${busy.shortId}_pg_r0/restore`, {
+      key: busy.key,
+      body: { snapshot_id: snap.body.snapshot_id, target_db_name: 'sneaky' },
+    });
+    expect(copy.status).toBe(429);
+    expect(copy.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+    const names = (await t.request('GET', '/v1/databases/postgresql', { key: busy.key })).body.databases;
+    expect(names).not.toContain(`cust_${busy.shortId}_pg_sneaky`);
     for (const c of [free, busy]) {
       for (const name of (await t.request('GET', '/v1/databases/postgresql', { key: c.key })).body
         .databases) {

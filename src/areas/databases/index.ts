@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { kernelErrors } from '../../kernel/errors.js';
 import type { AreaModule } from '../../kernel/kernel.js';
 import { buildRateLimitTable } from '../../kernel/limits/table.js';
 import type { StorageService } from '../storage/service.js';
@@ -113,7 +114,17 @@ export const databasesArea: AreaModule = {
       routes: [
         ...coreRoutes(service, reports),
         ...firewallRoutes(new FirewallService(repo, service, kernel.clock)),
-        ...extraRoutes(service, reports, snapshots, policies, buildRateLimitTable(config.rateLimitOverrides)),
+        ...extraRoutes(
+          service,
+          reports,
+          snapshots,
+          policies,
+          async (principal) => {
+            const outcome = await kernel.limiter.consume(['database.create'], principal.credential.id);
+            if (!outcome.allowed) throw kernelErrors.rateLimited(outcome);
+          },
+          buildRateLimitTable(config.rateLimitOverrides),
+        ),
       ],
       servers: [
         {

@@ -186,16 +186,7 @@ async function authorise(kernel: Kernel, route: AnyRoute, req: FastifyRequest, r
   reply.header('x-ratelimit-limit', outcome.limit);
   reply.header('x-ratelimit-remaining', outcome.remaining);
   reply.header('x-ratelimit-reset', outcome.reset);
-  if (!outcome.allowed) {
-    throw new AppError(
-      'rate_limited',
-      'RATE_LIMIT_EXCEEDED',
-      `Rate limit of ${outcome.limit} per ${outcome.window}s exceeded.`,
-      {
-        extra: { retry_after: outcome.retryAfter, limit: outcome.limit, window: `${outcome.window}s` },
-      },
-    );
-  }
+  if (!outcome.allowed) throw kernelErrors.rateLimited(outcome);
   kernel.auth.authorise(route.access, principal);
 }
 

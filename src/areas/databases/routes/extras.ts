@@ -1,3 +1,4 @@
+import type { Principal } from '../../../kernel/auth/principal.js';
 import { pageOf } from '../../../kernel/http/pagination.js';
 import { defineRoute } from '../../../kernel/http/route.js';
 import type { RateLimitRow } from '../../../kernel/limits/table.js';
@@ -31,6 +32,7 @@ export function extraRoutes(
   reports: DatabaseReports,
   snaps: SnapshotService,
   policies: BackupPolicyService,
+  chargeCreation: (principal: Principal) => Promise<void>,
   limits: Record<string, RateLimitRow>,
 ) {
   return [
@@ -196,15 +198,18 @@ export function extraRoutes(
       params: DbParams,
       body: RestoreBody,
       response: { 200: Restored },
-      errors: [403, 404, 409, 502, 503],
-      handler: async ({ principal, params, body }) =>
-        snaps.restore(
+      errors: [403, 404, 409, 429, 502, 503],
+      handler: async ({ principal, params, body }) => {
+        // A restore into a new database is a creation: it draws from the creation limit too.
+        if (body.target_db_name) await chargeCreation(principal);
+        return snaps.restore(
           principal,
           params.db_type,
           params.db_name,
           body.snapshot_id,
           body.target_db_name ?? null,
-        ),
+        );
+      },
     }),
     defineRoute({
       method: 'GET',
