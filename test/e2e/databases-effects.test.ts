@@ -272,6 +272,39 @@ describe.each(DB_TYPES)('%s, seen from a client', (dbType) => {
   });
 });
 
+describe.each(DB_TYPES)('%s, rotations at once', (dbType) => {
+  it('answers each with a password, and the last one set works from every admitted address', async () => {
+    const c = await dbCustomer(t);
+    const d = await createDb(t, c, dbType, 'rotrace');
+    const base = `/v1/databases/${dbType}/${d.technical_name}`;
+    for (const ip of ['127.0.0.1', '127.0.0.2'])
+      expect(
+        (await t.request('POST', `${base}/firewall`, { key: c.pat, body: { ip_address: ip } })).status,
+      ).toBe(201);
+    const answers = await Promise.all(
+      Array.from({ length: 3 }, () => t.request('POST', `${base}/credentials/rotate`, { key: c.key })),
+    );
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    const working: string[] = [];
+    for (const a of answers) {
+      const fromBoth = await Promise.all(
+        ['127.0.0.1', '127.0.0.2'].map((ip) =>
+          connectAs(dbType, { ...creds(d), password: a.body.password }, ip).then(
+            async (conn) => {
+              await conn.end();
+              return true;
+            },
+            () => false,
+          ),
+        ),
+      );
+      if (fromBoth.every(Boolean)) working.push(a.body.password);
+      else expect(fromBoth.some(Boolean), 'a password half set across accounts').toBe(false);
+    }
+    expect(working).toHaveLength(1);
+  });
+});
+
 describe('restore runs the dump as the customer', () => {
   it('gives a function in the dump no way to the superuser (RESET ROLE during a PostgreSQL restore)', async () => {
     const c = await dbCustomer(t);

@@ -30,8 +30,11 @@ export class FirewallService {
     const dbType = row.db_type as DbType;
     const cidrs = (await this.repo.rules(row.id)).map((r) => r.cidr);
     try {
-      await this.dbs.onServer(dbType, (d) =>
-        d.applyFirewall(this.dbs.ref(row), cidrs, () => this.repo.rulesOfEngine(dbType)),
+      // PostgreSQL's managed pg_hba.conf holds every database's rules: one writer at a time.
+      await this.dbs.exclusive(`firewall:${dbType}`, () =>
+        this.dbs.onServer(dbType, (d) =>
+          d.applyFirewall(this.dbs.ref(row), cidrs, () => this.repo.rulesOfEngine(dbType)),
+        ),
       );
     } catch (err) {
       if (err instanceof FirewallUnmanaged) throw dbErrors.firewallUnmanaged(err.message);
@@ -43,6 +46,19 @@ export class FirewallService {
     const row = await this.dbs.get(principal.customerId, dbType, name);
     const cidr = normaliseCidr(ip);
     if (!cidr) throw dbErrors.badIp(ip);
+    // The 50-rule check and the insert, and the accounts a rule makes on MariaDB (which copy
+    // the current password), must not interleave with another change of this database.
+    return this.dbs.exclusive(row.id, () => this.insertAndApply(principal, row, ip, cidr, description));
+  }
+
+  private async insertAndApply(
+    principal: Principal,
+    row: DatabasesTable,
+    ip: string,
+    cidr: string,
+    description: string | null,
+  ) {
+    const dbType = row.db_type as DbType;
     const existing = await this.repo.rules(row.id);
     if (existing.some((r) => r.cidr === cidr)) throw dbErrors.ruleExists(ip);
     if (existing.length >= LIMITS.firewallRulesPerDatabase) throw dbErrors.tooManyRules();
@@ -78,6 +94,10 @@ export class FirewallService {
 
   async deleteRule(principal: Principal, dbType: DbType, name: string, ruleId: string) {
     const row = await this.dbs.get(principal.customerId, dbType, name);
+    await this.dbs.exclusive(row.id, () => this.removeAndApply(principal, row, ruleId));
+  }
+
+  private async removeAndApply(principal: Principal, row: DatabasesTable, ruleId: string) {
     const rule = (await this.repo.rules(row.id)).find((r) => r.id === ruleId);
     if (!rule) throw dbErrors.ruleNotFound();
     await this.repo.deleteRule(row.id, ruleId);

@@ -4,6 +4,7 @@ import type { Principal } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
 import { isAppError } from '../../kernel/errors.js';
 import { newId, randomString } from '../../kernel/ids.js';
+import { KeyedMutex } from '../../kernel/keyed-mutex.js';
 import { isUniqueViolation } from '../../kernel/store/dialect.js';
 import { type DatabaseRef, type DbType, type EngineDriver, FirewallUnmanaged } from './drivers/driver.js';
 import type { DatabaseEngines } from './engines/engines.js';
@@ -54,6 +55,12 @@ export class DatabasesService {
   beforeDelete: ((row: DatabasesTable) => Promise<void>) | null = null;
 
   private readonly synced = new Map<EngineDriver, Promise<void>>();
+  private readonly serverLocks = new KeyedMutex();
+
+  /** Server-side steps that must not interleave (per database id, or per engine's shared file). */
+  exclusive<T>(key: string, work: () => Promise<T>): Promise<T> {
+    return this.serverLocks.run(key, work);
+  }
 
   async driver(dbType: DbType): Promise<EngineDriver> {
     let d: EngineDriver;
@@ -323,7 +330,9 @@ export class DatabasesService {
   async rotate(principal: Principal, dbType: DbType, name: string) {
     const row = await this.get(principal.customerId, dbType, name);
     const password = newDatabasePassword();
-    await this.onServer(dbType, (d) => d.setPassword(this.ref(row), password));
+    // One at a time per database: two rotations at once must not each answer with a password
+    // the other one replaced (MariaDB sets it account by account, one per firewall rule).
+    await this.exclusive(row.id, () => this.onServer(dbType, (d) => d.setPassword(this.ref(row), password)));
     const now = this.clock.nowMs();
     await this.repo.update(row.id, { password_changed_at: now });
     await this.record(principal, row, 'database.credentials_rotated', {});

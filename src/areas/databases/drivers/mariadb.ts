@@ -99,9 +99,13 @@ export class MariadbDriver implements EngineDriver {
   }
 
   async setPassword(db: DatabaseRef, password: string) {
-    for (const host of await this.hosts(db.user)) {
-      await this.q('ALTER USER ?@? IDENTIFIED BY ?', [db.user, host, password]);
-    }
+    // Every account of the user (one per firewall rule) in one statement: none keeps the old one.
+    const hosts = await this.hosts(db.user);
+    if (hosts.length > 0)
+      await this.q(
+        `ALTER USER ${hosts.map(() => '?@? IDENTIFIED BY ?').join(', ')}`,
+        hosts.flatMap((host) => [db.user, host, password]),
+      );
   }
 
   async setConnectionLimit(db: DatabaseRef, limit: number) {
