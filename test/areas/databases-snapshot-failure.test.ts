@@ -100,3 +100,27 @@ it('marks failed a snapshot whose taking process stopped beating', async () => {
     expect(list.body.snapshots.map((s: { status: string }) => s.status)).toEqual(['failed', 'creating']);
   });
 });
+
+it('keeps manual and automatic snapshots together within the plan’s count', async () => {
+  const c = await dbCustomer(t, 'free'); // 5 snapshots per database
+  const r = await t.request('POST', '/v1/databases', {
+    key: c.key,
+    body: { db_type: 'mariadb', db_name: 'mixed' },
+  });
+  const base = `/v1/databases/mariadb/${r.body.technical_name}`;
+  for (let i = 0; i < 3; i++)
+    expect((await t.request('POST', `${base}/snapshots`, { key: c.key, body: {} })).status).toBe(201);
+  const put = await t.request('PUT', `${base}/backup-policy`, {
+    key: c.key,
+    body: { enabled: true, frequency: 'hourly', retention_count: 5 },
+  });
+  expect(put.status).toBe(200);
+  for (let i = 0; i < 4; i++) await t.advance(3600);
+  const list = await t.request('GET', `${base}/snapshots`, { key: c.key });
+  const kinds = list.body.snapshots.map((s: { kind: string }) => s.kind);
+  expect(kinds.filter((k: string) => k === 'automatic')).toHaveLength(2);
+  expect(list.body).toMatchObject({ total: 5, max_snapshots: 5 });
+  // Full: a manual snapshot now waits for a place, automatic ones included.
+  const sixth = await t.request('POST', `${base}/snapshots`, { key: c.key, body: {} });
+  expect(sixth.status).toBe(409);
+});

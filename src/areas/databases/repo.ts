@@ -111,8 +111,8 @@ export class DatabasesRepo {
   }
 
   /**
-   * Inserts a manual snapshot's row unless the database already has `limit` of them (failed
-   * ones do not count): checked and inserted under the database's lock, so two requests at
+   * Inserts a snapshot's row unless the database already has `limit` snapshots, manual and
+   * automatic (failed ones do not count): checked and inserted under the database's lock, so two requests at
    * once cannot both take the last place. Returns false when it is full.
    */
   async reserveSnapshot(row: SnapshotsTable, limit: number | null): Promise<boolean> {
@@ -123,7 +123,6 @@ export class DatabasesRepo {
           .selectFrom('database_snapshots')
           .select((eb) => eb.fn.countAll<number>().as('n'))
           .where('database_id', '=', row.database_id)
-          .where('kind', '=', row.kind)
           .where('status', '!=', 'failed')
           .executeTakeFirst();
         if (Number(r?.n ?? 0) >= limit) return false;

@@ -95,6 +95,18 @@ export class BackupPolicyService {
       });
       const row = await this.repo.byId(p.database_id);
       if (!row) continue;
+      // Manual and automatic snapshots together stay within the plan's count: automatic ones
+      // keep what the manual ones leave, up to the policy's retention.
+      const max = quotaOf(await this.planOf(row.customer_id)).snapshotsPerDatabase;
+      const manual = (await this.repo.snapshots(row.id, 'manual')).filter((s) => s.status !== 'failed');
+      const keep = Math.min(p.retention_count, max - manual.length);
+      if (keep <= 0) {
+        this.log.warn(
+          { database: row.technical_name, manual: manual.length, max },
+          'automatic database snapshot skipped: manual snapshots use every place of the plan',
+        );
+        continue;
+      }
       try {
         await this.snapshots.create(null, row, { kind: 'automatic' });
         taken++;
@@ -102,11 +114,14 @@ export class BackupPolicyService {
         this.log.warn({ err, database: row.technical_name }, 'automatic database snapshot failed');
         continue;
       }
-      const automatic = (await this.repo.snapshots(row.id, 'automatic')).filter(
-        (s) => s.status === 'available',
-      );
-      for (const old of automatic.slice(0, Math.max(0, automatic.length - p.retention_count)))
-        await this.snapshots.drop(old);
+      // The oldest go once the new one is safe; failed attempts go too.
+      const automatic = await this.repo.snapshots(row.id, 'automatic');
+      const available = automatic.filter((s) => s.status === 'available');
+      const prune = [
+        ...automatic.filter((s) => s.status === 'failed'),
+        ...available.slice(0, Math.max(0, available.length - keep)),
+      ];
+      for (const old of prune) await this.snapshots.drop(old);
     }
     return taken;
   }
