@@ -492,6 +492,12 @@ describe('databases API', () => {
       key: c.key,
     });
     await t.request('POST', `/v1/databases/postgresql/${db.technical_name}/restart`, { key: c.key });
+    // By the name the customer chose, as well as by the technical name.
+    const byFriendly = await t.request('GET', '/v1/databases/history', {
+      key: c.pat,
+      query: { db_name: 'hist' },
+    });
+    expect(byFriendly.body.total).toBe(3);
     await t.request('DELETE', `/v1/databases/postgresql/${db.technical_name}`, { key: c.key });
     const h = await t.request('GET', '/v1/databases/history', { key: c.pat, query: { per_page: '2' } });
     expect(h.status).toBe(200);

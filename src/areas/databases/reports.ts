@@ -41,10 +41,19 @@ export class DatabaseReports {
     return this.audit.list(customerId, {
       area: 'databases',
       resourceType: 'database',
-      resourceId: filter.dbName,
+      resourceId: filter.dbName ? await this.technicalNameOf(customerId, filter.dbName) : undefined,
       limit: filter.limit,
       offset: filter.offset,
     });
+  }
+
+  /**
+   * The history is kept under technical names (it outlives the database); a friendly name is
+   * accepted too while exactly one live database carries it.
+   */
+  private async technicalNameOf(customerId: string, name: string): Promise<string> {
+    const named = (await this.repo.list(customerId)).filter((r) => r.friendly_name === name);
+    return named.length === 1 ? named[0]!.technical_name : name;
   }
 
   async quota(customerId: string) {
