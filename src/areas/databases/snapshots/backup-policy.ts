@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Principal } from '../../../kernel/auth/principal.js';
-import type { Clock } from '../../../kernel/clock.js';
+import { type Clock, isoOf as iso } from '../../../kernel/clock.js';
 import type { DbType } from '../drivers/driver.js';
 import type { BackupPoliciesTable, DatabasesTable } from '../migrations.js';
 import type { DatabasesRepo } from '../repo.js';
@@ -8,7 +8,6 @@ import { dbErrors, quotaOf } from '../rules.js';
 import type { DatabasesService } from '../service.js';
 import type { SnapshotService } from './snapshot-service.js';
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const HOUR = 3600_000;
 
 export interface PolicyInput {

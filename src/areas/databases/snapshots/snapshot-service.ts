@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import type { Logger } from 'pino';
 import type { Principal } from '../../../kernel/auth/principal.js';
-import type { Clock } from '../../../kernel/clock.js';
+import { type Clock, isoOf as iso } from '../../../kernel/clock.js';
 import { newId } from '../../../kernel/ids.js';
 import type { SecretBox } from '../../../kernel/secrets.js';
 import type { DbType } from '../drivers/driver.js';
@@ -14,7 +14,6 @@ import { dbErrors, quotaOf } from '../rules.js';
 import type { DatabasesService } from '../service.js';
 import type { SnapshotStore, SnapshotStoreKind } from './snapshot-store.js';
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 /** How often a process taking a snapshot says it is alive, and how long silence means it died. */
 const HEARTBEAT_MS = 30_000;
 const ABANDONED_AFTER_MS = 5 * 60_000;
