@@ -7,6 +7,7 @@ import { generateOpenApiDocument, serialiseOpenApi } from './app/openapi-documen
 import { type Config, ConfigError, loadConfig, type Role } from './config/config.js';
 import { VARIABLES } from './config/variables.js';
 import { AppError } from './kernel/errors.js';
+import { isPlan } from './kernel/limits/quotas.js';
 import { createLogger } from './kernel/log.js';
 import { openStore } from './kernel/store/store.js';
 
@@ -17,6 +18,7 @@ const USAGE = `usage: fjord <command>
   admin customer create --email E [--type private|business]
                         [--first-name F] [--last-name L] [--company C] [--plan P]
   admin customer list
+  admin customer plan (--id ID | --email E) --plan free|basic|pro|enterprise
   openapi                                        print the OpenAPI document
 `;
 
@@ -113,10 +115,32 @@ async function admin(args: string[]) {
         plan: values.plan,
       });
       process.stdout.write(`${JSON.stringify(out)}\n`);
+    } else if (verb === 'plan') {
+      const { values } = parseArgs({
+        args: rest,
+        options: { id: { type: 'string' }, email: { type: 'string' }, plan: { type: 'string' } },
+      });
+      if (!isPlan(values.plan)) throw new UsageError('--plan is free, basic, pro or enterprise');
+      const customer = values.id
+        ? await kernel.identity.getCustomer(values.id)
+        : values.email
+          ? await kernel.identity.findCustomerByEmail(values.email)
+          : undefined;
+      if (values.id === undefined && values.email === undefined)
+        throw new UsageError('name the customer with --id or --email');
+      if (!customer) {
+        process.stderr.write('fjord admin: no such customer\n');
+        process.exitCode = 1;
+        return;
+      }
+      await kernel.identity.setCustomerPlan(customer.id, values.plan);
+      process.stdout.write(
+        `${JSON.stringify({ customer_id: customer.id, email: customer.email, plan: values.plan })}\n`,
+      );
     } else if (verb === 'list') {
       const rows = await kernel.identity.listCustomers(1000, 0);
       process.stdout.write(
-        `${JSON.stringify(rows.map((c) => ({ customer_id: c.id, email: c.email, status: c.status })))}\n`,
+        `${JSON.stringify(rows.map((c) => ({ customer_id: c.id, email: c.email, status: c.status, plan: c.plan })))}\n`,
       );
     } else {
       throw new UsageError();

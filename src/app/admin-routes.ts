@@ -9,7 +9,7 @@ import type { Kernel } from '../kernel/kernel.js';
 
 const TAG = 'Operator';
 
-const Customer = Type.Object(
+export const Customer = Type.Object(
   {
     customer_id: Type.String(),
     short_id: Type.String(),

@@ -29,6 +29,11 @@ export function banner(fjord: Fjord, roles: string[], startMs: number): string {
       `    ${b.area.padEnd(16)} ${b.name.padEnd(18)} ${b.simulated ? 'SIMULATED' : 'real     '} ${b.driver}${b.detail ? ` — ${b.detail}` : ''}`,
     );
   }
+  if (kernel.registry.absentNeeds.length) {
+    lines.push('', '  Not in this build (the areas that could use them work without)');
+    for (const a of kernel.registry.absentNeeds)
+      lines.push(`    ${a.area.padEnd(16)} would use the ${a.need} area`);
+  }
   if (fjord.devCredentialsPath) {
     lines.push('', `  Development credentials: ${fjord.devCredentialsPath}`);
     lines.push(

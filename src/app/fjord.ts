@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { AccountService } from '../areas/account/service.js';
 import { AREAS } from '../areas/index.js';
+import { serviceOf } from '../areas/wiring.js';
 import type { Config, Role } from '../config/config.js';
 import { AppError } from '../kernel/errors.js';
 import { buildHttpApp } from '../kernel/http/app.js';
@@ -9,11 +9,19 @@ import { IdempotencyStore } from '../kernel/http/idempotency.js';
 import { HttpMetrics } from '../kernel/http/metrics.js';
 import { describeAccess } from '../kernel/http/openapi.js';
 import type { AnyRoute } from '../kernel/http/route.js';
-import type { AreaInstance, AreaModule, Kernel } from '../kernel/kernel.js';
+import type { Kernel } from '../kernel/kernel.js';
 import { createLogger } from '../kernel/log.js';
 import { truncateAll } from '../kernel/store/dialect.js';
 import { kernelMigrations } from '../kernel/store/kernel-migrations.js';
 import { openStore, type Store } from '../kernel/store/store.js';
+import {
+  type AreaInstance,
+  type AreaModule,
+  absentOptionalNeeds,
+  orderAreas,
+  PlugBoard,
+} from '../kernel/wiring.js';
+import { adminLimitRoutes } from './admin-limit-routes.js';
 import { adminRoutes } from './admin-routes.js';
 import { ensureDevCredentials } from './dev-credentials.js';
 import { buildKernel } from './kernel-factory.js';
@@ -57,18 +65,27 @@ export class Fjord {
     const { config } = opts;
     const log = opts.log ?? createLogger(config.logLevel);
     const store = opts.store ?? (await openStore(config));
-    const areaModules = opts.areas ?? AREAS;
+    // Ordered first: a missing or circular need stops the start before anything is written.
+    const areaModules = orderAreas(opts.areas ?? AREAS);
     await store.migrate(ALL_MIGRATIONS(areaModules));
     const kernel = buildKernel({ config, store, log, fetchImpl: opts.fetchImpl });
     await kernel.clockStore.load();
 
     const areas = new Map<string, AreaInstance>();
-    const services: Record<string, unknown> = {};
+    const services = new Map<string, unknown>();
+    const plugs = new PlugBoard();
     for (const mod of areaModules) {
-      const instance = await mod.setup(kernel, services);
+      const deps: Record<string, unknown> = {};
+      for (const name of [...mod.needs, ...mod.optional])
+        if (services.has(name)) deps[name] = services.get(name);
+      const instance = await mod.setup(kernel, deps, plugs);
       areas.set(mod.name, instance);
-      if (instance.service) services[mod.name] = instance.service;
+      if (instance.service) services.set(mod.name, instance.service);
     }
+    for (const instance of areas.values())
+      for (const [point, impl] of Object.entries(instance.plugs ?? {})) plugs.plug(point, impl);
+    plugs.seal();
+    for (const absent of absentOptionalNeeds(areaModules)) kernel.registry.addAbsentNeed(absent);
 
     const idempotency = new IdempotencyStore(store, kernel.clock, kernel.secrets);
     kernel.jobs.register('kernel.idempotency.purge', {
@@ -81,6 +98,7 @@ export class Fjord {
     const routes: AnyRoute[] = [
       ...[...areas.values()].flatMap((a) => a.routes),
       ...adminRoutes(kernel, { reset: () => fjord.reset() }),
+      ...adminLimitRoutes(kernel),
     ];
     routes.push(
       ...systemRoutes(
@@ -154,7 +172,8 @@ export class Fjord {
   private async seed(): Promise<void> {
     const path = this.kernel.config.seedFile;
     if (!path) return;
-    const account = this.areas.get('account')?.service as AccountService;
+    const account = serviceOf(this.areas, 'account');
+    if (!account) throw new Error('FJORD_SEED_FILE needs the account area');
     try {
       await applySeed(this.kernel, account, readSeedFile(path));
     } catch (err) {

@@ -13,6 +13,7 @@ import { ClockPersistence } from '../kernel/clock-persistence.js';
 import { randomString } from '../kernel/ids.js';
 import { JobQueue } from '../kernel/jobs/queue.js';
 import type { Kernel } from '../kernel/kernel.js';
+import { Limits } from '../kernel/limits/quotas.js';
 import { RateLimiter } from '../kernel/limits/rate-limiter.js';
 import { buildRateLimitTable } from '../kernel/limits/table.js';
 import { Registry } from '../kernel/registry.js';
@@ -61,6 +62,7 @@ export function buildKernel({
     identity,
     auth: new Authenticator(identity, oidc, () => operatorToken, clock),
     limiter: new RateLimiter(buildRateLimitTable(config.rateLimitOverrides), redis),
+    limits: new Limits(config.limitOverrides),
     jobs,
     webhooks: new WebhookService(store, clock, secrets, jobs, config.webhookAllowPrivate, fetchImpl),
     audit: new AuditTrail(store, clock),

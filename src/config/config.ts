@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import type { LimitOverrides } from '../kernel/limits/quotas.js';
 import {
   asBoolean,
   asCidrList,
@@ -15,6 +16,7 @@ import {
   asHostPortList,
   asHttpUrl,
   asInteger,
+  asLimitOverrides,
   asList,
   asPort,
   asRateLimitOverrides,
@@ -67,6 +69,8 @@ export interface Config {
   logLevel: string;
   bodyLimitBytes: number;
   rateLimitOverrides: Record<string, { points?: number; duration?: number; burst?: number }>;
+  /** FJORD_LIMITS: rows of the limits table (kernel/limits/quotas.ts) set by the operator. */
+  limitOverrides: LimitOverrides;
   webhookAllowPrivate: boolean;
   workerPollMs: number;
   dns: {
@@ -177,6 +181,7 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     logLevel: value('FJORD_LOG_LEVEL', asEnum) ?? 'info',
     bodyLimitBytes: value('FJORD_BODY_LIMIT_BYTES', asInteger) ?? 1048576,
     rateLimitOverrides: value('FJORD_RATE_LIMITS', asRateLimitOverrides) ?? {},
+    limitOverrides: value('FJORD_LIMITS', asLimitOverrides) ?? {},
     webhookAllowPrivate: value('FJORD_WEBHOOK_ALLOW_PRIVATE', asBoolean) ?? false,
     workerPollMs: value('FJORD_WORKER_POLL_MS', asInteger) ?? 500,
     domainVerification: {

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { DEFAULT_LIMITS, isPlan, type LimitOverrides, PLANS } from '../kernel/limits/quotas.js';
 import type { Config, DynPlanLimits } from './config.js';
 import type { VariableSpec } from './variables.js';
 
@@ -168,6 +169,29 @@ export function asRateLimitOverrides(raw: string): Config['rateLimitOverrides'] 
     }
   }
   return parsed as Config['rateLimitOverrides'];
+}
+
+export function asLimitOverrides(raw: string): LimitOverrides {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new Error('expected a JSON object');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new Error('expected a JSON object');
+  const limitValue = (v: unknown) => v === null || (Number.isInteger(v) && (v as number) >= 0);
+  for (const [name, v] of Object.entries(parsed)) {
+    if (!(name in DEFAULT_LIMITS)) throw new Error(`${name}: no limit has this name (see docs/limits.md)`);
+    if (limitValue(v)) continue;
+    if (!v || typeof v !== 'object' || Array.isArray(v))
+      throw new Error(`${name}: expected a non-negative integer, null (unlimited) or {plan: value}`);
+    for (const [plan, pv] of Object.entries(v)) {
+      if (!isPlan(plan)) throw new Error(`${name}.${plan}: plans are ${PLANS.join(', ')}`);
+      if (!limitValue(pv)) throw new Error(`${name}.${plan}: expected a non-negative integer or null`);
+    }
+  }
+  return parsed as LimitOverrides;
 }
 
 /** A domain name in lowercase without the trailing dot. */

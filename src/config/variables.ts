@@ -171,6 +171,10 @@ export const VARIABLES = {
     kind: 'string',
     doc: 'JSON object overriding rows of the rate-limit table, e.g. `{"dns.read":{"points":2000,"duration":60}}` (see docs/rate-limits.md).',
   },
+  FJORD_LIMITS: {
+    kind: 'string',
+    doc: 'JSON object overriding rows of the limits table: a number for every plan, `null` for unlimited, or a value per plan, e.g. `{"dns.zones":{"free":5},"storage.buckets":200}` (see docs/limits.md).',
+  },
   FJORD_WEBHOOK_ALLOW_PRIVATE: {
     kind: 'boolean',
     default: 'false',

@@ -1,3 +1,4 @@
+import type { Kysely } from 'kysely';
 import type { AdjustableClock } from './clock.js';
 import type { KernelTables } from './store/kernel-tables.js';
 import { RESYNC, type Store } from './store/store.js';
@@ -39,8 +40,8 @@ export class ClockPersistence {
   async advance(seconds: number): Promise<void> {
     const ms = Math.round(seconds * 1000);
     if (!Number.isFinite(ms) || ms < 0) throw new RangeError('the clock only moves forward');
-    const db = this.store.typed<KernelTables>();
-    const next = await db.transaction().execute(async (trx) => {
+    const next = await this.store.unitOfWork({ locks: [KEY] }, async (unit) => {
+      const trx = unit.tx as Kysely<KernelTables>;
       await trx
         .insertInto('kernel_settings')
         .values({ key: KEY, value: '0' })

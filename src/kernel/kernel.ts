@@ -1,4 +1,3 @@
-import type { Migration } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config, Role } from '../config/config.js';
 import type { AuditTrail } from './audit/audit.js';
@@ -6,8 +5,8 @@ import type { Authenticator } from './auth/authenticate.js';
 import type { IdentityService } from './auth/identity.js';
 import type { AdjustableClock } from './clock.js';
 import type { ClockPersistence } from './clock-persistence.js';
-import type { AnyRoute } from './http/route.js';
 import type { JobQueue } from './jobs/queue.js';
+import type { Limits } from './limits/quotas.js';
 import type { RateLimiter } from './limits/rate-limiter.js';
 import type { Registry } from './registry.js';
 import type { SecretBox } from './secrets.js';
@@ -25,6 +24,8 @@ export interface Kernel {
   identity: IdentityService;
   auth: Authenticator;
   limiter: RateLimiter;
+  /** The table of limits and plan quotas (limits/quotas.ts). */
+  limits: Limits;
   jobs: JobQueue;
   webhooks: WebhookService;
   audit: AuditTrail;
@@ -43,18 +44,4 @@ export interface RoleServer {
   stop(): Promise<void>;
 }
 
-export interface AreaInstance<S = unknown> {
-  routes: AnyRoute[];
-  /** The area's service, the only thing other areas may use. */
-  service?: S;
-  servers?: RoleServer[];
-  /** Drop in-memory caches after an emulator reset. */
-  onReset?(): Promise<void>;
-}
-
-export interface AreaModule {
-  name: string;
-  migrations?: Record<string, Migration>;
-  /** `services` holds the services of the areas set up before this one (see areas/index.ts). */
-  setup(kernel: Kernel, services: Record<string, unknown>): AreaInstance | Promise<AreaInstance>;
-}
+export type { AreaInstance, AreaModule } from './wiring.js';

@@ -34,6 +34,8 @@ export class Registry {
   private readonly serviceProviders: ServiceEntryProvider[] = [];
   readonly backends: BackendReport[] = [];
   readonly listeners: ListenerReport[] = [];
+  /** Optional needs of areas whose provider is not in this build (see kernel/wiring.ts). */
+  readonly absentNeeds: { area: string; need: string }[] = [];
 
   addServiceProvider(provider: ServiceEntryProvider): void {
     this.serviceProviders.push(provider);
@@ -41,6 +43,10 @@ export class Registry {
 
   addBackend(report: BackendReport): void {
     this.backends.push(report);
+  }
+
+  addAbsentNeed(absent: { area: string; need: string }): void {
+    this.absentNeeds.push(absent);
   }
 
   addListener(report: ListenerReport): void {

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { Fjord } from '../../src/app/fjord.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/kernel/log.js';
+import type { AreaModule } from '../../src/kernel/wiring.js';
 import { freshTestStore } from './store.js';
 
 export const OPERATOR_TOKEN = 'test-operator-token-0123456789';
@@ -47,7 +48,7 @@ export class TestFjord {
 
   static async create(
     env: Record<string, string> = {},
-    opts: { fetchImpl?: typeof fetch } = {},
+    opts: { fetchImpl?: typeof fetch; areas?: AreaModule[] } = {},
   ): Promise<TestFjord> {
     const handle = await freshTestStore();
     const config = loadConfig({
@@ -73,7 +74,7 @@ export class TestFjord {
     const log: Logger = createLogger(config.logLevel, sink);
     let fjord: Fjord;
     try {
-      fjord = await Fjord.create({ config, log, fetchImpl: opts.fetchImpl });
+      fjord = await Fjord.create({ config, log, fetchImpl: opts.fetchImpl, areas: opts.areas });
     } catch (err) {
       await handle.drop();
       throw err;

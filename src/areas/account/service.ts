@@ -33,7 +33,7 @@ export const accountErrors = {
     ),
 };
 
-/** Counts virtual servers using an SSH key; the VPS area provides the real one. */
+/** Counts virtual servers using an SSH key; the virtual servers area plugs the real one in. */
 export type SshKeyUsageCounter = (customerId: string, fingerprints: string[]) => Promise<Map<string, number>>;
 
 export interface SshKeyView {
@@ -48,19 +48,16 @@ export interface SshKeyView {
 /** The account area: profile, API keys (through the kernel's identity service) and SSH keys. */
 export class AccountService {
   private readonly repo: AccountRepo;
-  private usageCounter: SshKeyUsageCounter = async () => new Map();
 
   constructor(
     store: Store,
     private readonly identity: IdentityService,
     private readonly audit: AuditTrail,
     private readonly clock: Clock,
+    /** Every area that runs servers with SSH keys (`account.ssh-key-usage`); read per request. */
+    private readonly usageCounters: () => readonly SshKeyUsageCounter[] = () => [],
   ) {
     this.repo = new AccountRepo(store);
-  }
-
-  setSshKeyUsageCounter(counter: SshKeyUsageCounter): void {
-    this.usageCounter = counter;
   }
 
   async profile(customerId: string) {
@@ -142,11 +139,10 @@ export class AccountService {
 
   async listSshKeys(customerId: string): Promise<SshKeyView[]> {
     const rows = await this.repo.listSshKeys(customerId);
-    const usage = await this.usageCounter(
-      customerId,
-      rows.map((r) => r.fingerprint),
-    );
-    return rows.map((r) => sshKeyView(r, usage.get(r.fingerprint) ?? 0));
+    const fingerprints = rows.map((r) => r.fingerprint);
+    const counts = await Promise.all(this.usageCounters().map((count) => count(customerId, fingerprints)));
+    const usage = (fp: string) => counts.reduce((sum, m) => sum + (m.get(fp) ?? 0), 0);
+    return rows.map((r) => sshKeyView(r, usage(r.fingerprint)));
   }
 
   async addSshKey(

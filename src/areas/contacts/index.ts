@@ -1,4 +1,4 @@
-import type { AreaModule } from '../../kernel/kernel.js';
+import { defineArea } from '../wiring.js';
 import { contactsMigrations } from './migrations.js';
 import { contactsRoutes } from './routes.js';
 import { ContactsService } from './service.js';
@@ -7,11 +7,11 @@ export type { ContactErasure, ContactView, Recipient } from './service.js';
 export { ContactsService } from './service.js';
 
 /** Contacts and contact groups (doc 3, "Contacts"). Its service is `services.contacts`. */
-export const contactsArea: AreaModule = {
+export const contactsArea = defineArea({
   name: 'contacts',
   migrations: contactsMigrations,
   setup(kernel) {
     const service = new ContactsService(kernel.store, kernel.audit, kernel.clock);
     return { service, routes: contactsRoutes(service) };
   },
-};
+});

@@ -1,9 +1,8 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { kernelErrors } from '../../kernel/errors.js';
-import type { AreaModule } from '../../kernel/kernel.js';
 import { buildRateLimitTable } from '../../kernel/limits/table.js';
-import type { StorageService } from '../storage/service.js';
+import { defineArea } from '../wiring.js';
 import { DB_TYPES } from './drivers/driver.js';
 import { DatabaseEngines } from './engines/engines.js';
 import { FirewallService } from './firewall-service.js';
@@ -20,10 +19,12 @@ import { fsSnapshotStore, ObjectSnapshotStore } from './snapshots/snapshot-store
 
 const BACKUP_TICK = 'databases.backups.tick';
 
-export const databasesArea: AreaModule = {
+export const databasesArea = defineArea({
   name: 'databases',
+  // Snapshots live in object storage.
+  needs: ['storage'],
   migrations: databasesMigrations,
-  async setup(kernel, services) {
+  async setup(kernel, { storage }) {
     const { config } = kernel;
     const engines = new DatabaseEngines(
       {
@@ -58,9 +59,6 @@ export const databasesArea: AreaModule = {
     );
     const planOf = async (customerId: string) =>
       (await kernel.identity.getCustomer(customerId))?.plan ?? 'free';
-    const storage = services['storage'] as StorageService | undefined;
-    if (!storage)
-      throw new Error('the databases area needs the storage area (snapshots live in object storage)');
     const snapshotBucket = storage.internalBucket('database-snapshots');
     kernel.registry.addBackend({
       area: 'databases',
@@ -147,4 +145,4 @@ export const databasesArea: AreaModule = {
       },
     };
   },
-};
+});

@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
 import type { Store } from '../../kernel/store/store.js';
-import { lockKey, writeTransaction } from '../../kernel/store/write-transaction.js';
 import type {
   BackupPoliciesTable,
   DatabasesTable,
@@ -21,8 +20,8 @@ export class DatabasesRepo {
    * the quota together. The row comes first and the server's database second (see the service).
    */
   async reserve(row: DatabasesTable, limit: number): Promise<{ ok: true } | { ok: false; used: number }> {
-    return writeTransaction(this.store, async (tx: Kysely<DatabasesTables>) => {
-      await lockKey(this.store, tx, `databases:${row.customer_id}`);
+    return this.store.unitOfWork({ locks: [`databases:${row.customer_id}`] }, async (unit) => {
+      const tx = unit.tx as Kysely<DatabasesTables>;
       const r = await tx
         .selectFrom('databases')
         .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -116,8 +115,8 @@ export class DatabasesRepo {
    * once cannot both take the last place. Returns false when it is full.
    */
   async reserveSnapshot(row: SnapshotsTable, limit: number | null): Promise<boolean> {
-    return writeTransaction(this.store, async (tx: Kysely<DatabasesTables>) => {
-      await lockKey(this.store, tx, `database-snapshots:${row.database_id}`);
+    return this.store.unitOfWork({ locks: [`database-snapshots:${row.database_id}`] }, async (unit) => {
+      const tx = unit.tx as Kysely<DatabasesTables>;
       if (limit !== null) {
         const r = await tx
           .selectFrom('database_snapshots')

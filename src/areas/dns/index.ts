@@ -1,5 +1,5 @@
-import type { AreaModule } from '../../kernel/kernel.js';
 import { createResolver } from '../../kernel/net/resolver.js';
+import { defineArea } from '../wiring.js';
 import { type DnsTables, dnsMigrations } from './migrations.js';
 import { DnsRepo } from './repo.js';
 import { dnsRoutes } from './routes.js';
@@ -12,7 +12,7 @@ const PURGE_JOB = 'dns.stats.purge';
 /** How often pending zones are checked for their delegation (docs/dns.md). */
 export const DELEGATION_CHECK_SECONDS = 300;
 
-export const dnsArea: AreaModule = {
+export const dnsArea = defineArea({
   name: 'dns',
   migrations: dnsMigrations,
   async setup(kernel) {
@@ -76,4 +76,4 @@ export const dnsArea: AreaModule = {
       },
     };
   },
-};
+});

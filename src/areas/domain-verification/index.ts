@@ -1,17 +1,17 @@
-import type { AreaModule } from '../../kernel/kernel.js';
 import { createResolver } from '../../kernel/net/resolver.js';
 import type { DnsService } from '../dns/service.js';
+import { defineArea } from '../wiring.js';
 import { domainVerificationMigrations } from './migrations.js';
 import { domainVerificationRoutes } from './routes.js';
 import { DomainVerificationService, type InternalDnsAuthority } from './service.js';
 
 export const DAILY_JOB = 'domain-verification.daily';
 
-export const domainVerificationArea: AreaModule = {
+export const domainVerificationArea = defineArea({
   name: 'domain-verification',
+  optional: ['dns'],
   migrations: domainVerificationMigrations,
-  async setup(kernel, services) {
-    const dns = services['dns'] as DnsService | undefined;
+  async setup(kernel, { dns }) {
     const service = new DomainVerificationService(
       kernel.store,
       kernel.clock,
@@ -23,7 +23,7 @@ export const domainVerificationArea: AreaModule = {
     await kernel.jobs.schedule(DAILY_JOB, DAILY_JOB, 86_400);
     return { service, routes: domainVerificationRoutes(service) };
   },
-};
+});
 
 /** A domain in one of the customer's *active* Fjord zones is verified without a record. */
 function internalAuthority(dns: DnsService): InternalDnsAuthority {

@@ -88,14 +88,10 @@ export class DomainVerificationService {
     private readonly clock: Clock,
     private readonly lookup: DnsLookup,
     readonly settings: DomainVerificationSettings,
-    private internalDns: InternalDnsAuthority = noInternalDns,
+    private readonly internalDns: InternalDnsAuthority = noInternalDns,
   ) {
     this.repo = new DomainVerificationRepo(store);
     this.views = new DomainVerificationViews(settings);
-  }
-
-  setInternalDnsAuthority(authority: InternalDnsAuthority): void {
-    this.internalDns = authority;
   }
 
   async create(

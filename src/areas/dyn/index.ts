@@ -1,16 +1,16 @@
-import type { AreaModule } from '../../kernel/kernel.js';
-import type { DnsService } from '../dns/service.js';
+import { defineArea } from '../wiring.js';
 import { dnsZonesFor } from './dns-zones.js';
 import { dynMigrations } from './migrations.js';
 import { NicUpdateHandler } from './nic-update.js';
 import { dynRoutes } from './routes.js';
 import { DynService } from './service.js';
 
-export const dynArea: AreaModule = {
+export const dynArea = defineArea({
   name: 'dyn',
+  optional: ['dns'],
   migrations: dynMigrations,
-  setup(kernel, services) {
-    const zones = dnsZonesFor(services['dns'] as DnsService | undefined, kernel.identity);
+  setup(kernel, { dns }) {
+    const zones = dnsZonesFor(dns, kernel.identity);
     const dyn = new DynService(
       kernel.store,
       kernel.clock,
@@ -40,4 +40,4 @@ export const dynArea: AreaModule = {
     // and children) from customers meanwhile (platformZones).
     return { service: dyn, routes: dynRoutes(dyn, nic) };
   },
-};
+});

@@ -8,7 +8,7 @@ const COUNTED_RESULTS = ['good', 'nochg'];
 export class DynRepo {
   constructor(private readonly db: Kysely<DynTables>) {}
 
-  /** A repo over a transaction of `store` (see writeTransaction). */
+  /** A repo over a transaction of `store` (a unit of work's `tx`). */
   static over(tx: Kysely<unknown>): DynRepo {
     return new DynRepo(tx as Kysely<DynTables>);
   }

@@ -8,7 +8,6 @@ import { isAtOrBelow, normaliseDomain } from '../../kernel/net/domain-name.js';
 import { constantTimeEqual, hashToken } from '../../kernel/secrets.js';
 import { insertUnique } from '../../kernel/store/dialect.js';
 import type { Store } from '../../kernel/store/store.js';
-import { lockKey, writeTransaction } from '../../kernel/store/write-transaction.js';
 import type { DynZones } from './dns-zones.js';
 import { dynErrors } from './errors.js';
 import type { DynCredentialsTable, DynHostnamesTable } from './migrations.js';
@@ -109,8 +108,7 @@ export class DynService {
       last_update_at: null,
       created_at: this.clock.nowMs(),
     };
-    await writeTransaction(this.store, async (tx) => {
-      await lockKey(this.store, tx, `dyn:customer:${customerId}`);
+    await this.store.unitOfWork({ locks: [`dyn:customer:${customerId}`] }, async ({ tx }) => {
       const repo = DynRepo.over(tx);
       if ((await repo.countHostnames(customerId)) >= limits.hostnames) {
         throw dynErrors.quota('hostnames', limits.hostnames, plan);
@@ -259,37 +257,41 @@ export class DynService {
   ): Promise<UpdateResult> {
     const { limits } = await this.planOf(credential.customer_id);
     const now = this.clock.nowMs();
-    const result = await writeTransaction(this.store, async (tx) => {
-      await lockKey(this.store, tx, `dyn:hostname:${credential.hostname_id}`);
-      const repo = DynRepo.over(tx);
-      const h = await repo.hostnameById(credential.hostname_id);
-      if (!h || h.active_source_id !== credential.id) return 'badauth' as const;
-      const next = {
-        ipv4: requested.ipv4 ?? h.ipv4,
-        ipv6: requested.ipv6 ?? h.ipv6,
-        offline: requested.offline ? 1 : 0,
-      };
-      let outcome: UpdateResult;
-      if ((await repo.countAppliedSince(h.id, now - 3_600_000)) >= limits.updates_per_hour) outcome = 'abuse';
-      else if (next.ipv4 === h.ipv4 && next.ipv6 === h.ipv6 && next.offline === h.offline) outcome = 'nochg';
-      else {
-        outcome = 'good';
-        await repo.updateHostname(h.id, { ...next, generation: h.generation + 1, last_update_at: now });
-      }
-      await repo.insertUpdate({
-        id: newId(),
-        hostname_id: h.id,
-        credential_id: credential.id,
-        result: outcome,
-        ipv4: requested.ipv4,
-        ipv6: requested.ipv6,
-        offline: requested.offline ? 1 : 0,
-        client_ip: meta.clientIp,
-        user_agent: meta.userAgent?.slice(0, 200) ?? null,
-        created_at: now,
-      });
-      return outcome;
-    });
+    const result = await this.store.unitOfWork(
+      { locks: [`dyn:hostname:${credential.hostname_id}`] },
+      async ({ tx }) => {
+        const repo = DynRepo.over(tx);
+        const h = await repo.hostnameById(credential.hostname_id);
+        if (!h || h.active_source_id !== credential.id) return 'badauth' as const;
+        const next = {
+          ipv4: requested.ipv4 ?? h.ipv4,
+          ipv6: requested.ipv6 ?? h.ipv6,
+          offline: requested.offline ? 1 : 0,
+        };
+        let outcome: UpdateResult;
+        if ((await repo.countAppliedSince(h.id, now - 3_600_000)) >= limits.updates_per_hour)
+          outcome = 'abuse';
+        else if (next.ipv4 === h.ipv4 && next.ipv6 === h.ipv6 && next.offline === h.offline)
+          outcome = 'nochg';
+        else {
+          outcome = 'good';
+          await repo.updateHostname(h.id, { ...next, generation: h.generation + 1, last_update_at: now });
+        }
+        await repo.insertUpdate({
+          id: newId(),
+          hostname_id: h.id,
+          credential_id: credential.id,
+          result: outcome,
+          ipv4: requested.ipv4,
+          ipv6: requested.ipv6,
+          offline: requested.offline ? 1 : 0,
+          client_ip: meta.clientIp,
+          user_agent: meta.userAgent?.slice(0, 200) ?? null,
+          created_at: now,
+        });
+        return outcome;
+      },
+    );
     // `nochg` syncs too: it repairs DNS if someone edited the records behind our back.
     if (result === 'good' || result === 'nochg') await this.syncDns(credential.hostname_id);
     return result;
@@ -345,8 +347,7 @@ export class DynService {
     hostnameId: string,
     fn: (repo: DynRepo, h: DynHostnamesTable) => Promise<T>,
   ): Promise<T> {
-    return writeTransaction(this.store, async (tx) => {
-      await lockKey(this.store, tx, `dyn:hostname:${hostnameId}`);
+    return this.store.unitOfWork({ locks: [`dyn:hostname:${hostnameId}`] }, async ({ tx }) => {
       const repo = DynRepo.over(tx);
       const h = await repo.hostname(customerId, hostnameId);
       if (!h) throw dynErrors.hostnameNotFound();

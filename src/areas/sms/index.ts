@@ -1,4 +1,5 @@
-import type { AreaModule, Kernel, RoleServer } from '../../kernel/kernel.js';
+import type { Kernel, RoleServer } from '../../kernel/kernel.js';
+import { defineArea } from '../wiring.js';
 import { smsAdminRoutes } from './admin-routes.js';
 import type { SmsDriver } from './drivers/driver.js';
 import { SandboxDriver } from './drivers/sandbox.js';
@@ -37,10 +38,11 @@ function buildDriver(kernel: Kernel, pipeline: SmsPipeline): SmsDriver {
  * SMS and SMS keywords (doc 3). Set up after contacts (recipients from contacts and groups,
  * number masking on erasure) and before verify (which sends its codes through `SmsService`).
  */
-export const smsArea: AreaModule = {
+export const smsArea = defineArea({
   name: 'sms',
+  optional: ['contacts'],
   migrations: smsMigrations,
-  setup(kernel, services) {
+  setup(kernel, deps) {
     const { config, clock } = kernel;
     const currency = config.sms.currency;
     const repo = new SmsRepo(kernel.store);
@@ -64,7 +66,7 @@ export const smsArea: AreaModule = {
     const keywords = new SmsKeywords(repo, pipeline, kernel.webhooks, clock);
     pipeline.useKeywords(keywords);
     const profiles = new SenderProfiles(repo, clock, currency);
-    const contacts = (services['contacts'] as ContactsPort | undefined) ?? null;
+    const contacts: ContactsPort | null = deps.contacts ?? null;
     const service = new SmsService(repo, pipeline, profiles, clock, currency, contacts, kernel.webhooks);
     const reporting = new SmsReporting(repo, clock, currency, async (customerId) =>
       (await kernel.identity.listKeys(customerId)).some(
@@ -116,4 +118,4 @@ export const smsArea: AreaModule = {
       ],
     };
   },
-};
+});

@@ -1,5 +1,7 @@
 import { s3EndpointUrl } from '../../config/config.js';
-import type { AreaModule, Kernel, RoleServer } from '../../kernel/kernel.js';
+import type { Kernel, RoleServer } from '../../kernel/kernel.js';
+import type { AreaModule } from '../../kernel/wiring.js';
+import { defineArea } from '../wiring.js';
 import { AccessKeyService } from './access-keys.js';
 import { ControlPlaneDirectory } from './bucket-directory.js';
 import { SIGNING_REGION } from './catalogue.js';
@@ -28,7 +30,7 @@ export interface DataPlane {
 export type DataPlaneFactory = (kernel: Kernel, directory: BucketDirectory) => DataPlane | Promise<DataPlane>;
 
 export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
-  return {
+  return defineArea({
     name: 'storage',
     // The data plane's tables (objects, versions, uploads) migrate with the area.
     migrations: { ...storageMigrations, ...objectMigrations },
@@ -94,7 +96,7 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
         },
       };
     },
-  };
+  });
 }
 
 async function scheduleLifecycle(kernel: Kernel) {

@@ -339,3 +339,5 @@ function normaliseCors(rules: CorsRule[]) {
     max_age_seconds: r.max_age_seconds ?? null,
   }));
 }
+
+export type { InternalObjects } from './data-plane-contract.js';

@@ -1,5 +1,4 @@
-import type { AreaModule } from '../../kernel/kernel.js';
-import type { DomainVerificationService } from '../domain-verification/service.js';
+import { defineArea } from '../wiring.js';
 import { Delivery } from './delivery.js';
 import { type MailDriver, SimulatedMailDriver, SmtpMailDriver } from './drivers/mail.js';
 import { SimulatedVoiceDriver } from './drivers/voice.js';
@@ -7,18 +6,16 @@ import { verifyMigrations } from './migrations.js';
 import { VerifyRepo } from './repo.js';
 import { verifyRoutes } from './routes.js';
 import { VerifyService } from './service.js';
-import { isVerifySmsPort } from './sms-port.js';
+import type { VerifySmsPort } from './sms-port.js';
 
-export const verifyArea: AreaModule = {
+export const verifyArea = defineArea({
   name: 'verify',
+  optional: ['sms', 'domain-verification'],
   migrations: verifyMigrations,
-  setup(kernel, services) {
+  setup(kernel, deps) {
     const { config, registry } = kernel;
-    // Read when used, not at set-up: the SMS area is set up before this one (areas/index.ts).
-    const sms = () => {
-      const s = services['sms'];
-      return isVerifySmsPort(s) ? s : null;
-    };
+    const smsService: VerifySmsPort | null = deps.sms ?? null;
+    const sms = () => smsService;
     const voice = new SimulatedVoiceDriver(
       kernel.jobs,
       { noAnswer: config.voice.simulatedNoAnswer, busy: config.voice.simulatedBusy },
@@ -53,7 +50,7 @@ export const verifyArea: AreaModule = {
       callerId: config.voice.callerId,
     });
     // E-mail codes come from a domain the customer has verified for `email`, when there is one.
-    const domains = services['domain-verification'] as DomainVerificationService | undefined;
+    const domains = deps['domain-verification'];
     if (domains)
       delivery.senderDomains = {
         emailDomainsOf: (customerId) => domains.verifiedDomains(customerId, 'email'),
@@ -104,4 +101,4 @@ export const verifyArea: AreaModule = {
       },
     };
   },
-};
+});

@@ -1,9 +1,9 @@
-import type { AreaModule } from '../../kernel/kernel.js';
+import { defineArea } from '../wiring.js';
 import { webhookRoutes } from './routes.js';
 
-export const webhooksArea: AreaModule = {
+export const webhooksArea = defineArea({
   name: 'webhooks',
   setup(kernel) {
     return { routes: webhookRoutes(kernel.webhooks) };
   },
-};
+});

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { AppError, kernelErrors } from '../errors.js';
 import { newId, newShortId } from '../ids.js';
+import type { Plan } from '../limits/quotas.js';
 import { hashToken } from '../secrets.js';
 import { fromJson, insertUnique, toJson } from '../store/dialect.js';
 import type { Store } from '../store/store.js';
@@ -120,6 +121,11 @@ export class IdentityService {
   }
   countCustomers() {
     return this.repo.countCustomers();
+  }
+  /** The customer's plan: its quotas apply to the next create; nothing that exists is removed. */
+  async setCustomerPlan(id: string, plan: Plan) {
+    await this.repo.updateCustomer(id, { plan });
+    this.cache.clear();
   }
   async setCustomerStatus(id: string, status: 'active' | 'suspended') {
     await this.repo.updateCustomer(id, { status });

@@ -3,6 +3,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
+  type Dialect,
+  type Driver,
   Kysely,
   type Migration,
   Migrator,
@@ -13,6 +15,7 @@ import {
 import pg from 'pg';
 import type { Config } from '../../config/config.js';
 import { SqliteNotices } from './sqlite-notices.js';
+import { assertNotInsideUnit, runUnit, type Unit, type UnitOptions } from './unit-of-work.js';
 
 // PostgreSQL returns int8 as strings; every bigint we store is an epoch-ms or a counter that fits a double.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -29,6 +32,11 @@ export interface Store {
   readonly db: Kysely<any>;
   typed<T>(): Kysely<T>;
   /**
+   * The unit of work (see unit-of-work.ts): one write transaction under named locks. The only
+   * way code outside `kernel/store` opens a transaction.
+   */
+  unitOfWork<T>(opts: UnitOptions, fn: (unit: Unit) => Promise<T>): Promise<T>;
+  /**
    * A number that changes whenever another connection commits (SQLite's data_version), read
    * synchronously; null where the engine offers no such cheap signal (PostgreSQL).
    */
@@ -44,6 +52,39 @@ export async function openStore(config: Pick<Config, 'store'>): Promise<Store> {
   return config.store.kind === 'postgres' ? openPostgres(config.store.url) : openSqlite(config.store.path);
 }
 
+/**
+ * Wraps a dialect so that its driver refuses to hand out a connection to code running inside a
+ * unit of work of this store: such a query would wait for the connection the unit holds (SQLite's
+ * one connection) or starve the pool (PostgreSQL). The unit's own transaction never asks the
+ * driver for a connection, so it is unaffected.
+ */
+function guarded(dialect: Dialect, storeId: symbol): Dialect {
+  return {
+    createAdapter: () => dialect.createAdapter(),
+    createIntrospector: (db) => dialect.createIntrospector(db),
+    createQueryCompiler: () => dialect.createQueryCompiler(),
+    createDriver(): Driver {
+      const inner = dialect.createDriver();
+      // Delegation, not a prototype: the drivers keep their state in private class fields.
+      return {
+        init: () => inner.init(),
+        acquireConnection: () => {
+          assertNotInsideUnit(storeId);
+          return inner.acquireConnection();
+        },
+        beginTransaction: (c, s) => inner.beginTransaction(c, s),
+        commitTransaction: (c) => inner.commitTransaction(c),
+        rollbackTransaction: (c) => inner.rollbackTransaction(c),
+        savepoint: inner.savepoint?.bind(inner),
+        rollbackToSavepoint: inner.rollbackToSavepoint?.bind(inner),
+        releaseSavepoint: inner.releaseSavepoint?.bind(inner),
+        releaseConnection: (c) => inner.releaseConnection(c),
+        destroy: () => inner.destroy(),
+      };
+    },
+  };
+}
+
 function openSqlite(path: string): Store {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new SQLite(path);
@@ -51,10 +92,13 @@ function openSqlite(path: string): Store {
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
   database.pragma('synchronous = NORMAL');
-  const db = new Kysely({ dialect: new SqliteDialect({ database: reusingStatements(database) }) });
+  const id = Symbol('sqlite store');
+  const db = new Kysely({
+    dialect: guarded(new SqliteDialect({ database: reusingStatements(database) }), id),
+  });
   const notices = new SqliteNotices(database);
   const dataVersion = database.prepare('PRAGMA data_version').pluck();
-  return makeStore('sqlite', db, {
+  return makeStore('sqlite', id, db, {
     externalChanges: () => dataVersion.get() as number,
     publish: async (channel, payload) => notices.publish(channel, payload),
     subscribe: (channel, listener) => notices.subscribe(channel, listener),
@@ -91,10 +135,11 @@ function reusingStatements(database: SQLite.Database, max = 500): SqliteDatabase
 async function openPostgres(url: string): Promise<Store> {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   pool.on('error', () => {}); // a dropped idle client is replaced on next use
-  const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  const id = Symbol('postgres store');
+  const db = new Kysely({ dialect: guarded(new PostgresDialect({ pool }), id) });
   const bus = new EventEmitter().setMaxListeners(0);
   const listener = new PgListener(url, bus);
-  return makeStore('postgres', db, {
+  return makeStore('postgres', id, db, {
     externalChanges: null,
     publish: async (channel, payload) => {
       await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
@@ -187,14 +232,23 @@ const quoteChannel = (channel: string) => `"${channel.replace(/"/g, '')}"`;
 
 function makeStore(
   kind: StoreKind,
+  id: symbol,
   // biome-ignore lint/suspicious/noExplicitAny: see Store.db
   db: Kysely<any>,
   parts: Pick<Store, 'publish' | 'subscribe' | 'externalChanges'> & { close: () => Promise<void> },
 ): Store {
+  const runner = {
+    id,
+    kind,
+    db,
+    // An afterCommit hook's failure cannot undo the commit: it is reported, never thrown.
+    onAfterCommitError: (err: unknown) => console.error('unit of work: afterCommit failed', err),
+  };
   return {
     kind,
     db,
     typed: <T>() => db as unknown as Kysely<T>,
+    unitOfWork: (opts, fn) => runUnit(runner, opts, fn),
     externalChanges: parts.externalChanges,
     async migrate(migrations) {
       const migrator = new Migrator({

@@ -48,7 +48,7 @@ export class WebhookService {
   private readonly db: Kysely<KernelTables>;
   private readonly post: typeof fetch;
   constructor(
-    store: Store,
+    private readonly store: Store,
     private readonly clock: Clock,
     private readonly box: SecretBox,
     private readonly jobs: JobQueue,
@@ -155,7 +155,8 @@ export class WebhookService {
     if (needle === '') return 0;
     const swap = (column: string) => sql<string>`replace(${sql.ref(column)}, ${needle}, ${replacement})`;
     const holds = (column: string) => sql<boolean>`${swap(column)} <> ${sql.ref(column)}`;
-    return this.db.transaction().execute(async (trx) => {
+    return this.store.unitOfWork({}, async (unit) => {
+      const trx = unit.tx as Kysely<KernelTables>;
       const changed = await trx
         .updateTable('webhook_deliveries')
         .set({ payload: swap('payload'), url: swap('url'), last_error: swap('last_error') })

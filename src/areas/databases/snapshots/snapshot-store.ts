@@ -4,7 +4,7 @@ import { dirname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
-import type { InternalObjects } from '../../storage/data-plane-contract.js';
+import type { InternalObjects } from '../../storage/service.js';
 
 export type SnapshotStoreKind = 'objects' | 'fs';
 

@@ -1,0 +1,118 @@
+/**
+ * The table of limits and plan quotas: every count or size Fjord refuses to go past, with the
+ * value per plan where plans differ. The code that enforces a limit and the code that publishes
+ * it (guides, subscription and quota endpoints, docs/limits.md) both read it from here, so they
+ * cannot disagree. FJORD_LIMITS overrides rows (docs/configuration.md); the operator changes a
+ * customer's plan through `PUT /admin/v1/customers/{id}/plan` or `fjord admin customer plan`.
+ *
+ * `null` means unlimited ("custom" in the published plan table: an operator sets a number).
+ */
+
+export const PLANS = ['free', 'basic', 'pro', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
+
+export type LimitValue = number | null;
+export type PerPlan = Record<Plan, LimitValue>;
+
+export interface LimitRow {
+  /** What is counted or measured, and per what. */
+  doc: string;
+  /** The unit of the value, when it is not a count. */
+  unit?: 'bytes' | 'megabytes' | 'seconds' | 'requests';
+  /** One value for every plan, or a value per plan. */
+  value: LimitValue | PerPlan;
+}
+
+const GB = 1000 ** 3;
+const perPlan = (free: LimitValue, basic: LimitValue, pro: LimitValue, enterprise: LimitValue): PerPlan => ({
+  free,
+  basic,
+  pro,
+  enterprise,
+});
+
+export const DEFAULT_LIMITS = {
+  // Object storage
+  'storage.buckets': { doc: 'Buckets per customer (ours)', value: 1000 },
+  'storage.keys_per_bucket': { doc: 'Access keys per bucket', value: 100 },
+  'storage.account_keys': { doc: 'Account-wide storage access keys per customer', value: 100 },
+  'storage.bytes': {
+    doc: 'Bytes stored per customer, all buckets',
+    unit: 'bytes',
+    value: perPlan(10 * GB, 100 * GB, 1000 * GB, null),
+  },
+  'storage.bandwidth_bytes_per_month': {
+    doc: 'Bytes downloaded per customer per calendar month',
+    unit: 'bytes',
+    value: perPlan(50 * GB, 500 * GB, 5000 * GB, null),
+  },
+  'storage.upload_bytes': { doc: 'Size of one upload', unit: 'bytes', value: 50 * GB },
+  'storage.connections_per_key': { doc: 'Concurrent S3 connections per access key', value: 100 },
+  'storage.cors_rules': { doc: 'CORS rules per bucket', value: 100 },
+  // Databases
+  'databases.count': { doc: 'Databases per customer', value: perPlan(3, 10, 50, 100) },
+  'databases.size_mb': {
+    doc: 'Size of one database',
+    unit: 'megabytes',
+    value: perPlan(1024, 10 * 1024, 100 * 1024, 1024 * 1024),
+  },
+  'databases.snapshots_per_database': { doc: 'Snapshots per database', value: perPlan(5, 10, 30, 100) },
+  'databases.firewall_rules': { doc: 'Firewall rules per database', value: 50 },
+  'databases.connections': { doc: 'Connections per database', value: 100 },
+  // DNS
+  'dns.zones': { doc: 'DNS zones per customer', value: perPlan(3, 10, 50, null) },
+  'dns.records_per_zone': { doc: 'Records per zone', value: perPlan(100, 500, 2000, null) },
+  'dns.queries_per_month': {
+    doc: 'DNS queries answered per customer per calendar month',
+    value: perPlan(1_000_000, 10_000_000, 100_000_000, null),
+  },
+  'dns.batch_records': { doc: 'Record changes in one batch request', value: 1000 },
+} satisfies Record<string, LimitRow>;
+
+export type LimitName = keyof typeof DEFAULT_LIMITS;
+
+/** Overrides as FJORD_LIMITS gives them: a number (every plan) or a value per plan. */
+export type LimitOverrides = Record<string, LimitValue | Partial<PerPlan>>;
+
+export const isPlan = (p: unknown): p is Plan =>
+  typeof p === 'string' && (PLANS as readonly string[]).includes(p);
+
+export class Limits {
+  private readonly rows: Record<string, LimitRow>;
+
+  constructor(overrides: LimitOverrides = {}) {
+    this.rows = structuredClone(DEFAULT_LIMITS) as Record<string, LimitRow>;
+    for (const [name, o] of Object.entries(overrides)) {
+      const base = this.rows[name];
+      if (!base) throw new Error(`FJORD_LIMITS: no limit is named ${name}`);
+      if (o === null || typeof o === 'number') base.value = o;
+      else {
+        const current = base.value;
+        const expanded =
+          current !== null && typeof current === 'object'
+            ? current
+            : perPlan(current, current, current, current);
+        base.value = { ...expanded, ...o };
+      }
+    }
+  }
+
+  /** The limit for a plan (an unknown plan counts as free); null is unlimited. */
+  of(name: LimitName, plan: string = 'free'): LimitValue {
+    const row = this.rows[name]!;
+    const v = row.value;
+    if (v === null || typeof v === 'number') return v;
+    return v[isPlan(plan) ? plan : 'free'];
+  }
+
+  /** True when one more (or `adding` more) still fits under the limit. */
+  allows(name: LimitName, plan: string | undefined, current: number, adding = 1): boolean {
+    const max = this.of(name, plan);
+    return max === null || current + adding <= max;
+  }
+
+  /** Every row as it is in force, for docs and the operator API. */
+  table(): Record<string, LimitRow> {
+    return structuredClone(this.rows);
+  }
+}
