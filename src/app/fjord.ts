@@ -78,7 +78,9 @@ export class Fjord {
       const deps: Record<string, unknown> = {};
       for (const name of [...mod.needs, ...mod.optional])
         if (services.has(name)) deps[name] = services.get(name);
+      kernel.registry.beginAreaSetup(mod.name);
       const instance = await mod.setup(kernel, deps, plugs);
+      kernel.registry.beginAreaSetup(null);
       areas.set(mod.name, instance);
       if (instance.service) services.set(mod.name, instance.service);
     }

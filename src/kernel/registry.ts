@@ -31,14 +31,21 @@ export interface ListenerReport {
 }
 
 export class Registry {
-  private readonly serviceProviders: ServiceEntryProvider[] = [];
+  private readonly serviceProviders: { area: string | null; provider: ServiceEntryProvider }[] = [];
+  /** The area whose `setup` runs now: providers it adds are its own (set by the composition root). */
+  private areaSettingUp: string | null = null;
   readonly backends: BackendReport[] = [];
   readonly listeners: ListenerReport[] = [];
   /** Optional needs of areas whose provider is not in this build (see kernel/wiring.ts). */
   readonly absentNeeds: { area: string; need: string }[] = [];
 
   addServiceProvider(provider: ServiceEntryProvider): void {
-    this.serviceProviders.push(provider);
+    this.serviceProviders.push({ area: this.areaSettingUp, provider });
+  }
+
+  /** Called by the composition root around each area's `setup`. */
+  beginAreaSetup(area: string | null): void {
+    this.areaSettingUp = area;
   }
 
   addBackend(report: BackendReport): void {
@@ -54,7 +61,17 @@ export class Registry {
   }
 
   async servicesOf(customerId: string): Promise<ServiceEntry[]> {
-    const lists = await Promise.all(this.serviceProviders.map((p) => p(customerId)));
+    const lists = await Promise.all(
+      this.serviceProviders.map(async ({ area, provider }) => {
+        const entries = await provider(customerId);
+        const absent = this.absentNeeds.filter((a) => a.area === area).map((a) => a.need);
+        // An entry says which optional services its area works without in this build, so a client
+        // sees why (say) SMS cannot send to contact groups instead of meeting a 503 later.
+        return absent.length
+          ? entries.map((e) => ({ ...e, metadata: { ...e.metadata, absent_optional_services: absent } }))
+          : entries;
+      }),
+    );
     return lists.flat().sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
   }
 }

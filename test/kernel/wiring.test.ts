@@ -32,10 +32,34 @@ describe('area wiring', () => {
     expect(() => orderAreas(AREAS)).not.toThrow();
   });
 
+  it('a Fjord without the DNS area does not start, and says dynamic DNS needs it', async () => {
+    await expect(TestFjord.create({}, { areas: AREAS.filter((a) => a.name !== 'dns') })).rejects.toThrow(
+      /area "dyn" needs the "dns" area/,
+    );
+  });
+
   it('a Fjord without the storage area does not start, and says the databases area needs it', async () => {
     await expect(TestFjord.create({}, { areas: AREAS.filter((a) => a.name !== 'storage') })).rejects.toThrow(
       /area "databases" needs the "storage" area/,
     );
+  });
+
+  it('an area whose optional service is absent says so in its entries of /v1/account/services', async () => {
+    const t = await TestFjord.create({}, { areas: AREAS.filter((a) => a.name !== 'contacts') });
+    try {
+      const c = await t.customer();
+      const p = await t.request('POST', '/v1/sms/sender-profiles', {
+        key: c.pat,
+        body: { name: 'Main', sender_id: '+4791000001', allow_reply: true },
+      });
+      expect(p.status).toBe(201);
+      const list = await t.request('GET', '/v1/account/services', { key: c.pat });
+      const entries = (list.body.services ?? list.body) as { service_type: string; metadata: object }[];
+      const sms = entries.find((e) => e.service_type === 'sms');
+      expect(sms?.metadata).toMatchObject({ absent_optional_services: ['contacts'] });
+    } finally {
+      await t.close();
+    }
   });
 
   it('vm_count of SSH keys comes from the areas plugged into account.ssh-key-usage', async () => {

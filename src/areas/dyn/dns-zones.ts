@@ -1,5 +1,4 @@
 import type { IdentityService } from '../../kernel/auth/identity.js';
-import { AppError } from '../../kernel/errors.js';
 import type { DnsService } from '../dns/service.js';
 
 /** What dynamic DNS needs from Fjord's DNS (the DNS area's service provides it). */
@@ -29,18 +28,7 @@ export interface DynZones {
  */
 export const PLATFORM_ACCOUNT_EMAIL = 'dyn-platform@fjord.invalid';
 
-export function dnsZonesFor(dns: DnsService | undefined, identity: IdentityService): DynZones {
-  if (!dns) {
-    const missing = () => {
-      throw new AppError('unavailable', 'dns_unavailable', 'Dynamic DNS needs the DNS area.');
-    };
-    return {
-      ensurePlatformZone: missing,
-      customerZoneContaining: missing,
-      recordTypesAt: missing,
-      setAddresses: missing,
-    };
-  }
+export function dnsZonesFor(dns: DnsService, identity: IdentityService): DynZones {
   const system = { kind: 'system' as const, id: null };
 
   async function platformAccount(): Promise<string> {

@@ -7,7 +7,7 @@ import { DynService } from './service.js';
 
 export const dynArea = defineArea({
   name: 'dyn',
-  optional: ['dns'],
+  needs: ['dns'],
   migrations: dynMigrations,
   setup(kernel, { dns }) {
     const zones = dnsZonesFor(dns, kernel.identity);
