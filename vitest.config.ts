@@ -1,11 +1,23 @@
 import { defineConfig } from 'vitest/config';
 
+// Three tiers, each a vitest project: `vitest run` runs them all; `vitest run --project e2e` one.
+// `npm test` (scripts/test.mjs) runs them tier by tier and prints each tier's time, so growth
+// shows early.
+const tier = (name: string, include: string[]) => ({ extends: true as const, test: { name, include } });
+
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Each file builds its own Fjord on its own store, so files run in parallel safely.
     pool: 'forks',
+    projects: [
+      // Pure functions beside the code, and the kernel on a whole Fjord.
+      tier('unit', ['src/**/*.test.ts', 'test/kernel/**/*.test.ts']),
+      // Each area through its HTTP API (app.inject), on the store under test.
+      tier('integration', ['test/areas/**/*.test.ts']),
+      // Real servers and real clients (aws, dig, psql, ffmpeg…) over loopback.
+      tier('e2e', ['test/e2e/**/*.test.ts']),
+    ],
   },
 });
