@@ -171,13 +171,18 @@ export function adminRoutes(kernel: Kernel, emulator: EmulatorControls) {
         { seconds: Type.Number({ minimum: 0, maximum: 10 * 365 * 86400 }) },
         { additionalProperties: false },
       ),
-      response: { 200: Type.Object({ ...ClockView.properties, jobs_run: Type.Integer() }) },
+      description:
+        '`jobs_due` counts the jobs and schedules that were due once the clock moved; `jobs_run` those this call ran itself before answering (a background worker may have run some of them first).',
+      response: {
+        200: Type.Object({ ...ClockView.properties, jobs_due: Type.Integer(), jobs_run: Type.Integer() }),
+      },
       errors: [403],
       handler: async ({ body }) => {
         emulatorOnly();
         await kernel.clockStore.advance(body.seconds);
+        const jobsDue = await kernel.jobs.countDue();
         const jobsRun = await kernel.jobs.drain();
-        return { ...clockView(), jobs_run: jobsRun };
+        return { ...clockView(), jobs_due: jobsDue, jobs_run: jobsRun };
       },
     }),
     defineRoute({
@@ -185,10 +190,12 @@ export function adminRoutes(kernel: Kernel, emulator: EmulatorControls) {
       url: '/admin/v1/reset',
       operationId: 'adminReset',
       tag: TAG,
-      summary: 'Erase all state (emulator mode); the development credentials are restored',
+      summary: 'Erase all state (emulator mode); the development credentials and the seed are restored',
+      description:
+        'The clock goes back to real time. With FJORD_SEED_FILE set, the file is read and checked first: an invalid seed answers 409 `invalid_seed` and nothing is erased.',
       access: operatorAccess,
       response: { 200: Type.Object({ ok: Type.Boolean() }) },
-      errors: [403],
+      errors: [403, 409],
       handler: async () => {
         emulatorOnly();
         await emulator.reset();

@@ -8,9 +8,16 @@ export function banner(fjord: Fjord, roles: string[], startMs: number): string {
   const lines = [
     '',
     `  Fjord is up in ${startMs} ms — store: ${kernel.config.store.kind === 'sqlite' ? `SQLite ${kernel.config.store.path}` : 'PostgreSQL'}${kernel.config.emulator ? ' — emulator mode' : ''}`,
-    '',
-    '  Listeners',
   ];
+  const offset = kernel.clock.offsetSeconds;
+  if (offset !== 0) {
+    lines.push(
+      `  Clock: ${formatOffset(offset)} ahead of real time (emulator clock; \`POST /admin/v1/reset\` puts it back)`,
+    );
+    if (!kernel.config.emulator)
+      lines.push('  WARNING: not in emulator mode, yet this data dir keeps an emulator clock offset');
+  }
+  lines.push('', '  Listeners');
   for (const l of kernel.registry.listeners)
     lines.push(`    ${l.role.padEnd(7)} ${l.protocol.padEnd(6)} ${l.address}`);
   if (roles.includes('api')) {
@@ -42,4 +49,22 @@ export function banner(fjord: Fjord, roles: string[], startMs: number): string {
   }
   lines.push('');
   return lines.join('\n');
+}
+
+/** 93784 → "1d 2h 3m 4s": the emulator offset, readable at a glance. */
+export function formatOffset(seconds: number): string {
+  let rest = Math.round(seconds);
+  const parts: string[] = [];
+  for (const [unit, size] of [
+    ['d', 86400],
+    ['h', 3600],
+    ['m', 60],
+  ] as const) {
+    if (rest >= size) {
+      parts.push(`${Math.floor(rest / size)}${unit}`);
+      rest %= size;
+    }
+  }
+  if (rest > 0 || parts.length === 0) parts.push(`${rest}s`);
+  return parts.join(' ');
 }

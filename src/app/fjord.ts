@@ -25,7 +25,7 @@ import { adminLimitRoutes } from './admin-limit-routes.js';
 import { adminRoutes } from './admin-routes.js';
 import { ensureDevCredentials } from './dev-credentials.js';
 import { buildKernel } from './kernel-factory.js';
-import { applySeed, readSeedFile } from './seed.js';
+import { applySeed, readSeedFile, type Seed } from './seed.js';
 import { systemRoutes } from './system-routes.js';
 
 export interface FjordOptions {
@@ -70,6 +70,14 @@ export class Fjord {
     await store.migrate(ALL_MIGRATIONS(areaModules));
     const kernel = buildKernel({ config, store, log, fetchImpl: opts.fetchImpl });
     await kernel.clockStore.load();
+    if (kernel.clock.offsetMilliseconds !== 0 && !config.emulator) {
+      // An emulator run advanced the clock on this data dir; every time Fjord hands out (token
+      // and presigned-URL expiry included) is shifted by it until an emulator reset.
+      log.warn(
+        { clock_offset_seconds: kernel.clock.offsetSeconds },
+        'the stored emulator clock offset applies outside emulator mode; start with FJORD_EMULATOR=true and POST /admin/v1/reset to clear it',
+      );
+    }
 
     const areas = new Map<string, AreaInstance>();
     const services = new Map<string, unknown>();
@@ -161,23 +169,39 @@ export class Fjord {
 
   /** Emulator reset: every table emptied, caches dropped, development credentials restored. */
   async reset(): Promise<void> {
+    // Read the seed before erasing anything: a seed edited into an invalid one refuses the reset
+    // and leaves the state as it was.
+    const seed = this.readSeed();
     await truncateAll(this.kernel.store);
     this.kernel.identity.forgetCachedCredentials();
-    await this.kernel.clockStore.save(); // the clock never moves back, reset or not
+    // Nothing dated by the emulator clock is left: back to real time, so a later run without
+    // emulator mode on this data dir does not inherit an offset.
+    await this.kernel.clockStore.resetToZero();
     for (const area of this.areas.values()) await area.onReset?.();
     await this.kernel.jobs.schedule('kernel.idempotency.purge', 'kernel.idempotency.purge', 3600);
     if (this.kernel.config.devCredentials) await ensureDevCredentials(this.kernel);
-    await this.seed();
+    await this.seed(seed);
   }
 
-  /** Applies FJORD_SEED_FILE, read afresh each time so a reset picks up an edited seed. */
-  private async seed(): Promise<void> {
+  /** FJORD_SEED_FILE, read afresh each time so a reset picks up an edited seed; checked whole. */
+  private readSeed(): Seed | null {
     const path = this.kernel.config.seedFile;
-    if (!path) return;
+    if (!path) return null;
+    try {
+      return readSeedFile(path);
+    } catch (err) {
+      throw new AppError('conflict', 'invalid_seed', (err as Error).message);
+    }
+  }
+
+  /** Applies the seed (see seed.ts): at every start and after every reset. */
+  private async seed(seed: Seed | null = this.readSeed()): Promise<void> {
+    if (!seed) return;
+    const path = this.kernel.config.seedFile;
     const account = serviceOf(this.areas, 'account');
     if (!account) throw new Error('FJORD_SEED_FILE needs the account area');
     try {
-      await applySeed(this.kernel, account, readSeedFile(path));
+      await applySeed(this.kernel, account, seed);
     } catch (err) {
       if (err instanceof AppError) throw new Error(`FJORD_SEED_FILE ${path}: ${err.message}`, { cause: err });
       throw err;

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { AccountService } from '../areas/account/service.js';
-import { ALL_SCOPES } from '../kernel/auth/catalogue.js';
+import { parseSshPublicKey } from '../areas/account/ssh-public-key.js';
+import { ALL_SCOPES, isKnownScope, normaliseService } from '../kernel/auth/catalogue.js';
 import { AppError } from '../kernel/errors.js';
 import type { Kernel } from '../kernel/kernel.js';
 
@@ -73,7 +74,50 @@ export function readSeedFile(path: string): Seed {
       .map((e) => `${e.path || '/'} ${e.message}`);
     throw new Error(`FJORD_SEED_FILE ${path} is not a valid seed:\n  ${problems.join('\n  ')}`);
   }
+  const problems = seedProblems(data);
+  if (problems.length > 0) {
+    throw new Error(`FJORD_SEED_FILE ${path} is not a valid seed:\n  ${problems.slice(0, 10).join('\n  ')}`);
+  }
   return data;
+}
+
+/**
+ * What the schema cannot see: unknown scopes and services, SSH keys that do not parse, a secret
+ * or e-mail given twice. Checked for the whole file before anything is written, so a bad seed
+ * changes nothing instead of leaving half its customers behind.
+ */
+export function seedProblems(seed: Seed): string[] {
+  const problems: string[] = [];
+  const emails = new Set<string>();
+  const tokens = new Set<string>();
+  seed.customers.forEach((c, i) => {
+    const at = `/customers/${i}`;
+    const email = c.email.toLowerCase();
+    if (emails.has(email)) problems.push(`${at}/email ${c.email} is given twice`);
+    emails.add(email);
+    const secret = (token: string, where: string) => {
+      if (tokens.has(token)) problems.push(`${where} repeats a secret given earlier in the file`);
+      tokens.add(token);
+    };
+    c.pats?.forEach((pat, j) => {
+      secret(pat.token, `${at}/pats/${j}/token`);
+      for (const scope of pat.scopes ?? [])
+        if (!isKnownScope(scope)) problems.push(`${at}/pats/${j}/scopes: unknown scope ${scope}`);
+    });
+    c.service_keys?.forEach((key, j) => {
+      secret(key.token, `${at}/service_keys/${j}/token`);
+      if (!normaliseService(key.service))
+        problems.push(`${at}/service_keys/${j}/service: unknown service ${key.service}`);
+    });
+    c.ssh_keys?.forEach((ssh, j) => {
+      try {
+        parseSshPublicKey(ssh.public_key);
+      } catch (err) {
+        problems.push(`${at}/ssh_keys/${j}/public_key: ${(err as Error).message}`);
+      }
+    });
+  });
+  return problems;
 }
 
 /**

@@ -5,6 +5,8 @@ import { RESYNC, type Store } from './store/store.js';
 
 const KEY = 'clock_offset_ms';
 const CHANNEL = 'fjord_clock';
+/** The notice that tells every process the offset went back to zero (an emulator reset). */
+const ZERO = 'zero';
 
 /**
  * Keeps the emulator clock's offset in the store, so a restart does not move the clock back and
@@ -28,6 +30,7 @@ export class ClockPersistence {
     this.unsubscribe ??= this.store.subscribe(CHANNEL, (payload) => {
       // An empty notice means notices may have been missed (the connection dropped): reload.
       if (payload === RESYNC) this.load().catch(() => {});
+      else if (payload === ZERO) this.clock.rewindToZero();
       else this.clock.adoptOffsetMs(Number(payload));
     });
   }
@@ -65,6 +68,18 @@ export class ClockPersistence {
   /** Writes this process's offset unless the store's is further ahead (after a reset emptied it). */
   async save(): Promise<void> {
     await this.advance(0);
+  }
+
+  /**
+   * Puts the clock back to real time in every process. Only an emulator reset calls it, once the
+   * store is empty: nothing is left that was dated by the old offset.
+   */
+  async resetToZero(): Promise<void> {
+    await this.store.unitOfWork({ locks: [KEY] }, async (unit) => {
+      await (unit.tx as Kysely<KernelTables>).deleteFrom('kernel_settings').where('key', '=', KEY).execute();
+    });
+    this.clock.rewindToZero();
+    await this.store.publish(CHANNEL, ZERO);
   }
 
   close(): void {

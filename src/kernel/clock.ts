@@ -27,6 +27,10 @@ export class AdjustableClock extends SystemClock {
   adoptOffsetMs(ms: number): void {
     if (Number.isFinite(ms) && ms > this.offsetMs) this.offsetMs = Math.round(ms);
   }
+  /** Back to real time: only an emulator reset does this, after it has erased every stored time. */
+  rewindToZero(): void {
+    this.offsetMs = 0;
+  }
   get offsetMilliseconds(): number {
     return this.offsetMs;
   }

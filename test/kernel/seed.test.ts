@@ -70,6 +70,31 @@ describe('seeding at boot (FJORD_SEED_FILE)', () => {
     expect(customers.body.total).toBe(1);
   });
 
+  it('checks the whole file before writing anything: a bad SSH key on the second customer leaves no first one', async () => {
+    const good = readFileSync(path, 'utf8');
+    writeFileSync(
+      path,
+      JSON.stringify({
+        customers: [
+          { email: 'first@example.test', pats: [{ token: 'fjp_firstOfTwo0123456789abcdefgh' }] },
+          { email: 'second@example.test', ssh_keys: [{ name: 'broken', public_key: 'ssh-ed25519 AAAA' }] },
+        ],
+      }),
+    );
+    try {
+      const reset = await t.operator('POST', '/admin/v1/reset');
+      expect(reset.status).toBe(409);
+      expect(reset.body.detail.code).toBe('invalid_seed');
+      expect(reset.body.detail.message).toMatch(/ssh_keys\/0\/public_key/);
+      // Nothing was erased or written: the customer of the good seed is still the only one.
+      const customers = await t.operator('GET', '/admin/v1/customers');
+      expect(customers.body.customers.map((c: { email: string }) => c.email)).toEqual(['ci@example.test']);
+    } finally {
+      writeFileSync(path, good);
+      await t.operator('POST', '/admin/v1/reset');
+    }
+  });
+
   it('refuses a seed that is not valid, naming the problem', async () => {
     const bad = seedFile({ customers: [{ email: 'x@example.test', pats: [{ token: 'short' }] }] });
     await expect(TestFjord.create({ FJORD_SEED_FILE: bad })).rejects.toThrow(/pats\/0\/token/);

@@ -197,6 +197,25 @@ export class JobQueue {
     return total;
   }
 
+  /** Jobs queued to run by now, plus schedules whose next run is due: what a drain would start with. */
+  async countDue(): Promise<number> {
+    const now = this.clock.nowMs();
+    const [jobs, schedules] = await Promise.all([
+      this.db
+        .selectFrom('jobs')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('status', '=', 'queued')
+        .where('run_at', '<=', now)
+        .executeTakeFirst(),
+      this.db
+        .selectFrom('schedules')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('next_run_at', '<=', now)
+        .executeTakeFirst(),
+    ]);
+    return Number(jobs?.n ?? 0) + Number(schedules?.n ?? 0);
+  }
+
   async stats(): Promise<Record<string, number>> {
     const rows = await this.db
       .selectFrom('jobs')
