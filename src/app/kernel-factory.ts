@@ -67,7 +67,7 @@ export function buildKernel({
     webhooks: new WebhookService(store, clock, secrets, jobs, config.webhookAllowPrivate, fetchImpl),
     audit: new AuditTrail(store, clock),
     secrets,
-    registry: new Registry(),
+    registry: kernelRegistry(),
     baseUrl: () => apiBaseUrl(config, boundApiPort),
     operatorToken: () => operatorToken,
     redis,
@@ -82,4 +82,25 @@ function dataKey(config: Config, persistent: boolean): string {
   if (config.dataKey) return config.dataKey;
   const generate = () => randomBytes(32).toString('base64');
   return persistent ? readOrCreateSecretFile(join(config.dataDir, 'data.key'), generate) : generate();
+}
+
+/** The registry, with the credential kinds the kernel itself accepts on the HTTP API. */
+function kernelRegistry(): Registry {
+  const registry = new Registry();
+  registry.addCredentialKind({
+    name: 'pat',
+    area: 'kernel',
+    doc: '`X-API-Key` or `Authorization: Bearer` (`fjp_…`)',
+  });
+  registry.addCredentialKind({
+    name: 'service-key',
+    area: 'kernel',
+    doc: '`X-API-Key` or `Authorization: Bearer` (`fjk_…`)',
+  });
+  registry.addCredentialKind({
+    name: 'oidc',
+    area: 'kernel',
+    doc: '`Authorization: Bearer` JWT from the configured issuer',
+  });
+  return registry;
 }

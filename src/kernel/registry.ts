@@ -24,6 +24,20 @@ export interface BackendReport {
   detail?: string;
 }
 
+/**
+ * A kind of credential some area accepts. Every kind follows one rule (`identity.isActive`): it
+ * works only while its customer is active, so suspension stops it from the next request, and
+ * revoking it stops it from the next request too. The suspension test walks every kind
+ * registered here, so a new kind cannot ship without being covered.
+ */
+export interface CredentialKind {
+  /** e.g. `pat`, `s3-access-key`, `dyn-router-token`. */
+  name: string;
+  area: string;
+  /** Where it is presented, for docs/auth.md. */
+  doc: string;
+}
+
 export interface ListenerReport {
   role: string;
   protocol: string;
@@ -36,6 +50,7 @@ export class Registry {
   private areaSettingUp: string | null = null;
   readonly backends: BackendReport[] = [];
   readonly listeners: ListenerReport[] = [];
+  readonly credentialKinds: CredentialKind[] = [];
   /** Optional needs of areas whose provider is not in this build (see kernel/wiring.ts). */
   readonly absentNeeds: { area: string; need: string }[] = [];
 
@@ -54,6 +69,10 @@ export class Registry {
 
   addAbsentNeed(absent: { area: string; need: string }): void {
     this.absentNeeds.push(absent);
+  }
+
+  addCredentialKind(kind: CredentialKind): void {
+    this.credentialKinds.push(kind);
   }
 
   addListener(report: ListenerReport): void {

@@ -19,6 +19,11 @@ export const dynArea = defineArea({
       zones,
     );
     const nic = new NicUpdateHandler(dyn, kernel.limiter, kernel.log);
+    kernel.registry.addCredentialKind({
+      name: 'dyn-credential',
+      area: 'dyn',
+      doc: 'HTTP Basic on `/nic/update` (router tokens and updater credentials)',
+    });
     kernel.registry.addServiceProvider(async (customerId) =>
       (await dyn.listHostnames(customerId)).map((h) => ({
         id: h.id,

@@ -232,6 +232,8 @@ export class DynService {
   async authenticateSource(username: string, password: string): Promise<DynCredentialsTable | null> {
     const credential = await this.repo.credentialByUsername(username);
     if (!credential || !constantTimeEqual(credential.secret_hash, hashToken(password))) return null;
+    // A suspended customer's router tokens stop working, as its API keys do.
+    if (!(await this.identity.isActive(credential.customer_id))) return null;
     // At most one write a minute per credential, like API keys: routers update in loops.
     const now = this.clock.nowMs();
     if (credential.last_used_at === null || now - credential.last_used_at >= 60_000) {

@@ -40,9 +40,9 @@ export class ControlPlaneDirectory implements BucketDirectory {
   async findAccessKey(accessKeyId: string): Promise<AccessKeyRecord | null> {
     const row = await this.repo.keyByAccessKeyId(accessKeyId);
     if (!row) return null;
+    // A suspended customer's keys stop working, as revoked ones do (the rule of identity.isActive).
     const customer = await this.identity.getCustomer(row.customer_id);
-    // A suspended customer's keys stop working, as revoked ones do.
-    if (!customer || customer.status !== 'active') return null;
+    if (!customer || !(await this.identity.isActive(customer.id))) return null;
     let grants: AccessKeyRecord['grants'];
     let accountActions: string[] = [];
     if (row.kind === 'bucket') {
@@ -143,6 +143,9 @@ export class ControlPlaneDirectory implements BucketDirectory {
 
   onAccessKeyChanged(listener: (accessKeyId: string) => void): void {
     this.notices.onKeyChanged(listener);
+    // A suspension or reactivation changes whether every key of that customer works; drop them
+    // all (rare, and cheaper than tracking which cached keys belong to whom).
+    this.identity.onCustomerStatusChanged(() => listener(''));
   }
 }
 

@@ -67,6 +67,11 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
       service.internalBucket = (purpose) => plane.internalBucket(purpose);
       registerLifecycleJob(kernel, service, plane.stats);
       await scheduleLifecycle(kernel);
+      kernel.registry.addCredentialKind({
+        name: 's3-access-key',
+        area: 'storage',
+        doc: 'AWS Signature V4 on the S3 endpoint (bucket and account access keys)',
+      });
       kernel.registry.addServiceProvider(async (customerId) =>
         (await service.listBuckets(customerId)).map((b) => ({
           id: b.bucket_name,

@@ -67,6 +67,8 @@ const identityErrors = {
   keyNotFound: () => kernelErrors.notFound('API key'),
 };
 
+const STATUS_CHANNEL = 'fjord_customer_status';
+
 /**
  * Customers and their credentials: creation, listing, revocation and authentication of API keys.
  * Secrets are returned once and stored only as SHA-256 hashes.
@@ -74,13 +76,33 @@ const identityErrors = {
 export class IdentityService {
   private readonly repo: IdentityRepo;
   private readonly cache: CredentialCache;
+  private readonly statusListeners: ((customerId: string) => void)[] = [];
+  private unsubscribe: (() => void) | null = null;
   constructor(
-    store: Store,
+    private readonly store: Store,
     private readonly clock: Clock,
     private readonly onError: (err: unknown) => void = () => {},
   ) {
     this.repo = new IdentityRepo(store);
     this.cache = new CredentialCache(store.externalChanges);
+  }
+
+  /**
+   * Calls `listener` with a customer's id when it is suspended or reactivated, in every process
+   * of the store ('' when notices may have been lost: treat every customer as changed). Areas that
+   * cache credentials outside the request path (the S3 data plane's key cache, brokers holding
+   * device sessions) drop them here, so suspension acts from the next request.
+   */
+  onCustomerStatusChanged(listener: (customerId: string) => void): () => void {
+    this.statusListeners.push(listener);
+    this.unsubscribe ??= this.store.subscribe(STATUS_CHANNEL, (payload) => {
+      this.cache.clear();
+      for (const l of this.statusListeners) l(payload);
+    });
+    return () => {
+      const i = this.statusListeners.indexOf(listener);
+      if (i >= 0) this.statusListeners.splice(i, 1);
+    };
   }
 
   /** After writes that bypass this service (an emulator reset). */
@@ -113,6 +135,15 @@ export class IdentityService {
     if (row) this.cache.putCustomer(row, generation);
     return row;
   }
+  /**
+   * The rule every credential kind follows, the API's and the areas' own (S3 keys, router tokens,
+   * device and worker credentials): it works only while its customer is active. Exact from the
+   * next request on, in every process (see CredentialCache).
+   */
+  async isActive(customerId: string): Promise<boolean> {
+    return (await this.getCustomer(customerId))?.status === 'active';
+  }
+
   findCustomerByEmail(email: string) {
     return this.repo.customerByEmail(email.trim().toLowerCase());
   }
@@ -130,6 +161,7 @@ export class IdentityService {
   async setCustomerStatus(id: string, status: 'active' | 'suspended') {
     await this.repo.updateCustomer(id, { status });
     this.cache.clear();
+    await this.store.publish(STATUS_CHANNEL, id);
   }
 
   /** `token` is for seeding only: a known secret a test suite can hard-code. */
