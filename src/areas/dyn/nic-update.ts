@@ -57,6 +57,9 @@ export class NicUpdateHandler {
     // Exactly one source may update a hostname: every other credential is refused like a wrong password.
     const hostname = credential ? await this.dyn.hostnameOfSource(credential) : null;
     if (!credential || !hostname) return BADAUTH;
+    // Counted as soon as the credential is known, before anything in the request can fail, so
+    // malformed requests in a loop are throttled like good ones.
+    const burst = await this.limiter.consume(['dyn.update'], credential.id);
 
     const hosts = paramValues(req.query['hostname'])
       .flatMap((h) => h.split(','))
@@ -67,7 +70,6 @@ export class NicUpdateHandler {
 
     const addresses = requestedAddresses(req);
     const offline = paramValues(req.query['offline']).some((v) => /^(yes|true|1|on)$/i.test(v));
-    const burst = await this.limiter.consume(['dyn.update'], credential.id);
     const shown = addresses.ipv4 ?? addresses.ipv6 ?? '';
     const lines: string[] = [];
     for (const host of hosts) {
@@ -140,7 +142,9 @@ export function canonicalIp(raw: string): { family: 4 | 6; address: string } | n
         .map((o) => String(Number(o)))
         .join('.'),
     };
-  if (isIP(raw) !== 6) return null;
+  // A zone id (`fe80::1%eth0`) names an interface of the sender, not an address DNS can publish;
+  // Node's isIP accepts it, the URL parser does not.
+  if (isIP(raw) !== 6 || raw.includes('%')) return null;
   const address = new URL(`http://[${raw}]`).hostname.slice(1, -1);
   const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(address);
   if (mapped) {
