@@ -5,6 +5,7 @@ import { databasesArea } from './databases/index.js';
 import { dnsArea } from './dns/index.js';
 import { domainVerificationArea } from './domain-verification/index.js';
 import { dynArea } from './dyn/index.js';
+import { llmArea } from './llm/index.js';
 import { regionsArea } from './regions/index.js';
 import { smsArea } from './sms/index.js';
 import { storageArea } from './storage/index.js';
@@ -26,4 +27,5 @@ export const AREAS: AreaModule[] = [
   contactsArea,
   smsArea,
   verifyArea,
+  llmArea,
 ];

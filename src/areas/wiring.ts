@@ -6,6 +6,7 @@ import type { DatabasesService } from './databases/service.js';
 import type { DnsService } from './dns/service.js';
 import type { DomainVerificationService } from './domain-verification/service.js';
 import type { DynService } from './dyn/service.js';
+import type { LlmService } from './llm/service.js';
 import type { RegionsService } from './regions/service.js';
 import type { SmsService } from './sms/service.js';
 import type { StorageService } from './storage/service.js';
@@ -26,6 +27,7 @@ export interface AreaServices {
   contacts: ContactsService;
   sms: SmsService;
   verify: VerifyService;
+  llm: LlmService;
 }
 
 /**

@@ -3,6 +3,12 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import type { LimitOverrides } from '../kernel/limits/quotas.js';
 import {
+  asLlmModels,
+  asLlmUpstreams,
+  type LlmModelSettings,
+  type LlmUpstreamSettings,
+} from './llm-settings.js';
+import {
   asBoolean,
   asCidrList,
   asDataKey,
@@ -90,6 +96,11 @@ export interface Config {
   smtpUrl: string | null;
   mailFrom: string;
   voice: { callerId: string; simulatedNoAnswer: string[]; simulatedBusy: string[] };
+  llm: {
+    upstreams: LlmUpstreamSettings[];
+    models: Record<string, LlmModelSettings>;
+    simulated: boolean;
+  };
   sms: {
     driver: 'sandbox' | 'smpp';
     smppUrl: string | null;
@@ -218,6 +229,11 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
       simulatedNoAnswer: value('FJORD_VOICE_SIMULATED_NO_ANSWER', asE164List) ?? [],
       simulatedBusy: value('FJORD_VOICE_SIMULATED_BUSY', asE164List) ?? [],
     },
+    llm: {
+      upstreams: value('FJORD_LLM_UPSTREAMS', asLlmUpstreams) ?? [],
+      models: value('FJORD_LLM_MODELS', asLlmModels) ?? {},
+      simulated: value('FJORD_LLM_SIMULATED', asBoolean) ?? true,
+    },
     sms: {
       driver:
         (value('FJORD_SMS_DRIVER', asEnum) as 'sandbox' | 'smpp' | undefined) ??
@@ -250,6 +266,12 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
   ) {
     problems.push('FJORD_SMS_DRIVER=smpp: needs FJORD_SMPP_URL (smpp://system_id:password@host:port)');
   }
+  for (const [alias, model] of Object.entries(config.llm.models))
+    for (const route of model.routes)
+      if (!config.llm.upstreams.some((u) => u.name === route.upstream))
+        problems.push(
+          `FJORD_LLM_MODELS: ${alias} routes to upstream ${route.upstream}, which FJORD_LLM_UPSTREAMS does not name`,
+        );
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

@@ -241,6 +241,20 @@ export const VARIABLES = {
     kind: 'string',
     doc: 'Comma-separated E.164 numbers the simulated voice driver finds busy (`voice_busy`).',
   },
+  FJORD_LLM_UPSTREAMS: {
+    kind: 'string',
+    secret: true,
+    doc: 'OpenAI-compatible servers the language-model gateway forwards to, as a JSON array of `{"name", "url", "api_key"}` (`url` up to and including `/v1`). See docs/llm.md.',
+  },
+  FJORD_LLM_MODELS: {
+    kind: 'string',
+    doc: 'Model aliases customers use, as a JSON object of alias → `{"category", "routes": [{"upstream", "model"}], "context_tokens", "max_output_tokens", "price_per_1k_input", "price_per_1k_output", "timeout_ms"}`. See docs/llm.md.',
+  },
+  FJORD_LLM_SIMULATED: {
+    kind: 'boolean',
+    default: 'true',
+    doc: 'Offer the simulated echo model `fjord-echo` (no real model: it repeats the last user message), labelled simulated everywhere.',
+  },
   FJORD_SMS_DRIVER: {
     kind: 'enum',
     values: ['sandbox', 'smpp'],

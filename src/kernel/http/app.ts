@@ -125,7 +125,11 @@ export async function buildHttpApp(
     // A back end's failure shown to the client as a clear 502/503: the operator needs its cause.
     else if (http.status >= 500 && err instanceof AppError && err.cause !== undefined)
       req.log.warn({ err: err.cause, code: err.code, reqId: req.id }, 'a back end failed the request');
-    reply.code(http.status).headers(http.headers).send(http.body);
+    const format = (req.routeOptions.config as { route?: AnyRoute } | undefined)?.route?.errorFormat;
+    reply
+      .code(http.status)
+      .headers(http.headers)
+      .send(format ? format.render(http.status, http.body) : http.body);
   });
   app.setNotFoundHandler((req, reply) => {
     const http = toHttpError(kernelErrors.routeNotFound(req.method, req.url.split('?')[0]!));
@@ -133,6 +137,9 @@ export async function buildHttpApp(
   });
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  // Error shapes of routes that answer in their protocol's own (each schema added once).
+  for (const schema of new Set(routes.flatMap((r) => (r.errorFormat ? [r.errorFormat.schema] : []))))
+    app.addSchema(schema);
   await app.register(swagger, SWAGGER_OPTIONS(kernel.baseUrl()));
   await app.register(swaggerUi, {
     routePrefix: '/docs',
@@ -152,8 +159,10 @@ export async function buildHttpApp(
       // A body declared Type.Optional(...) may be left out: it is then validated as `{}`.
       preValidation: route.body && OptionalKind in route.body ? emptyBodyAsObject : undefined,
       preHandler:
-        route.method === 'POST' ? (req, reply) => beginIdempotency(idempotency, req, reply) : undefined,
-      onSend: route.method === 'POST' ? recordIdempotent : undefined,
+        route.method === 'POST' && route.idempotency !== false
+          ? (req, reply) => beginIdempotency(idempotency, req, reply)
+          : undefined,
+      onSend: route.method === 'POST' && route.idempotency !== false ? recordIdempotent : undefined,
       handler: async (req, reply) => {
         const result = await route.handler({
           params: req.params as never,

@@ -100,7 +100,8 @@ function fromAppError(err: AppError): HttpError {
       headers,
       internal: false,
       body: {
-        error: { code: 'RATE_LIMIT_EXCEEDED', message: err.message, retry_after, details: { limit, window } },
+        // RATE_LIMIT_EXCEEDED for the request buckets; an area's own 429 (a budget) names its code.
+        error: { code: err.code, message: err.message, retry_after, details: { limit, window } },
       },
     };
   }

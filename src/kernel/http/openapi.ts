@@ -60,7 +60,7 @@ export function impliedErrorStatuses(route: AnyRoute): number[] {
     out.add(413);
     out.add(415);
   }
-  if (route.method === 'POST' && route.access.kind === 'customer') {
+  if (route.method === 'POST' && route.access.kind === 'customer' && route.idempotency !== false) {
     out.add(409); // Idempotency-Key in flight
     out.add(422);
   }
@@ -109,7 +109,11 @@ export function openApiRouteSchema(route: AnyRoute) {
       : { ...schema, description: schema.description ?? 'OK' };
   }
   for (const status of impliedErrorStatuses(route)) {
-    const ref = status === 429 ? 'RateLimitError#' : 'Error#';
+    const ref = route.errorFormat
+      ? `${route.errorFormat.schema.$id}#`
+      : status === 429
+        ? 'RateLimitError#'
+        : 'Error#';
     response[String(status)] = { $ref: ref, description: STATUS_TEXT[status] ?? 'Error' };
   }
   return {

@@ -52,11 +52,26 @@ export interface RouteDef<
   status?: number;
   /** Statuses the handler itself may answer besides success (404, 409, …). */
   errors?: readonly number[];
+  /**
+   * Error bodies in another shape than `{detail}` on this route, for protocols whose clients
+   * expect theirs (OpenAI's `{error: {message, type, code}}` on OpenAI-compatible paths).
+   */
+  errorFormat?: ErrorFormat;
+  /** False where answers cannot be recorded and replayed (streams): `Idempotency-Key` is ignored. */
+  idempotency?: false;
   /** Media type of a non-JSON success body (the handler sends a string or Buffer). */
   produces?: string;
   deprecated?: boolean;
   hidden?: boolean;
   handler(req: RouteRequest<P, Q, B, A>): Promise<unknown>;
+}
+
+/** How a route's errors are shaped: rendered from the kernel's body, declared as `schema`. */
+export interface ErrorFormat {
+  /** A shared schema: `$id` names it in the OpenAPI document. */
+  schema: TSchema & { $id: string };
+  /** `kernelBody` is `{detail: {code, message, …}}`, or the rate-limit body for 429. */
+  render(status: number, kernelBody: unknown): unknown;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the registry holds routes of every shape

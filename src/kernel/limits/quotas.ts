@@ -67,6 +67,11 @@ export const DEFAULT_LIMITS = {
     value: perPlan(1_000_000, 10_000_000, 100_000_000, null),
   },
   'dns.batch_records': { doc: 'Record changes in one batch request', value: 1000 },
+  // Language models
+  'llm.concurrent_requests_per_key': {
+    doc: 'Language-model requests in flight per API key, streams until they end (per process)',
+    value: 50,
+  },
 } satisfies Record<string, LimitRow>;
 
 export type LimitName = keyof typeof DEFAULT_LIMITS;

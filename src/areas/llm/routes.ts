@@ -1,0 +1,251 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { IdentityService } from '../../kernel/auth/identity.js';
+import type { CustomerAccess } from '../../kernel/auth/principal.js';
+import { isoOf } from '../../kernel/clock.js';
+import { kernelErrors } from '../../kernel/errors.js';
+import { defineRoute } from '../../kernel/http/route.js';
+import type { ChatOutcome, ChatRequest } from './chat-types.js';
+import type { Currency } from './migrations.js';
+import { openAiErrorFormat } from './openai-errors.js';
+import {
+  BudgetBody,
+  BudgetView,
+  ChatRequestBody,
+  ChatResponseBody,
+  EmbeddingsRequestBody,
+  KeyParams,
+  ModelList,
+  ModerationRequestBody,
+  PassThroughResponse,
+  UsageQuery,
+  UsageResponse,
+} from './schemas.js';
+import type { LlmService } from './service.js';
+
+const TAG = 'LLM';
+/** OpenAI clients send the key as `Authorization: Bearer`; the platform's own clients as X-API-Key. */
+const gateway = (scope: string): CustomerAccess => ({
+  kind: 'customer',
+  services: ['llm-api'],
+  scopes: [scope],
+  oidc: true,
+  bearer: true,
+});
+const openAi = { errorFormat: openAiErrorFormat, tag: TAG } as const;
+
+/** Aborted when the client goes away before the answer is complete. */
+function clientGone(req: FastifyRequest): AbortSignal {
+  const controller = new AbortController();
+  req.raw.on('close', () => {
+    if (!req.raw.complete || !req.raw.socket || req.raw.socket.destroyed)
+      controller.abort(new Error('client closed'));
+  });
+  req.raw.socket?.once('close', () => controller.abort(new Error('client closed')));
+  return controller.signal;
+}
+
+/** Sends a chat outcome: JSON, or SSE events written as they come, with no buffering. */
+async function send(outcome: ChatOutcome, req: FastifyRequest, reply: FastifyReply, signal: AbortSignal) {
+  if (outcome.kind === 'json') return outcome.body;
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'x-accel-buffering': 'no',
+    connection: 'keep-alive',
+  });
+  res.flushHeaders();
+  const iterator = outcome.events[Symbol.asyncIterator]();
+  const stop = () => void iterator.return?.(undefined);
+  signal.addEventListener('abort', stop, { once: true });
+  try {
+    for (;;) {
+      const { value, done } = await iterator.next();
+      if (done) break;
+      if (!res.write(value)) await new Promise((r) => res.once('drain', r));
+    }
+  } catch (err) {
+    // The answer has started: the error can only end the stream (as OpenAI's own does).
+    req.log.warn({ err }, 'llm stream ended early');
+  } finally {
+    signal.removeEventListener('abort', stop);
+    res.end();
+  }
+  return reply;
+}
+
+const chatRoute = (llm: LlmService, url: string, operationId: string, summary: string) =>
+  defineRoute({
+    ...openAi,
+    method: 'POST',
+    url,
+    operationId,
+    summary,
+    description:
+      '`tools` and `tool_choice` are accepted and not used; `agent_id` is kept with the usage record; `region` can only be `oslo`. At most 50 requests in flight per key (the next one gets 429).',
+    access: gateway('llm:write'),
+    rateLimit: ['llm'],
+    idempotency: false,
+    body: ChatRequestBody,
+    response: { 200: ChatResponseBody },
+    errors: [400, 404, 502, 503],
+    handler: async ({ principal, body, raw, reply }) => {
+      const signal = clientGone(raw);
+      return send(await llm.chat(principal, body as ChatRequest, signal), raw, reply, signal);
+    },
+  });
+
+export function llmRoutes(llm: LlmService, identity: IdentityService) {
+  const ownKey = async (customerId: string, keyId: string) => {
+    if (!(await identity.listKeys(customerId)).some((k) => k.id === keyId))
+      throw kernelErrors.notFound('API key');
+  };
+  const budgetView = async (b: {
+    key_id: string;
+    monthly_limit: number;
+    currency: string;
+    created_at: number;
+    updated_at: number;
+  }) => ({
+    key_id: b.key_id,
+    monthly_limit: b.monthly_limit,
+    currency: b.currency as Currency,
+    spent_this_month: Math.round((await llm.spentThisMonth(b.key_id, b.currency as Currency)) * 1e6) / 1e6,
+    created_at: isoOf(b.created_at)!,
+    updated_at: isoOf(b.updated_at)!,
+  });
+  return [
+    ...[
+      ['/v1/models', 'listModels', 'List models (OpenAI-compatible path)'],
+      ['/v1/llm/models', 'listLlmModels', 'List models'],
+    ].map(([url, operationId, summary]) =>
+      defineRoute({
+        ...openAi,
+        method: 'GET',
+        url: url!,
+        operationId: operationId!,
+        summary: summary!,
+        access: gateway('llm:read'),
+        rateLimit: ['llm'],
+        response: { 200: ModelList },
+        handler: async () => llm.listModels(),
+      }),
+    ),
+    chatRoute(
+      llm,
+      '/v1/chat/completions',
+      'createChatCompletion',
+      'Chat completion (OpenAI-compatible path)',
+    ),
+    chatRoute(llm, '/v1/llm/chat', 'llmChat', 'Chat completion'),
+    chatRoute(
+      llm,
+      '/v1/llm/chat/completions',
+      'llmChatCompletions',
+      'Chat completion (alias of /v1/llm/chat)',
+    ),
+    defineRoute({
+      ...openAi,
+      method: 'POST',
+      url: '/v1/embeddings',
+      operationId: 'createEmbeddings',
+      summary: 'Embeddings from a model of the `embeddings` category (OpenAI-compatible)',
+      access: gateway('llm:write'),
+      rateLimit: ['llm'],
+      body: EmbeddingsRequestBody,
+      response: { 200: PassThroughResponse },
+      errors: [400, 404, 502, 503],
+      handler: async ({ principal, body, raw }) =>
+        llm.passThrough(principal, 'embeddings', body, clientGone(raw)),
+    }),
+    defineRoute({
+      ...openAi,
+      method: 'POST',
+      url: '/v1/moderations',
+      operationId: 'createModeration',
+      summary: 'Classify text with a model of the `moderation` category (OpenAI-compatible)',
+      access: gateway('llm:write'),
+      rateLimit: ['llm'],
+      body: ModerationRequestBody,
+      response: { 200: PassThroughResponse },
+      errors: [400, 404, 502, 503],
+      handler: async ({ principal, body, raw }) =>
+        llm.passThrough(principal, 'moderation', body, clientGone(raw)),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/llm/usage',
+      operationId: 'llmUsage',
+      tag: TAG,
+      summary: 'Tokens and cost per model over a period (UTC days)',
+      access: gateway('llm:read'),
+      query: UsageQuery,
+      response: { 200: UsageResponse },
+      handler: async ({ principal, query }) => {
+        const now = new Date();
+        const from = query.from ?? `${now.toISOString().slice(0, 8)}01`;
+        const to = query.to ?? now.toISOString().slice(0, 10);
+        if (to < from)
+          throw kernelErrors.invalid('`to` is before `from`.', [
+            { path: '/query/to', message: 'is before from' },
+          ]);
+        const data = await llm.usage(
+          principal.customerId,
+          Date.parse(`${from}T00:00:00Z`),
+          Date.parse(`${to}T00:00:00Z`) + 86_400_000,
+        );
+        return { object: 'list' as const, from, to, data };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/llm/budgets',
+      operationId: 'listLlmBudgets',
+      tag: TAG,
+      summary: 'Monthly budgets of the customer’s keys',
+      access: gateway('llm:read'),
+      response: { 200: Type.Object({ budgets: Type.Array(BudgetView) }) },
+      handler: async ({ principal }) => ({
+        budgets: await Promise.all((await llm.budgets(principal.customerId)).map(budgetView)),
+      }),
+    }),
+    defineRoute({
+      method: 'PUT',
+      url: '/v1/llm/budgets/:key_id',
+      operationId: 'putLlmBudget',
+      tag: TAG,
+      summary:
+        'Set a key’s monthly budget: once spent, its requests get 429 `budget_exceeded` until the month ends',
+      access: gateway('llm:write'),
+      params: KeyParams,
+      body: BudgetBody,
+      response: { 200: BudgetView },
+      errors: [404],
+      handler: async ({ principal, params, body }) => {
+        await ownKey(principal.customerId, params.key_id);
+        return budgetView(
+          await llm.putBudget(principal.customerId, params.key_id, body.monthly_limit, body.currency),
+        );
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      url: '/v1/llm/budgets/:key_id',
+      operationId: 'deleteLlmBudget',
+      tag: TAG,
+      summary: 'Remove a key’s monthly budget',
+      access: gateway('llm:write'),
+      params: KeyParams,
+      response: { 204: Type.Null({ description: 'No content' }) },
+      errors: [404],
+      handler: async ({ principal, params }) => {
+        if (!(await llm.deleteBudget(principal.customerId, params.key_id)))
+          throw kernelErrors.notFound('Budget');
+        return null;
+      },
+    }),
+  ];
+}

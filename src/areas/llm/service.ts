@@ -1,0 +1,368 @@
+import type { Logger } from 'pino';
+import type { IdentityService } from '../../kernel/auth/identity.js';
+import type { Principal } from '../../kernel/auth/principal.js';
+import type { Clock } from '../../kernel/clock.js';
+import { AppError } from '../../kernel/errors.js';
+import { newId } from '../../kernel/ids.js';
+import type { Limits } from '../../kernel/limits/quotas.js';
+import { type ModelCatalogue, type ModelEntry, SIMULATED_MODEL } from './catalogue.js';
+import type { ChatOutcome, ChatRequest, Usage } from './chat-types.js';
+import { InFlight } from './concurrency.js';
+import { CURRENCIES, type Currency } from './migrations.js';
+import type { LlmRepo } from './repo.js';
+import { simulatedAnswer, simulatedStream } from './simulated.js';
+import { streamThrough } from './stream-through.js';
+import { contentText, countPromptTokens, countTokens } from './tokens.js';
+import { callUpstream, type UpstreamAnswer } from './upstream.js';
+
+export { SIMULATED_MODEL };
+
+const CHAT_CATEGORIES = new Set(['chat', 'reasoning', 'code', 'vision']);
+/** Fields of a chat request that are Fjord's, not the upstream's. */
+const OURS = ['agent_id', 'region', 'tools', 'tool_choice'] as const;
+
+export const llmErrors = {
+  modelNotFound: (model: string) =>
+    new AppError(
+      'not_found',
+      'model_not_found',
+      `The model ${model} does not exist; GET /v1/models lists them.`,
+    ),
+  wrongCategory: (model: string, category: string, wanted: string) =>
+    new AppError(
+      'bad_request',
+      'model_not_supported',
+      `${model} is a ${category} model; this endpoint takes ${wanted} models.`,
+    ),
+  region: (region: string) =>
+    new AppError(
+      'invalid',
+      'region_unavailable',
+      `Region ${region} is not available; the only inference region is oslo.`,
+    ),
+  maxTokens: (asked: number, max: number, model: string) =>
+    new AppError(
+      'bad_request',
+      'max_tokens_exceeded',
+      `max_tokens ${asked} is above ${model}'s output limit of ${max} tokens.`,
+    ),
+  context: (prompt: number, output: number, context: number, model: string) =>
+    new AppError(
+      'bad_request',
+      'context_length_exceeded',
+      `${model}'s context is ${context} tokens; the messages take ${prompt} and ${output} more are reserved for the answer.`,
+    ),
+  inFlight: (max: number) =>
+    new AppError(
+      'rate_limited',
+      'RATE_LIMIT_EXCEEDED',
+      `This key already has ${max} requests in flight; retry when one ends.`,
+      {
+        extra: { retry_after: 1, limit: max, window: 'concurrent' },
+      },
+    ),
+  budget: (limit: number, currency: string, retryAfter: number) =>
+    new AppError(
+      'rate_limited',
+      'budget_exceeded',
+      `This key's monthly budget of ${limit} ${currency} is spent.`,
+      {
+        extra: { retry_after: retryAfter, limit, window: 'month' },
+      },
+    ),
+  upstreamRefused: (status: number, message: string) =>
+    status === 401 || status === 403
+      ? new AppError(
+          'bad_gateway',
+          'upstream_rejected',
+          'The model server refused Fjord’s credentials; the operator must fix FJORD_LLM_UPSTREAMS.',
+        )
+      : new AppError(
+          status === 404 ? 'not_found' : status === 422 ? 'invalid' : 'bad_request',
+          'upstream_refused',
+          message,
+        ),
+};
+
+/** The language-model gateway: model aliases, limits, budgets and usage in front of OpenAI-compatible upstreams. */
+export class LlmService {
+  private readonly inFlight = new InFlight();
+
+  constructor(
+    private readonly repo: LlmRepo,
+    readonly catalogue: ModelCatalogue,
+    private readonly limits: Limits,
+    private readonly identity: IdentityService,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  listModels() {
+    return {
+      object: 'list' as const,
+      data: this.catalogue
+        .list()
+        .map((m) => ({ id: m.id, object: 'model' as const, owned_by: m.ownedBy, created: m.created })),
+    };
+  }
+
+  async chat(principal: Principal, req: ChatRequest, signal: AbortSignal): Promise<ChatOutcome> {
+    if (req.region !== undefined && req.region !== 'oslo') throw llmErrors.region(req.region);
+    const model = this.model(req.model, CHAT_CATEGORIES, 'chat');
+    const maxTokens = req.max_tokens ?? null;
+    if (maxTokens !== null && maxTokens > model.maxOutputTokens)
+      throw llmErrors.maxTokens(maxTokens, model.maxOutputTokens, model.id);
+    const promptTokens = await countPromptTokens(req.messages);
+    const reserved = maxTokens ?? 0;
+    if (promptTokens + reserved > model.contextTokens)
+      throw llmErrors.context(promptTokens, reserved, model.contextTokens, model.id);
+    const release = await this.admit(principal);
+    const started = Date.now();
+    const record = (usage: Usage, outcome: string, upstream: string | null) =>
+      this.record(principal, model, req.agent_id ?? null, usage, outcome, upstream, Date.now() - started);
+    try {
+      if (model.simulated) {
+        if (req.stream)
+          return {
+            kind: 'stream',
+            events: this.released(simulatedStream(req, promptTokens, record), release),
+          };
+        const answer = await simulatedAnswer(req, promptTokens);
+        await record(answer.usage, 'ok', null);
+        release();
+        return { kind: 'json', status: 200, body: answer };
+      }
+      const body = (upstreamModel: string) => {
+        const out: Record<string, unknown> = {
+          ...req,
+          model: upstreamModel,
+          max_tokens: maxTokens ?? model.maxOutputTokens,
+        };
+        for (const k of OURS) delete out[k];
+        return out;
+      };
+      const answer = await callUpstream(model, '/chat/completions', body, signal, this.log);
+      if (answer.status >= 400) throw await refusal(answer);
+      if (req.stream && isEventStream(answer)) {
+        const events = streamThrough(
+          answer,
+          model.id,
+          promptTokens,
+          req.stream_options?.include_usage === true,
+          (usage, outcome) => record(usage, outcome, answer.upstream.name),
+        );
+        return { kind: 'stream', events: this.released(events, release) };
+      }
+      const json = (await new Response(answer.body).json()) as Record<string, unknown>;
+      const usage = await usageOf(json, promptTokens);
+      await record(usage, 'ok', answer.upstream.name);
+      release();
+      return { kind: 'json', status: 200, body: withReasoning({ ...json, model: model.id, usage }) };
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  /** Embeddings and moderations: the upstream's JSON answer, with the alias as `model`. */
+  async passThrough(
+    principal: Principal,
+    kind: 'embeddings' | 'moderation',
+    req: { model: string; input: unknown },
+    signal: AbortSignal,
+  ) {
+    const model = this.model(req.model, new Set([kind]), kind);
+    const release = await this.admit(principal);
+    const started = Date.now();
+    try {
+      const answer = await callUpstream(
+        model,
+        kind === 'embeddings' ? '/embeddings' : '/moderations',
+        (m) => ({ ...req, model: m }),
+        signal,
+        this.log,
+      );
+      if (answer.status >= 400) throw await refusal(answer);
+      const json = (await new Response(answer.body).json()) as Record<string, unknown>;
+      const reported = json['usage'] as Partial<Usage> | undefined;
+      const prompt = reported?.prompt_tokens ?? (await countTokens(inputText(req.input)));
+      const usage = {
+        prompt_tokens: prompt,
+        completion_tokens: 0,
+        total_tokens: reported?.total_tokens ?? prompt,
+      };
+      await this.record(principal, model, null, usage, 'ok', answer.upstream.name, Date.now() - started);
+      return { ...json, model: model.id };
+    } finally {
+      release();
+    }
+  }
+
+  /** Usage per model over a period, costs in every currency. */
+  async usage(customerId: string, from: number, to: number) {
+    return this.repo.totals(customerId, from, to);
+  }
+
+  budgets(customerId: string) {
+    return this.repo.budgets(customerId);
+  }
+
+  async putBudget(customerId: string, keyId: string, monthlyLimit: number, currency: Currency) {
+    const now = this.clock.nowMs();
+    const existing = await this.repo.budget(customerId, keyId);
+    await this.repo.putBudget({
+      key_id: keyId,
+      customer_id: customerId,
+      monthly_limit: monthlyLimit,
+      currency,
+      created_at: existing?.created_at ?? now,
+      updated_at: now,
+    });
+    return (await this.repo.budget(customerId, keyId))!;
+  }
+
+  deleteBudget(customerId: string, keyId: string) {
+    return this.repo.deleteBudget(customerId, keyId);
+  }
+
+  /** Spent this calendar month (UTC) by a key. */
+  async spentThisMonth(keyId: string, currency: Currency) {
+    return this.repo.spentSince(keyId, currency, monthStart(this.clock.nowMs()));
+  }
+
+  private model(id: string, categories: Set<string>, wanted: string): ModelEntry {
+    const model = this.catalogue.get(id);
+    if (!model) throw llmErrors.modelNotFound(id);
+    if (!categories.has(model.category)) throw llmErrors.wrongCategory(id, model.category, wanted);
+    return model;
+  }
+
+  /** A place among the key's concurrent requests, after its budget is checked. */
+  private async admit(principal: Principal): Promise<() => void> {
+    const plan = (await this.identity.getCustomer(principal.customerId))?.plan ?? 'free';
+    const max = this.limits.of('llm.concurrent_requests_per_key', plan);
+    const release = max === null ? () => {} : this.inFlight.tryAcquire(principal.credential.id, max);
+    if (!release) throw llmErrors.inFlight(max!);
+    try {
+      const budget = await this.repo.budgetOfKey(principal.credential.id);
+      if (budget) {
+        const now = this.clock.nowMs();
+        const spent = await this.repo.spentSince(budget.key_id, budget.currency as Currency, monthStart(now));
+        if (spent >= budget.monthly_limit)
+          throw llmErrors.budget(
+            budget.monthly_limit,
+            budget.currency,
+            Math.ceil((nextMonthStart(now) - now) / 1000),
+          );
+      }
+      return release;
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  /** Releases the place when the stream ends, however it ends. */
+  private async *released(events: AsyncIterable<string>, release: () => void): AsyncIterable<string> {
+    try {
+      yield* events;
+    } finally {
+      release();
+    }
+  }
+
+  private async record(
+    principal: Principal,
+    model: ModelEntry,
+    agentId: string | null,
+    usage: Usage,
+    outcome: string,
+    upstream: string | null,
+    latencyMs: number,
+  ) {
+    const cost = (c: Currency) =>
+      ((model.pricePer1kInput[c] ?? 0) * usage.prompt_tokens +
+        (model.pricePer1kOutput[c] ?? 0) * usage.completion_tokens) /
+      1000;
+    await this.repo
+      .recordUsage({
+        id: newId(),
+        customer_id: principal.customerId,
+        key_id: principal.credential.id,
+        model: model.id,
+        upstream,
+        agent_id: agentId,
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+        total_tokens: usage.total_tokens,
+        cost_nok: cost('NOK'),
+        cost_sek: cost('SEK'),
+        cost_dkk: cost('DKK'),
+        cost_eur: cost('EUR'),
+        cost_usd: cost('USD'),
+        outcome,
+        latency_ms: latencyMs,
+        created_at: this.clock.nowMs(),
+      })
+      .catch((err) => this.log.error({ err }, 'llm usage not recorded'));
+  }
+}
+
+export { CURRENCIES };
+
+function isEventStream(answer: UpstreamAnswer): boolean {
+  return (answer.headers.get('content-type') ?? '').includes('text/event-stream');
+}
+
+async function refusal(answer: UpstreamAnswer): Promise<AppError> {
+  const text = await new Response(answer.body).text().catch(() => '');
+  let message = `The model server refused the request (${answer.status}).`;
+  try {
+    const m = (JSON.parse(text) as { error?: { message?: string } }).error?.message;
+    if (m) message = m;
+  } catch {}
+  return llmErrors.upstreamRefused(answer.status, message);
+}
+
+/** The upstream's usage, or one counted from the answer's text when it reports none. */
+async function usageOf(json: Record<string, unknown>, promptTokens: number): Promise<Usage> {
+  const u = json['usage'] as Partial<Usage> | undefined;
+  if (u && typeof u.prompt_tokens === 'number' && typeof u.completion_tokens === 'number')
+    return {
+      prompt_tokens: u.prompt_tokens,
+      completion_tokens: u.completion_tokens,
+      total_tokens: u.total_tokens ?? u.prompt_tokens + u.completion_tokens,
+    };
+  const choices = (json['choices'] as { message?: { content?: unknown } }[] | undefined) ?? [];
+  const completion = await countTokens(choices.map((c) => contentText(c.message?.content)).join('\n'));
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completion,
+    total_tokens: promptTokens + completion,
+  };
+}
+
+/** A reasoning model's `reasoning_content` moves to `model_output_metadata.reasoning`. */
+function withReasoning(json: Record<string, unknown>): Record<string, unknown> {
+  const choices = (json['choices'] as { message?: Record<string, unknown> }[] | undefined) ?? [];
+  const reasoning = choices
+    .map((c) => c.message?.['reasoning_content'])
+    .filter((r): r is string => typeof r === 'string' && r !== '');
+  for (const c of choices) if (c.message) delete c.message['reasoning_content'];
+  return reasoning.length ? { ...json, model_output_metadata: { reasoning: reasoning.join('\n') } } : json;
+}
+
+function inputText(input: unknown): string {
+  if (typeof input === 'string') return input;
+  if (Array.isArray(input)) return input.filter((x) => typeof x === 'string').join('\n');
+  return '';
+}
+
+function monthStart(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+function nextMonthStart(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+}

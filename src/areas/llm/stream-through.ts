@@ -1,0 +1,102 @@
+import type { Usage } from './chat-types.js';
+import { dataOf, SseSplitter, sseEvent } from './sse.js';
+import { contentText, countTokens } from './tokens.js';
+import type { UpstreamAnswer } from './upstream.js';
+
+/**
+ * An upstream's chat stream, passed on event by event as it arrives: each chunk gets the alias
+ * as `model` (the upstream's own model name stays private), a reasoning model's
+ * `delta.reasoning_content` becomes `model_output_metadata.reasoning`, and usage is taken from
+ * the stream (or counted from the text when the upstream sends none) to be recorded at the end.
+ * When the client asked for usage and the upstream sent none, a usage chunk is added before
+ * `[DONE]`, as OpenAI sends it.
+ */
+export async function* streamThrough(
+  answer: UpstreamAnswer,
+  alias: string,
+  promptTokens: number,
+  includeUsage: boolean,
+  record: (usage: Usage, outcome: string) => Promise<void>,
+): AsyncIterable<string> {
+  const splitter = new SseSplitter();
+  let usage: Usage | null = null;
+  let text = '';
+  let last: { id?: unknown; created?: unknown } = {};
+  let done = false;
+  const reader = answer.body?.getReader();
+  const counted = async (): Promise<Usage> => {
+    if (usage) return usage;
+    const completion = await countTokens(text);
+    return {
+      prompt_tokens: promptTokens,
+      completion_tokens: completion,
+      total_tokens: promptTokens + completion,
+    };
+  };
+  const relay = async (event: string): Promise<string | null> => {
+    const data = dataOf(event);
+    if (data === null) return null;
+    if (data.trim() === '[DONE]') {
+      done = true;
+      const tail =
+        includeUsage && !usage
+          ? sseEvent(
+              JSON.stringify({
+                ...last,
+                object: 'chat.completion.chunk',
+                model: alias,
+                choices: [],
+                usage: await counted(),
+              }),
+            )
+          : '';
+      return `${tail}${sseEvent('[DONE]')}`;
+    }
+    let chunk: Record<string, unknown>;
+    try {
+      chunk = JSON.parse(data) as Record<string, unknown>;
+    } catch {
+      return sseEvent(data); // not JSON: passed on untouched
+    }
+    last = { id: chunk['id'], created: chunk['created'] };
+    if (chunk['usage']) usage = chunk['usage'] as Usage;
+    const reasoning: string[] = [];
+    for (const choice of (chunk['choices'] as { delta?: Record<string, unknown> }[] | undefined) ?? []) {
+      const delta = choice.delta;
+      if (!delta) continue;
+      text += contentText(delta['content']);
+      if (typeof delta['reasoning_content'] === 'string') {
+        reasoning.push(delta['reasoning_content']);
+        delete delta['reasoning_content'];
+      }
+    }
+    const out = {
+      ...chunk,
+      model: alias,
+      ...(reasoning.length ? { model_output_metadata: { reasoning: reasoning.join('') } } : {}),
+    };
+    return sseEvent(JSON.stringify(out));
+  };
+  try {
+    if (reader) {
+      for (;;) {
+        const { value, done: ended } = await reader.read();
+        if (ended) break;
+        for (const event of splitter.feed(value)) {
+          const out = await relay(event);
+          if (out) yield out;
+        }
+      }
+      const rest = splitter.rest();
+      if (rest) {
+        const out = await relay(rest);
+        if (out) yield out;
+      }
+    }
+    if (!done) yield sseEvent('[DONE]');
+    done = true;
+  } finally {
+    if (!done) await reader?.cancel().catch(() => {});
+    await record(await counted(), done ? 'ok' : 'aborted');
+  }
+}
