@@ -10,7 +10,9 @@ export const LLM_CATEGORIES = ['chat', 'reasoning', 'code', 'vision', 'embedding
 export type LlmCategory = (typeof LLM_CATEGORIES)[number];
 
 const Price = Type.Object(
-  Object.fromEntries(['NOK', 'SEK', 'DKK', 'EUR', 'USD'].map((c) => [c, Type.Optional(Type.Number({ minimum: 0 }))])),
+  Object.fromEntries(
+    ['NOK', 'SEK', 'DKK', 'EUR', 'USD'].map((c) => [c, Type.Optional(Type.Number({ minimum: 0 }))]),
+  ),
   { additionalProperties: false },
 );
 

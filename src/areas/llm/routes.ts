@@ -34,14 +34,15 @@ const gateway = (scope: string): CustomerAccess => ({
 });
 const openAi = { errorFormat: openAiErrorFormat, tag: TAG } as const;
 
-/** Aborted when the client goes away before the answer is complete. */
-function clientGone(req: FastifyRequest): AbortSignal {
+/**
+ * Aborted when the client goes away before the answer is complete: the response closes without
+ * having finished. One listener per response, gone with it (not on the keep-alive socket).
+ */
+function clientGone(reply: FastifyReply): AbortSignal {
   const controller = new AbortController();
-  req.raw.on('close', () => {
-    if (!req.raw.complete || !req.raw.socket || req.raw.socket.destroyed)
-      controller.abort(new Error('client closed'));
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort(new Error('client closed'));
   });
-  req.raw.socket?.once('close', () => controller.abort(new Error('client closed')));
   return controller.signal;
 }
 
@@ -93,7 +94,7 @@ const chatRoute = (llm: LlmService, url: string, operationId: string, summary: s
     response: { 200: ChatResponseBody },
     errors: [400, 404, 502, 503],
     handler: async ({ principal, body, raw, reply }) => {
-      const signal = clientGone(raw);
+      const signal = clientGone(reply);
       return send(await llm.chat(principal, body as ChatRequest, signal), raw, reply, signal);
     },
   });
@@ -158,8 +159,8 @@ export function llmRoutes(llm: LlmService, identity: IdentityService) {
       body: EmbeddingsRequestBody,
       response: { 200: PassThroughResponse },
       errors: [400, 404, 502, 503],
-      handler: async ({ principal, body, raw }) =>
-        llm.passThrough(principal, 'embeddings', body, clientGone(raw)),
+      handler: async ({ principal, body, reply }) =>
+        llm.passThrough(principal, 'embeddings', body, clientGone(reply)),
     }),
     defineRoute({
       ...openAi,
@@ -172,8 +173,8 @@ export function llmRoutes(llm: LlmService, identity: IdentityService) {
       body: ModerationRequestBody,
       response: { 200: PassThroughResponse },
       errors: [400, 404, 502, 503],
-      handler: async ({ principal, body, raw }) =>
-        llm.passThrough(principal, 'moderation', body, clientGone(raw)),
+      handler: async ({ principal, body, reply }) =>
+        llm.passThrough(principal, 'moderation', body, clientGone(reply)),
     }),
     defineRoute({
       method: 'GET',
