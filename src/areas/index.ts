@@ -1,5 +1,6 @@
 import type { AreaModule } from '../kernel/kernel.js';
 import { accountArea } from './account/index.js';
+import { chatbotArea } from './chatbot/index.js';
 import { contactsArea } from './contacts/index.js';
 import { databasesArea } from './databases/index.js';
 import { dnsArea } from './dns/index.js';
@@ -28,4 +29,5 @@ export const AREAS: AreaModule[] = [
   smsArea,
   verifyArea,
   llmArea,
+  chatbotArea,
 ];

@@ -11,6 +11,7 @@ import { InFlight } from './concurrency.js';
 import { CURRENCIES, type Currency } from './migrations.js';
 import type { LlmRepo } from './repo.js';
 import { simulatedAnswer, simulatedStream } from './simulated.js';
+import { dataOf } from './sse.js';
 import { streamThrough } from './stream-through.js';
 import { contentText, countPromptTokens, countTokens } from './tokens.js';
 import { callUpstream, type UpstreamAnswer } from './upstream.js';
@@ -162,6 +163,57 @@ export class LlmService {
       release();
       throw err;
     }
+  }
+
+  /**
+   * A chat completion for another area (the chatbots): the answer's text and usage, with each
+   * piece of text handed to `onToken` as it arrives when given. Same limits, budget and usage
+   * record as a customer's own request.
+   */
+  async complete(
+    principal: Principal,
+    req: { model: string; messages: ChatRequest['messages']; temperature?: number; agent_id?: string },
+    signal: AbortSignal,
+    onToken?: (text: string) => void | Promise<void>,
+  ): Promise<{ text: string; usage: Usage }> {
+    const outcome = await this.chat(
+      principal,
+      { ...req, stream: onToken !== undefined, stream_options: { include_usage: true } },
+      signal,
+    );
+    if (outcome.kind === 'json') {
+      const body = outcome.body as { choices?: { message?: { content?: unknown } }[]; usage: Usage };
+      const text = contentText(body.choices?.[0]?.message?.content);
+      return { text, usage: body.usage };
+    }
+    let text = '';
+    let usage: Usage | null = null;
+    for await (const event of outcome.events) {
+      const data = dataOf(event.trimEnd());
+      if (!data || data === '[DONE]') continue;
+      const chunk = JSON.parse(data) as { usage?: Usage; choices?: { delta?: { content?: unknown } }[] };
+      if (chunk.usage) usage = chunk.usage;
+      const piece = contentText(chunk.choices?.[0]?.delta?.content);
+      if (piece) {
+        text += piece;
+        await onToken?.(piece);
+      }
+    }
+    return {
+      text,
+      usage: usage ?? { prompt_tokens: 0, completion_tokens: await countTokens(text), total_tokens: 0 },
+    };
+  }
+
+  /** Tokens of a text, as the gateway counts them. */
+  countTokens(text: string): Promise<number> {
+    return countTokens(text);
+  }
+
+  /** Whether `model` is a chat model served by a real upstream (not the simulated one). */
+  isRealChatModel(model: string): boolean {
+    const m = this.catalogue.get(model);
+    return !!m && !m.simulated && CHAT_CATEGORIES.has(m.category);
   }
 
   /** Embeddings and moderations: the upstream's JSON answer, with the alias as `model`. */

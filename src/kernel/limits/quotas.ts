@@ -67,6 +67,13 @@ export const DEFAULT_LIMITS = {
     value: perPlan(1_000_000, 10_000_000, 100_000_000, null),
   },
   'dns.batch_records': { doc: 'Record changes in one batch request', value: 1000 },
+  // Chatbots
+  'chatbot.bots': { doc: 'Chatbots per customer (ours)', value: perPlan(3, 10, 50, null) },
+  'chatbot.sources_per_bot': { doc: 'Knowledge sources per chatbot (ours)', value: 100 },
+  'chatbot.session_history_messages': {
+    doc: 'Earlier messages of a session sent to the model with each question (ours)',
+    value: 20,
+  },
   // Language models
   'llm.concurrent_requests_per_key': {
     doc: 'Language-model requests in flight per API key, streams until they end (per process)',

@@ -1,0 +1,54 @@
+import MiniSearch from 'minisearch';
+import type { ChatbotChunksTable } from './migrations.js';
+
+export interface Passage {
+  title: string;
+  url: string | null;
+  text: string;
+  score: number;
+}
+
+/**
+ * BM25 retrieval over a bot's passages (MiniSearch), one index per bot kept in memory and built
+ * on first use; any change to the bot's sources drops it. Prefix and light fuzzy matching let
+ * "deploys" find "deploy" and survive a typo.
+ */
+export class Retrieval {
+  private readonly indexes = new Map<string, Promise<MiniSearch<ChatbotChunksTable>>>();
+
+  constructor(private readonly load: (botId: string) => Promise<ChatbotChunksTable[]>) {}
+
+  forget(botId: string): void {
+    this.indexes.delete(botId);
+  }
+
+  clear(): void {
+    this.indexes.clear();
+  }
+
+  async search(botId: string, query: string, limit = 4): Promise<Passage[]> {
+    let index = this.indexes.get(botId);
+    if (!index) {
+      index = this.build(botId);
+      this.indexes.set(botId, index);
+      index.catch(() => this.indexes.delete(botId));
+    }
+    const hits = (await index).search(query, { prefix: true, fuzzy: 0.15, combineWith: 'OR' });
+    return hits.slice(0, limit).map((h) => ({
+      title: h['title'] as string,
+      url: (h['url'] as string | null) ?? null,
+      text: h['text'] as string,
+      score: h.score,
+    }));
+  }
+
+  private async build(botId: string) {
+    const index = new MiniSearch<ChatbotChunksTable>({
+      fields: ['title', 'text'],
+      storeFields: ['title', 'url', 'text'],
+      searchOptions: { boost: { title: 2 } },
+    });
+    index.addAll(await this.load(botId));
+    return index;
+  }
+}
