@@ -10,8 +10,8 @@ export interface Passage {
 
 /**
  * BM25 retrieval over a bot's passages (MiniSearch), one index per bot kept in memory and built
- * on first use; any change to the bot's sources drops it. Prefix and light fuzzy matching let
- * "deploys" find "deploy" and survive a typo.
+ * on first use; any change to the bot's sources drops it. When exact terms find too little, prefix
+ * and light fuzzy matching let "deploys" find "deploy" and survive a typo.
  */
 export class Retrieval {
   private readonly indexes = new Map<string, Promise<MiniSearch<ChatbotChunksTable>>>();
@@ -33,7 +33,16 @@ export class Retrieval {
       this.indexes.set(botId, index);
       index.catch(() => this.indexes.delete(botId));
     }
-    const hits = (await index).search(query, { prefix: true, fuzzy: 0.15, combineWith: 'OR' });
+    // Exact terms first: fast, and what a question usually needs. Only when that finds too
+    // little, prefix and fuzzy matching (costly on a large vocabulary) widen the search.
+    const search = await index;
+    let hits = search.search(query, { combineWith: 'OR' });
+    if (hits.length < limit)
+      hits = search.search(query, {
+        prefix: (term) => term.length > 3,
+        fuzzy: (term) => (term.length > 5 ? 0.15 : false),
+        combineWith: 'OR',
+      });
     return hits.slice(0, limit).map((h) => ({
       title: h['title'] as string,
       url: (h['url'] as string | null) ?? null,
