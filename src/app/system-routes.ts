@@ -67,9 +67,13 @@ export function systemRoutes(kernel: Kernel, metrics: HttpMetrics, health: Healt
       tag: TAG,
       summary: 'This API’s OpenAPI 3.1 document',
       access: publicAccess,
-      produces: 'application/json',
-      response: { 200: Type.String({ description: 'OpenAPI 3.1 document' }) },
-      handler: async () => JSON.stringify(openapi()),
+      response: {
+        200: Type.Object(
+          { openapi: Type.String() },
+          { additionalProperties: true, description: 'OpenAPI 3.1 document' },
+        ),
+      },
+      handler: async () => openapi(),
     }),
   ];
 }

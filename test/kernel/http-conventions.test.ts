@@ -242,6 +242,24 @@ describe('error statuses and shapes', () => {
     expect(pathsOf(query.body)).toEqual(['/query/currency']);
   });
 
+  it('refuses a lone UTF-16 surrogate with 422, and keeps an escaped pair (an emoji) as it is', async () => {
+    for (const lone of ['"\\ud800"', '"x\\udfff"', '"\\udc00\\ud800"']) {
+      const r = await t.request('POST', '/v1/contacts', {
+        key: a.pat,
+        rawBody: `{"name": ${lone}}`,
+        headers: { 'content-type': 'application/json' },
+      });
+      expectError(r, 422, 'invalid_unicode');
+    }
+    const ok = await t.request('POST', '/v1/contacts', {
+      key: a.pat,
+      rawBody: '{"name": "Ada \\ud83d\\ude00"}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(ok.body).toMatchObject({ name: 'Ada 😀' });
+    expect(ok.status).toBe(201);
+  });
+
   it('refuses JSON nested deeper than the limit with 400, and takes ordinary nesting', async () => {
     const deep = `${'['.repeat(200)}${']'.repeat(200)}`;
     const r = await t.request('POST', '/v1/webhooks/secret/rotate', {
@@ -727,7 +745,9 @@ describe('hostile input never causes a 500', () => {
         });
         expect(r.status, `${label} with ${what.slice(0, 200)}: ${r.text}`).toBeLessThan(500);
         if (r.status >= 400 && r.status !== 429) {
-          expect(r.body?.detail?.code, `${label} with ${what.slice(0, 200)}`).toEqual(expect.any(String));
+          // Routes of a protocol with its own error shape (OpenAI's `{error: {message, code}}`).
+          const code = route.errorFormat ? r.body?.error?.message : r.body?.detail?.code;
+          expect(code, `${label} with ${what.slice(0, 200)}`).toEqual(expect.any(String));
         }
         seen.push(`${label} ${r.status}`);
         return r;

@@ -197,6 +197,7 @@ export function dynRoutes(dyn: DynService, nic: NicUpdateHandler) {
       produces: 'text/plain; charset=utf-8',
       response: { 200: Type.String() },
       errors: [401],
+      errorsProduce: 'text/plain; charset=utf-8',
       handler: async ({ raw, reply, query }) => {
         const answer = await nic.handle({
           authorization: raw.headers.authorization,

@@ -61,6 +61,20 @@ export async function buildHttpApp(
         .send(http.body);
     },
     routerOptions: { ignoreTrailingSlash: true },
+    // What Node's HTTP parser refuses before any route sees it (headers or URL over 16 KB,
+    // malformed request lines) still gets our error shape, and the connection is closed.
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
+      if (!socket.writable) return socket.destroy();
+      const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+      const body = JSON.stringify({
+        detail: tooLarge
+          ? { code: 'headers_too_large', message: 'The request line and headers exceed 16 KB.' }
+          : { code: 'bad_request', message: 'Malformed HTTP request.' },
+      });
+      socket.end(
+        `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    },
   });
   app.setValidatorCompiler(makeValidatorCompiler());
   app.decorateRequest('principal', null);
@@ -83,11 +97,28 @@ export async function buildHttpApp(
         undefined,
       );
     }
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(body));
+      parsed = JSON.parse(body);
     } catch {
-      done(new AppError('bad_request', 'invalid_json', 'The request body is not valid JSON.'), undefined);
+      return done(
+        new AppError('bad_request', 'invalid_json', 'The request body is not valid JSON.'),
+        undefined,
+      );
     }
+    // A lone UTF-16 surrogate (only an escape can carry one) cannot be stored as UTF-8: it would
+    // come back as replacement characters. Refused rather than silently changed.
+    if (SURROGATE_ESCAPE.test(body) && hasLoneSurrogate(parsed)) {
+      return done(
+        new AppError(
+          'invalid',
+          'invalid_unicode',
+          'A string in the request body holds a lone UTF-16 surrogate.',
+        ),
+        undefined,
+      );
+    }
+    done(null, parsed);
   });
 
   // Global hooks are callback-style: on every request an async hook costs a promise and a tick.
@@ -240,3 +271,15 @@ function nestsDeeperThan(text: string, max: number): boolean {
 }
 
 export const bucketOfTag = (tag: string): string => tag.toLowerCase().replace(/\s+/g, '-');
+
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** True when a string anywhere in the value (keys included) holds an unpaired surrogate. */
+function hasLoneSurrogate(value: unknown): boolean {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value);
+  if (Array.isArray(value)) return value.some(hasLoneSurrogate);
+  if (value && typeof value === 'object')
+    return Object.entries(value).some(([k, v]) => LONE_SURROGATE.test(k) || hasLoneSurrogate(v));
+  return false;
+}

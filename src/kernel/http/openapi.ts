@@ -48,17 +48,27 @@ export const SWAGGER_OPTIONS = (baseUrl: string) => ({
 
 /** Statuses every route can answer because of its access rule and schemas. */
 export function impliedErrorStatuses(route: AnyRoute): number[] {
-  const out = new Set<number>(route.errors ?? []);
+  // 431: a request line and headers over 16 KB, refused before any route is chosen.
+  const out = new Set<number>([...(route.errors ?? []), 431]);
   if (route.access.kind !== 'public') {
     out.add(401);
     out.add(429);
     if (route.access.kind === 'customer') out.add(403);
   }
   if (route.params || route.query || route.body) out.add(422);
-  if (route.body) {
+  // A path parameter that is not valid percent-encoding is 400, one longer than the router takes 414.
+  if (route.params) {
+    out.add(400);
+    out.add(414);
+  }
+  // Every method but GET reads a body sent to it, declared or not: malformed JSON is 400, a body
+  // too large 413, another media type 415.
+  // (422: a string with a lone UTF-16 surrogate.)
+  if (route.body || route.method !== 'GET') {
     out.add(400);
     out.add(413);
     out.add(415);
+    out.add(422);
   }
   if (route.method === 'POST' && route.access.kind === 'customer' && route.idempotency !== false) {
     out.add(409); // Idempotency-Key in flight
@@ -109,6 +119,13 @@ export function openApiRouteSchema(route: AnyRoute) {
       : { ...schema, description: schema.description ?? 'OK' };
   }
   for (const status of impliedErrorStatuses(route)) {
+    if (route.errorsProduce && route.errors?.includes(status)) {
+      response[String(status)] = {
+        description: STATUS_TEXT[status] ?? 'Error',
+        content: { [route.errorsProduce]: { schema: { type: 'string' } } },
+      };
+      continue;
+    }
     const ref = route.errorFormat
       ? `${route.errorFormat.schema.$id}#`
       : status === 429

@@ -60,6 +60,11 @@ export interface RouteDef<
   /** False where answers cannot be recorded and replayed (streams): `Idempotency-Key` is ignored. */
   idempotency?: false;
   /** Media type of a non-JSON success body (the handler sends a string or Buffer). */
+  /**
+   * Media type of the `errors` this route's handler answers itself, when its protocol answers
+   * errors in it too (DynDNS2's `badauth` is text/plain). Errors of the HTTP layer stay JSON.
+   */
+  errorsProduce?: string;
   produces?: string;
   deprecated?: boolean;
   hidden?: boolean;
