@@ -16,7 +16,7 @@ export const dnsArea = defineArea({
   name: 'dns',
   migrations: dnsMigrations,
   async setup(kernel) {
-    const repo = new DnsRepo(kernel.store.typed<DnsTables>());
+    const repo = new DnsRepo(kernel.store.typed<DnsTables>(), kernel.store);
     const nameservers = kernel.config.dns.nameservers;
     const source = new StoreZoneSource(repo, kernel.store, kernel.secrets, nameservers, kernel.log);
     const service = new DnsService(repo, source, {
@@ -28,6 +28,7 @@ export const dnsArea = defineArea({
       nameservers,
       platformZones: [kernel.config.dyn.zone],
       log: kernel.log,
+      limits: kernel.limits,
       enqueueCheck: async (zoneId) => {
         await kernel.jobs.enqueue(CHECK_JOB, { zoneId }, { uniqueKey: `${CHECK_JOB}:${zoneId}` });
       },

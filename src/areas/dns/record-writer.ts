@@ -1,8 +1,8 @@
 import type { AuditTrail } from '../../kernel/audit/audit.js';
 import type { IdentityService } from '../../kernel/auth/identity.js';
 import type { Clock } from '../../kernel/clock.js';
+import type { Limits } from '../../kernel/limits/quotas.js';
 import type { DnsRecordsTable, DnsZonesTable } from './migrations.js';
-import { quotaOf } from './quotas.js';
 import {
   type ChangePlan,
   type PathOf,
@@ -20,7 +20,7 @@ export class RecordWriter {
   constructor(
     private readonly repo: DnsRepo,
     private readonly source: StoreZoneSource,
-    private readonly deps: { clock: Clock; identity: IdentityService; audit: AuditTrail },
+    private readonly deps: { clock: Clock; identity: IdentityService; audit: AuditTrail; limits: Limits },
   ) {}
 
   /**
@@ -36,9 +36,10 @@ export class RecordWriter {
     opts: { unchangedIfSame?: boolean } = {},
   ): Promise<ChangePlan> {
     if (zone.status === 'disabled') throw zoneErrors.disabled();
-    const quota = quotaOf((await this.deps.identity.getCustomer(zone.customer_id))?.plan);
+    const plan = (await this.deps.identity.getCustomer(zone.customer_id))?.plan;
+    const maxRecords = this.deps.limits.of('dns.records_per_zone', plan);
     const now = this.deps.clock.nowMs();
-    const plan = await this.repo.transaction(async (tx) => {
+    const changePlan = await this.repo.inUnit([`dns:zone:${zone.id}`], async (tx) => {
       const locked = await tx.lockZone(zone.id, now);
       if (!locked) throw zoneErrors.notFound();
       if (locked.status === 'disabled') throw zoneErrors.disabled();
@@ -47,7 +48,7 @@ export class RecordWriter {
       let p = planChanges(zone.name, existing, list, {
         zoneId: zone.id,
         now,
-        maxRecords: quota.recordsPerZone,
+        maxRecords,
         pathOf,
         missing,
       });
@@ -59,7 +60,7 @@ export class RecordWriter {
       await tx.setSerial(zone.id, nextSerial(locked.serial, now), now);
       return p;
     });
-    if (plan.inserts.length + plan.updates.length + plan.deletes.length > 0) {
+    if (changePlan.inserts.length + changePlan.updates.length + changePlan.deletes.length > 0) {
       await this.deps.audit.record({
         customerId: zone.customer_id,
         area: 'dns',
@@ -67,10 +68,14 @@ export class RecordWriter {
         resourceType: 'dns_zone',
         resourceId: zone.id,
         actor,
-        details: { created: plan.inserts.length, updated: plan.updates.length, deleted: plan.deletes.length },
+        details: {
+          created: changePlan.inserts.length,
+          updated: changePlan.updates.length,
+          deleted: changePlan.deletes.length,
+        },
       });
       await this.source.announce(zone.name);
     }
-    return plan;
+    return changePlan;
   }
 }

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import type { Store } from '../../kernel/store/store.js';
 import type {
   DnsKeysTable,
   DnsQueryStatsTable,
@@ -9,10 +10,15 @@ import type {
 
 /** Every DNS query. Constructed on the store's Kysely or on a transaction of it. */
 export class DnsRepo {
-  constructor(readonly db: Kysely<DnsTables>) {}
+  constructor(
+    readonly db: Kysely<DnsTables>,
+    private readonly store?: Store,
+  ) {}
 
-  transaction<T>(fn: (repo: DnsRepo) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => fn(new DnsRepo(trx)));
+  /** Runs `fn` in a unit of work holding `locks`, with a repo bound to its transaction. */
+  inUnit<T>(locks: string[], fn: (repo: DnsRepo) => Promise<T>): Promise<T> {
+    if (!this.store) throw new Error('DnsRepo.inUnit: a repo over a transaction cannot start a unit');
+    return this.store.unitOfWork({ locks }, ({ tx }) => fn(new DnsRepo(tx as Kysely<DnsTables>)));
   }
 
   // Zones

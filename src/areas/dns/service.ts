@@ -3,12 +3,12 @@ import type { AuditTrail } from '../../kernel/audit/audit.js';
 import type { IdentityService } from '../../kernel/auth/identity.js';
 import type { Clock } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
+import type { Limits } from '../../kernel/limits/quotas.js';
 import { type DnsLookup, ResolverError } from '../../kernel/net/resolver.js';
 import type { SecretBox } from '../../kernel/secrets.js';
 import { insertUnique } from '../../kernel/store/dialect.js';
 import type { DnsZonesTable } from './migrations.js';
 import { NameError, normaliseHost, normaliseZoneName, toAscii } from './names.js';
-import { quotaOf } from './quotas.js';
 import { dnsErrors, type PathOf, type RecordChange } from './record-changes.js';
 import type { RecordType } from './record-content.js';
 import { RecordWriter } from './record-writer.js';
@@ -44,6 +44,7 @@ export class DnsService implements QueryStatsSink {
       /** Zones only the platform may create (the dynamic DNS zone). */
       platformZones: string[];
       log: Logger;
+      limits: Limits;
       enqueueCheck: (zoneId: string) => Promise<void>;
     },
   ) {
@@ -85,15 +86,10 @@ export class DnsService implements QueryStatsSink {
       throw zoneErrors.platformReserved();
     const labels = name.split('.');
     const parents = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join('.'));
-    for (const z of await this.repo.overlapping(name, parents)) {
-      if (z.name === name) throw zoneErrors.taken();
-      // A customer may split its own domain into zones, never take a part of someone else's.
-      if (z.customer_id !== customerId) throw zoneErrors.overlaps(z.name);
-    }
-    const quota = quotaOf((await this.deps.identity.getCustomer(customerId))?.plan);
-    if (quota.zones !== null && (await this.repo.countZones(customerId)) >= quota.zones) {
-      throw zoneErrors.zoneQuota(quota.zones);
-    }
+    const maxZones = this.deps.limits.of(
+      'dns.zones',
+      (await this.deps.identity.getCustomer(customerId))?.plan,
+    );
     const now = this.deps.clock.nowMs();
     const row: DnsZonesTable = {
       id: newId(),
@@ -106,7 +102,20 @@ export class DnsService implements QueryStatsSink {
       updated_at: now,
       delegation_checked_at: null,
     };
-    await insertUnique(() => this.repo.insertZone(row), zoneErrors.taken);
+    // Counted and written under the customer's lock, so requests at once cannot pass the quota
+    // together; the overlap check runs there too (under the name's lock, so two customers cannot
+    // take a parent and a child of each other at once).
+    const names = [name, ...parents].map((n) => `dns:name:${n}`);
+    await this.repo.inUnit([`dns:zones:${customerId}`, ...names], async (tx) => {
+      for (const z of await tx.overlapping(name, parents)) {
+        if (z.name === name) throw zoneErrors.taken();
+        // A customer may split its own domain into zones, never take a part of someone else's.
+        if (z.customer_id !== customerId) throw zoneErrors.overlaps(z.name);
+      }
+      if (maxZones !== null && (await tx.countZones(customerId)) >= maxZones)
+        throw zoneErrors.zoneQuota(maxZones);
+      await insertUnique(() => tx.insertZone(row), zoneErrors.taken);
+    });
     await this.audit(customerId, actor, 'zone.created', row.id, { name });
     await this.source.announce(name);
     await this.deps.enqueueCheck(row.id);

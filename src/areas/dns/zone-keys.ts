@@ -73,7 +73,7 @@ export class ZoneKeys {
   /** Flips signing under the zone's lock, raising the serial from the current one; false if it was already so. */
   private async setSigning(zone: DnsZonesTable, enabled: boolean): Promise<boolean> {
     const now = this.deps.clock.nowMs();
-    const changed = await this.repo.transaction(async (tx) => {
+    const changed = await this.repo.inUnit([`dns:zone:${zone.id}`], async (tx) => {
       const locked = await tx.lockZone(zone.id, now);
       if (!locked || (locked.dnssec_enabled === 1) === enabled) return false;
       await tx.setDnssec(zone.id, enabled, nextSerial(locked.serial, now), now);
