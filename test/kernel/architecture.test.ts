@@ -65,7 +65,6 @@ describe('architecture', () => {
     'areas/sms/pipeline.ts',
     'areas/sms/repo.ts',
     'areas/storage/objects/multipart-repo.ts',
-    'areas/storage/repo.ts',
     'areas/verify/repo.ts',
   ]);
 

@@ -3,6 +3,7 @@ import type { AuditTrail } from '../../kernel/audit/audit.js';
 import type { Credential } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
+import type { Limits } from '../../kernel/limits/quotas.js';
 import type { SecretBox } from '../../kernel/secrets.js';
 import { fromBool, insertUnique, toJson } from '../../kernel/store/dialect.js';
 import { ACCOUNT_ACTIONS, SIGNING_REGION } from './catalogue.js';
@@ -12,9 +13,6 @@ import type { StorageBucketsTable, StorageKeysTable, StorageTables } from './mig
 import type { StorageRepo } from './repo.js';
 import { checkAccountActions, checkBucketActions, newAccessKeyId, newSecretKey } from './validation.js';
 import { accountKeyView, bucketKeyView, type StoredGrant, storedGrants } from './views.js';
-
-export const MAX_KEYS_PER_BUCKET = 100;
-export const MAX_ACCOUNT_KEYS = 100;
 
 export interface GrantInput {
   bucket_name: string;
@@ -34,6 +32,7 @@ export class AccessKeyService {
     private readonly audit: AuditTrail,
     private readonly notices: StorageChangeNotices,
     private readonly endpoint: () => string,
+    private readonly limits: Limits,
   ) {}
 
   /** A fresh key row with its secret; `secret` is returned to the caller once. */
@@ -113,20 +112,25 @@ export class AccessKeyService {
     input: { name: string; description: string | null; actions: string[] | null },
   ) {
     const actions = input.actions === null ? null : checkBucketActions(input.actions, '/body/actions');
-    if ((await this.repo.countKeysOfBucket(bucket.id)) >= MAX_KEYS_PER_BUCKET) {
-      throw storageErrors.keyLimit(MAX_KEYS_PER_BUCKET, 'bucket');
-    }
-    const { row, secret } = await this.insert(() =>
-      this.newKey(bucket.customer_id, {
-        kind: 'bucket',
-        bucket_id: bucket.id,
-        name: input.name.trim(),
-        description: input.description,
-        full_access: fromBool(actions === null),
-        actions: toJson(actions ?? []),
-        grants: '[]',
-      }),
-    );
+    const max = this.limits.of('storage.keys_per_bucket');
+    // Counted and written under the bucket's lock: 110 requests at once make exactly the limit.
+    const { row, secret } = await this.repo.transaction([`storage:bucket-keys:${bucket.id}`], async (trx) => {
+      if (max !== null && (await this.repo.countKeysOfBucket(bucket.id, trx)) >= max)
+        throw storageErrors.keyLimit(max, 'bucket');
+      return this.insert(
+        () =>
+          this.newKey(bucket.customer_id, {
+            kind: 'bucket',
+            bucket_id: bucket.id,
+            name: input.name.trim(),
+            description: input.description,
+            full_access: fromBool(actions === null),
+            actions: toJson(actions ?? []),
+            grants: '[]',
+          }),
+        trx,
+      );
+    });
     await this.record(bucket.customer_id, actor, 'storage.key.created', row.id, {
       bucket_name: bucket.name,
       access_key: row.access_key_id,
@@ -190,19 +194,26 @@ export class AccessKeyService {
   ) {
     const actions = checkAccountActions(input.actions, '/body/actions');
     const grants = await this.checkGrants(customerId, input.buckets);
-    if ((await this.repo.countAccountKeys(customerId)) >= MAX_ACCOUNT_KEYS) {
-      throw storageErrors.keyLimit(MAX_ACCOUNT_KEYS, 'account');
-    }
-    const { row, secret } = await this.insert(() =>
-      this.newKey(customerId, {
-        kind: 'account',
-        bucket_id: null,
-        name: input.name.trim(),
-        description: input.description,
-        full_access: 0,
-        actions: toJson(actions),
-        grants: toJson(grants),
-      }),
+    const max = this.limits.of('storage.account_keys');
+    const { row, secret } = await this.repo.transaction(
+      [`storage:account-keys:${customerId}`],
+      async (trx) => {
+        if (max !== null && (await this.repo.countAccountKeys(customerId, trx)) >= max)
+          throw storageErrors.keyLimit(max, 'account');
+        return this.insert(
+          () =>
+            this.newKey(customerId, {
+              kind: 'account',
+              bucket_id: null,
+              name: input.name.trim(),
+              description: input.description,
+              full_access: 0,
+              actions: toJson(actions),
+              grants: toJson(grants),
+            }),
+          trx,
+        );
+      },
     );
     await this.record(customerId, actor, 'storage.account_key.created', row.id, {
       access_key: row.access_key_id,

@@ -39,7 +39,15 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
       const notices = new StorageChangeNotices(kernel.store);
       let dataPlane: DataPlane | null = null;
       const endpoint = () => s3EndpointUrl(kernel.config, dataPlane?.boundPort?.() ?? undefined);
-      const keys = new AccessKeyService(repo, kernel.secrets, kernel.clock, kernel.audit, notices, endpoint);
+      const keys = new AccessKeyService(
+        repo,
+        kernel.secrets,
+        kernel.clock,
+        kernel.audit,
+        notices,
+        endpoint,
+        kernel.limits,
+      );
       const service = new StorageService(
         repo,
         keys,
@@ -51,6 +59,7 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
         kernel.audit,
         notices,
         endpoint,
+        kernel.limits,
       );
       const directory = new ControlPlaneDirectory(
         repo,

@@ -7,12 +7,23 @@ type Db = Kysely<StorageTables> | Transaction<StorageTables>;
 /** Every query of the storage control plane. Live buckets are those with `deleted_at` null. */
 export class StorageRepo {
   readonly db: Kysely<StorageTables>;
-  constructor(store: Store) {
+  constructor(private readonly store: Store) {
     this.db = store.typed<StorageTables>();
   }
 
-  transaction<T>(fn: (trx: Transaction<StorageTables>) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute(fn);
+  /** Runs `fn` in a unit of work holding `locks` (see kernel/store/unit-of-work.ts). */
+  transaction<T>(locks: string[], fn: (trx: Transaction<StorageTables>) => Promise<T>): Promise<T> {
+    return this.store.unitOfWork({ locks }, ({ tx }) => fn(tx as Transaction<StorageTables>));
+  }
+
+  async countBuckets(customerId: string, db: Db = this.db): Promise<number> {
+    const row = await db
+      .selectFrom('storage_buckets')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('customer_id', '=', customerId)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
   // Buckets
@@ -128,8 +139,8 @@ export class StorageRepo {
       .execute();
   }
 
-  async countKeysOfBucket(bucketId: string): Promise<number> {
-    const row = await this.db
+  async countKeysOfBucket(bucketId: string, db: Db = this.db): Promise<number> {
+    const row = await db
       .selectFrom('storage_keys')
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
       .where('bucket_id', '=', bucketId)
@@ -157,8 +168,8 @@ export class StorageRepo {
       .execute();
   }
 
-  async countAccountKeys(customerId: string): Promise<number> {
-    const row = await this.db
+  async countAccountKeys(customerId: string, db: Db = this.db): Promise<number> {
+    const row = await db
       .selectFrom('storage_keys')
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
       .where('customer_id', '=', customerId)

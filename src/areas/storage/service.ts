@@ -2,6 +2,7 @@ import type { AuditTrail } from '../../kernel/audit/audit.js';
 import type { Credential } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
+import type { Limits } from '../../kernel/limits/quotas.js';
 import { fromBool, fromJson, isUniqueViolation, toBool, toJson } from '../../kernel/store/dialect.js';
 import type { AccessKeyService } from './access-keys.js';
 import { STORAGE_TIERS } from './catalogue.js';
@@ -25,8 +26,6 @@ import {
   normaliseRegion,
 } from './validation.js';
 import { bucketRecord, bucketView } from './views.js';
-
-export const MAX_BUCKETS_PER_ACCOUNT = 1000;
 
 export interface CreateBucketInput {
   name: string;
@@ -57,6 +56,7 @@ export class StorageService {
     private readonly audit: AuditTrail,
     private readonly notices: StorageChangeNotices,
     readonly endpoint: () => string,
+    private readonly limits: Limits,
   ) {}
 
   // Buckets
@@ -115,9 +115,7 @@ export class StorageService {
     creatorKey: string | null,
   ) {
     const region = normaliseRegion(input.region);
-    if ((await this.repo.listBuckets(customerId)).length >= MAX_BUCKETS_PER_ACCOUNT) {
-      throw storageErrors.bucketLimit(MAX_BUCKETS_PER_ACCOUNT);
-    }
+    const maxBuckets = this.limits.of('storage.buckets');
     const now = this.clock.nowMs();
     const lock = input.objectLockEnabled ?? false;
     const bucket: StorageBucketsTable = {
@@ -138,7 +136,10 @@ export class StorageService {
       deleted_at: null,
     };
     try {
-      const key = await this.repo.transaction(async (trx) => {
+      // Counted and written under the customer's lock: requests at once cannot pass the limit together.
+      const key = await this.repo.transaction([`storage:buckets:${customerId}`], async (trx) => {
+        if (maxBuckets !== null && (await this.repo.countBuckets(customerId, trx)) >= maxBuckets)
+          throw storageErrors.bucketLimit(maxBuckets);
         await this.repo.insertBucket(bucket, trx);
         if (creatorKey) await this.keys.grantCreatedBucket(trx, creatorKey, bucket.name);
         return this.keys.createDefaultKey(trx, bucket);
@@ -158,7 +159,7 @@ export class StorageService {
     const row = await this.bucket(customerId, name);
     if (!(await this.stats().isEmpty(row.id))) throw storageErrors.bucketNotEmpty();
     const keys = await this.repo.keysOfBucket(row.id);
-    const changedAccountKeys = await this.repo.transaction(async (trx) => {
+    const changedAccountKeys = await this.repo.transaction([`storage:bucket:${row.id}`], async (trx) => {
       // Retiring takes the bucket row's lock; every write of the data plane takes it first too,
       // so emptiness checked here holds: a write racing the delete either landed (409 here) or
       // will find the bucket gone (NoSuchBucket there). Nothing acknowledged is purged.
