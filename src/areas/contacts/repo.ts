@@ -1,4 +1,4 @@
-import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
+import { type ExpressionBuilder, type Kysely, sql, type Transaction } from 'kysely';
 import type { Store } from '../../kernel/store/store.js';
 import type { ContactGroupsTable, ContactsTable, ContactsTables } from './migrations.js';
 
@@ -35,7 +35,7 @@ export class ContactsRepo {
   private readonly db: Db;
   /** PostgreSQL sorts text by the database's locale; "C" gives code-point order, as SQLite does. */
   private readonly byCodePoint: boolean;
-  constructor(store: Store) {
+  constructor(private readonly store: Store) {
     this.db = store.typed<ContactsTables>();
     this.byCodePoint = store.kind === 'postgres';
   }
@@ -46,7 +46,8 @@ export class ContactsRepo {
   }
 
   async insertContact(row: ContactsTable, tagKeys: string[]): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.store.unitOfWork({}, async ({ tx }) => {
+      const trx = tx as Transaction<ContactsTables>;
       await trx.insertInto('contacts').values(row).execute();
       await this.writeTags(trx, row.customer_id, row.id, tagKeys);
     });
@@ -59,7 +60,8 @@ export class ContactsRepo {
     patch: ContactPatch,
     tagKeys: string[] | undefined,
   ): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return this.store.unitOfWork({}, async ({ tx }) => {
+      const trx = tx as Transaction<ContactsTables>;
       const r = await trx
         .updateTable('contacts')
         .set(patch)
@@ -186,7 +188,8 @@ export class ContactsRepo {
    * transaction. Answers the number of memberships removed, or null when it was already erased.
    */
   async anonymize(customerId: string, id: string, now: number): Promise<number | null> {
-    return this.db.transaction().execute(async (trx) => {
+    return this.store.unitOfWork({}, async ({ tx }) => {
+      const trx = tx as Transaction<ContactsTables>;
       const r = await trx
         .updateTable('contacts')
         .set({
@@ -274,7 +277,8 @@ export class ContactsRepo {
 
   /** Deletes a group and its memberships; the contacts stay. Null when there was no such group. */
   async deleteGroup(customerId: string, id: string): Promise<number | null> {
-    return this.db.transaction().execute(async (trx) => {
+    return this.store.unitOfWork({}, async ({ tx }) => {
+      const trx = tx as Transaction<ContactsTables>;
       const g = await trx
         .selectFrom('contact_groups')
         .select('id')

@@ -143,7 +143,7 @@ export class SmsPipeline implements DriverSink {
 
   /** One transaction: an accepted message always has its job. */
   private async writeAccepted(rows: MessagesTable[]): Promise<void> {
-    await this.repo.db.transaction().execute(async (trx) => {
+    await this.repo.unit(async (trx) => {
       await this.repo.insertMessages(rows, trx);
       await this.jobs.enqueueMany(
         SUBMIT_JOB,
@@ -253,7 +253,7 @@ export class SmsPipeline implements DriverSink {
     const now = this.clock.nowMs();
     const patch = { sent_at: now, updated_at: now };
     let moved = false;
-    await this.repo.db.transaction().execute(async (trx) => {
+    await this.repo.unit(async (trx) => {
       if (parts.length > 0) await this.repo.insertParts(parts, trx);
       moved = await this.repo.transition(msg.id, ['SENDING'], 'SENT', patch, trx);
     });

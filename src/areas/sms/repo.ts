@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { isUniqueViolation } from '../../kernel/store/dialect.js';
 import type { Store } from '../../kernel/store/store.js';
 import type {
@@ -30,7 +30,7 @@ export interface CountRow {
 /** The only place with queries on the SMS tables. */
 export class SmsRepo {
   readonly db: Kysely<SmsTables>;
-  constructor(store: Store) {
+  constructor(private readonly store: Store) {
     this.db = store.typed<SmsTables>();
   }
 
@@ -39,11 +39,15 @@ export class SmsRepo {
   insertProfile(row: SenderProfilesTable, db: Kysely<SmsTables> = this.db) {
     return db.insertInto('sms_sender_profiles').values(row).execute();
   }
+  /** Runs `work` in a unit of work (one transaction; see kernel/store/unit-of-work.ts). */
+  unit<T>(work: (trx: Kysely<SmsTables>) => Promise<T>): Promise<T> {
+    return this.store.unitOfWork({}, ({ tx }) => work(tx as Kysely<SmsTables>));
+  }
   /** Runs `work` in a transaction, again when a concurrent one took the default first (PostgreSQL). */
   async profileTransaction<T>(work: (trx: Kysely<SmsTables>) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.db.transaction().execute(work);
+        return await this.store.unitOfWork({}, ({ tx }) => work(tx as Transaction<SmsTables>));
       } catch (err) {
         if (attempt >= 5 || !isUniqueViolation(err)) throw err;
       }

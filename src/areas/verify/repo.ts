@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Store } from '../../kernel/store/store.js';
 import type { SessionStatus, VerifyChargesTable, VerifySessionsTable, VerifyTables } from './migrations.js';
 
@@ -7,7 +7,7 @@ export const OPEN_STATUSES: readonly SessionStatus[] = ['pending', 'delivered'];
 
 export class VerifyRepo {
   private readonly db: Kysely<VerifyTables>;
-  constructor(store: Store) {
+  constructor(private readonly store: Store) {
     this.db = store.typed<VerifyTables>();
   }
 
@@ -61,7 +61,8 @@ export class VerifyRepo {
 
   /** A new session and its session fee, committed together. */
   async insertSessionWithFee(row: VerifySessionsTable, fee: VerifyChargesTable) {
-    await this.db.transaction().execute(async (trx) => {
+    await this.store.unitOfWork({}, async ({ tx }) => {
+      const trx = tx as Transaction<VerifyTables>;
       await trx.insertInto('verify_sessions').values(row).execute();
       await trx.insertInto('verify_charges').values(fee).execute();
     });
@@ -69,7 +70,8 @@ export class VerifyRepo {
 
   /** Marks a hand-over done and bills it, committed together; false when the session had ended. */
   async delivered(id: string, patch: Partial<VerifySessionsTable>, charge: VerifyChargesTable) {
-    return this.db.transaction().execute(async (trx) => {
+    return this.store.unitOfWork({}, async ({ tx }) => {
+      const trx = tx as Transaction<VerifyTables>;
       const r = await trx
         .updateTable('verify_sessions')
         .set({ ...patch, status: 'delivered' })
@@ -105,7 +107,8 @@ export class VerifyRepo {
    * is recorded at most once per session and item, so a retried job cannot bill twice.
    */
   async handedOver(id: string, deliveryRef: string, charge: VerifyChargesTable | null) {
-    await this.db.transaction().execute(async (trx) => {
+    await this.store.unitOfWork({}, async ({ tx }) => {
+      const trx = tx as Transaction<VerifyTables>;
       await trx
         .updateTable('verify_sessions')
         .set({ delivery_ref: deliveryRef })

@@ -15,7 +15,7 @@ export const blobsOf = (row: Pick<ObjectRow, 'blob'>): BlobPart[] => JSON.parse(
  */
 export class MultipartRepo {
   readonly db: Kysely<ObjectTables>;
-  constructor(store: Store) {
+  constructor(private readonly store: Store) {
     this.db = store.typed<ObjectTables>();
   }
 
@@ -23,7 +23,7 @@ export class MultipartRepo {
   async tx<T>(work: (trx: Transaction<ObjectTables>) => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.db.transaction().execute(work);
+        return await this.store.unitOfWork({}, ({ tx }) => work(tx as Transaction<ObjectTables>));
       } catch (err) {
         if (!isUniqueViolation(err) || attempt >= 8) throw err;
       }
