@@ -1,5 +1,13 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
 
 /** Writes a file only its owner can read (mode 0600), creating its directory. */
 export function writePrivateFile(path: string, content: string): void {
@@ -20,4 +28,40 @@ export function readOrCreateSecretFile(path: string, generate: () => string): st
     throw err;
   }
   return value;
+}
+
+/**
+ * Everything Fjord creates in its data dir is its owner's alone: files 0600, folders 0700 (the
+ * process umask is set to 077 before anything is written). Only the path down to the embedded
+ * PostgreSQL's own folder may be traversable (o+x, never readable) by the `postgres` user.
+ *
+ * At start the data dir's own entries are checked; any readable or writable by group or others
+ * (from an older Fjord, or a copy made with another umask) are fixed, and each fix is logged.
+ */
+export function securePermissions(): void {
+  process.umask(0o077);
+}
+
+export function fixDataDirModes(
+  dataDir: string,
+  log: (path: string, from: number, to: number) => void,
+): void {
+  if (!existsSync(dataDir)) return;
+  const fix = (path: string) => {
+    let mode: number;
+    try {
+      mode = lstatSync(path).mode;
+    } catch {
+      return;
+    }
+    if ((mode & 0o170000) === 0o120000) return; // a symlink: its target is not ours to change
+    // Group and others lose read and write; a folder keeps o+x (traversal) when it had it.
+    const wanted = (mode & 0o7700) | (mode & 0o001 && (mode & 0o170000) === 0o040000 ? 0o001 : 0);
+    if ((mode & 0o7777) !== wanted) {
+      chmodSync(path, wanted);
+      log(path, mode & 0o7777, wanted);
+    }
+  };
+  fix(dataDir);
+  for (const entry of readdirSync(dataDir)) fix(join(dataDir, entry));
 }

@@ -24,6 +24,7 @@ import {
 import { adminLimitRoutes } from './admin-limit-routes.js';
 import { adminRoutes } from './admin-routes.js';
 import { ensureDevCredentials } from './dev-credentials.js';
+import { fixDataDirModes, securePermissions } from './files.js';
 import { buildKernel } from './kernel-factory.js';
 import { applySeed, readSeedFile, type Seed } from './seed.js';
 import { systemRoutes } from './system-routes.js';
@@ -64,6 +65,14 @@ export class Fjord {
   static async create(opts: FjordOptions): Promise<Fjord> {
     const { config } = opts;
     const log = opts.log ?? createLogger(config.logLevel);
+    // Owner-only files and folders from here on; older entries of the data dir are fixed.
+    securePermissions();
+    fixDataDirModes(config.dataDir, (path, from, to) =>
+      log.warn(
+        { path, from: from.toString(8), to: to.toString(8) },
+        'data dir entry was readable by others; fixed',
+      ),
+    );
     const store = opts.store ?? (await openStore(config));
     // Ordered first: a missing or circular need stops the start before anything is written.
     const areaModules = orderAreas(opts.areas ?? AREAS);
