@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import mariadb from 'mariadb';
+import { stopOrphan } from '../../../kernel/supervision/orphans.js';
 import type { EmbeddedEngineOptions, EngineEndpoint } from './embedded-postgres.js';
 import { freePort, isExecutable, isRoot, portInUse, run, sleep, tailOf } from './process.js';
 
@@ -24,6 +25,7 @@ export class EmbeddedMariadb {
   readonly socket: string;
   private readonly stateFile: string;
   private readonly keyFile: string;
+  private readonly pidFile: string;
   private child: ChildProcess | null = null;
   private port = 0;
   private wanted = false;
@@ -35,6 +37,7 @@ export class EmbeddedMariadb {
     this.socket = join(opts.dir, 'mariadb.sock');
     this.stateFile = join(opts.dir, 'state.json');
     this.keyFile = join(opts.dir, 'encryption.key');
+    this.pidFile = join(opts.dir, 'mariadbd.pid');
   }
 
   endpoint(): EngineEndpoint {
@@ -62,6 +65,13 @@ export class EmbeddedMariadb {
       ]);
       if (init.code !== 0) throw new Error(`mariadb-install-db failed: ${tailOf(init.output)}`);
     }
+    // A mariadbd left running by a Fjord that was killed holds the data dir, the socket and its
+    // port: a second one could never start, and readiness checks would reach the orphan.
+    await stopOrphan({
+      pidFile: this.pidFile,
+      cmdline: ['mariadbd', `--datadir=${this.dataDir}`],
+      log: (m) => log(m),
+    });
     this.wanted = true;
     const previous = this.readState().port;
     for (let attempt = 0; ; attempt++) {
@@ -92,7 +102,7 @@ export class EmbeddedMariadb {
       `--port=${this.port}`,
       `--bind-address=${this.opts.host}`,
       `--socket=${this.socket}`,
-      `--pid-file=${join(this.opts.dir, 'mariadbd.pid')}`,
+      `--pid-file=${this.pidFile}`,
       '--skip-name-resolve',
       '--userstat=1',
       '--max-connections=1100',
@@ -130,8 +140,12 @@ export class EmbeddedMariadb {
           user: 'root',
           connectTimeout: 1000,
         });
+        // Ready only when the server behind the socket is this child on this port: no port is
+        // reported before something listens on it.
+        const [row] = (await c.query('SELECT @@port AS port, @@pid_file AS pidFile')) as { port: number }[];
         await c.end();
-        return;
+        if (Number(row?.port) === this.port) return;
+        throw new Error('another server answers on the socket');
       } catch {
         if (Date.now() > deadline) {
           child.kill('SIGKILL');

@@ -1,0 +1,54 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mariadb from 'mariadb';
+import { afterAll, expect, it } from 'vitest';
+import { EmbeddedMariadb, hasMariadbBinaries } from '../../src/areas/databases/engines/embedded-mariadb.js';
+import { portInUse } from '../../src/areas/databases/engines/process.js';
+
+/**
+ * A Fjord killed with `kill -9` leaves its embedded mariadbd running, re-parented, holding the
+ * data dir, socket and port. The next start must find it by its pid file and command line, stop
+ * it, and start its own on the same port — and report that port only once this server answers
+ * on it (before, it reported a port where nothing ever listened).
+ */
+const dir = mkdtempSync(join(tmpdir(), 'fjord-orphan-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+it.runIf(hasMariadbBinaries())(
+  'stops the mariadbd an earlier, killed Fjord left behind and serves on its port',
+  { timeout: 180_000 },
+  async () => {
+    const first = new EmbeddedMariadb({ dir, host: '127.0.0.1', fast: true });
+    const firstPort = Number(new URL((await first.start()).adminUrl).port);
+    const orphan = Number(readFileSync(join(dir, 'mariadbd.pid'), 'utf8'));
+    expect(alive(orphan)).toBe(true);
+
+    // The first supervisor is gone without stopping its server, as after kill -9.
+    const second = new EmbeddedMariadb({ dir, host: '127.0.0.1', fast: true });
+    try {
+      const port = Number(new URL((await second.start()).adminUrl).port);
+      expect(alive(orphan)).toBe(false);
+      expect(port).toBe(firstPort);
+      expect(await portInUse('127.0.0.1', port)).toBe(true);
+      const c = await mariadb.createConnection({ socketPath: second.socket, user: 'root' });
+      const [row] = (await c.query('SELECT @@port AS port')) as { port: number }[];
+      await c.end();
+      expect(Number(row!.port)).toBe(port);
+      const pid = Number(readFileSync(join(dir, 'mariadbd.pid'), 'utf8'));
+      expect(pid).not.toBe(orphan);
+    } finally {
+      await second.stop();
+    }
+    expect(existsSync(join(dir, 'mariadbd.pid'))).toBe(false);
+  },
+);
