@@ -261,8 +261,25 @@ describe('fjord CLI with no server running', () => {
     const r = await fjord(['admin', 'customer', 'list'], storeEnv(store));
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual([
-      { customer_id: expect.any(String), email: 'a@example.test', status: 'active' },
+      { customer_id: expect.any(String), email: 'a@example.test', status: 'active', plan: 'free' },
     ]);
+  });
+
+  it('moves a customer to another plan, and refuses an unknown plan', async () => {
+    const r = await fjord(
+      ['admin', 'customer', 'plan', '--email', 'a@example.test', '--plan', 'pro'],
+      storeEnv(store),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const list = await fjord(['admin', 'customer', 'list'], storeEnv(store));
+    expect(JSON.parse(list.stdout)[0].plan).toBe('pro');
+    const bad = await fjord(
+      ['admin', 'customer', 'plan', '--email', 'a@example.test', '--plan', 'gold'],
+      storeEnv(store),
+    );
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/plan/);
+    expect(bad.stderr).not.toMatch(STACK_FRAME);
   });
 });
 
