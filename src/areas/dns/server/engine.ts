@@ -36,7 +36,11 @@ export class DnsEngine {
   private readonly cache = new Map<string, CacheEntry>();
   private readonly scratch = Buffer.alloc(MAX_MESSAGE + 512);
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    /** Told of every unexpected exception (answered SERVFAIL), with the query: a bug to log with its stack. */
+    private readonly onError: (err: unknown, q: Query) => void = () => {},
+  ) {}
 
   setZones(zones: ReadonlyMap<string, Zone>): void {
     this.index = new ZoneIndex(zones);
@@ -64,7 +68,8 @@ export class DnsEngine {
     if (!q) return { response: null, query: null, zone: null, kind: 'error' };
     try {
       return this.answer(q, msg, transport);
-    } catch {
+    } catch (err) {
+      this.onError(err, q);
       return { response: headerOnly(msg, RCODE.SERVFAIL), query: q, zone: null, kind: 'error' };
     }
   }

@@ -39,7 +39,13 @@ export function createDnsServer(
   const log = kernel.log.child({ role: 'dns' });
   const wall = options.wallClock ?? Date.now;
   const cfg = kernel.config.dns;
-  const engine = new DnsEngine(wall);
+  // An exception while answering is a bug: logged with its stack and the question.
+  const engine = new DnsEngine(wall, (err, q) =>
+    log.error(
+      { err, qname: q.labels.join('.'), qtype: q.qtype },
+      'dns: unexpected error answering a query (sent SERVFAIL)',
+    ),
+  );
   const notifier = new Notifier(parseTargets(cfg.notify), log);
   const loader = new ZoneLoader(source, engine, log, wall, (zone) => notifier.notify(zone));
   const stats = new QueryStatsBatcher(sink, () => kernel.clock.now().getTime(), log);

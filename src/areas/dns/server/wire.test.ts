@@ -64,6 +64,28 @@ describe('wire', () => {
     twice.writeUInt16BE(2, 10);
     expect(() => parseQuery(twice)).toThrow(/OPT/);
   });
+  it('answers SERVFAIL to an unexpected exception and reports it with the question', () => {
+    const seen: string[] = [];
+    const engine = new DnsEngine(Date.now, (err, q) => seen.push(`${String(err)} ${q.labels.join('.')}`));
+    const zone = new Zone(exampleZone(), Date.now);
+    // A zone whose every part but its name throws: as a bug deep in an answer would.
+    const broken = new Proxy(zone, {
+      get(target, p, receiver) {
+        if (p === 'apexKey') return Reflect.get(target, p, receiver);
+        throw new Error('boom');
+      },
+    });
+    engine.setZones(new Map([[zone.apexKey, broken]]));
+    const r = dnsPacket.decode(
+      engine.handle(
+        dnsPacket.encode({ type: 'query', id: 7, questions: [{ type: 'A', name: 'web.example.test' }] }),
+        'udp',
+      ).response!,
+    );
+    expect(r.rcode).toBe('SERVFAIL');
+    expect(seen).toEqual(['Error: boom web.example.test']);
+  });
+
   it('answers through the response cache with the id and case of each query', () => {
     const engine = new DnsEngine();
     const zone = new Zone(exampleZone(), Date.now);
