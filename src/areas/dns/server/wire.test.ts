@@ -82,7 +82,7 @@ describe('wire', () => {
         'udp',
       ).response!,
     );
-    expect(r.rcode).toBe('SERVFAIL');
+    expect((r as { rcode?: string }).rcode).toBe('SERVFAIL');
     expect(seen).toEqual(['Error: boom web.example.test']);
   });
 
