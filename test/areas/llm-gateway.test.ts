@@ -68,7 +68,7 @@ async function startUpstream(mode: 'good' | 'flaky'): Promise<Upstream> {
         up.aborted++;
       }
     });
-    if (up.gate) await up.gate;
+    if (up.gate !== null) await up.gate;
     const words = ['Hello', ' from', ' the', ' upstream', '.'];
     const reasoning = body['model'] === 'upstream-reasoner';
     if (!body['stream'])

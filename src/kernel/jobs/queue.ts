@@ -229,7 +229,7 @@ export class JobQueue {
     if (this.stopped) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (this.running) return;
+    if (this.running !== null) return;
     let ran = 0;
     this.running = this.drain(10)
       .then((n) => {

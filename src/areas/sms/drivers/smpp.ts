@@ -190,7 +190,7 @@ export class SmppDriver implements SmsDriver {
   /** The bound session, binding first when there is none. */
   private bound(): Promise<smpp.Session> {
     if (this.session) return Promise.resolve(this.session);
-    if (this.binding) return this.binding;
+    if (this.binding !== null) return this.binding;
     this.binding = this.bind().then(
       (s) => {
         this.binding = null;
