@@ -129,7 +129,7 @@ describe('the zone source the DNS server reads', () => {
     );
     const stop = listener.onZoneChanged((apex) => heard.push(apex));
     try {
-      await new Promise((r) => setTimeout(r, 200)); // LISTEN is issued asynchronously
+      await other.listening(); // LISTEN is issued asynchronously
       await t.request('POST', `/v1/dns/zones/${Z}/records`, {
         key: a.pat,
         body: { record_type: 'A', host: 'n', record: '192.0.2.5' },

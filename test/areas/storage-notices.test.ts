@@ -24,8 +24,8 @@ beforeAll(async () => {
   notices = new StorageChangeNotices(other ?? t.kernel.store);
   notices.onBucketChanged((name) => buckets.push(name));
   notices.onKeyChanged((id) => keys.push(id));
-  // Let the LISTEN connection come up before anything is sent.
-  await new Promise((r) => setTimeout(r, 300));
+  // The LISTEN connection is up before anything is sent.
+  await (other ?? t.kernel.store).listening();
 });
 afterAll(async () => {
   notices.close();

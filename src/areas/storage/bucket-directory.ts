@@ -128,13 +128,14 @@ export class ControlPlaneDirectory implements BucketDirectory {
     else await this.service.putLifecycle(row.customer_id, null, bucketName, rules);
   }
 
-  recordKeyUse(accessKeyId: string): void {
+  /** Fire and forget for the data plane; the promise (never rejected) lets a test wait for the write. */
+  recordKeyUse(accessKeyId: string): Promise<void> {
     const now = this.clock.nowMs();
     const last = this.lastWritten.get(accessKeyId);
-    if (last !== undefined && now - last < KEY_USE_WRITE_INTERVAL_MS) return;
+    if (last !== undefined && now - last < KEY_USE_WRITE_INTERVAL_MS) return Promise.resolve();
     if (this.lastWritten.size > 10_000) this.lastWritten.clear();
     this.lastWritten.set(accessKeyId, now);
-    this.repo.touchKey(accessKeyId, now).catch(this.onError);
+    return this.repo.touchKey(accessKeyId, now).then(() => {}, this.onError);
   }
 
   onBucketChanged(listener: (bucketName: string) => void): void {

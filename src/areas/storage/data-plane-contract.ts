@@ -89,7 +89,7 @@ export interface BucketDirectory {
   putVersioning(bucketName: string, state: 'Enabled' | 'Suspended'): Promise<void>;
   putLifecycle(bucketName: string, rules: LifecycleRule[] | null): Promise<void>;
   /** Tell the control plane a key signed a request (shown as `last_used_at`; written at most once a minute). */
-  recordKeyUse?(accessKeyId: string): void;
+  recordKeyUse?(accessKeyId: string): void | Promise<void>;
   /**
    * Called when a bucket changes, so caches in the data plane can drop it. Listeners get ''
    * when notices may have been lost (PostgreSQL reconnect, emulator reset): drop everything.

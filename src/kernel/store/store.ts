@@ -45,6 +45,12 @@ export interface Store {
   /** Fan-out of small change notices to every process of this store (LISTEN/NOTIFY on PostgreSQL). */
   publish(channel: string, payload: string): Promise<void>;
   subscribe(channel: string, listener: (payload: string) => void): () => void;
+  /**
+   * Resolves once every channel subscribed so far is listened to (PostgreSQL issues LISTEN on its
+   * own connection, asynchronously): from then on no notice sent to them is missed. Immediate on
+   * SQLite. For tests and for start-up code that must not miss the first notice.
+   */
+  listening(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -102,6 +108,7 @@ function openSqlite(path: string): Store {
     externalChanges: () => dataVersion.get() as number,
     publish: async (channel, payload) => notices.publish(channel, payload),
     subscribe: (channel, listener) => notices.subscribe(channel, listener),
+    listening: async () => {},
     close: async () => notices.close(),
   });
 }
@@ -149,6 +156,7 @@ async function openPostgres(url: string): Promise<Store> {
       listener.listen(channel);
       return () => bus.off(channel, fn);
     },
+    listening: () => listener.ready(),
     close: () => listener.close(),
   });
 }
@@ -173,11 +181,20 @@ class PgListener {
     private readonly bus: EventEmitter,
   ) {}
 
+  /** The last LISTEN (or connection) under way: `ready` waits for it. */
+  private pending: Promise<unknown> = Promise.resolve();
+
   listen(channel: string): void {
     if (this.channels.has(channel)) return;
     this.channels.add(channel);
-    if (this.client) this.client.query(`LISTEN ${quoteChannel(channel)}`).catch(() => this.dropped());
-    else void this.connect(false);
+    this.pending = this.client
+      ? this.client.query(`LISTEN ${quoteChannel(channel)}`).catch(() => this.dropped())
+      : this.connect(false);
+  }
+
+  async ready(): Promise<void> {
+    await this.pending;
+    await this.connecting;
   }
 
   async close(): Promise<void> {
@@ -235,7 +252,9 @@ function makeStore(
   id: symbol,
   // biome-ignore lint/suspicious/noExplicitAny: see Store.db
   db: Kysely<any>,
-  parts: Pick<Store, 'publish' | 'subscribe' | 'externalChanges'> & { close: () => Promise<void> },
+  parts: Pick<Store, 'publish' | 'subscribe' | 'listening' | 'externalChanges'> & {
+    close: () => Promise<void>;
+  },
 ): Store {
   const runner = {
     id,
@@ -266,6 +285,7 @@ function makeStore(
     },
     publish: parts.publish,
     subscribe: parts.subscribe,
+    listening: parts.listening,
     async close() {
       await parts.close();
       await db.destroy();
