@@ -16,6 +16,7 @@ import type { Kernel } from '../kernel/kernel.js';
 import { Limits } from '../kernel/limits/quotas.js';
 import { RateLimiter } from '../kernel/limits/rate-limiter.js';
 import { buildRateLimitTable } from '../kernel/limits/table.js';
+import { ProtocolMetrics } from '../kernel/observe/protocol-metrics.js';
 import { Registry } from '../kernel/registry.js';
 import { SecretBox } from '../kernel/secrets.js';
 import type { Store } from '../kernel/store/store.js';
@@ -68,6 +69,7 @@ export function buildKernel({
     audit: new AuditTrail(store, clock),
     secrets,
     registry: kernelRegistry(),
+    metrics: new ProtocolMetrics(),
     baseUrl: () => apiBaseUrl(config, boundApiPort),
     operatorToken: () => operatorToken,
     redis,

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { sql } from 'kysely';
+import { Registry } from 'prom-client';
 import { publicAccess } from '../kernel/auth/principal.js';
 import { AppError } from '../kernel/errors.js';
 import type { HttpMetrics } from '../kernel/http/metrics.js';
@@ -58,7 +59,8 @@ export function systemRoutes(kernel: Kernel, metrics: HttpMetrics, health: Healt
       access: publicAccess,
       produces: 'text/plain; version=0.0.4; charset=utf-8',
       response: { 200: Type.String() },
-      handler: async () => metrics.registry.metrics(),
+      // The API's own metrics and the protocol planes', in one exposition.
+      handler: async () => Registry.merge([metrics.registry, kernel.metrics.registry]).metrics(),
     }),
     defineRoute({
       method: 'GET',

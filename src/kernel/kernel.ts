@@ -8,6 +8,7 @@ import type { ClockPersistence } from './clock-persistence.js';
 import type { JobQueue } from './jobs/queue.js';
 import type { Limits } from './limits/quotas.js';
 import type { RateLimiter } from './limits/rate-limiter.js';
+import type { ProtocolMetrics } from './observe/protocol-metrics.js';
 import type { Registry } from './registry.js';
 import type { SecretBox } from './secrets.js';
 import type { Store } from './store/store.js';
@@ -31,6 +32,8 @@ export interface Kernel {
   audit: AuditTrail;
   secrets: SecretBox;
   registry: Registry;
+  /** Durations and bytes of the protocol planes, served in `/metrics` (observe/protocol-metrics.ts). */
+  metrics: ProtocolMetrics;
   /** `{base_url}`: the API's address as clients reach it. */
   baseUrl(): string;
   operatorToken(): string | null;

@@ -55,6 +55,7 @@ export function createDnsServer(
     stats,
     axfrAllow: allowList(cfg.axfrAllow),
     log,
+    metrics: kernel.metrics,
   };
   let udp: Socket | null = null;
   let tcp: Server | null = null;

@@ -7,6 +7,7 @@ import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import type { BlockList } from 'node:net';
 import { createServer, isIP, type Server, type Socket as TcpSocket } from 'node:net';
 import type { Logger } from 'pino';
+import type { ProtocolMetrics } from '../../../kernel/observe/protocol-metrics.js';
 import { axfrMessages, transferAllowed, transferError } from './axfr.js';
 import type { DnsEngine, Handled } from './engine.js';
 import { wireLength } from './names.js';
@@ -24,16 +25,29 @@ export interface ListenerDeps {
   stats: QueryStatsBatcher;
   axfrAllow: BlockList;
   log: Logger;
+  metrics?: ProtocolMetrics;
 }
 
-function record(deps: ListenerDeps, h: Handled, started: bigint): void {
-  if (h.zone && h.query) {
-    deps.stats.add(
-      h.zone.snapshot.zoneId,
-      typeName(h.query.qtype),
-      Number(process.hrtime.bigint() - started) / 1000,
-    );
-  }
+const RCODE_NAMES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
+
+function record(
+  deps: ListenerDeps,
+  h: Handled,
+  started: bigint,
+  transport: 'udp' | 'tcp',
+  inBytes: number,
+): void {
+  const micros = Number(process.hrtime.bigint() - started) / 1000;
+  if (h.zone && h.query) deps.stats.add(h.zone.snapshot.zoneId, typeName(h.query.qtype), micros);
+  // Per query type and rcode: a bounded set of series, whatever the query names.
+  const rcode = h.response ? h.response[3]! & 0x0f : -1;
+  deps.metrics?.observe(
+    `dns-${transport}`,
+    h.query ? typeName(h.query.qtype) : 'malformed',
+    rcode < 0 ? 'dropped' : (RCODE_NAMES[rcode] ?? `RCODE${rcode}`),
+    micros / 1e6,
+    { in: inBytes, out: h.response?.length ?? 0 },
+  );
 }
 
 /** RRL response class: negative answers share one bucket per zone, errors one in all. */
@@ -54,7 +68,7 @@ export function listenUdp(deps: ListenerDeps, host: string, port: number): Promi
     if (decision === 'drop') return;
     if (decision === 'slip') out = slipResponse(out, h.query ? 12 + wireLength(h.query.labels) + 4 : 12);
     socket.send(out, rinfo.port, rinfo.address);
-    record(deps, h, started);
+    record(deps, h, started, 'udp', msg.length);
   });
   socket.on('error', (err) => deps.log.warn({ err }, 'dns: UDP socket error'));
   return new Promise((resolve, reject) => {
@@ -107,7 +121,7 @@ function serveConnection(deps: ListenerDeps, conn: TcpSocket): void {
       const started = process.hrtime.bigint();
       const h = deps.engine.handle(msg, 'tcp');
       if (h.response) send(h.response);
-      record(deps, h, started);
+      record(deps, h, started, 'tcp', msg.length);
     }
   });
 }

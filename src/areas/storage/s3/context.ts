@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Clock } from '../../../kernel/clock.js';
+import type { ProtocolMetrics } from '../../../kernel/observe/protocol-metrics.js';
 import type { BucketDirectory, BucketRecord } from '../data-plane-contract.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { authorize, type Principal } from './auth.js';
@@ -25,6 +26,8 @@ export interface S3Env {
   clock: Clock;
   log: Logger;
   settings: S3Settings;
+  /** Durations and bytes per operation, for `/metrics`. */
+  metrics?: ProtocolMetrics;
 }
 
 export class S3Call {

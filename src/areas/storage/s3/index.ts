@@ -67,6 +67,7 @@ export function createDataPlane(kernel: Kernel, directory: BucketDirectory): Bui
     cache,
     clock: kernel.clock,
     log: kernel.log.child({ area: 's3' }),
+    metrics: kernel.metrics,
     settings: {
       regions: kernel.config.s3.regions,
       baseDomain: kernel.config.s3.baseDomain,

@@ -6,6 +6,7 @@ import { authenticate, type Principal } from './auth.js';
 import { S3Call, type S3Env } from './context.js';
 import { actualHeaders, findRule, preflightHeaders } from './cors.js';
 import { fromAppError, S3Error, s3Errors } from './errors.js';
+import { s3OperationLabel } from './operation-label.js';
 import { routeBucket, routeObject, routeService } from './router.js';
 import { el, XML_HEADER } from './xml.js';
 
@@ -88,8 +89,24 @@ export class S3Server implements RoleServer {
     const query = new URLSearchParams(q >= 0 ? url.slice(q + 1) : '');
     let call: S3Call | null = null;
     let counted: string | null = null;
+    const started = process.hrtime.bigint();
+    let operation = `${req.method} unaddressed`;
+    res.once('finish', () => {
+      const length = Number(res.getHeader('content-length') ?? 0);
+      this.env.metrics?.observe(
+        's3',
+        operation,
+        String(res.statusCode),
+        Number(process.hrtime.bigint() - started) / 1e9,
+        {
+          in: Number(req.headers['content-length'] ?? 0) || 0,
+          out: Number.isFinite(length) ? length : 0,
+        },
+      );
+    });
     try {
       const { bucket, key } = addressOf(req.headers.host, path, this.env.settings.baseDomain);
+      operation = s3OperationLabel(req.method ?? 'GET', bucket, key, query);
       call = new S3Call(this.env, req, res, requestId, bucket, key, query, { kind: 'anonymous' });
       if (req.method === 'OPTIONS') return await this.preflight(call);
       await this.addCors(call);

@@ -1,0 +1,61 @@
+import { createSocket } from 'node:dgram';
+import { ListBucketsCommand, S3Client } from '@aws-sdk/client-s3';
+import dnsPacket from 'dns-packet';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { DnsServer } from '../../src/areas/dns/server/index.js';
+import { TestFjord } from '../helpers/fjord.js';
+
+/** S3 and DNS requests show in `/metrics` by protocol, operation and outcome, as API requests do. */
+let t: TestFjord;
+beforeAll(async () => {
+  t = await TestFjord.create({ FJORD_S3_PORT: '0', FJORD_DNS_PORT: '0', FJORD_DNS_RRL_RATE: '0' });
+  await t.fjord.start(['s3', 'dns']);
+});
+afterAll(() => t.close());
+
+function askUdp(port: number, name: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const socket = createSocket('udp4');
+    socket.once('message', (m) => {
+      socket.close();
+      resolve(m);
+    });
+    socket.once('error', reject);
+    socket.send(
+      dnsPacket.encode({ type: 'query', id: 9, questions: [{ type: 'AAAA', name }] }),
+      port,
+      '127.0.0.1',
+    );
+  });
+}
+
+it('counts S3 operations and DNS queries by operation and outcome', async () => {
+  const c = await t.customer();
+  const bucket = await t.request('POST', '/v1/storage/buckets', {
+    key: c.pat,
+    body: { bucket_name: `m-${Date.now().toString(36)}` },
+  });
+  const s3 = new S3Client({
+    endpoint: bucket.body.endpoint,
+    region: 'eu-north-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: bucket.body.access_key, secretAccessKey: bucket.body.secret_key },
+    maxAttempts: 1,
+  });
+  await s3.send(new ListBucketsCommand({})).catch(() => {});
+  const dns = t.fjord.areas.get('dns')!.servers!.find((s) => s.role === 'dns') as DnsServer;
+  await askUdp(dns.port()!, 'nowhere.example');
+
+  const text = (await t.request('GET', '/metrics')).text;
+  expect(text).toMatch(
+    /fjord_protocol_request_duration_seconds_count\{protocol="s3",operation="GET service",outcome="\d{3}"\} [1-9]/,
+  );
+  expect(text).toMatch(
+    /fjord_protocol_request_duration_seconds_count\{protocol="dns-udp",operation="AAAA",outcome="REFUSED"\} 1/,
+  );
+  expect(text).toMatch(
+    /fjord_protocol_bytes_total\{protocol="dns-udp",operation="AAAA",direction="in"\} [1-9]/,
+  );
+  // And the API's own metrics are still there.
+  expect(text).toMatch(/fjord_http_request_duration_seconds_count/);
+});
