@@ -6,9 +6,7 @@
 // requests (see test/helpers/contract-fuzz.ts); the run prints requests per second and every
 // finding: a 5xx, an undeclared status, or a body off its declared schema. Exit code 1 on any.
 import { parseArgs } from 'node:util';
-import { SERVICES } from '../src/kernel/auth/catalogue.js';
-import { ContractFuzzer, rng } from '../test/helpers/contract-fuzz.js';
-import { OPERATOR_TOKEN, TestFjord } from '../test/helpers/fjord.js';
+import { fuzzedFjord } from '../test/helpers/contract-fuzz.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -17,18 +15,8 @@ const { values: args } = parseArgs({
   },
 });
 
-const t = await TestFjord.create({ FJORD_DATABASE_ENGINES: 'simulated', FJORD_LOG_LEVEL: 'fatal' });
+const { t, fuzz } = await fuzzedFjord(Number(args.seed));
 try {
-  const c = await t.customer();
-  const serviceKeys: Record<string, string> = {};
-  for (const s of SERVICES) serviceKeys[s] = (await t.kernel.identity.createServiceKey(c.id, s, null)).key;
-  const doc = (await t.request('GET', '/openapi.json')).body;
-  const fuzz = new ContractFuzzer(
-    t,
-    doc,
-    { pat: c.pat, operator: OPERATOR_TOKEN, serviceKeys },
-    rng(Number(args.seed)),
-  );
   const t0 = performance.now();
   await fuzz.run(Number(args['per-operation']));
   const seconds = (performance.now() - t0) / 1000;

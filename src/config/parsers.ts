@@ -151,7 +151,8 @@ export function asDataKey(raw: string): string {
   return raw;
 }
 
-export function asRateLimitOverrides(raw: string): Config['rateLimitOverrides'] {
+/** A JSON object, or a clear error (for the variables whose value is one). */
+function jsonObject(raw: string): Record<string, unknown> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -160,6 +161,11 @@ export function asRateLimitOverrides(raw: string): Config['rateLimitOverrides'] 
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
     throw new Error('expected a JSON object');
+  return parsed as Record<string, unknown>;
+}
+
+export function asRateLimitOverrides(raw: string): Config['rateLimitOverrides'] {
+  const parsed = jsonObject(raw);
   for (const [key, row] of Object.entries(parsed)) {
     if (!row || typeof row !== 'object') throw new Error(`${key}: expected {points, duration, burst}`);
     for (const [field, v] of Object.entries(row)) {
@@ -172,14 +178,7 @@ export function asRateLimitOverrides(raw: string): Config['rateLimitOverrides'] 
 }
 
 export function asLimitOverrides(raw: string): LimitOverrides {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new Error('expected a JSON object');
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
-    throw new Error('expected a JSON object');
+  const parsed = jsonObject(raw);
   const limitValue = (v: unknown) => v === null || (Number.isInteger(v) && (v as number) >= 0);
   for (const [name, v] of Object.entries(parsed)) {
     if (!(name in DEFAULT_LIMITS)) throw new Error(`${name}: no limit has this name (see docs/limits.md)`);

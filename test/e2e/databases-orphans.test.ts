@@ -5,6 +5,7 @@ import mariadb from 'mariadb';
 import { afterAll, expect, it } from 'vitest';
 import { EmbeddedMariadb, hasMariadbBinaries } from '../../src/areas/databases/engines/embedded-mariadb.js';
 import { portInUse } from '../../src/areas/databases/engines/process.js';
+import { isAlive } from '../../src/kernel/supervision/orphans.js';
 
 /**
  * A Fjord killed with `kill -9` leaves its embedded mariadbd running, re-parented, holding the
@@ -15,15 +16,6 @@ import { portInUse } from '../../src/areas/databases/engines/process.js';
 const dir = mkdtempSync(join(tmpdir(), 'fjord-orphan-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 it.runIf(hasMariadbBinaries())(
   'stops the mariadbd an earlier, killed Fjord left behind and serves on its port',
   { timeout: 180_000 },
@@ -31,13 +23,13 @@ it.runIf(hasMariadbBinaries())(
     const first = new EmbeddedMariadb({ dir, host: '127.0.0.1', fast: true });
     const firstPort = Number(new URL((await first.start()).adminUrl).port);
     const orphan = Number(readFileSync(join(dir, 'mariadbd.pid'), 'utf8'));
-    expect(alive(orphan)).toBe(true);
+    expect(isAlive(orphan)).toBe(true);
 
     // The first supervisor is gone without stopping its server, as after kill -9.
     const second = new EmbeddedMariadb({ dir, host: '127.0.0.1', fast: true });
     try {
       const port = Number(new URL((await second.start()).adminUrl).port);
-      expect(alive(orphan)).toBe(false);
+      expect(isAlive(orphan)).toBe(false);
       expect(port).toBe(firstPort);
       expect(await portInUse('127.0.0.1', port)).toBe(true);
       const c = await mariadb.createConnection({ socketPath: second.socket, user: 'root' });

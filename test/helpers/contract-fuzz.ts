@@ -1,6 +1,7 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { TestFjord } from './fjord.js';
+import { SERVICES } from '../../src/kernel/auth/catalogue.js';
+import { OPERATOR_TOKEN, TestFjord } from './fjord.js';
 
 /**
  * A contract fuzzer driven by the served OpenAPI document: for every operation, requests valid
@@ -337,4 +338,17 @@ function encodeHostile(v: string): string {
       .map((ch) => (/[\ud800-\udfff]/.test(ch) ? '%ED%A0%80' : encodeURIComponent(ch)))
       .join('');
   }
+}
+
+/** A Fjord with a customer, a service key for every service and a fuzzer over its served document. */
+export async function fuzzedFjord(seed: number): Promise<{ t: TestFjord; fuzz: ContractFuzzer }> {
+  const t = await TestFjord.create({ FJORD_DATABASE_ENGINES: 'simulated', FJORD_LOG_LEVEL: 'fatal' });
+  const c = await t.customer();
+  const serviceKeys: Record<string, string> = {};
+  for (const s of SERVICES) serviceKeys[s] = (await t.kernel.identity.createServiceKey(c.id, s, null)).key;
+  const doc = (await t.request('GET', '/openapi.json')).body;
+  return {
+    t,
+    fuzz: new ContractFuzzer(t, doc, { pat: c.pat, operator: OPERATOR_TOKEN, serviceKeys }, rng(seed)),
+  };
 }

@@ -1,7 +1,5 @@
 import { expect, it } from 'vitest';
-import { SERVICES } from '../../src/kernel/auth/catalogue.js';
-import { ContractFuzzer, rng } from '../helpers/contract-fuzz.js';
-import { OPERATOR_TOKEN, TestFjord } from '../helpers/fjord.js';
+import { fuzzedFjord } from '../helpers/contract-fuzz.js';
 
 /**
  * Every operation of the served OpenAPI document, fuzzed with a fixed seed and budget: no 5xx
@@ -9,18 +7,8 @@ import { OPERATOR_TOKEN, TestFjord } from '../helpers/fjord.js';
  * declared schemas. `bench:fuzz` runs the same with a larger budget and another seed.
  */
 it('every answer to valid and hostile requests is declared and on schema', { timeout: 300_000 }, async () => {
-  const t = await TestFjord.create({ FJORD_DATABASE_ENGINES: 'simulated' });
+  const { t, fuzz } = await fuzzedFjord(20261124);
   try {
-    const c = await t.customer();
-    const serviceKeys: Record<string, string> = {};
-    for (const s of SERVICES) serviceKeys[s] = (await t.kernel.identity.createServiceKey(c.id, s, null)).key;
-    const doc = (await t.request('GET', '/openapi.json')).body;
-    const fuzz = new ContractFuzzer(
-      t,
-      doc,
-      { pat: c.pat, operator: OPERATOR_TOKEN, serviceKeys },
-      rng(20261124),
-    );
     await fuzz.run(Number(process.env.FJORD_FUZZ_PER_OPERATION ?? 16));
     const summary = fuzz.findings.slice(0, 40).map((f) => `${f.status} ${f.problem}\n    ${f.request}`);
     expect(summary, `${fuzz.findings.length} findings in ${fuzz.sent} requests`).toEqual([]);

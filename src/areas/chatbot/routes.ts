@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { CustomerAccess } from '../../kernel/auth/principal.js';
+import { clientGone } from '../../kernel/http/client-gone.js';
 import { defineRoute } from '../../kernel/http/route.js';
 import {
   ApiBot,
@@ -24,15 +25,6 @@ const access = (scope: string): CustomerAccess => ({
   oidc: true,
 });
 const Empty = Type.Null({ description: 'No content' });
-
-/** Aborted when the client goes away before the answer is complete. */
-function clientGone(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort(new Error('client closed'));
-  });
-  return controller.signal;
-}
 
 /**
  * The stream of one chat turn: opened at the first `meta` event (errors before it are ordinary

@@ -4,6 +4,7 @@ import type { IdentityService } from '../../kernel/auth/identity.js';
 import type { CustomerAccess } from '../../kernel/auth/principal.js';
 import { isoOf } from '../../kernel/clock.js';
 import { kernelErrors } from '../../kernel/errors.js';
+import { clientGone } from '../../kernel/http/client-gone.js';
 import { defineRoute } from '../../kernel/http/route.js';
 import type { ChatOutcome, ChatRequest } from './chat-types.js';
 import type { Currency } from './migrations.js';
@@ -33,18 +34,6 @@ const gateway = (scope: string): CustomerAccess => ({
   bearer: true,
 });
 const openAi = { errorFormat: openAiErrorFormat, tag: TAG } as const;
-
-/**
- * Aborted when the client goes away before the answer is complete: the response closes without
- * having finished. One listener per response, gone with it (not on the keep-alive socket).
- */
-function clientGone(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort(new Error('client closed'));
-  });
-  return controller.signal;
-}
 
 /** Sends a chat outcome: JSON, or SSE events written as they come, with no buffering. */
 async function send(outcome: ChatOutcome, req: FastifyRequest, reply: FastifyReply, signal: AbortSignal) {

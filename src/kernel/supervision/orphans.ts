@@ -34,7 +34,8 @@ export function findOrphan(check: Pick<OrphanCheck, 'pidFile' | 'cmdline'>): num
   return check.cmdline.every((part) => cmdline.includes(part)) ? pid : null;
 }
 
-const alive = (pid: number) => {
+/** True while a process with this pid exists (signal 0 only checks). */
+export const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
     return true;
@@ -54,13 +55,13 @@ export async function stopOrphan(check: OrphanCheck): Promise<number | null> {
     return pid;
   }
   const deadline = Date.now() + (check.graceMs ?? 30_000);
-  while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  if (alive(pid)) {
+  while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (isAlive(pid)) {
     check.log?.(`orphaned process ${pid} did not stop in time; killing it`);
     try {
       process.kill(pid, 'SIGKILL');
     } catch {}
-    while (alive(pid)) await new Promise((r) => setTimeout(r, 50));
+    while (isAlive(pid)) await new Promise((r) => setTimeout(r, 50));
   }
   return pid;
 }
