@@ -8,9 +8,7 @@ import { smsErrors } from './errors.js';
 import type { KeywordsTable } from './migrations.js';
 import type { InboundRoute, KeywordRouter, SmsPipeline } from './pipeline.js';
 import type { SmsRepo } from './repo.js';
-import { segment } from './segmentation.js';
-
-const MAX_PARTS = 10;
+import { MAX_PARTS, segment } from './segmentation.js';
 
 const KEYWORD = /^[A-Za-z0-9]{2,20}$/;
 /**

@@ -55,6 +55,9 @@ export function gsm7Septets(ch: string): number {
 export const isGsm7 = (text: string): boolean => [...text].every((ch) => gsm7Septets(ch) > 0);
 
 /** Splits a text into the parts it is sent as. An empty text is one (empty) part. */
+/** The most parts one message (or keyword auto-reply) may take: sends over it are refused. */
+export const MAX_PARTS = 10;
+
 export function segment(text: string): Segmentation {
   const chars = [...text]; // code points: a surrogate pair stays together
   const encoding: SmsEncoding = chars.every((ch) => gsm7Septets(ch) > 0) ? 'GSM7' : 'UCS2';

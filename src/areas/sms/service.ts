@@ -10,7 +10,7 @@ import type { SmsPipeline } from './pipeline.js';
 import { costOf } from './pricing.js';
 import type { MessageFilter, SmsRepo } from './repo.js';
 import { isValidTimeZone, parseScheduledAt } from './schedule-time.js';
-import { segment } from './segmentation.js';
+import { MAX_PARTS, segment } from './segmentation.js';
 import type { SenderProfiles } from './sender-profiles.js';
 
 export { smsErrors } from './errors.js';
@@ -27,7 +27,6 @@ export interface ContactsPort {
   ): void;
 }
 
-export const MAX_PARTS = 10;
 const HORIZON_MS = 30 * 86400_000;
 /** Most recipients one send may reach after contacts and groups are resolved (ours). */
 export const MAX_RECIPIENTS = 10_000;

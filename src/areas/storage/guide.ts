@@ -1,7 +1,5 @@
 import { SIGNING_REGION, STORAGE_REGION } from './catalogue.js';
 
-export const MAX_UPLOAD_BYTES = 50 * 1000 ** 3;
-export const MAX_CONNECTIONS_PER_KEY = 100;
 export const LIST_PAGE_SIZE = 1000;
 export const MULTIPART_MIN_PART_BYTES = 5 * 1024 ** 2;
 
@@ -10,7 +8,12 @@ export const MULTIPART_MIN_PART_BYTES = 5 * 1024 ** 2;
  * use, filled in with this deployment's endpoint. Each example is run by test/e2e against a
  * real client, so they stay working.
  */
-export function s3Guide(endpoint: string, acceptedRegions: readonly string[], baseDomain: string | null) {
+export function s3Guide(
+  endpoint: string,
+  acceptedRegions: readonly string[],
+  baseDomain: string | null,
+  limits: { maxUploadBytes: number | null; maxConnectionsPerKey: number | null },
+) {
   const url = new URL(endpoint);
   const hostPort = url.host;
   const https = url.protocol === 'https:';
@@ -117,8 +120,8 @@ export function s3Guide(endpoint: string, acceptedRegions: readonly string[], ba
     credentials:
       'The access_key and secret_key returned when a bucket (POST /v1/storage/buckets), a bucket key (POST /v1/storage/buckets/{bucket_name}/keys) or an account key (POST /v1/storage/keys) is created.',
     limits: {
-      max_upload_bytes: MAX_UPLOAD_BYTES,
-      max_connections_per_key: MAX_CONNECTIONS_PER_KEY,
+      max_upload_bytes: limits.maxUploadBytes,
+      max_connections_per_key: limits.maxConnectionsPerKey,
       list_page_size: LIST_PAGE_SIZE,
       multipart_min_part_bytes: MULTIPART_MIN_PART_BYTES,
     },

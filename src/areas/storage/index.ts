@@ -101,7 +101,10 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
       const signingRegions = plane.signingRegions ?? [SIGNING_REGION, 'us-east-1'];
       return {
         service,
-        routes: storageRoutes(service, endpoint, () => signingRegions, kernel.config.s3.baseDomain),
+        routes: storageRoutes(service, endpoint, () => signingRegions, kernel.config.s3.baseDomain, {
+          maxUploadBytes: kernel.limits.of('storage.upload_bytes'),
+          maxConnectionsPerKey: kernel.limits.of('storage.connections_per_key'),
+        }),
         servers: plane.servers,
         async onReset() {
           await plane.onReset?.();

@@ -354,8 +354,8 @@ export const S3Guide = Type.Object(
     addressing: Type.Object({ path_style: Type.String(), virtual_host_style: Nullable(Type.String()) }),
     credentials: Type.String(),
     limits: Type.Object({
-      max_upload_bytes: Type.Integer(),
-      max_connections_per_key: Type.Integer(),
+      max_upload_bytes: Type.Union([Type.Integer(), Type.Null()], { description: 'null: no limit' }),
+      max_connections_per_key: Type.Union([Type.Integer(), Type.Null()], { description: 'null: no limit' }),
       list_page_size: Type.Integer(),
       multipart_min_part_bytes: Type.Integer(),
     }),

@@ -12,7 +12,6 @@ export const MIN_PART_SIZE = 5 * 1024 * 1024;
 export const MAX_PARTS = 10_000;
 const SMALL_OBJECT_BYTES = 256 * 1024;
 /** 50 GB per upload (the guide's stated limit). */
-export const MAX_UPLOAD_BYTES = 50 * 1000 * 1000 * 1000;
 
 /** What is stored beside an object's bytes. */
 export interface ObjectAttributes {
@@ -56,6 +55,8 @@ export class ObjectStore {
     readonly blobs: BlobStore,
     private readonly clock: Clock,
     private readonly log: Logger,
+    /** Largest object a multipart upload may assemble (`storage.upload_bytes`). */
+    private readonly maxUploadBytes: number = Number.MAX_SAFE_INTEGER,
   ) {}
 
   release(blobs: Released): void {
@@ -266,7 +267,7 @@ export class ObjectStore {
     const etag = `${md5.digest('hex')}-${chosen.length}`;
     const blobs = chosen.flatMap((p) => JSON.parse(p.blob) as BlobPart[]);
     const size = chosen.reduce((n, p) => n + Number(p.size), 0);
-    if (size > MAX_UPLOAD_BYTES) throw s3Errors.entityTooLarge();
+    if (size > this.maxUploadBytes) throw s3Errors.entityTooLarge();
     const keep = new Map(chosen.map((p) => [p.part_number, p.blob]));
     // The upload row goes first: a concurrent Complete or Abort then finds nothing to reuse.
     const released = await this.repo.dropUpload(upload.upload_id, keep, () => s3Errors.invalidPart());

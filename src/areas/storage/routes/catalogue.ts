@@ -10,6 +10,7 @@ export function catalogueRoutes(
   endpoint: () => string,
   acceptedRegions: () => readonly string[],
   baseDomain: string | null,
+  limits: { maxUploadBytes: number | null; maxConnectionsPerKey: number | null },
 ) {
   return [
     defineRoute({
@@ -42,7 +43,7 @@ export function catalogueRoutes(
       description: 'Public, like documentation. The examples carry this deployment’s endpoint.',
       access: publicAccess,
       response: { 200: S3Guide },
-      handler: async () => s3Guide(endpoint(), acceptedRegions(), baseDomain),
+      handler: async () => s3Guide(endpoint(), acceptedRegions(), baseDomain, limits),
     }),
   ];
 }

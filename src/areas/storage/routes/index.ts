@@ -9,11 +9,12 @@ export function storageRoutes(
   endpoint: () => string,
   signingRegions: () => readonly string[],
   baseDomain: string | null,
+  limits: { maxUploadBytes: number | null; maxConnectionsPerKey: number | null },
 ) {
   return [
     ...bucketRoutes(storage),
     ...keyRoutes(storage),
     ...configurationRoutes(storage),
-    ...catalogueRoutes(endpoint, signingRegions, baseDomain),
+    ...catalogueRoutes(endpoint, signingRegions, baseDomain, limits),
   ];
 }

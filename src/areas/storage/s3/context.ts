@@ -16,6 +16,8 @@ export interface S3Settings {
   /** Largest single PUT or part. */
   maxObjectBytes: number;
   maxUploadBytes: number;
+  /** Requests in flight per access key (`storage.connections_per_key`). */
+  maxConnectionsPerKey: number;
 }
 
 /** What every operation handler gets: the parsed request and the services behind it. */

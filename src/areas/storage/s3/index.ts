@@ -54,11 +54,15 @@ function blobStoreOf(kernel: Kernel): BlobStore {
 /** The S3 data plane: objects, versions, multipart uploads and the S3 protocol server. */
 export function createDataPlane(kernel: Kernel, directory: BucketDirectory): BuiltDataPlane {
   const blobs = blobStoreOf(kernel);
+  // The published limits (GET /storage/s3, docs/limits.md) and the enforced ones are one row each.
+  const maxUploadBytes = kernel.limits.of('storage.upload_bytes') ?? Number.MAX_SAFE_INTEGER;
+  const maxConnectionsPerKey = kernel.limits.of('storage.connections_per_key') ?? Number.MAX_SAFE_INTEGER;
   const objects = new ObjectStore(
     new ObjectRepo(kernel.store),
     blobs,
     kernel.clock,
     kernel.log.child({ area: 's3' }),
+    maxUploadBytes,
   );
   const cache = new DirectoryCache(directory);
   const env: S3Env = {
@@ -72,7 +76,8 @@ export function createDataPlane(kernel: Kernel, directory: BucketDirectory): Bui
       regions: kernel.config.s3.regions,
       baseDomain: kernel.config.s3.baseDomain,
       maxObjectBytes: 5 * GiB,
-      maxUploadBytes: 50 * 1000 * 1000 * 1000,
+      maxUploadBytes,
+      maxConnectionsPerKey,
     },
   };
   const server = new S3Server(env, kernel.config.host, kernel.config.ports.s3, (port) => {

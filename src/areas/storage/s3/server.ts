@@ -10,8 +10,6 @@ import { s3OperationLabel } from './operation-label.js';
 import { routeBucket, routeObject, routeService } from './router.js';
 import { el, XML_HEADER } from './xml.js';
 
-const MAX_CONNECTIONS_PER_KEY = 100;
-
 /** Splits a request into bucket and key: virtual-host style under the base domain, else path style. */
 export function addressOf(
   host: string | undefined,
@@ -125,7 +123,7 @@ export class S3Server implements RoleServer {
           counted = principal.key.accessKeyId;
           const n = (this.inFlight.get(counted) ?? 0) + 1;
           this.inFlight.set(counted, n);
-          if (n > MAX_CONNECTIONS_PER_KEY) throw s3Errors.tooManyConnections();
+          if (n > this.env.settings.maxConnectionsPerKey) throw s3Errors.tooManyConnections();
           this.env.directory.recordKeyUse?.(counted);
         }
       }
