@@ -5,7 +5,7 @@ import { isUniqueViolation } from '../../kernel/store/dialect.js';
 import { type DbType, FirewallUnmanaged, normaliseCidr } from './drivers/driver.js';
 import type { DatabasesTable } from './migrations.js';
 import type { DatabasesRepo } from './repo.js';
-import { dbErrors, LIMITS } from './rules.js';
+import { dbErrors } from './rules.js';
 import type { DatabasesService } from './service.js';
 
 /**
@@ -61,7 +61,8 @@ export class FirewallService {
     const dbType = row.db_type as DbType;
     const existing = await this.repo.rules(row.id);
     if (existing.some((r) => r.cidr === cidr)) throw dbErrors.ruleExists(ip);
-    if (existing.length >= LIMITS.firewallRulesPerDatabase) throw dbErrors.tooManyRules();
+    const max = this.dbs.quotas.of(await this.dbs.planOf(row.customer_id)).firewallRules;
+    if (existing.length >= max) throw dbErrors.tooManyRules(max);
     const rule = {
       id: newId(),
       database_id: row.id,

@@ -12,6 +12,7 @@ import { DatabaseReports } from './reports.js';
 import { coreRoutes } from './routes/core.js';
 import { extraRoutes } from './routes/extras.js';
 import { firewallRoutes } from './routes/firewall.js';
+import { DatabaseQuotas } from './rules.js';
 import { DatabasesService } from './service.js';
 import { BackupPolicyService } from './snapshots/backup-policy.js';
 import { SnapshotService } from './snapshots/snapshot-service.js';
@@ -56,6 +57,7 @@ export const databasesArea = defineArea({
       kernel.audit,
       kernel.clock,
       config.databases.internalCustomers,
+      new DatabaseQuotas(kernel.limits),
     );
     const planOf = async (customerId: string) =>
       (await kernel.identity.getCustomer(customerId))?.plan ?? 'free';

@@ -3,7 +3,7 @@ import type { IdentityService } from '../../kernel/auth/identity.js';
 import type { Clock } from '../../kernel/clock.js';
 import type { DbType } from './drivers/driver.js';
 import type { DatabasesRepo } from './repo.js';
-import { quotaOf, toMb } from './rules.js';
+import { toMb } from './rules.js';
 import type { DatabasesService } from './service.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -59,7 +59,7 @@ export class DatabaseReports {
   async quota(customerId: string) {
     const customer = await this.identity.getCustomer(customerId);
     const plan = customer?.plan ?? 'free';
-    const q = quotaOf(plan);
+    const q = this.dbs.quotas.of(plan);
     return { plan, quota: q, used: await this.repo.count(customerId) };
   }
 

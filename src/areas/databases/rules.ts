@@ -1,4 +1,5 @@
 import { AppError, kernelErrors } from '../../kernel/errors.js';
+import type { Limits } from '../../kernel/limits/quotas.js';
 import type { DbType } from './drivers/driver.js';
 
 /** Engine marker in technical names: `cust_<short id>_<marker>_<name>`. */
@@ -10,12 +11,8 @@ export const technicalName = (shortId: string, dbType: DbType, name: string) =>
 /** Form B's suffix when `requested_name` is left out: one default database per customer and engine. */
 export const DEFAULT_REQUESTED_NAME = 'main';
 
-/** Doc 1's limits (per account, per database) and its plan quotas; `enterprise` is "custom": the account caps. */
+/** Bounds of `connection_limit` a customer may set (validation, not a quota). */
 export const LIMITS = {
-  databasesPerAccount: 100,
-  connectionsPerDatabase: 100,
-  firewallRulesPerDatabase: 50,
-  databaseSizeMb: 1024 * 1024,
   connectionLimitMin: 10,
   connectionLimitMax: 1000,
 };
@@ -24,16 +21,28 @@ export interface PlanQuota {
   databases: number;
   sizeMb: number;
   snapshotsPerDatabase: number;
+  firewallRules: number;
+  connectionsPerDatabase: number;
 }
 
-export const PLAN_QUOTAS: Record<string, PlanQuota> = {
-  free: { databases: 3, sizeMb: 1024, snapshotsPerDatabase: 5 },
-  basic: { databases: 10, sizeMb: 10 * 1024, snapshotsPerDatabase: 10 },
-  pro: { databases: 50, sizeMb: 100 * 1024, snapshotsPerDatabase: 30 },
-  enterprise: { databases: 100, sizeMb: 1024 * 1024, snapshotsPerDatabase: 100 },
-};
+/**
+ * The databases rows of the limits table (`databases.*`, docs/limits.md) for a plan. "Unlimited"
+ * (an operator's override) is the largest safe integer here: every count is below it.
+ */
+export class DatabaseQuotas {
+  constructor(private readonly limits: Limits) {}
 
-export const quotaOf = (plan: string): PlanQuota => PLAN_QUOTAS[plan] ?? PLAN_QUOTAS['free']!;
+  of(plan: string): PlanQuota {
+    const v = (name: Parameters<Limits['of']>[0]) => this.limits.of(name, plan) ?? Number.MAX_SAFE_INTEGER;
+    return {
+      databases: v('databases.count'),
+      sizeMb: v('databases.size_mb'),
+      snapshotsPerDatabase: v('databases.snapshots_per_database'),
+      firewallRules: v('databases.firewall_rules'),
+      connectionsPerDatabase: v('databases.connections'),
+    };
+  }
+}
 
 export const TIERS = [
   {
@@ -61,7 +70,7 @@ export const dbErrors = {
     new AppError(
       'forbidden',
       'database_quota_exceeded',
-      `The account has ${used} of its ${limit} databases (plan ${plan}; at most ${LIMITS.databasesPerAccount} per account). Delete one or change plan.`,
+      `The account has ${used} of its ${limit} databases (plan ${plan}). Delete one or change plan.`,
     ),
   bothNames: () =>
     kernelErrors.invalid('Give either db_name (form A) or requested_name (form B), not both.', [
@@ -87,11 +96,11 @@ export const dbErrors = {
       'firewall_rule_exists',
       `A firewall rule for ${ip} already exists on this database.`,
     ),
-  tooManyRules: () =>
+  tooManyRules: (max: number) =>
     new AppError(
       'conflict',
       'firewall_rule_limit',
-      `A database has at most ${LIMITS.firewallRulesPerDatabase} firewall rules; delete one first.`,
+      `A database has at most ${max} firewall rules; delete one first.`,
     ),
   firewallUnmanaged: (why: string) =>
     new AppError(

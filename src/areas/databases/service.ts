@@ -10,7 +10,7 @@ import { type DatabaseRef, type DbType, type EngineDriver, FirewallUnmanaged } f
 import type { DatabaseEngines } from './engines/engines.js';
 import type { DatabasesTable } from './migrations.js';
 import type { DatabasesRepo } from './repo.js';
-import { DEFAULT_REQUESTED_NAME, dbErrors, LIMITS, quotaOf, technicalName, toMb } from './rules.js';
+import { type DatabaseQuotas, DEFAULT_REQUESTED_NAME, dbErrors, technicalName, toMb } from './rules.js';
 
 /** A create's answer: `password` is null when form B found the database already there. */
 export interface CreatedDatabase {
@@ -49,7 +49,14 @@ export class DatabasesService {
     private readonly audit: AuditTrail,
     private readonly clock: Clock,
     private readonly internalCustomers: readonly string[],
+    /** The plan quotas, from the limits table (the snapshot, firewall and report parts read them here). */
+    readonly quotas: DatabaseQuotas,
   ) {}
+
+  /** The customer's plan (its quotas are `quotas.of(plan)`). */
+  async planOf(customerId: string): Promise<string> {
+    return (await this.identity.getCustomer(customerId))?.plan ?? 'free';
+  }
 
   /** Set by the area: removes what other parts keep of a database (its snapshot files). */
   beforeDelete: ((row: DatabasesTable) => Promise<void>) | null = null;
@@ -169,8 +176,8 @@ export class DatabasesService {
         connection_string: this.connectionString(req.dbType, existing.username, null, host, port, technical),
       };
     }
-    const quota = quotaOf(customer.plan);
-    const limit = Math.min(quota.databases, LIMITS.databasesPerAccount);
+    const quota = this.quotas.of(customer.plan);
+    const limit = quota.databases;
     const driver = await this.driver(req.dbType);
     if (req.tier === 'encrypted' && !this.engines.encryptedAtRest(req.dbType))
       throw dbErrors.tierUnavailable(req.dbType);
@@ -185,7 +192,7 @@ export class DatabasesService {
       username: technical,
       description: req.description,
       tier: req.tier,
-      connection_limit: LIMITS.connectionsPerDatabase,
+      connection_limit: quota.connectionsPerDatabase,
       password_changed_at: now,
       created_at: now,
     };

@@ -63,12 +63,12 @@ export function extraRoutes(
         const { plan, quota, used } = await reports.quota(principal.customerId);
         return {
           plan,
-          databases: { used, limit: Math.min(quota.databases, LIMITS.databasesPerAccount) },
+          databases: { used, limit: quota.databases },
           database_size_mb: quota.sizeMb,
           snapshots_per_database: quota.snapshotsPerDatabase,
-          connections_per_database: LIMITS.connectionsPerDatabase,
+          connections_per_database: quota.connectionsPerDatabase,
           connection_limit_range: { min: LIMITS.connectionLimitMin, max: LIMITS.connectionLimitMax },
-          firewall_rules_per_database: LIMITS.firewallRulesPerDatabase,
+          firewall_rules_per_database: quota.firewallRules,
           rate_limits: {
             api_requests_per_minute: limits['database']?.points ?? 500,
             creations_per_hour: limits['database.create']?.points ?? 10,

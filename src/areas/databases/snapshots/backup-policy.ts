@@ -4,7 +4,7 @@ import { type Clock, isoOf as iso } from '../../../kernel/clock.js';
 import type { DbType } from '../drivers/driver.js';
 import type { BackupPoliciesTable, DatabasesTable } from '../migrations.js';
 import type { DatabasesRepo } from '../repo.js';
-import { dbErrors, quotaOf } from '../rules.js';
+import { dbErrors } from '../rules.js';
 import type { DatabasesService } from '../service.js';
 import type { SnapshotService } from './snapshot-service.js';
 
@@ -39,7 +39,7 @@ export class BackupPolicyService {
       enabled: p ? p.enabled === 1 : false,
       frequency: p?.frequency ?? 'daily',
       hour_utc: p?.hour_utc ?? 3,
-      retention_count: p?.retention_count ?? Math.min(7, quotaOf(plan).snapshotsPerDatabase),
+      retention_count: p?.retention_count ?? Math.min(7, this.dbs.quotas.of(plan).snapshotsPerDatabase),
       next_run_at: iso(p?.next_run_at ?? null),
       last_run_at: iso(p?.last_run_at ?? null),
     };
@@ -54,7 +54,7 @@ export class BackupPolicyService {
     const row = await this.dbs.get(principal.customerId, dbType, name);
     const plan = await this.planOf(principal.customerId);
     const current = this.policyView(row, await this.repo.policy(row.id), plan);
-    const max = quotaOf(plan).snapshotsPerDatabase;
+    const max = this.dbs.quotas.of(plan).snapshotsPerDatabase;
     const retention = input.retention_count ?? Math.min(current.retention_count, max);
     if (retention > max) throw dbErrors.retentionTooHigh(max);
     const frequency = input.frequency ?? current.frequency;
@@ -96,7 +96,7 @@ export class BackupPolicyService {
       if (!row) continue;
       // Manual and automatic snapshots together stay within the plan's count: automatic ones
       // keep what the manual ones leave, up to the policy's retention.
-      const max = quotaOf(await this.planOf(row.customer_id)).snapshotsPerDatabase;
+      const max = this.dbs.quotas.of(await this.planOf(row.customer_id)).snapshotsPerDatabase;
       const manual = (await this.repo.snapshots(row.id, 'manual')).filter((s) => s.status !== 'failed');
       const keep = Math.min(p.retention_count, max - manual.length);
       if (keep <= 0) {

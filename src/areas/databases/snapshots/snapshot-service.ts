@@ -10,7 +10,7 @@ import type { SecretBox } from '../../../kernel/secrets.js';
 import type { DbType } from '../drivers/driver.js';
 import type { DatabasesTable, SnapshotsTable } from '../migrations.js';
 import type { DatabasesRepo } from '../repo.js';
-import { dbErrors, quotaOf } from '../rules.js';
+import { dbErrors } from '../rules.js';
 import type { DatabasesService } from '../service.js';
 import type { SnapshotStore, SnapshotStoreKind } from './snapshot-store.js';
 
@@ -59,7 +59,7 @@ export class SnapshotService {
     return {
       snapshots: snaps.map((s) => this.view(row, s)),
       total: snaps.length,
-      max_snapshots: quotaOf(plan).snapshotsPerDatabase,
+      max_snapshots: this.dbs.quotas.of(plan).snapshotsPerDatabase,
     };
   }
 
@@ -92,7 +92,7 @@ export class SnapshotService {
     };
     // Manual snapshots count against the plan; automatic ones are bounded by the policy's retention.
     const plan = kind === 'manual' ? await this.planOf(row.customer_id) : null;
-    const limit = plan ? quotaOf(plan).snapshotsPerDatabase : null;
+    const limit = plan ? this.dbs.quotas.of(plan).snapshotsPerDatabase : null;
     if (!(await this.repo.reserveSnapshot(snap, limit))) throw dbErrors.snapshotLimit(limit!, plan!);
     const beat = setInterval(() => {
       this.repo.updateSnapshot(id, { heartbeat_at: Date.now() }).catch(() => {});
