@@ -42,6 +42,8 @@ const DEBIAN_PACKAGES = [
   { name: 'inadyn', probe: 'inadyn' },
   // Databases: the second engine (PostgreSQL is above).
   { name: 'mariadb-server', probe: 'mariadbd' },
+  // GPU jobs: the reference worker renders test clips with ffmpeg, the tests check them with ffprobe.
+  { name: 'ffmpeg', probe: 'ffprobe' },
 ];
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));

@@ -19,6 +19,8 @@ const USAGE = `usage: fjord <command>
                         [--first-name F] [--last-name L] [--company C] [--plan P]
   admin customer list
   admin customer plan (--id ID | --email E) --plan free|basic|pro|enterprise
+  gpu-worker --url URL --token fjw_… [--engines reference-image,reference-video]
+                                                 serve GPU jobs of the reference engines
   openapi                                        print the OpenAPI document
 `;
 
@@ -157,6 +159,27 @@ async function openapi() {
 
 class UsageError extends Error {}
 
+/** `fjord gpu-worker`: the reference worker, against any Fjord whose operator issued a token. */
+async function gpuWorker(args: string[]) {
+  const { values } = parseArgs({
+    args,
+    options: { url: { type: 'string' }, token: { type: 'string' }, engines: { type: 'string' } },
+  });
+  if (!values.url || !values.token) throw new UsageError('gpu-worker needs --url and --token');
+  const { runReferenceWorker } = await import('./areas/gpu/reference-worker.js');
+  const stop = new AbortController();
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
+  await runReferenceWorker({
+    baseUrl: values.url.replace(/\/+$/, ''),
+    token: values.token,
+    engines: values.engines?.split(',').map((e) => e.trim()),
+    signal: stop.signal,
+    log: (line) => process.stdout.write(`${line}\n`),
+  }).catch((err) => {
+    if (!stop.signal.aborted) throw err;
+  });
+}
+
 async function main(argv: string[]) {
   const [command, ...rest] = argv;
   try {
@@ -169,6 +192,8 @@ async function main(argv: string[]) {
         return await admin(rest);
       case 'openapi':
         return await openapi();
+      case 'gpu-worker':
+        return await gpuWorker(rest);
       default:
         throw new UsageError(
           command && command !== 'help' && command !== '--help' ? `unknown command ${command}` : '',

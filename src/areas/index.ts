@@ -6,6 +6,7 @@ import { databasesArea } from './databases/index.js';
 import { dnsArea } from './dns/index.js';
 import { domainVerificationArea } from './domain-verification/index.js';
 import { dynArea } from './dyn/index.js';
+import { gpuArea } from './gpu/index.js';
 import { llmArea } from './llm/index.js';
 import { regionsArea } from './regions/index.js';
 import { smsArea } from './sms/index.js';
@@ -30,4 +31,5 @@ export const AREAS: AreaModule[] = [
   verifyArea,
   llmArea,
   chatbotArea,
+  gpuArea,
 ];

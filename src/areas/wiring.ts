@@ -7,6 +7,7 @@ import type { DatabasesService } from './databases/service.js';
 import type { DnsService } from './dns/service.js';
 import type { DomainVerificationService } from './domain-verification/service.js';
 import type { DynService } from './dyn/service.js';
+import type { GpuService } from './gpu/service.js';
 import type { LlmService } from './llm/service.js';
 import type { RegionsService } from './regions/service.js';
 import type { SmsService } from './sms/service.js';
@@ -30,6 +31,7 @@ export interface AreaServices {
   verify: VerifyService;
   llm: LlmService;
   chatbot: ChatbotService;
+  gpu: GpuService;
 }
 
 /**

@@ -204,7 +204,8 @@ export async function buildHttpApp(
           reply,
         });
         if (reply.sent) return reply;
-        if (route.produces) reply.type(route.produces);
+        // A handler may name the exact type (a download's image/png); `produces` is the default.
+        if (route.produces && !reply.hasHeader('content-type')) reply.type(route.produces);
         return reply.code(successStatus(route)).send(result);
       },
     });

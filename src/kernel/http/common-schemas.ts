@@ -26,7 +26,10 @@ export const ErrorBody = Type.Object(
 export const RateLimitBody = Type.Object(
   {
     error: Type.Object({
-      code: Type.Literal('RATE_LIMIT_EXCEEDED'),
+      code: Type.String({
+        description:
+          '`RATE_LIMIT_EXCEEDED` for request rate limits; an area’s own 429 names its limit (`concurrent_job_limit`, `budget_exceeded`)',
+      }),
       message: Type.String(),
       retry_after: Type.Integer({ description: 'Seconds until a retry can succeed' }),
       details: Type.Object({

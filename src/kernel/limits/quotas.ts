@@ -74,6 +74,8 @@ export const DEFAULT_LIMITS = {
     doc: 'Earlier messages of a session sent to the model with each question (ours)',
     value: 20,
   },
+  // GPU jobs
+  'gpu.concurrent_jobs_per_key': { doc: 'GPU jobs queued or processing per API key', value: 10 },
   // Language models
   'llm.concurrent_requests_per_key': {
     doc: 'Language-model requests in flight per API key, streams until they end (per process)',

@@ -1,0 +1,239 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runReferenceWorker } from '../../src/areas/gpu/reference-worker.js';
+import { commandPath } from '../helpers/commands.js';
+import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+import { expectLimitHolds } from '../helpers/race.js';
+
+/**
+ * GPU jobs end to end: the queue and its limits through the API, and the pull protocol served
+ * by the reference worker over HTTP — lease, progress, outputs in Fjord's object storage,
+ * signed downloads — plus leases lost on the clock, cancellation and time limits.
+ */
+let t: TestFjord;
+let a: TestCustomer;
+let key: string;
+let workerToken: string;
+
+beforeAll(async () => {
+  t = await TestFjord.create({
+    FJORD_API_PORT: '0',
+    FJORD_RATE_LIMITS: JSON.stringify({ gpu: { points: 10_000, duration: 60 } }),
+  });
+  await t.fjord.start(['api']);
+  a = await t.customer();
+  key = (await t.kernel.identity.createServiceKey(a.id, 'gpu', 'renderer')).key;
+  const w = await t.operator('POST', '/admin/v1/gpu/workers', {
+    name: 'ref-1',
+    engines: ['reference-image', 'reference-video'],
+  });
+  expect(w.status).toBe(201);
+  workerToken = w.body.token;
+});
+afterAll(() => t.close());
+
+const worker = (maxJobs: number, token = workerToken) =>
+  runReferenceWorker({ baseUrl: t.kernel.baseUrl(), token, maxJobs, pollSeconds: 0.05 });
+const create = (body: unknown, k = key) => t.request('POST', '/v1/gpu/jobs', { key: k, body });
+const protocol = (path: string, body: unknown, token = workerToken) =>
+  t.request('POST', `/v1/gpu/worker${path}`, { headers: { authorization: `Bearer ${token}` }, body });
+
+describe('GPU jobs', () => {
+  it('lists engines, presets and prices without credentials; an engine is available once a worker calls', async () => {
+    const before = (await t.request('GET', '/v1/gpu/engines')).body as {
+      engine: string;
+      available: boolean;
+    }[];
+    expect(before.find((e) => e.engine === 'reference-image')).toMatchObject({
+      available: false,
+      tier_required: null,
+      type: 'image',
+    });
+    await protocol('/lease', { engines: ['reference-image'] });
+    const after = (await t.request('GET', '/v1/gpu/engines')).body as {
+      engine: string;
+      available: boolean;
+    }[];
+    expect(after.find((e) => e.engine === 'reference-image')!.available).toBe(true);
+    expect(after.find((e) => e.engine === 'sdxl')!.available).toBe(false);
+    expect((await t.request('GET', '/v1/gpu/presets')).body.length).toBeGreaterThan(0);
+    const prices = (await t.request('GET', '/v1/gpu/pricing')).body as { engine: string; currency: string }[];
+    expect(new Set(prices.filter((p) => p.engine === 'sdxl').map((p) => p.currency))).toEqual(
+      new Set(['NOK', 'SEK', 'DKK', 'EUR', 'USD']),
+    );
+  });
+
+  it('runs an image job through the reference worker to a downloadable PNG of the asked aspect ratio', async () => {
+    const job = await create({
+      type: 'image',
+      engine: 'reference-image',
+      inputs: { prompt: 'a fjord at dawn', aspect_ratio: '9:16', seed: 7 },
+    });
+    expect(job.status, job.text).toBe(201);
+    expect(job.body).toMatchObject({
+      status: 'queued',
+      progress: 0,
+      output_files: {},
+      estimated_cost: { amount: 0, currency: 'NOK' },
+      actual_cost: null,
+    });
+    expect(await worker(1)).toBe(1);
+    const done = await t.request('GET', `/v1/gpu/jobs/${job.body.id}`, { key });
+    expect(done.body).toMatchObject({
+      status: 'completed',
+      progress: 100,
+      actual_cost: { amount: 0, currency: 'NOK' },
+    });
+    const res = await fetch(done.body.output_files.image);
+    expect(res.headers.get('content-type')).toBe('image/png');
+    const png = Buffer.from(await res.arrayBuffer());
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
+    expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([288, 512]);
+    // The link opens that one file, for an hour.
+    const url = new URL(done.body.output_files.image);
+    expect((await fetch(url.href.replace('/image.png?', '/other.png?'))).status).toBe(404);
+    await t.advance(3601);
+    expect((await fetch(url)).status).toBe(404);
+  });
+
+  it.runIf(commandPath('ffprobe') !== null)(
+    'runs a video job to an MP4 of the asked duration',
+    { timeout: 60_000 },
+    async () => {
+      const job = await create({
+        type: 'video',
+        engine: 'reference-video',
+        inputs: { prompt: 'waves', duration_sec: 2 },
+      });
+      expect(job.status, job.text).toBe(201);
+      expect(await worker(1)).toBe(1);
+      const done = await t.request('GET', `/v1/gpu/jobs/${job.body.id}`, { key });
+      const file = join(mkdtempSync(join(tmpdir(), 'fjord-gpu-test-')), 'v.mp4');
+      writeFileSync(file, Buffer.from(await (await fetch(done.body.output_files.video)).arrayBuffer()));
+      const { stdout } = await promisify(execFile)('ffprobe', [
+        '-v',
+        'error',
+        '-show_entries',
+        'format=duration',
+        '-of',
+        'csv=p=0',
+        file,
+      ]);
+      expect(Number(stdout)).toBeCloseTo(2, 0);
+    },
+  );
+
+  it('puts a job whose worker vanished back in the queue when its lease runs out, for another worker to finish', async () => {
+    const job = await create({ type: 'image', engine: 'reference-image', inputs: { prompt: 'lost' } });
+    const leased = await protocol('/lease', { engines: ['reference-image'] });
+    expect(leased.body.id).toBe(job.body.id);
+    expect((await t.request('GET', `/v1/gpu/jobs/${job.body.id}`, { key })).body.status).toBe('processing');
+    await t.advance(61);
+    expect((await t.request('GET', `/v1/gpu/jobs/${job.body.id}`, { key })).body.status).toBe('queued');
+    const other = await t.operator('POST', '/admin/v1/gpu/workers', {
+      name: 'ref-2',
+      engines: ['reference-image'],
+    });
+    expect(await worker(1, other.body.token)).toBe(1);
+    expect((await t.request('GET', `/v1/gpu/jobs/${job.body.id}`, { key })).body.status).toBe('completed');
+    // The first worker's late calls are refused: it no longer holds the job.
+    expect((await protocol(`/jobs/${job.body.id}/heartbeat`, { progress: 50 })).status).toBe(409);
+  });
+
+  it('cancels queued and processing jobs only; a processing job’s worker hears it on its next heartbeat', async () => {
+    const queued = await create({ type: 'image', engine: 'reference-image', inputs: { prompt: 'q' } });
+    const c1 = await t.request('DELETE', `/v1/gpu/jobs/${queued.body.id}`, { key });
+    expect(c1.body.status).toBe('cancelled');
+    const again = await t.request('DELETE', `/v1/gpu/jobs/${queued.body.id}`, { key });
+    expect(again.status).toBe(409);
+    expect(again.body.detail.code).toBe('job_not_cancellable');
+
+    const running = await create({ type: 'image', engine: 'reference-image', inputs: { prompt: 'p' } });
+    await protocol('/lease', { engines: ['reference-image'] });
+    expect((await t.request('DELETE', `/v1/gpu/jobs/${running.body.id}`, { key })).body.status).toBe(
+      'cancelled',
+    );
+    expect((await protocol(`/jobs/${running.body.id}/heartbeat`, { progress: 40 })).body.cancel).toBe(true);
+  });
+
+  it('fails a job that runs past its time limit', async () => {
+    const job = await create({ type: 'image', engine: 'reference-image', inputs: { prompt: 'slow' } });
+    await protocol('/lease', { engines: ['reference-image'] });
+    for (let i = 0; i < 6; i++) {
+      await t.advance(55);
+      expect((await protocol(`/jobs/${job.body.id}/heartbeat`, { progress: 10 + i })).status).toBe(200);
+    }
+    await t.advance(1);
+    await t.kernel.jobs.drain();
+    const failed = await t.request('GET', `/v1/gpu/jobs/${job.body.id}`, { key });
+    expect(failed.body).toMatchObject({ status: 'failed', error_message: expect.stringMatching(/limit/) });
+  });
+
+  it('refuses engines above the account’s plan, bad inputs, and webhooks on image jobs', async () => {
+    const tier = await create({ type: 'image', engine: 'sdxl', inputs: { prompt: 'x' } });
+    expect(tier.status).toBe(403);
+    expect(tier.body.detail.code).toBe('tier_required');
+    for (const inputs of [{}, { prompt: 'x', aspect_ratio: '3:2' }, { prompt: 'x', extra: 1 }]) {
+      const r = await create({ type: 'image', engine: 'reference-image', inputs });
+      expect(r.status, JSON.stringify(inputs)).toBe(422);
+    }
+    const long = await create({
+      type: 'video',
+      engine: 'reference-video',
+      inputs: { prompt: 'x', duration_sec: 31 },
+    });
+    expect(long.status).toBe(422);
+    const hook = await create({
+      type: 'image',
+      engine: 'reference-image',
+      inputs: { prompt: 'x' },
+      webhook_url: 'https://example.test/h',
+    });
+    expect(hook.body.detail.code).toBe('webhook_video_only');
+  });
+
+  it('holds the 10 queued-or-processing jobs per key when requests arrive together', async () => {
+    const k = (await t.kernel.identity.createServiceKey(a.id, 'gpu', 'burst')).key;
+    const { refused } = await expectLimitHolds({
+      room: 10,
+      attempts: 20,
+      send: (i) => create({ type: 'image', engine: 'reference-image', inputs: { prompt: `burst ${i}` } }, k),
+      refusal: { status: 429 },
+    });
+    expect(refused.map((r) => r.body.error.code)).toEqual(Array(10).fill('concurrent_job_limit'));
+  });
+
+  it('sends a video job’s final state to its webhook', async () => {
+    const job = await create({
+      type: 'video',
+      engine: 'reference-video',
+      inputs: { prompt: 'hook', duration_sec: 1 },
+      webhook_url: 'https://hooks.example.test/gpu',
+    });
+    await protocol('/lease', { engines: ['reference-video'] });
+    await protocol(`/jobs/${job.body.id}/fail`, { error_message: 'out of memory' });
+    const { deliveries } = await t.kernel.webhooks.listDeliveries(a.id);
+    expect(deliveries.find((d) => d.event_type === 'gpu.job.failed')).toMatchObject({
+      url: 'https://hooks.example.test/gpu',
+    });
+  });
+
+  it('keeps jobs to their customer, and worker routes to workers', async () => {
+    const b = await t.customer();
+    const mine = (await t.request('GET', '/v1/gpu/jobs', { key })).body as { id: string }[];
+    expect(mine.length).toBeGreaterThan(0);
+    expect((await t.request('GET', `/v1/gpu/jobs/${mine[0]!.id}`, { key: b.pat })).status).toBe(404);
+    expect((await t.request('GET', '/v1/gpu/jobs', { key: b.pat })).body).toEqual([]);
+    expect(
+      (await protocol('/lease', { engines: ['reference-image'] }, 'fjw_notARealWorkerToken000000000000'))
+        .status,
+    ).toBe(401);
+    expect(
+      (await t.request('POST', '/v1/gpu/worker/lease', { key: a.pat, body: { engines: ['x'] } })).status,
+    ).toBe(401);
+  });
+});
