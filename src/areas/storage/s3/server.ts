@@ -124,7 +124,7 @@ export class S3Server implements RoleServer {
           const n = (this.inFlight.get(counted) ?? 0) + 1;
           this.inFlight.set(counted, n);
           if (n > this.env.settings.maxConnectionsPerKey) throw s3Errors.tooManyConnections();
-          this.env.directory.recordKeyUse?.(counted);
+          void this.env.directory.recordKeyUse?.(counted);
         }
       }
       if (!bucket) await routeService(call);
