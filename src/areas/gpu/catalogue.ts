@@ -104,7 +104,7 @@ export function pricing() {
 
 export function pricePerUnit(engine: string, currency: string): number {
   const i = CURRENCIES.indexOf(currency as (typeof CURRENCIES)[number]);
-  return PRICE[engine]?.amounts[i < 0 ? 0 : i] ?? 0;
+  return PRICE[engine]?.amounts[Math.max(0, i)] ?? 0;
 }
 
 /** Processing time limits per type (seconds). */

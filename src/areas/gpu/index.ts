@@ -25,7 +25,6 @@ export const gpuArea = defineArea({
       outputs,
       kernel.secrets,
       () => kernel.baseUrl(),
-      kernel.log.child({ area: 'gpu' }),
     );
     const workers = new GpuWorkers(gpu.repo, kernel.clock);
     // Leases that run out and jobs past their time limit are swept on the clock (and at every lease).

@@ -1,5 +1,4 @@
 import { Readable } from 'node:stream';
-import type { Logger } from 'pino';
 import type { IdentityService } from '../../kernel/auth/identity.js';
 import type { Principal } from '../../kernel/auth/principal.js';
 import { type Clock, isoOf } from '../../kernel/clock.js';
@@ -45,7 +44,6 @@ export class GpuService {
     private readonly outputs: InternalObjects,
     private readonly secrets: SecretBox,
     private readonly baseUrl: () => string,
-    private readonly log: Logger,
   ) {
     this.repo = GpuRepo.of(store);
   }
