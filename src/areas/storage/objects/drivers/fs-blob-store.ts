@@ -1,9 +1,12 @@
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { newId } from '../../../../kernel/ids.js';
 import type { BlobStore } from './blob-store.js';
+
+/** A temp file untouched this long belongs to no running upload (wall clock: files age in real time). */
+const TEMP_MAX_AGE_MS = 3600_000;
 
 /**
  * Blobs as files under `<data dir>/objects`: written to a temp file, fsynced, checked, then
@@ -29,6 +32,8 @@ export class FsBlobStore implements BlobStore {
   private ensureDirs(): Promise<void> {
     this.ready ??= (async () => {
       await mkdir(this.tmp, { recursive: true });
+      // What a crash left half-written: no upload keeps a temp file an hour without writing to it.
+      await this.sweepTemp(TEMP_MAX_AGE_MS);
       for (let i = 0; i < 256; i++)
         await mkdir(join(this.root, i.toString(16).padStart(2, '0')), { recursive: true });
     })();
@@ -82,6 +87,21 @@ export class FsBlobStore implements BlobStore {
 
   async delete(ref: string): Promise<void> {
     await unlink(this.pathOf(ref)).catch(() => {});
+  }
+
+  /** Removes temp files not written to for `maxAgeMs`; returns how many. */
+  async sweepTemp(maxAgeMs: number): Promise<number> {
+    let removed = 0;
+    const before = Date.now() - maxAgeMs;
+    for (const name of await readdir(this.tmp).catch(() => [] as string[])) {
+      const path = join(this.tmp, name);
+      const st = await stat(path).catch(() => null);
+      if (st && st.mtimeMs < before) {
+        await unlink(path).catch(() => {});
+        removed++;
+      }
+    }
+    return removed;
   }
 
   async clear(): Promise<void> {
