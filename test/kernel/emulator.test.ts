@@ -68,13 +68,14 @@ describe('emulator controls', () => {
 
     const early = await t.operator('POST', '/admin/v1/clock/advance', { seconds: 60 });
     expect(early.status).toBe(200);
-    expect(early.body.jobs_run).toBe(0);
+    // The areas' own schedules (the GPU lease sweep runs every 15 s) may run too: count ours.
+    expect(early.body.jobs_run).toBeGreaterThanOrEqual(0);
     expect(early.body.offset_seconds).toBe(before.body.offset_seconds + 60);
     expect(Date.parse(early.body.now) - Date.parse(before.body.now)).toBeGreaterThanOrEqual(60_000);
     expect(runs).toBe(0);
 
     const due = await t.operator('POST', '/admin/v1/clock/advance', { seconds: 61 });
-    expect(due.body.jobs_run).toBe(1);
+    expect(due.body.jobs_run).toBeGreaterThanOrEqual(1);
     expect(due.body.jobs_due).toBeGreaterThanOrEqual(1);
     expect(runs).toBe(1);
 
@@ -86,7 +87,7 @@ describe('emulator controls', () => {
 
     const zero = await t.operator('POST', '/admin/v1/clock/advance', { seconds: 0 });
     expect(zero.status).toBe(200);
-    expect(zero.body.jobs_run).toBe(0);
+    expect(runs).toBe(1);
   });
 
   it('refuses to move the clock backward or by nonsense', async () => {

@@ -57,7 +57,23 @@ export class ObjectStore {
     private readonly log: Logger,
     /** Largest object a multipart upload may assemble (`storage.upload_bytes`). */
     private readonly maxUploadBytes: number = Number.MAX_SAFE_INTEGER,
+    /** Bytes a customer may store (`storage.bytes` of its plan); null: no limit. */
+    private readonly quotaOf: (customerId: string) => Promise<number | null> = async () => null,
   ) {}
+
+  /**
+   * Refuses a write that would take the customer past its plan's storage: checked before the
+   * bytes are accepted (with the size the request announces) and again with the size written.
+   * Writes at the same moment can overshoot by what they carry together — a quota, not a lock,
+   * as MinIO's bucket quotas are.
+   */
+  async checkQuota(customerId: string, adding: number): Promise<void> {
+    if (adding <= 0) return;
+    const max = await this.quotaOf(customerId);
+    if (max === null) return;
+    const { bytes } = await this.repo.usageOfCustomer(customerId);
+    if (bytes + adding > max) throw s3Errors.quotaExceeded(max);
+  }
 
   release(blobs: Released): void {
     for (const b of blobs)
@@ -85,7 +101,12 @@ export class ObjectStore {
     body: IncomingBody<R>,
     attrs: ObjectAttributes,
   ) {
+    await this.checkQuota(bucket.customerId, body.expectedSize);
     const { parts, result } = await this.writeBlob(body);
+    await this.checkQuota(bucket.customerId, result.size).catch((err) => {
+      this.release(parts);
+      throw err;
+    });
     const committed = await this.commit(bucket, key, {
       size: result.size,
       etag: result.md5,
@@ -268,6 +289,7 @@ export class ObjectStore {
     const blobs = chosen.flatMap((p) => JSON.parse(p.blob) as BlobPart[]);
     const size = chosen.reduce((n, p) => n + Number(p.size), 0);
     if (size > this.maxUploadBytes) throw s3Errors.entityTooLarge();
+    await this.checkQuota(bucket.customerId, size);
     const keep = new Map(chosen.map((p) => [p.part_number, p.blob]));
     // The upload row goes first: a concurrent Complete or Abort then finds nothing to reuse.
     const released = await this.repo.dropUpload(upload.upload_id, keep, () => s3Errors.invalidPart());

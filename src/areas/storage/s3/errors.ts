@@ -95,6 +95,12 @@ export const s3Errors = {
       400,
       'Your proposed upload is smaller than the minimum allowed object size.',
     ),
+  quotaExceeded: (max: number) =>
+    new S3Error(
+      'QuotaExceeded',
+      403,
+      `The account's plan allows ${max} bytes of storage and this write would pass it; delete objects or change plan.`,
+    ),
   entityTooLarge: () =>
     new S3Error('EntityTooLarge', 400, 'Your proposed upload exceeds the maximum allowed object size.'),
   invalidPart: () =>

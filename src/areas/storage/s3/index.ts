@@ -4,7 +4,7 @@ import type { BucketDirectory, ObjectStats } from '../data-plane-contract.js';
 import type { BlobStore } from '../objects/drivers/blob-store.js';
 import { FsBlobStore } from '../objects/drivers/fs-blob-store.js';
 import { S3BlobStore } from '../objects/drivers/s3-blob-store.js';
-import { InternalBucket } from '../objects/internal-bucket.js';
+import { INTERNAL_OWNER, InternalBucket } from '../objects/internal-bucket.js';
 import { ObjectStore } from '../objects/object-store.js';
 import { ObjectRepo } from '../objects/repo.js';
 import { DataPlaneStats } from '../objects/stats.js';
@@ -63,6 +63,11 @@ export function createDataPlane(kernel: Kernel, directory: BucketDirectory): Bui
     kernel.clock,
     kernel.log.child({ area: 's3' }),
     maxUploadBytes,
+    // Fjord's own buckets (snapshots, GPU outputs) belong to no customer and no plan.
+    async (customerId) =>
+      customerId === INTERNAL_OWNER
+        ? null
+        : kernel.limits.of('storage.bytes', (await kernel.identity.getCustomer(customerId))?.plan),
   );
   const cache = new DirectoryCache(directory);
   const env: S3Env = {

@@ -46,6 +46,8 @@ export async function uploadPart(call: S3Call): Promise<void> {
   await objects.requireUpload(bucket.id, call.key!, uploadId);
   if (call.header('x-amz-copy-source')) return uploadPartCopy(call, uploadId, partNumber);
   const body = call.bodyReader(MAX_PART_BYTES);
+  // A part does not count as stored until the upload completes, but one that cannot fit is refused now.
+  await objects.checkQuota(bucket.customerId, body.expectedSize);
   const { parts, result } = await objects.writeBlob(body);
   await objects.putPart(uploadId, partNumber, parts, result);
   const headers: Record<string, string> = { etag: quoteEtag(result.md5) };

@@ -6,6 +6,8 @@ import pino from 'pino';
 import { loadConfig } from '../../../../config/config.js';
 import { AdjustableClock } from '../../../../kernel/clock.js';
 import type { Kernel } from '../../../../kernel/kernel.js';
+import { Limits } from '../../../../kernel/limits/quotas.js';
+import { ProtocolMetrics } from '../../../../kernel/observe/protocol-metrics.js';
 import { Registry } from '../../../../kernel/registry.js';
 import { openStore, type Store } from '../../../../kernel/store/store.js';
 import type {
@@ -159,7 +161,17 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   );
   const clock = new AdjustableClock();
   const log = pino({ level: process.env['FJORD_TEST_LOG'] ? 'debug' : 'silent' });
-  const kernel = { config, clock, store, log, registry: new Registry() } as unknown as Kernel;
+  const kernel = {
+    config,
+    clock,
+    store,
+    log,
+    registry: new Registry(),
+    limits: new Limits(config.limitOverrides),
+    metrics: new ProtocolMetrics(),
+    // The in-memory directory's customers have no account: the free plan's quotas apply.
+    identity: { getCustomer: async () => undefined },
+  } as unknown as Kernel;
   const directory = new MemoryDirectory();
   const plane = createDataPlane(kernel, directory);
   for (const s of plane.servers) await s.start();
