@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
@@ -116,13 +117,14 @@ beforeAll(async () => {
   up = await startUpstream();
   t = await TestFjord.create({
     FJORD_API_PORT: '0',
+    FJORD_S3_PORT: '0',
     FJORD_WEBHOOK_ALLOW_PRIVATE: 'true',
     FJORD_LLM_UPSTREAMS: JSON.stringify([{ name: 'local', url: `${up.url}/v1` }]),
     FJORD_LLM_MODELS: JSON.stringify({
       helper: { category: 'chat', routes: [{ upstream: 'local', model: 'm' }] },
     }),
   });
-  await t.fjord.start(['api']);
+  await t.fjord.start(['api', 's3']);
   a = await t.customer();
   b = await t.customer();
   key = (await t.kernel.identity.createServiceKey(a.id, 'chatbot', 'site widget')).key;
@@ -252,6 +254,54 @@ describe('chatbots', () => {
       url: `${up.url}/pages/fjords.html`,
     });
     expect(r.body.citations[0].snippet).not.toContain('var x');
+  });
+
+  it('indexes a Markdown file from the customer’s own bucket, and only from its own', async () => {
+    const bucket = `kb-${Date.now().toString(36)}`;
+    const made = await t.request('POST', '/v1/storage/buckets', {
+      key: a.pat,
+      body: { bucket_name: bucket },
+    });
+    const s3 = new S3Client({
+      endpoint: made.body.endpoint,
+      region: 'eu-north-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: made.body.access_key, secretAccessKey: made.body.secret_key },
+      maxAttempts: 1,
+    });
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: 'docs/vacation.md',
+        Body: '# Vacation\n\nEmployees get 25 vacation days a year.',
+        ContentType: 'text/markdown',
+      }),
+    );
+    const s = await t.request('POST', '/v1/chatbot/bots/help-desk/sources', {
+      key: a.pat,
+      body: { kind: 'object', bucket, key: 'docs/vacation.md', title: 'Vacation policy' },
+    });
+    expect(s.status, s.text).toBe(201);
+    const other = await t.request('POST', '/v1/chatbot/bots/help-desk/sources', {
+      key: a.pat,
+      body: { kind: 'object', bucket: 'someone-elses-bucket', key: 'x.md' },
+    });
+    await t.kernel.jobs.drain();
+    expect(
+      (await t.request('GET', `/v1/chatbot/bots/help-desk/sources/${s.body.id}`, { key: a.pat })).body,
+    ).toMatchObject({
+      status: 'ready',
+      url: `s3://${bucket}/docs/vacation.md`,
+    });
+    expect(
+      (await t.request('GET', `/v1/chatbot/bots/help-desk/sources/${other.body.id}`, { key: a.pat })).body
+        .status,
+    ).toBe('failed');
+    const r = await t.request('POST', '/v1/chatbot/api/chat', {
+      key,
+      body: { bot_id: 'help-desk', message: 'How many vacation days?' },
+    });
+    expect(r.body.citations[0]).toMatchObject({ title: 'Vacation policy' });
   });
 
   it('keeps bots to their customer', async () => {

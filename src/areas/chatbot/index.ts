@@ -11,9 +11,9 @@ export { ChatbotService } from './service.js';
 /** Chatbots answering from their knowledge, through the language-model gateway when a real model is configured. */
 export const chatbotArea = defineArea({
   name: 'chatbot',
-  optional: ['llm'],
+  optional: ['llm', 'storage'],
   migrations: chatbotMigrations,
-  setup(kernel, { llm }) {
+  setup(kernel, { llm, storage }) {
     const repo = ChatbotRepo.of(kernel.store);
     const retrieval = new Retrieval((botId) => repo.chunks(botId));
     const log = kernel.log.child({ area: 'chatbot' });
@@ -32,6 +32,9 @@ export const chatbotArea = defineArea({
       kernel.config.webhookAllowPrivate,
       (botId) => bots.sourceChanged(botId),
       log,
+      storage
+        ? (customerId, bucket, key, max) => storage.readObject(customerId, bucket, key, max)
+        : undefined,
     );
     kernel.jobs.register<{ sourceId: string }>(INDEX_JOB, {
       maxAttempts: 3,

@@ -23,6 +23,13 @@ export class Indexer {
     private readonly allowPrivate: boolean,
     private readonly onIndexed: (botId: string) => void,
     private readonly log: Logger,
+    /** Reads a customer's object (the storage area's service), when object storage is in the build. */
+    private readonly objects?: (
+      customerId: string,
+      bucket: string,
+      key: string,
+      maxBytes: number,
+    ) => Promise<{ body: Buffer; contentType: string }>,
   ) {
     this.dispatcher = allowPrivate ? undefined : publicOnlyDispatcher();
   }
@@ -37,6 +44,8 @@ export class Indexer {
         const page = await this.fetchPage(source.url!);
         content = page.text;
         if (page.title && title === source.url) title = page.title;
+      } else if (source.kind === 'object') {
+        content = await this.readObject(source.customer_id, source.url!);
       }
       const chunks = chunkText(content ?? '').map((text, ordinal) => ({
         id: newId(),
@@ -63,6 +72,18 @@ export class Indexer {
       });
     }
     this.onIndexed(source.bot_id);
+  }
+
+  /** A customer's own object (`s3://bucket/key`): text, Markdown or HTML, at most 5 MB. */
+  private async readObject(customerId: string, address: string): Promise<string> {
+    if (!this.objects) throw new Error('object storage is not in this build');
+    const m = /^s3:\/\/([^/]+)\/(.+)$/.exec(address);
+    if (!m) throw new Error(`not an object address: ${address}`);
+    const { body, contentType } = await this.objects(customerId, m[1]!, m[2]!, MAX_FETCH_BYTES);
+    if (!/^text\/|markdown|html|json/.test(contentType) && !/\.(txt|md|markdown|html?)$/i.test(m[2]!))
+      throw new Error(`${contentType} objects cannot be indexed: give text, Markdown or HTML`);
+    const text = body.toString('utf8');
+    return /html/.test(contentType) || /\.html?$/i.test(m[2]!) ? htmlToText(text).text : text;
   }
 
   private async fetchPage(url: string): Promise<{ title: string | null; text: string }> {

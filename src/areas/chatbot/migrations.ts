@@ -5,7 +5,7 @@ type AnyDb = Kysely<any>;
 
 export const BOT_STATUSES = ['active', 'draft', 'disabled'] as const;
 export const CITATION_STYLES = ['inline', 'footnotes', 'none'] as const;
-export const SOURCE_KINDS = ['text', 'url'] as const;
+export const SOURCE_KINDS = ['text', 'url', 'object'] as const;
 export const SOURCE_STATUSES = ['pending', 'indexing', 'ready', 'failed'] as const;
 
 export interface ChatbotBotsTable {
@@ -29,8 +29,9 @@ export interface ChatbotSourcesTable {
   customer_id: string;
   kind: string;
   title: string;
+  /** A web page's address; `s3://<bucket>/<key>` of an object source. */
   url: string | null;
-  /** The text of a `text` source; the fetched text of a `url` source once indexed. */
+  /** The text of a `text` source; the fetched text of a `url` or `object` source once indexed. */
   content: string | null;
   status: string;
   error: string | null;

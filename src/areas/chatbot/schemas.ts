@@ -103,6 +103,15 @@ export const SourceBody = Type.Union([
     },
     { additionalProperties: false },
   ),
+  Type.Object(
+    {
+      kind: Type.Literal('object'),
+      bucket: Type.String({ minLength: 3, maxLength: 63, description: 'One of your buckets' }),
+      key: Type.String({ minLength: 1, maxLength: 1024, description: 'A text, Markdown or HTML object' }),
+      title: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
+    },
+    { additionalProperties: false },
+  ),
 ]);
 
 export const SourceView = Type.Object({

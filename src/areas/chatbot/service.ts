@@ -133,7 +133,14 @@ export class ChatbotService {
   async addSource(
     customerId: string,
     idOrSlug: string,
-    input: { kind: 'text' | 'url'; title?: string; text?: string; url?: string },
+    input: {
+      kind: 'text' | 'url' | 'object';
+      title?: string;
+      text?: string;
+      url?: string;
+      bucket?: string;
+      key?: string;
+    },
   ) {
     const bot = await this.bot(customerId, idOrSlug);
     const max = this.limits.of(
@@ -145,8 +152,10 @@ export class ChatbotService {
       bot_id: bot.id,
       customer_id: customerId,
       kind: input.kind,
-      title: input.title ?? (input.kind === 'url' ? input.url! : 'Untitled'),
-      url: input.url ?? null,
+      title:
+        input.title ??
+        (input.kind === 'url' ? input.url! : input.kind === 'object' ? input.key! : 'Untitled'),
+      url: input.kind === 'object' ? `s3://${input.bucket}/${input.key}` : (input.url ?? null),
       content: input.kind === 'text' ? (input.text ?? '') : null,
       status: 'pending',
       error: null,

@@ -113,6 +113,16 @@ export interface ObjectStats {
    */
   // biome-ignore lint/suspicious/noExplicitAny: a transaction of the shared store
   isEmpty(bucketId: string, db?: Kysely<any>): Promise<boolean>;
+  /**
+   * The current version of one object, whole, when it is at most `maxBytes` (other areas read a
+   * customer's files through StorageService.readObject: chatbot knowledge, speech uploads).
+   * Null when there is no such object; throws when it is larger.
+   */
+  readObject?(
+    bucketId: string,
+    key: string,
+    maxBytes: number,
+  ): Promise<{ body: Buffer; contentType: string } | null>;
   /** Drops every object and upload of a bucket (used after the bucket row is gone, and by reset). */
   purgeBucket(bucketId: string): Promise<void>;
   /**

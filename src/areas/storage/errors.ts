@@ -21,6 +21,8 @@ export const storageErrors = {
       'bucket_not_empty',
       'The bucket is not empty: delete every object, version and incomplete multipart upload first.',
     ),
+  objectNotFound: (key: string) =>
+    new AppError('not_found', 'object_not_found', `No object ${key} in the bucket.`),
   bucketLimit: (max: number) =>
     new AppError('conflict', 'bucket_limit_reached', `An account can have at most ${max} buckets.`),
   keyLimit: (max: number, what: string) =>

@@ -276,6 +276,19 @@ export class StorageService {
 
   // For the data plane and the lifecycle job
 
+  /**
+   * One of the customer's objects, whole (at most `maxBytes`): for other areas that take a
+   * customer's files as input. 404 for a bucket or object the customer does not have.
+   */
+  async readObject(customerId: string, bucketName: string, key: string, maxBytes: number) {
+    const bucket = await this.bucket(customerId, bucketName);
+    const read = this.stats().readObject;
+    if (!read) throw storageErrors.objectNotFound(key);
+    const found = await read.call(this.stats(), bucket.id, key, maxBytes);
+    if (!found) throw storageErrors.objectNotFound(key);
+    return found;
+  }
+
   async findBucket(name: string): Promise<BucketRecord | null> {
     const row = await this.repo.bucketByName(name);
     return row ? bucketRecord(row) : null;

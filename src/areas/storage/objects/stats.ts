@@ -21,6 +21,18 @@ export class DataPlaneStats implements ObjectStats {
     return this.objects.repo.isEmpty(bucketId, db);
   }
 
+  async readObject(bucketId: string, key: string, maxBytes: number) {
+    const row = await this.objects.repo.latest(bucketId, key);
+    if (!row || row.is_delete_marker) return null;
+    const size = Number(row.size);
+    if (size > maxBytes) throw new RangeError(`the object is ${size} bytes, more than ${maxBytes}`);
+    const contentType = row.content_type ?? 'application/octet-stream';
+    if (size === 0) return { body: Buffer.alloc(0), contentType };
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.objects.read(row, 0, size - 1)) chunks.push(chunk as Buffer);
+    return { body: Buffer.concat(chunks), contentType };
+  }
+
   async purgeBucket(bucketId: string): Promise<void> {
     this.objects.release(await this.objects.repo.purge(bucketId));
   }
