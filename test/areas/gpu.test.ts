@@ -1,7 +1,8 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runReferenceWorker } from '../../src/areas/gpu/reference-worker.js';
@@ -14,6 +15,7 @@ import { expectLimitHolds } from '../helpers/race.js';
  * by the reference worker over HTTP — lease, progress, outputs in Fjord's object storage,
  * signed downloads — plus leases lost on the clock, cancellation and time limits.
  */
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 let t: TestFjord;
 let a: TestCustomer;
 let key: string;
@@ -98,6 +100,33 @@ describe('GPU jobs', () => {
     expect((await fetch(url.href.replace('/image.png?', '/other.png?'))).status).toBe(404);
     await t.advance(3601);
     expect((await fetch(url)).status).toBe(404);
+  });
+
+  it('is served by `fjord gpu-worker` running as its own process', { timeout: 60_000 }, async () => {
+    const job = await create({
+      type: 'image',
+      engine: 'reference-image',
+      inputs: { prompt: 'separate process' },
+    });
+    const child = spawn(
+      process.execPath,
+      [join(ROOT, 'bin', 'fjord.js'), 'gpu-worker', '--url', t.kernel.baseUrl(), '--token', workerToken],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    try {
+      for (let i = 0; i < 400 && !out.includes(`completed ${job.body.id}`); i++)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(out).toContain(`completed ${job.body.id}`);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect((await t.request('GET', `/v1/gpu/jobs/${job.body.id}`, { key })).body.status).toBe('completed');
   });
 
   it.runIf(commandPath('ffprobe') !== null)(
