@@ -59,6 +59,39 @@ describe('TCP', () => {
     expect(replies.map((r) => r[3]! & 0xf)).toEqual([0, 0, 3]);
     expect(dnsPacket.decode(replies[1]!).answers?.[0]).toMatchObject({ type: 'A', data: '192.0.2.25' });
   });
+
+  it('caps idle connections per source: a new one closes the oldest, and its query is answered', async () => {
+    const idle = await Promise.all(
+      Array.from(
+        { length: 25 },
+        () =>
+          new Promise<{ closed: Promise<void> }>((resolve, reject) => {
+            const c = connect(port, '127.0.0.1', () =>
+              resolve({ closed: new Promise((r) => c.once('close', () => r())) }),
+            );
+            c.on('error', () => {});
+            c.once('error', reject);
+          }),
+      ),
+    );
+    // Five of the 25 were closed to keep the source at 20; wait for those closes to land.
+    let closed = 0;
+    for (const i of idle) void i.closed.then(() => closed++);
+    for (let n = 0; n < 100 && closed < 5; n++) await new Promise((r) => setTimeout(r, 20));
+    expect(closed).toBe(5);
+    const reply = await new Promise<Buffer>((resolve, reject) => {
+      const q = query(200, 'web.example.test');
+      const len = Buffer.alloc(2);
+      len.writeUInt16BE(q.length);
+      const c = connect(port, '127.0.0.1', () => c.write(Buffer.concat([len, q])));
+      c.on('data', (d) => {
+        c.end();
+        resolve(d.subarray(2));
+      });
+      c.on('error', reject);
+    });
+    expect(reply.readUInt16BE(0)).toBe(200);
+  });
 });
 
 describe('response rate limiting', () => {

@@ -18,6 +18,52 @@ import { parseQuery } from './wire-reader.js';
 
 const TCP_IDLE_MS = 10_000;
 const TCP_MAX_CONNECTIONS = 1000;
+/** Connections one address may hold; a newer one closes its oldest idle one (NSD and Knot cap per source too). */
+const TCP_PER_SOURCE = 20;
+/** Past this many open connections, idle ones get TCP_IDLE_UNDER_PRESSURE_MS instead of TCP_IDLE_MS. */
+const TCP_PRESSURE = TCP_MAX_CONNECTIONS / 2;
+const TCP_IDLE_UNDER_PRESSURE_MS = 1000;
+
+/** Open TCP connections by source address, with when each last carried a query. */
+class TcpConnections {
+  private readonly bySource = new Map<string, Map<TcpSocket, number>>();
+  private total = 0;
+
+  admit(conn: TcpSocket): void {
+    const source = conn.remoteAddress ?? '';
+    let mine = this.bySource.get(source);
+    if (!mine) {
+      mine = new Map();
+      this.bySource.set(source, mine);
+    }
+    if (mine.size >= TCP_PER_SOURCE) {
+      // The source's oldest idle connection makes room: holding connections open only costs the holder.
+      let oldest: TcpSocket | null = null;
+      let at = Number.POSITIVE_INFINITY;
+      for (const [c, t] of mine) if (t < at) [oldest, at] = [c, t];
+      oldest?.destroy();
+    }
+    mine.set(conn, Date.now());
+    this.total++;
+    conn.once('close', () => {
+      if (mine.delete(conn)) this.total--;
+      if (mine.size === 0) this.bySource.delete(source);
+    });
+    if (this.total > TCP_PRESSURE) {
+      // Under pressure every idle connection gets the short timeout, new ones included.
+      for (const conns of this.bySource.values())
+        for (const c of conns.keys()) c.setTimeout(TCP_IDLE_UNDER_PRESSURE_MS);
+    }
+  }
+
+  active(conn: TcpSocket): void {
+    this.bySource.get(conn.remoteAddress ?? '')?.set(conn, Date.now());
+  }
+
+  get idleMs(): number {
+    return this.total > TCP_PRESSURE ? TCP_IDLE_UNDER_PRESSURE_MS : TCP_IDLE_MS;
+  }
+}
 
 export interface ListenerDeps {
   engine: DnsEngine;
@@ -81,7 +127,8 @@ export function listenUdp(deps: ListenerDeps, host: string, port: number): Promi
 }
 
 export function listenTcp(deps: ListenerDeps, host: string, port: number): Promise<Server> {
-  const server = createServer((conn) => serveConnection(deps, conn));
+  const connections = new TcpConnections();
+  const server = createServer((conn) => serveConnection(deps, conn, connections));
   server.maxConnections = TCP_MAX_CONNECTIONS;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -92,10 +139,11 @@ export function listenTcp(deps: ListenerDeps, host: string, port: number): Promi
   });
 }
 
-function serveConnection(deps: ListenerDeps, conn: TcpSocket): void {
+function serveConnection(deps: ListenerDeps, conn: TcpSocket, connections: TcpConnections): void {
   let pending: Buffer = Buffer.alloc(0);
   conn.setNoDelay(true);
-  conn.setTimeout(TCP_IDLE_MS, () => conn.destroy());
+  conn.setTimeout(connections.idleMs, () => conn.destroy());
+  connections.admit(conn);
   conn.on('error', () => conn.destroy());
   const send = (msg: Buffer) => {
     const frame = Buffer.allocUnsafe(2 + msg.length);
@@ -104,6 +152,7 @@ function serveConnection(deps: ListenerDeps, conn: TcpSocket): void {
     conn.write(frame);
   };
   conn.on('data', (chunk: Buffer) => {
+    connections.active(conn);
     pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
     while (pending.length >= 2) {
       const length = pending.readUInt16BE(0);
