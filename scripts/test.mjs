@@ -7,7 +7,7 @@
 // Plain ESM, node builtins only: this runs before `npm ci` may have happened.
 
 import { spawn } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -164,6 +164,10 @@ async function npmDependencies() {
   const lock = join(root, 'package-lock.json');
   const installed = join(root, 'node_modules', '.package-lock.json');
   if (!existsSync(lock)) return 'no package-lock.json, skipped';
+  // A worktree sharing another checkout's node_modules through a link must never run `npm ci`:
+  // it would empty the shared folder under every other worktree's running tests.
+  if (existsSync(join(root, 'node_modules')) && lstatSync(join(root, 'node_modules')).isSymbolicLink())
+    return 'node_modules is a link to another checkout: left alone';
   if (existsSync(installed) && statSync(installed).mtimeMs >= statSync(lock).mtimeMs) return 'up to date';
   await mustRun('npm ci', 'npm', ['ci']);
   return 'installed with npm ci';
