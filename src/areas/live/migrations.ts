@@ -1,0 +1,81 @@
+import type { Kysely, Migration } from 'kysely';
+
+export interface LiveEventsTable {
+  id: string;
+  customer_id: string;
+  slug: string;
+  name: string;
+  description: string | null;
+  status: string;
+  scheduled_start_at: number | null;
+  scheduled_end_at: number | null;
+  actual_start_at: number | null;
+  actual_end_at: number | null;
+  timezone: string;
+  visibility_mode: string;
+  /** scrypt hash of the viewer password (never the password). */
+  password_hash: string | null;
+  record_enabled: number;
+  replay_enabled: number;
+  rehearsal_enabled: number;
+  embed_enabled: number;
+  auto_start_on_ingest: number;
+  max_bitrate_kbps: number;
+  retention_days: number;
+  /** SHA-256 of the stream key: the ingest looks events up by it, the key itself is not kept. */
+  stream_key_hash: string;
+  created_at: number;
+  updated_at: number;
+  deleted_at: number | null;
+}
+
+export interface LiveTables {
+  live_events: LiveEventsTable;
+}
+
+export const liveMigrations: Record<string, Migration> = {
+  '2026-11-24-2200-live-events': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('live_events')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('customer_id', 'text', (c) => c.notNull().references('customers.id').onDelete('cascade'))
+        .addColumn('slug', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text')
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('scheduled_start_at', 'bigint')
+        .addColumn('scheduled_end_at', 'bigint')
+        .addColumn('actual_start_at', 'bigint')
+        .addColumn('actual_end_at', 'bigint')
+        .addColumn('timezone', 'text', (c) => c.notNull())
+        .addColumn('visibility_mode', 'text', (c) => c.notNull())
+        .addColumn('password_hash', 'text')
+        .addColumn('record_enabled', 'integer', (c) => c.notNull())
+        .addColumn('replay_enabled', 'integer', (c) => c.notNull())
+        .addColumn('rehearsal_enabled', 'integer', (c) => c.notNull())
+        .addColumn('embed_enabled', 'integer', (c) => c.notNull())
+        .addColumn('auto_start_on_ingest', 'integer', (c) => c.notNull())
+        .addColumn('max_bitrate_kbps', 'integer', (c) => c.notNull())
+        .addColumn('retention_days', 'integer', (c) => c.notNull())
+        .addColumn('stream_key_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addColumn('deleted_at', 'bigint')
+        .execute();
+      // A slug is unique per customer, deleted events included (their watch address stays theirs).
+      await db.schema
+        .createIndex('live_events_customer_slug')
+        .on('live_events')
+        .columns(['customer_id', 'slug'])
+        .unique()
+        .execute();
+      await db.schema
+        .createIndex('live_events_customer_created')
+        .on('live_events')
+        .columns(['customer_id', 'created_at', 'id'])
+        .execute();
+    },
+  },
+};
