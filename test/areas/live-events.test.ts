@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LiveService } from '../../src/areas/live/service.js';
 import { expectAuthMatrix, expectTenantIsolation } from '../helpers/contracts.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { expectLimitHolds } from '../helpers/race.js';
@@ -9,7 +10,7 @@ let a: TestCustomer;
 
 beforeAll(async () => {
   t = await TestFjord.create({
-    FJORD_LIMITS: JSON.stringify({ 'live.events': 6 }),
+    FJORD_LIMITS: JSON.stringify({ 'live.events': 10 }),
     FJORD_RATE_LIMITS: JSON.stringify({ 'live-events': { points: 10_000, duration: 60 } }),
   });
   a = await t.customer();
@@ -55,7 +56,12 @@ describe('live events', () => {
     expect(code(await create({ name: 'p', visibility_mode: 'password' }))).toBe('password_required');
     expect((await create({ name: 'tz', timezone: 'Mars/Base' })).status).toBe(422);
     const future = new Date(t.kernel.clock.nowMs() + 86_400_000).toISOString();
-    const s = await create({ name: 'later', scheduled_start_at: future, visibility_mode: 'password', password: 'open sesame' });
+    const s = await create({
+      name: 'later',
+      scheduled_start_at: future,
+      visibility_mode: 'password',
+      password: 'open sesame',
+    });
     expect(s.body.status).toBe('scheduled');
     expect(s.body.password).toBeUndefined();
     const d = await create({ name: 'draft one', draft: true });
@@ -65,13 +71,18 @@ describe('live events', () => {
   it('follows the lifecycle table and refuses other moves without changing anything', async () => {
     const e = (await create({ name: 'cycle', record_enabled: false })).body;
     expect((await post(e.id, 'rehearsal/start')).body.status).toBe('rehearsal');
-    const patch = await t.request('PATCH', `/v1/live-events/events/${e.id}`, { key: a.pat, body: { name: 'n' } });
+    const patch = await t.request('PATCH', `/v1/live-events/events/${e.id}`, {
+      key: a.pat,
+      body: { name: 'n' },
+    });
     expect([patch.status, code(patch)]).toEqual([409, 'event_rehearsal']);
     const live = await post(e.id, 'live/start');
     expect(live.body.status).toBe('live');
     expect(live.body.actual_start_at).not.toBeNull();
     expect(code(await post(e.id, 'stream-key/rotate'))).toBe('event_live');
-    expect(code(await t.request('DELETE', `/v1/live-events/events/${e.id}`, { key: a.pat }))).toBe('event_live');
+    expect(code(await t.request('DELETE', `/v1/live-events/events/${e.id}`, { key: a.pat }))).toBe(
+      'event_live',
+    );
     expect(code(await post(e.id, 'rehearsal/start'))).toBe('event_live');
     const stopped = await post(e.id, 'live/stop');
     expect(stopped.body).toMatchObject({ status: 'ended' });
@@ -86,7 +97,29 @@ describe('live events', () => {
     const rec = (await create({ name: 'recorded' })).body;
     await post(rec.id, 'live/start');
     expect((await post(rec.id, 'live/stop')).body.status).toBe('ending');
-    expect(code(await t.request('DELETE', `/v1/live-events/events/${rec.id}`, { key: a.pat }))).toBe('event_ending');
+    expect(code(await t.request('DELETE', `/v1/live-events/events/${rec.id}`, { key: a.pat }))).toBe(
+      'event_ending',
+    );
+  });
+
+  it('lets the ingest in only with the current key, in a state that takes a stream, one encoder at a time', async () => {
+    const live = t.fjord.areas.get('live')!.service as LiveService;
+    const e = (await create({ name: 'keys', auto_start_on_ingest: true })).body;
+    const rotated = (await post(e.id, 'stream-key/rotate')).body;
+    expect(await live.ingestStarted(e.stream_key, 's-old')).toBeNull();
+    expect(await live.ingestStarted(rotated.stream_key, 's-1')).toBe(e.id);
+    expect(await live.ingestStarted(rotated.stream_key, 's-2')).toBeNull();
+    const d = await t.request('GET', `/v1/live-events/events/${e.id}`, { key: a.pat });
+    expect(d.body).toMatchObject({
+      status: 'live',
+      ingest_status: 'receiving',
+      current_session: { id: 's-1' },
+    });
+    await live.ingestEnded(e.id, 's-1', 'encoder_disconnected', 0);
+    await post(e.id, 'live/stop');
+    expect(await live.ingestStarted(rotated.stream_key, 's-3')).toBeNull();
+    const draft = (await create({ name: 'drafty', draft: true })).body;
+    expect(await live.ingestStarted(draft.stream_key, 's-4')).toBeNull();
   });
 
   it('lists newest first with pages, and publishes the plan limits', async () => {
@@ -96,7 +129,7 @@ describe('live events', () => {
     expect(list.body.total).toBeGreaterThan(2);
     expect(list.body.events[0].created_at >= list.body.events[1].created_at).toBe(true);
     const limits = await t.request('GET', '/v1/live-events/limits', { key: a.pat });
-    expect(limits.body).toMatchObject({ plan: 'free', max_events: 6, reconnect_window_seconds: 60 });
+    expect(limits.body).toMatchObject({ plan: 'free', max_events: 10, reconnect_window_seconds: 60 });
     expect(code(await create({ name: 'fast', max_bitrate_kbps: limits.body.max_bitrate_kbps + 1 }))).toBe(
       'bitrate_above_plan',
     );
@@ -105,8 +138,8 @@ describe('live events', () => {
   it('holds the events limit when creates arrive together', async () => {
     const c = await t.customer();
     await expectLimitHolds({
-      room: 6,
-      attempts: 12,
+      room: 10,
+      attempts: 16,
       send: (i) => create({ name: `race ${i}` }, c.pat),
       refusal: { status: 403, code: 'quota_exceeded' },
     });

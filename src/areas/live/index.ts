@@ -1,6 +1,9 @@
+import { join } from 'node:path';
 import { defineArea } from '../wiring.js';
+import { RtmpIngest } from './ingest.js';
 import { liveMigrations } from './migrations.js';
 import { liveRoutes } from './routes.js';
+import { hlsRoutes } from './routes-hls.js';
 import { LiveService } from './service.js';
 
 export { LiveService } from './service.js';
@@ -50,9 +53,23 @@ export const liveArea = defineArea({
         },
       ];
     });
+    const sessionsDir = join(kernel.config.dataDir, 'live', 'sessions');
+    const ingest = new RtmpIngest(live, kernel.log.child({ role: 'rtmp' }), {
+      host: kernel.config.host,
+      port: kernel.config.ports.rtmp,
+      sessionsDir,
+    });
+    kernel.registry.addBackend({
+      area: 'live',
+      name: 'ingest',
+      driver: 'rtmp relayed to ffmpeg (HLS, -c copy)',
+      simulated: false,
+      detail: `sessions in ${sessionsDir}`,
+    });
     return {
       service: live,
-      routes: liveRoutes(live),
+      routes: [...liveRoutes(live), ...hlsRoutes(live, sessionsDir)],
+      servers: [ingest],
       onReset: async () => {
         await kernel.jobs.schedule(PURGE_JOB, PURGE_JOB, 3600);
       },

@@ -24,6 +24,11 @@ export interface LiveEventsTable {
   retention_days: number;
   /** SHA-256 of the stream key: the ingest looks events up by it, the key itself is not kept. */
   stream_key_hash: string;
+  /** The encoder connection receiving now (null: none). */
+  ingest_session_id: string | null;
+  ingest_started_at: number | null;
+  /** The latest connection's session: its HLS stays playable after the encoder leaves. */
+  last_session_id: string | null;
   created_at: number;
   updated_at: number;
   deleted_at: number | null;
@@ -60,6 +65,9 @@ export const liveMigrations: Record<string, Migration> = {
         .addColumn('max_bitrate_kbps', 'integer', (c) => c.notNull())
         .addColumn('retention_days', 'integer', (c) => c.notNull())
         .addColumn('stream_key_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('ingest_session_id', 'text')
+        .addColumn('ingest_started_at', 'bigint')
+        .addColumn('last_session_id', 'text')
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .addColumn('updated_at', 'bigint', (c) => c.notNull())
         .addColumn('deleted_at', 'bigint')

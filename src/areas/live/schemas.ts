@@ -46,6 +46,7 @@ export const LiveEvent = Type.Object({
   ingest_url: Type.String({ description: '`rtmp://{ingest_host}/live`; the stream key goes after it' }),
   watch_url: Type.String(),
   embed_url: Type.String(),
+  hls_url: Type.String({ description: 'HLS playlist of the latest stream (public events)' }),
   created_at: Timestamp(),
   updated_at: Timestamp(),
 });

@@ -144,6 +144,7 @@ export class LiveService {
       ingest_url: this.addresses.ingestUrl(),
       watch_url: `${live}/watch/${row.slug}`,
       embed_url: `${live}/embed/${row.slug}`,
+      hls_url: `${live}/hls/${row.id}/index.m3u8`,
       created_at: iso(row.created_at)!,
       updated_at: iso(row.updated_at)!,
     };
@@ -228,6 +229,9 @@ export class LiveService {
       max_bitrate_kbps: limits.max_bitrate_kbps,
       retention_days: Math.min(DEFAULT_RETENTION_DAYS, limits.max_retention_days),
       stream_key_hash: hashStreamKey(streamKey),
+      ingest_session_id: null,
+      ingest_started_at: null,
+      last_session_id: null,
       created_at: now,
       updated_at: now,
       deleted_at: null,
@@ -265,8 +269,16 @@ export class LiveService {
 
   async detail(customerId: string, id: string) {
     const row = await this.load(customerId, id);
-    // The ingest plane reports its sessions here once it runs; until then nothing is received.
-    return { ...this.view(row), ingest_status: 'idle' as const, current_session: null, recording_count: 0 };
+    const receiving = row.ingest_session_id !== null;
+    return {
+      ...this.view(row),
+      ingest_status: receiving ? ('receiving' as const) : ('idle' as const),
+      current_session: receiving
+        ? { id: row.ingest_session_id!, started_at: iso(row.ingest_started_at)! }
+        : null,
+      // Recordings are not kept as separate objects yet: none is counted.
+      recording_count: 0,
+    };
   }
 
   /** Runs a move under the event's lock: reads the row again inside, checks, writes. */
@@ -357,11 +369,60 @@ export class LiveService {
     return { id, stream_key: key, ingest_url: this.addresses.ingestUrl() };
   }
 
-  /** The event a stream key belongs to, when it may receive a stream now (the ingest's check). */
-  async eventForKey(streamKey: string): Promise<LiveEventsTable | null> {
-    const row = await this.repo.byStreamKeyHash(hashStreamKey(streamKey));
-    if (!row) return null;
-    return (ALLOWED.ingest as readonly string[]).includes(row.status) ? row : null;
+  /**
+   * The ingest's check when an encoder publishes: the event the key belongs to, when it may
+   * receive a stream now and no other encoder is sending to it. `auto_start_on_ingest` moves a
+   * `ready` event to `live`. Null refuses the encoder.
+   */
+  async ingestStarted(streamKey: string, sessionId: string): Promise<string | null> {
+    const found = await this.repo.byStreamKeyHash(hashStreamKey(streamKey));
+    if (!found) return null;
+    return this.store.unitOfWork({ locks: [`live:event:${found.id}`] }, async ({ tx }) => {
+      const repo = LiveRepo.over(tx);
+      const row = await repo.get(found.customer_id, found.id);
+      if (!row || row.stream_key_hash !== found.stream_key_hash) return null;
+      if (!(ALLOWED.ingest as readonly string[]).includes(row.status) || row.ingest_session_id) return null;
+      const now = this.clock.nowMs();
+      const changes: Partial<LiveEventsTable> = {
+        ingest_session_id: sessionId,
+        ingest_started_at: now,
+        last_session_id: sessionId,
+        updated_at: now,
+      };
+      if (row.status === 'ready' && row.auto_start_on_ingest === 1) {
+        changes.status = 'live';
+        changes.actual_start_at = row.actual_start_at ?? now;
+      }
+      await repo.update(row.id, changes);
+      return row.id;
+    });
+  }
+
+  /** The ingest's report that an encoder connection ended. The event's status stays as it is. */
+  async ingestEnded(eventId: string, sessionId: string, _reason: string, _bytes: number): Promise<void> {
+    await this.store.unitOfWork({ locks: [`live:event:${eventId}`] }, async ({ tx }) => {
+      const repo = LiveRepo.over(tx);
+      const row = await repo.byId(eventId);
+      if (!row || row.ingest_session_id !== sessionId) return;
+      await repo.update(eventId, {
+        ingest_session_id: null,
+        ingest_started_at: null,
+        updated_at: this.clock.nowMs(),
+      });
+    });
+  }
+
+  /**
+   * The session whose HLS a viewer may fetch: the event's latest encoder connection, for events
+   * that are public and not drafts (password, token and tenant-only viewing need access grants,
+   * which this build does not issue yet).
+   */
+  async playbackSession(eventId: string): Promise<string | null> {
+    const row = await this.repo.byId(eventId);
+    if (!row || row.deleted_at !== null || row.status === 'draft' || row.visibility_mode !== 'public')
+      return null;
+    if (row.status === 'rehearsal') return null;
+    return row.last_session_id;
   }
 
   private async record(customerId: string, actor: Credential, action: string, eventId: string) {
