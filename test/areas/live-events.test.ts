@@ -10,7 +10,7 @@ let a: TestCustomer;
 
 beforeAll(async () => {
   t = await TestFjord.create({
-    FJORD_LIMITS: JSON.stringify({ 'live.events': 10 }),
+    FJORD_LIMITS: JSON.stringify({ 'live.events': 14 }),
     FJORD_RATE_LIMITS: JSON.stringify({ 'live-events': { points: 10_000, duration: 60 } }),
   });
   a = await t.customer();
@@ -122,6 +122,40 @@ describe('live events', () => {
     expect(await live.ingestStarted(draft.stream_key, 's-4')).toBeNull();
   });
 
+  it('answers the public watch view without credentials, per status and visibility', async () => {
+    const watch = (slug: string) => t.request('GET', `/v1/live-events/watch/${slug}`);
+    const draft = (await create({ name: 'hidden', draft: true })).body;
+    expect((await watch(draft.slug)).status).toBe(404);
+    expect((await watch('no-such-event')).status).toBe(404);
+    const future = new Date(t.kernel.clock.nowMs() + 3_600_000).toISOString();
+    const pub = (await create({ name: 'public show', scheduled_start_at: future })).body;
+    const before = await watch(pub.slug);
+    expect(before.status).toBe(200);
+    expect(before.body).toMatchObject({
+      event_id: pub.id,
+      status: 'scheduled',
+      watch_state: 'not_started',
+      countdown_enabled: true,
+      requires_auth: false,
+      auth_type: null,
+      playback_mode: 'none',
+      live_playback: null,
+    });
+    const pw = (await create({ name: 'members', visibility_mode: 'password', password: 'letmein' })).body;
+    await post(pw.id, 'live/start');
+    expect((await watch(pw.slug)).body).toMatchObject({
+      watch_state: 'access_required',
+      requires_auth: true,
+      auth_type: 'password',
+      live_playback: null,
+    });
+    await post(pw.id, 'live/stop');
+    expect((await watch(pw.slug)).body).toMatchObject({ status: 'ending', watch_state: 'processing_replay' });
+    // Watch addresses carry no customer: a slug is Fjord-wide.
+    const b = await t.customer();
+    expect(code(await create({ name: 'copy', slug: pub.slug }, b.pat))).toBe('slug_taken');
+  });
+
   it('lists newest first with pages, and publishes the plan limits', async () => {
     const list = await t.request('GET', '/v1/live-events/events?per_page=2', { key: a.pat });
     expect(list.status).toBe(200);
@@ -129,7 +163,7 @@ describe('live events', () => {
     expect(list.body.total).toBeGreaterThan(2);
     expect(list.body.events[0].created_at >= list.body.events[1].created_at).toBe(true);
     const limits = await t.request('GET', '/v1/live-events/limits', { key: a.pat });
-    expect(limits.body).toMatchObject({ plan: 'free', max_events: 10, reconnect_window_seconds: 60 });
+    expect(limits.body).toMatchObject({ plan: 'free', max_events: 14, reconnect_window_seconds: 60 });
     expect(code(await create({ name: 'fast', max_bitrate_kbps: limits.body.max_bitrate_kbps + 1 }))).toBe(
       'bitrate_above_plan',
     );
@@ -138,8 +172,8 @@ describe('live events', () => {
   it('holds the events limit when creates arrive together', async () => {
     const c = await t.customer();
     await expectLimitHolds({
-      room: 10,
-      attempts: 16,
+      room: 14,
+      attempts: 20,
       send: (i) => create({ name: `race ${i}` }, c.pat),
       refusal: { status: 403, code: 'quota_exceeded' },
     });

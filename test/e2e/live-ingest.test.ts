@@ -59,6 +59,10 @@ describe('RTMP ingest to HLS', () => {
     expect(detail.body).toMatchObject({ status: 'live', ingest_status: 'receiving' });
     expect(detail.body.actual_start_at).not.toBeNull();
 
+    const watch = await t.request('GET', `/v1/live-events/watch/${e.body.slug}`);
+    expect(watch.body).toMatchObject({ watch_state: 'live', playback_mode: 'live' });
+    expect(watch.body.live_playback).toEqual({ hls_url: e.body.hls_url, protocol: 'hls' });
+
     const segment = playlist.split('\n').find((l) => l.endsWith('.ts'))!;
     const seg = await t.fjord.http.inject({ method: 'GET', url: `/live/hls/${e.body.id}/${segment}` });
     expect(seg.statusCode).toBe(200);

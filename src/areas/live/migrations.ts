@@ -72,13 +72,10 @@ export const liveMigrations: Record<string, Migration> = {
         .addColumn('updated_at', 'bigint', (c) => c.notNull())
         .addColumn('deleted_at', 'bigint')
         .execute();
-      // A slug is unique per customer, deleted events included (their watch address stays theirs).
-      await db.schema
-        .createIndex('live_events_customer_slug')
-        .on('live_events')
-        .columns(['customer_id', 'slug'])
-        .unique()
-        .execute();
+      // Watch addresses (`/watch/{slug}`) carry no customer, so a slug is unique across Fjord
+      // (which makes it unique per customer too), deleted events included: an old address never
+      // shows someone else's event.
+      await db.schema.createIndex('live_events_slug').on('live_events').column('slug').unique().execute();
       await db.schema
         .createIndex('live_events_customer_created')
         .on('live_events')

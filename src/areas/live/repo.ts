@@ -39,14 +39,23 @@ export class LiveRepo {
     return r?.first == null ? null : Number(r.first);
   }
 
-  async slugExists(customerId: string, slug: string): Promise<boolean> {
+  async slugExists(slug: string): Promise<boolean> {
     const r = await this.db
       .selectFrom('live_events')
       .select('id')
-      .where('customer_id', '=', customerId)
       .where('slug', '=', slug)
       .executeTakeFirst();
     return r !== undefined;
+  }
+
+  /** The event behind a public watch address (deleted ones excluded). */
+  async bySlug(slug: string): Promise<LiveEventsTable | undefined> {
+    return this.db
+      .selectFrom('live_events')
+      .selectAll()
+      .where('slug', '=', slug)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
   }
 
   async get(customerId: string, id: string): Promise<LiveEventsTable | undefined> {

@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { publicAccess } from '../../kernel/auth/principal.js';
 import { defineRoute } from '../../kernel/http/route.js';
 import { liveErrors } from './errors.js';
+import { SlugParams, WatchView } from './schemas.js';
 import type { LiveService } from './service.js';
 
 const FILE = /^(index\.m3u8|seg\d{5}\.ts)$/;
@@ -11,6 +12,20 @@ const FILE = /^(index\.m3u8|seg\d{5}\.ts)$/;
 /** HLS playlists and segments, straight from the ingest's session directory. */
 export function hlsRoutes(live: LiveService, sessionsDir: string) {
   return [
+    defineRoute({
+      method: 'GET',
+      url: '/v1/live-events/watch/:slug',
+      operationId: 'getLiveEventWatchView',
+      tag: 'Live events (viewer)',
+      summary: 'What a watch or embed page shows for an event (no authentication)',
+      description:
+        'Polled every 10 seconds by the watch page. `live_playback` is present only when the event is live and public; drafts and unknown slugs answer 404.',
+      access: publicAccess,
+      params: SlugParams,
+      response: { 200: WatchView },
+      errors: [404],
+      handler: async ({ params }) => live.watch(params.slug) as never,
+    }),
     defineRoute({
       method: 'GET',
       url: '/live/hls/:event_id/:file',

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { Nullable, NullableTimestamp, Timestamp } from '../../kernel/http/common-schemas.js';
 import { pageQuery } from '../../kernel/http/pagination.js';
+import { WATCH_STATES } from './watch.js';
 
 export const STATUSES = [
   'draft',
@@ -125,3 +126,32 @@ export const LiveLimits = Type.Object({
   reconnect_window_seconds: Type.Integer(),
   max_retention_days: Type.Integer(),
 });
+
+export const WatchView = Type.Object({
+  event_id: Type.String(),
+  slug: Type.String(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  status: Status,
+  watch_state: Type.Union(WATCH_STATES.map((s) => Type.Literal(s))),
+  visibility_mode: VisibilityMode,
+  requires_auth: Type.Boolean(),
+  auth_type: Nullable(
+    Type.Union([Type.Literal('password'), Type.Literal('token'), Type.Literal('tenant_only')]),
+  ),
+  scheduled_start_at: NullableTimestamp(),
+  scheduled_end_at: NullableTimestamp(),
+  actual_start_at: NullableTimestamp(),
+  actual_end_at: NullableTimestamp(),
+  replay_published_at: NullableTimestamp(),
+  timezone: Type.String(),
+  countdown_enabled: Type.Boolean(),
+  playback_mode: Type.Union([Type.Literal('live'), Type.Literal('replay'), Type.Literal('none')]),
+  live_playback: Nullable(Type.Object({ hls_url: Type.String(), protocol: Type.Literal('hls') })),
+  replay_playback: Nullable(Type.Object({ hls_url: Type.String(), protocol: Type.Literal('hls') })),
+  embed_enabled: Type.Boolean(),
+  banner_url: Nullable(Type.String()),
+  logo_url: Nullable(Type.String()),
+});
+
+export const SlugParams = Type.Object({ slug: Type.String() });

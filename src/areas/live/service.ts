@@ -7,12 +7,14 @@ import type { Clock } from '../../kernel/clock.js';
 import { AppError } from '../../kernel/errors.js';
 import { newId, randomString } from '../../kernel/ids.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
+import { insertUnique } from '../../kernel/store/dialect.js';
 import type { Store } from '../../kernel/store/store.js';
 import { liveErrors } from './errors.js';
 import { ALLOWED, assertAllowed, initialStatus, statusAfterStop } from './lifecycle.js';
 import type { LiveEventsTable } from './migrations.js';
 import { LiveRepo } from './repo.js';
 import type { EventStatus, Visibility } from './schemas.js';
+import { watchView } from './watch.js';
 
 export { liveErrors } from './errors.js';
 
@@ -242,15 +244,18 @@ export class LiveService {
       if (limits.max_events !== null && (await repo.countActive(customerId)) >= limits.max_events)
         throw liveErrors.quota(limits.max_events, limits.plan);
       if (input.slug) {
-        if (await repo.slugExists(customerId, input.slug)) throw liveErrors.slugTaken(input.slug);
+        if (await repo.slugExists(input.slug)) throw liveErrors.slugTaken(input.slug);
       } else {
         // A readable slug from the name; a short random tail when it is taken.
         const base = slugify(input.name);
         row.slug = base;
-        while (await repo.slugExists(customerId, row.slug))
-          row.slug = `${base}-${randomString(6).toLowerCase()}`;
+        while (await repo.slugExists(row.slug)) row.slug = `${base}-${randomString(6).toLowerCase()}`;
       }
-      await repo.insert(row);
+      // Two customers racing for one slug: the unique index decides.
+      await insertUnique(
+        () => repo.insert(row),
+        () => liveErrors.slugTaken(row.slug),
+      );
     });
     await this.record(customerId, actor, 'live_event.create', row.id);
     return { ...this.view(row), stream_key: streamKey };
@@ -434,6 +439,13 @@ export class LiveService {
       resourceId: eventId,
       actor: { kind: actor.kind, id: actor.id },
     });
+  }
+
+  /** The public watch view of a slug; drafts, deleted and unknown slugs are not found. */
+  async watch(slug: string) {
+    const row = await this.repo.bySlug(slug);
+    if (!row || row.status === 'draft') throw liveErrors.eventNotFound();
+    return watchView(row, this.view(row).hls_url, this.clock.nowMs());
   }
 
   /** Purges events soft-deleted more than 30 days ago (on the clock). */
