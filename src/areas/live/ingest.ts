@@ -49,6 +49,7 @@ export class RtmpIngest implements RoleServer {
   async start(): Promise<void> {
     await mkdir(this.options.sessionsDir, { recursive: true });
     await this.killLeftovers();
+    await this.live.ingestRestarted();
     this.server = createServer((socket) => void this.accept(socket));
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);

@@ -103,6 +103,15 @@ export class LiveRepo {
     await this.db.updateTable('live_events').set(changes).where('id', '=', id).execute();
   }
 
+  /** Forgets every open encoder session (the ingest that had them is gone). */
+  async clearSessions(): Promise<void> {
+    await this.db
+      .updateTable('live_events')
+      .set({ ingest_session_id: null, ingest_started_at: null })
+      .where('ingest_session_id', 'is not', null)
+      .execute();
+  }
+
   /** Events soft-deleted before `before`: purged for good. */
   async purgeDeleted(before: number): Promise<number> {
     const r = await this.db

@@ -403,6 +403,14 @@ export class LiveService {
     });
   }
 
+  /**
+   * Called when the ingest starts: sessions still marked open were cut by a crash or a restart of
+   * the ingest (one process runs the rtmp role), so no event stays blocked by a dead encoder.
+   */
+  async ingestRestarted(): Promise<void> {
+    await this.repo.clearSessions();
+  }
+
   /** The ingest's report that an encoder connection ended. The event's status stays as it is. */
   async ingestEnded(eventId: string, sessionId: string, _reason: string, _bytes: number): Promise<void> {
     await this.store.unitOfWork({ locks: [`live:event:${eventId}`] }, async ({ tx }) => {
