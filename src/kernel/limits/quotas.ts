@@ -77,7 +77,10 @@ export const DEFAULT_LIMITS = {
   // GPU jobs
   'gpu.concurrent_jobs_per_key': { doc: 'GPU jobs queued or processing per API key', value: 10 },
   // Live events (our values; like Mux and Cloudflare Stream, bitrate and event counts rise with the plan)
-  'live.events': { doc: 'Live events per customer, deleted ones not counted', value: perPlan(5, 25, 100, null) },
+  'live.events': {
+    doc: 'Live events per customer, deleted ones not counted',
+    value: perPlan(5, 25, 100, null),
+  },
   'live.max_bitrate_kbps': {
     doc: 'Highest ingest bitrate an event may allow, in kbit/s',
     value: perPlan(4000, 6000, 12000, 20000),
