@@ -11,6 +11,8 @@ import type { LiveService } from './service.js';
 /** Bytes read from a client before its publish command; past this it is not an encoder. */
 const MAX_SNIFF = 64 * 1024;
 const UPSTREAM_WAIT_MS = 10_000;
+/** A connection that has not published by then is closed (and its ffmpeg with it). */
+const PUBLISH_WAIT_MS = 15_000;
 
 export interface IngestOptions {
   host: string;
@@ -108,6 +110,8 @@ export class RtmpIngest implements RoleServer {
     };
     client.on('error', () => end('encoder_error'));
     client.on('close', () => end('encoder_disconnected'));
+    const publishTimer = setTimeout(() => eventId || end('no_publish'), PUBLISH_WAIT_MS);
+    publishTimer.unref();
 
     try {
       await mkdir(dir, { recursive: true });
@@ -179,6 +183,7 @@ export class RtmpIngest implements RoleServer {
         (id) => {
           if (!id) return end('stream_key_refused');
           eventId = id;
+          clearTimeout(publishTimer);
           for (const b of held.splice(0)) up.write(b);
         },
         (err) => {
