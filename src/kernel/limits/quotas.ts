@@ -76,6 +76,21 @@ export const DEFAULT_LIMITS = {
   },
   // GPU jobs
   'gpu.concurrent_jobs_per_key': { doc: 'GPU jobs queued or processing per API key', value: 10 },
+  // Live events (our values; like Mux and Cloudflare Stream, bitrate and event counts rise with the plan)
+  'live.events': {
+    doc: 'Live events per customer, deleted ones not counted',
+    value: perPlan(5, 25, 100, null),
+  },
+  'live.max_bitrate_kbps': {
+    doc: 'Highest ingest bitrate an event may allow, in kbit/s',
+    value: perPlan(4000, 6000, 12000, 20000),
+  },
+  'live.retention_days': { doc: 'Longest recording retention, in days', value: perPlan(7, 30, 365, 3650) },
+  'live.reconnect_window_seconds': {
+    doc: 'How long a live event waits for its encoder to come back',
+    unit: 'seconds',
+    value: 60,
+  },
   // Language models
   'llm.concurrent_requests_per_key': {
     doc: 'Language-model requests in flight per API key, streams until they end (per process)',

@@ -38,6 +38,7 @@ export const DEFAULT_RATE_LIMITS: Record<string, RateLimitRow> = {
   'dns.zone.read': { points: 1000, duration: 60, doc: 'DNS zone reads: 1000 per minute' },
   'dns.record.read': { points: 1000, duration: 60, doc: 'DNS record reads: 1000 per minute' },
   'domain-verification': { points: 300, duration: 60, doc: 'Domain verification API (not stated; ours)' },
+  'live-events': { points: 300, duration: 60, doc: 'Live events management API (not stated; ours)' },
   dyn: { points: 300, duration: 60, doc: 'Dynamic DNS control API (not stated; ours)' },
   'dyn.update': {
     points: 600,

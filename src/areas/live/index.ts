@@ -1,0 +1,78 @@
+import { join } from 'node:path';
+import { defineArea } from '../wiring.js';
+import { RtmpIngest } from './ingest.js';
+import { liveMigrations } from './migrations.js';
+import { liveRoutes } from './routes.js';
+import { hlsRoutes } from './routes-hls.js';
+import { LiveService } from './service.js';
+
+export { LiveService } from './service.js';
+
+const PURGE_JOB = 'live.events.purge';
+
+/** Live events: the management API and its lifecycle. Its service is `services.live`. */
+export const liveArea = defineArea({
+  name: 'live',
+  migrations: liveMigrations,
+  async setup(kernel) {
+    const addresses = {
+      // The ingest host is the API's host name on the RTMP port.
+      ingestUrl: () => `rtmp://${new URL(kernel.baseUrl()).hostname}:${kernel.config.ports.rtmp}/live`,
+      liveUrl: () => `${kernel.baseUrl()}/live`,
+    };
+    const live = new LiveService(
+      kernel.store,
+      kernel.clock,
+      kernel.identity,
+      kernel.limits,
+      kernel.audit,
+      addresses,
+    );
+    // Soft-deleted events are purged 30 days after deletion, on the clock.
+    kernel.jobs.register(PURGE_JOB, { run: async () => void (await live.purge()) });
+    await kernel.jobs.schedule(PURGE_JOB, PURGE_JOB, 3600);
+    kernel.registry.addServiceProvider(async (customerId) => {
+      // The service is active from the customer's first event on.
+      const first = await live.repo.firstCreated(customerId);
+      if (!first) return [];
+      return [
+        {
+          id: `live-events:${customerId}`,
+          service_type: 'live-events',
+          name: 'Live events',
+          status: 'active',
+          region: null,
+          created_at: new Date(first).toISOString(),
+          metadata: {},
+          api: {
+            kind: 'rest',
+            openapi: `${kernel.baseUrl()}/openapi.json`,
+            docs: `${kernel.baseUrl()}/docs`,
+            base_url: `${kernel.baseUrl()}/v1/live-events`,
+          },
+        },
+      ];
+    });
+    const sessionsDir = join(kernel.config.dataDir, 'live', 'sessions');
+    const ingest = new RtmpIngest(live, kernel.log.child({ role: 'rtmp' }), {
+      host: kernel.config.host,
+      port: kernel.config.ports.rtmp,
+      sessionsDir,
+    });
+    kernel.registry.addBackend({
+      area: 'live',
+      name: 'ingest',
+      driver: 'rtmp relayed to ffmpeg (HLS, -c copy)',
+      simulated: false,
+      detail: `sessions in ${sessionsDir}`,
+    });
+    return {
+      service: live,
+      routes: [...liveRoutes(live), ...hlsRoutes(live, sessionsDir)],
+      servers: [ingest],
+      onReset: async () => {
+        await kernel.jobs.schedule(PURGE_JOB, PURGE_JOB, 3600);
+      },
+    };
+  },
+});

@@ -1,0 +1,74 @@
+import type { LiveEventsTable } from './migrations.js';
+
+export const WATCH_STATES = [
+  'not_started',
+  'access_required',
+  'live',
+  'rehearsal_hidden',
+  'processing_replay',
+  'replay_available',
+  'ended_no_replay',
+  'cancelled',
+] as const;
+export type WatchState = (typeof WATCH_STATES)[number];
+
+/**
+ * What a viewer sees for each status. Replays are not published by this build, so an ended event
+ * is `ended_no_replay`; while it is `ending` or `processing` with recording and replay on, the
+ * viewer is told a replay is on its way. An event that needs access shows `access_required`
+ * while it is live, so the page asks for the password or token; before the start it still counts
+ * down.
+ */
+export function watchState(row: LiveEventsTable, hasAccess: boolean): WatchState {
+  switch (row.status) {
+    case 'scheduled':
+    case 'ready':
+      return 'not_started';
+    case 'rehearsal':
+      return 'rehearsal_hidden';
+    case 'live':
+      return hasAccess ? 'live' : 'access_required';
+    case 'ending':
+    case 'processing':
+      return row.record_enabled === 1 && row.replay_enabled === 1 ? 'processing_replay' : 'ended_no_replay';
+    case 'cancelled':
+      return 'cancelled';
+    default:
+      // ended, failed
+      return 'ended_no_replay';
+  }
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/** The public watch view. Playback addresses only when the viewer may see them (public events here). */
+export function watchView(row: LiveEventsTable, hlsUrl: string, nowMs: number) {
+  const requiresAuth = row.visibility_mode !== 'public';
+  const state = watchState(row, !requiresAuth);
+  const live = state === 'live' && row.last_session_id !== null;
+  return {
+    event_id: row.id,
+    slug: row.slug,
+    name: row.name,
+    description: row.description,
+    status: row.status,
+    watch_state: state,
+    visibility_mode: row.visibility_mode,
+    requires_auth: requiresAuth,
+    auth_type: requiresAuth ? row.visibility_mode : null,
+    scheduled_start_at: iso(row.scheduled_start_at),
+    scheduled_end_at: iso(row.scheduled_end_at),
+    actual_start_at: iso(row.actual_start_at),
+    actual_end_at: iso(row.actual_end_at),
+    replay_published_at: null,
+    timezone: row.timezone,
+    countdown_enabled:
+      state === 'not_started' && row.scheduled_start_at !== null && row.scheduled_start_at > nowMs,
+    playback_mode: live ? 'live' : 'none',
+    live_playback: live ? { hls_url: hlsUrl, protocol: 'hls' } : null,
+    replay_playback: null,
+    embed_enabled: row.embed_enabled === 1,
+    banner_url: null,
+    logo_url: null,
+  };
+}
