@@ -1,6 +1,7 @@
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LiveService } from '../../src/areas/live/service.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { type Issuer, type SigningKey, signingKey, startIssuer } from '../helpers/oidc-issuer.js';
 
@@ -74,6 +75,21 @@ beforeAll(async () => {
       () => false,
     ),
   );
+
+  // A stream key, checked as the RTMP ingest checks an encoder's publish (then the session ends).
+  const event = await t.request('POST', '/v1/live-events/events', {
+    key: c.pat,
+    body: { name: 'Suspension probe' },
+  });
+  expect(event.status).toBe(201);
+  const live = t.fjord.areas.get('live')!.service as LiveService;
+  let session = 0;
+  probes.set('stream-key', async () => {
+    const sid = `probe-${session++}`;
+    const id = await live.ingestStarted(event.body.stream_key, sid);
+    if (id) await live.ingestEnded(id, sid, 'probe', 0);
+    return id !== null;
+  });
 
   const host = await t.request('POST', '/v1/dyn/hostnames', {
     key: c.pat,

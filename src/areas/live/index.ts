@@ -31,6 +31,11 @@ export const liveArea = defineArea({
     // Soft-deleted events are purged 30 days after deletion, on the clock.
     kernel.jobs.register(PURGE_JOB, { run: async () => void (await live.purge()) });
     await kernel.jobs.schedule(PURGE_JOB, PURGE_JOB, 3600);
+    kernel.registry.addCredentialKind({
+      name: 'stream-key',
+      area: 'live',
+      doc: 'The RTMP publish name of an event (its stream key)',
+    });
     kernel.registry.addServiceProvider(async (customerId) => {
       // The service is active from the customer's first event on.
       const first = await live.repo.firstCreated(customerId);

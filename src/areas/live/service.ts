@@ -382,6 +382,8 @@ export class LiveService {
   async ingestStarted(streamKey: string, sessionId: string): Promise<string | null> {
     const found = await this.repo.byStreamKeyHash(hashStreamKey(streamKey));
     if (!found) return null;
+    // A suspended customer's stream keys stop working, as its API keys do (identity.isActive).
+    if (!(await this.identity.isActive(found.customer_id))) return null;
     return this.store.unitOfWork({ locks: [`live:event:${found.id}`] }, async ({ tx }) => {
       const repo = LiveRepo.over(tx);
       const row = await repo.get(found.customer_id, found.id);
