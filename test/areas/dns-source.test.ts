@@ -126,6 +126,7 @@ describe('the zone source the DNS server reads', () => {
       t.kernel.secrets,
       ['ns1.fjord.test'],
       t.kernel.log,
+      () => t.kernel.clock.nowMs(),
     );
     const stop = listener.onZoneChanged((apex) => heard.push(apex));
     try {

@@ -9,6 +9,9 @@ import { StoreZoneSource } from './zone-source.js';
 
 const CHECK_JOB = 'dns.delegation.check';
 const PURGE_JOB = 'dns.stats.purge';
+const QUOTA_REVIEW_JOB = 'dns.quota.review';
+/** How often paused customers are looked at again (a new month, a larger plan: docs/dns.md). */
+export const QUOTA_REVIEW_SECONDS = 300;
 /** How often pending zones are checked for their delegation (docs/dns.md). */
 export const DELEGATION_CHECK_SECONDS = 300;
 
@@ -18,7 +21,9 @@ export const dnsArea = defineArea({
   async setup(kernel) {
     const repo = new DnsRepo(kernel.store.typed<DnsTables>(), kernel.store);
     const nameservers = kernel.config.dns.nameservers;
-    const source = new StoreZoneSource(repo, kernel.store, kernel.secrets, nameservers, kernel.log);
+    const source = new StoreZoneSource(repo, kernel.store, kernel.secrets, nameservers, kernel.log, () =>
+      kernel.clock.nowMs(),
+    );
     const service = new DnsService(repo, source, {
       clock: kernel.clock,
       identity: kernel.identity,
@@ -41,9 +46,11 @@ export const dnsArea = defineArea({
       },
     });
     kernel.jobs.register(PURGE_JOB, { run: async () => void (await service.purgeOldStatistics()) });
+    kernel.jobs.register(QUOTA_REVIEW_JOB, { run: async () => void (await service.reviewQueryPauses()) });
     const schedule = async () => {
       await kernel.jobs.schedule(CHECK_JOB, CHECK_JOB, DELEGATION_CHECK_SECONDS);
       await kernel.jobs.schedule(PURGE_JOB, PURGE_JOB, 86400);
+      await kernel.jobs.schedule(QUOTA_REVIEW_JOB, QUOTA_REVIEW_JOB, QUOTA_REVIEW_SECONDS);
     };
     await schedule();
     kernel.registry.addServiceProvider(async (customerId) =>

@@ -55,6 +55,23 @@ export const dnsMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026-11-25-0100-dns-query-pauses': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // A customer whose zones stopped being served for the rest of a month: its queries reached
+      // the plan's monthly quota (docs/dns.md, "Monthly query quota").
+      await db.schema
+        .createTable('dns_query_pauses')
+        .addColumn('customer_id', 'text', (c) =>
+          c.primaryKey().references('customers.id').onDelete('cascade'),
+        )
+        .addColumn('month', 'text', (c) => c.notNull())
+        .addColumn('paused_at', 'bigint', (c) => c.notNull())
+        .addColumn('queries', 'bigint', (c) => c.notNull())
+        .addColumn('query_limit', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+  },
 };
 
 export interface DnsZonesTable {
@@ -104,7 +121,19 @@ export interface DnsQueryStatsTable {
   total_micros: number;
 }
 
+/** A customer's zones are not served for the rest of `month`: the monthly query quota is used up. */
+export interface DnsQueryPausesTable {
+  customer_id: string;
+  /** UTC month, `YYYY-MM`. */
+  month: string;
+  paused_at: number;
+  /** Queries counted this month when the pause began, and the plan's limit then. */
+  queries: number;
+  query_limit: number;
+}
+
 export interface DnsTables {
+  dns_query_pauses: DnsQueryPausesTable;
   dns_zones: DnsZonesTable;
   dns_records: DnsRecordsTable;
   dns_keys: DnsKeysTable;

@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Store } from '../../kernel/store/store.js';
 import type {
   DnsKeysTable,
+  DnsQueryPausesTable,
   DnsQueryStatsTable,
   DnsRecordsTable,
   DnsTables,
@@ -64,8 +65,23 @@ export class DnsRepo {
   zonesWithStatus(status: DnsZonesTable['status']) {
     return this.db.selectFrom('dns_zones').selectAll().where('status', '=', status).execute();
   }
-  servedZones() {
-    return this.db.selectFrom('dns_zones').selectAll().where('status', '!=', 'disabled').execute();
+  /** Zones to serve in `month`: not disabled, and not paused for the month's query quota. */
+  servedZones(month: string) {
+    return this.db
+      .selectFrom('dns_zones')
+      .selectAll()
+      .where('status', '!=', 'disabled')
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('dns_query_pauses')
+              .select('dns_query_pauses.customer_id')
+              .whereRef('dns_query_pauses.customer_id', '=', 'dns_zones.customer_id')
+              .where('dns_query_pauses.month', '=', month),
+          ),
+        ),
+      )
+      .execute();
   }
   async setStatus(
     id: string,
@@ -177,10 +193,69 @@ export class DnsRepo {
 
   // Query statistics
 
-  async existingZoneIds(ids: string[]): Promise<Set<string>> {
-    if (ids.length === 0) return new Set();
-    const rows = await this.db.selectFrom('dns_zones').select('id').where('id', 'in', ids).execute();
-    return new Set(rows.map((r) => r.id));
+  /** The owner of each zone of `ids` that still exists. */
+  async zoneOwners(ids: string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('dns_zones')
+      .select(['id', 'customer_id'])
+      .where('id', 'in', ids)
+      .execute();
+    return new Map(rows.map((r) => [r.id, r.customer_id]));
+  }
+
+  // Monthly query quota
+
+  /** Queries counted since `fromDay` (inclusive), summed per customer over all its zones. */
+  async queriesByCustomer(customerIds: string[], fromDay: string): Promise<Map<string, number>> {
+    if (customerIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('dns_query_stats')
+      .innerJoin('dns_zones', 'dns_zones.id', 'dns_query_stats.zone_id')
+      .select(['dns_zones.customer_id', (eb) => eb.fn.sum<number | string>('dns_query_stats.count').as('n')])
+      .where('dns_zones.customer_id', 'in', customerIds)
+      .where('dns_query_stats.day', '>=', fromDay)
+      .groupBy('dns_zones.customer_id')
+      .execute();
+    return new Map(rows.map((r) => [r.customer_id, Number(r.n)]));
+  }
+  queryPause(customerId: string) {
+    return this.db
+      .selectFrom('dns_query_pauses')
+      .selectAll()
+      .where('customer_id', '=', customerId)
+      .executeTakeFirst();
+  }
+  queryPauses() {
+    return this.db.selectFrom('dns_query_pauses').selectAll().execute();
+  }
+  /** Records the pause; false when this month's pause was already there (another process wrote it). */
+  async pauseQueries(row: DnsQueryPausesTable): Promise<boolean> {
+    const r = await this.db
+      .insertInto('dns_query_pauses')
+      .values(row)
+      .onConflict((oc) =>
+        oc
+          .column('customer_id')
+          .doUpdateSet({
+            month: row.month,
+            paused_at: row.paused_at,
+            queries: row.queries,
+            query_limit: row.query_limit,
+          })
+          .where('dns_query_pauses.month', '!=', row.month),
+      )
+      .executeTakeFirst();
+    return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+  }
+  /** Ends the pause of `month`; false when it was already ended. */
+  async resumeQueries(customerId: string, month: string): Promise<boolean> {
+    const r = await this.db
+      .deleteFrom('dns_query_pauses')
+      .where('customer_id', '=', customerId)
+      .where('month', '=', month)
+      .executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
   }
   addStats(rows: DnsQueryStatsTable[]) {
     return this.db

@@ -3,7 +3,15 @@ import { SuccessMessage } from '../../kernel/http/common-schemas.js';
 import { defineRoute } from '../../kernel/http/route.js';
 import { dnsAccess, TAG } from './access.js';
 import { dnsRecordRoutes } from './routes-records.js';
-import { CreateZoneBody, DnssecActivation, Statistics, Zone, ZoneList, ZoneParams } from './schemas.js';
+import {
+  CreateZoneBody,
+  DnssecActivation,
+  DnsUsage,
+  Statistics,
+  Zone,
+  ZoneList,
+  ZoneParams,
+} from './schemas.js';
 import type { DnsService } from './service.js';
 
 export function dnsRoutes(dns: DnsService) {
@@ -108,6 +116,19 @@ export function dnsRoutes(dns: DnsService) {
       response: { 200: Statistics },
       errors: [404],
       handler: async ({ principal, params }) => dns.statistics(principal.customerId, params.zone_name),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/dns/usage',
+      operationId: 'getDnsUsage',
+      tag: TAG,
+      summary: 'The plan’s DNS quotas and what is used of them',
+      description:
+        'Zones, records per zone and queries this month. When the month’s queries reach the plan’s quota, the zones are paused (queries get REFUSED) until the 1st of next month or a larger plan.',
+      access: dnsAccess('dns:read'),
+      rateLimit: ['dns.zone.read'],
+      response: { 200: DnsUsage },
+      handler: async ({ principal }) => dns.usage(principal.customerId),
     }),
     defineRoute({
       method: 'POST',

@@ -178,3 +178,27 @@ export const Statistics = Type.Object(
   },
   { title: 'DnsZoneStatistics' },
 );
+
+const Limit = Type.Union([Type.Integer(), Type.Null()], { description: 'null: unlimited' });
+
+export const DnsUsage = Type.Object(
+  {
+    plan: Type.String(),
+    zones: Type.Object({ used: Type.Integer(), limit: Limit }),
+    records_per_zone: Limit,
+    queries: Type.Object({
+      month: Type.String({ description: 'UTC month counted, YYYY-MM' }),
+      used: Type.Integer({
+        description: 'Queries answered this month, all zones (counted every few seconds)',
+      }),
+      limit: Limit,
+      remaining: Limit,
+      paused: Type.Boolean({
+        description: 'The quota is used up: the zones get REFUSED until resets_at or a larger plan',
+      }),
+      paused_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+      resets_at: Type.String({ format: 'date-time', description: 'The 1st of next month, 00:00 UTC' }),
+    }),
+  },
+  { title: 'DnsUsage' },
+);

@@ -9,6 +9,7 @@ import type { SecretBox } from '../../kernel/secrets.js';
 import { insertUnique } from '../../kernel/store/dialect.js';
 import type { DnsZonesTable } from './migrations.js';
 import { NameError, normaliseHost, normaliseZoneName, toAscii } from './names.js';
+import { QueryQuota } from './query-quota.js';
 import { dnsErrors, type PathOf, type RecordChange } from './record-changes.js';
 import type { RecordType } from './record-content.js';
 import { RecordWriter } from './record-writer.js';
@@ -29,6 +30,7 @@ import type { StoreZoneSource } from './zone-source.js';
  */
 export class DnsService implements QueryStatsSink {
   private readonly stats: QueryStatistics;
+  private readonly quota: QueryQuota;
   private readonly writer: RecordWriter;
   private readonly keys: ZoneKeys;
   constructor(
@@ -48,7 +50,8 @@ export class DnsService implements QueryStatsSink {
       enqueueCheck: (zoneId: string) => Promise<void>;
     },
   ) {
-    this.stats = new QueryStatistics(repo);
+    this.quota = new QueryQuota(repo, { ...deps, announce: (apex) => source.announce(apex) });
+    this.stats = new QueryStatistics(repo, (customerIds) => this.quota.afterCounted(customerIds));
     this.writer = new RecordWriter(repo, source, deps);
     this.keys = new ZoneKeys(repo, source, deps);
   }
@@ -278,6 +281,23 @@ export class DnsService implements QueryStatsSink {
 
   purgeOldStatistics(): Promise<number> {
     return this.stats.purge(this.deps.clock.nowMs());
+  }
+
+  /** Lifts monthly query pauses that no longer apply (a new month, a larger plan). */
+  reviewQueryPauses(): Promise<number> {
+    return this.quota.review();
+  }
+
+  /** The customer's DNS usage against its plan: zones, and queries this month. */
+  async usage(customerId: string) {
+    const plan = (await this.deps.identity.getCustomer(customerId))?.plan ?? 'free';
+    const zones = (await this.repo.zonesOf(customerId)).length;
+    return {
+      plan,
+      zones: { used: zones, limit: this.deps.limits.of('dns.zones', plan) },
+      records_per_zone: this.deps.limits.of('dns.records_per_zone', plan),
+      queries: await this.quota.usage(customerId),
+    };
   }
 
   async statistics(customerId: string, zoneName: string) {

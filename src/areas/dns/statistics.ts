@@ -9,7 +9,11 @@ export const STATS_RETENTION_DAYS = 400;
  * (one upsert per group), and the statistics view computed from them.
  */
 export class QueryStatistics implements QueryStatsSink {
-  constructor(private readonly repo: DnsRepo) {}
+  constructor(
+    private readonly repo: DnsRepo,
+    /** Told which customers' counts were just stored (the monthly query quota checks them). */
+    private readonly afterCounted: (customerIds: string[]) => Promise<void> = async () => {},
+  ) {}
 
   async recordQueries(batch: Parameters<QueryStatsSink['recordQueries']>[0]): Promise<void> {
     const sums = new Map<
@@ -26,9 +30,10 @@ export class QueryStatistics implements QueryStatsSink {
       sums.set(k, s);
     }
     // Counts for a zone deleted meanwhile are dropped rather than left orphaned.
-    const live = await this.repo.existingZoneIds([...new Set(batch.map((b) => b.zoneId))]);
-    const rows = [...sums.values()].filter((r) => live.has(r.zone_id) && r.count > 0);
+    const owners = await this.repo.zoneOwners([...new Set(batch.map((b) => b.zoneId))]);
+    const rows = [...sums.values()].filter((r) => owners.has(r.zone_id) && r.count > 0);
     for (let i = 0; i < rows.length; i += 100) await this.repo.addStats(rows.slice(i, i + 100));
+    await this.afterCounted([...new Set(rows.map((r) => owners.get(r.zone_id)!))]);
   }
 
   /** Drops days older than the retention (the API shows this month; the rest is history kept a while). */

@@ -4,6 +4,7 @@ import { RESYNC, type Store } from '../../kernel/store/store.js';
 import { ALGORITHM, assertP256, KEY_FLAGS } from './dnssec.js';
 import type { DnsKeysTable, DnsRecordsTable, DnsZonesTable } from './migrations.js';
 import { absoluteName } from './names.js';
+import { monthOf } from './query-quota.js';
 import { recordData } from './record-content.js';
 import type { DnsRepo } from './repo.js';
 import type { ServedRecord, ZoneSigningKey, ZoneSnapshot, ZoneSource } from './server-contract.js';
@@ -24,16 +25,20 @@ export class StoreZoneSource implements ZoneSource {
     private readonly secrets: SecretBox,
     private readonly nameservers: string[],
     private readonly log: Logger,
+    /** The store's clock: a zone paused for its month's query quota is not served in that month. */
+    private readonly now: () => number,
   ) {}
 
   async loadAll(): Promise<ZoneSnapshot[]> {
-    const zones = await this.repo.servedZones();
+    const zones = await this.repo.servedZones(monthOf(this.now()));
     return this.snapshots(zones);
   }
 
   async loadZone(apex: string): Promise<ZoneSnapshot | null> {
     const zone = await this.repo.zoneByName(apex.toLowerCase().replace(/\.$/, ''));
     if (!zone || zone.status === 'disabled') return null;
+    const pause = await this.repo.queryPause(zone.customer_id);
+    if (pause?.month === monthOf(this.now())) return null;
     return (await this.snapshots([zone]))[0] ?? null;
   }
 
