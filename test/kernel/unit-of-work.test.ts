@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../../src/kernel/store/store.js';
 import { QueryOutsideUnitError, unitsOf } from '../../src/kernel/store/unit-of-work.js';
 import { TestFjord as T, type TestFjord } from '../helpers/fjord.js';
 
@@ -113,5 +114,41 @@ describe('unit of work', () => {
       late = new Promise((r) => setTimeout(r, 5)).then(() => sql`SELECT 1`.execute(store.db));
     });
     await expect(late).resolves.toBeDefined();
+  });
+});
+
+describe('store.exclusive', () => {
+  /** Runs `n` sections under one key, alternating between the stores; returns the most inside at once. */
+  async function mostAtOnce(stores: Store[], n: number): Promise<number> {
+    let inside = 0;
+    let most = 0;
+    await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        stores[i % stores.length]!.exclusive('test:exclusive', async () => {
+          inside++;
+          most = Math.max(most, inside);
+          await pause();
+          inside--;
+        }),
+      ),
+    );
+    return most;
+  }
+
+  it('runs the sections of one key one at a time, and refuses to start inside a unit', async () => {
+    expect(await mostAtOnce([t.kernel.store], 12)).toBe(1);
+    await expect(
+      t.kernel.store.unitOfWork({}, () => t.kernel.store.exclusive('test:inside', async () => 1)),
+    ).rejects.toBeInstanceOf(QueryOutsideUnitError);
+  });
+
+  it('takes turns with another process of a PostgreSQL store', async () => {
+    if (t.kernel.store.kind !== 'postgres') return; // SQLite: one process serves a store's API
+    const other = await openStore(t.kernel.config);
+    try {
+      expect(await mostAtOnce([t.kernel.store, other], 12)).toBe(1);
+    } finally {
+      await other.close();
+    }
   });
 });

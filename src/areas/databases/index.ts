@@ -58,6 +58,7 @@ export const databasesArea = defineArea({
       kernel.clock,
       config.databases.internalCustomers,
       new DatabaseQuotas(kernel.limits),
+      (key, work) => kernel.store.exclusive(key, work),
     );
     const planOf = async (customerId: string) =>
       (await kernel.identity.getCustomer(customerId))?.plan ?? 'free';

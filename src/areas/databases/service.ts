@@ -4,7 +4,6 @@ import type { Principal } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
 import { isAppError } from '../../kernel/errors.js';
 import { newId, randomString } from '../../kernel/ids.js';
-import { KeyedMutex } from '../../kernel/keyed-mutex.js';
 import { isUniqueViolation } from '../../kernel/store/dialect.js';
 import { type DatabaseRef, type DbType, type EngineDriver, FirewallUnmanaged } from './drivers/driver.js';
 import type { DatabaseEngines } from './engines/engines.js';
@@ -51,6 +50,8 @@ export class DatabasesService {
     private readonly internalCustomers: readonly string[],
     /** The plan quotas, from the limits table (the snapshot, firewall and report parts read them here). */
     readonly quotas: DatabaseQuotas,
+    /** The store's cross-process lock by name (Store.exclusive). */
+    private readonly serialise: <T>(key: string, work: () => Promise<T>) => Promise<T>,
   ) {}
 
   /** The customer's plan (its quotas are `quotas.of(plan)`). */
@@ -62,11 +63,13 @@ export class DatabasesService {
   beforeDelete: ((row: DatabasesTable) => Promise<void>) | null = null;
 
   private readonly synced = new Map<EngineDriver, Promise<void>>();
-  private readonly serverLocks = new KeyedMutex();
 
-  /** Server-side steps that must not interleave (per database id, or per engine's shared file). */
+  /**
+   * Server-side steps that must not interleave (per database id, or per engine's shared file), in
+   * this process or any other process of the store.
+   */
   exclusive<T>(key: string, work: () => Promise<T>): Promise<T> {
-    return this.serverLocks.run(key, work);
+    return this.serialise(`databases:${key}`, work);
   }
 
   async driver(dbType: DbType): Promise<EngineDriver> {

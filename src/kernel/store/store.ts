@@ -14,6 +14,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../../config/config.js';
+import { type Exclusive, inProcessExclusive, postgresExclusive } from './exclusive.js';
 import { SqliteNotices } from './sqlite-notices.js';
 import { assertNotInsideUnit, runUnit, type Unit, type UnitOptions } from './unit-of-work.js';
 
@@ -36,6 +37,13 @@ export interface Store {
    * way code outside `kernel/store` opens a transaction.
    */
   unitOfWork<T>(opts: UnitOptions, fn: (unit: Unit) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` while no other caller naming `key` runs, in this process and, on PostgreSQL, in
+   * every other process of the store (exclusive.ts). For steps outside the store that must not
+   * interleave: a database server's roles and access file. Holds no transaction, so `work` uses
+   * the store and units freely; it must not be called from inside a unit.
+   */
+  exclusive<T>(key: string, work: () => Promise<T>): Promise<T>;
   /**
    * A number that changes whenever another connection commits (SQLite's data_version), read
    * synchronously; null where the engine offers no such cheap signal (PostgreSQL).
@@ -110,6 +118,7 @@ function openSqlite(path: string): Store {
     subscribe: (channel, listener) => notices.subscribe(channel, listener),
     listening: async () => {},
     close: async () => notices.close(),
+    exclusive: inProcessExclusive(),
   });
 }
 
@@ -158,6 +167,7 @@ async function openPostgres(url: string): Promise<Store> {
     },
     listening: () => listener.ready(),
     close: () => listener.close(),
+    exclusive: postgresExclusive(url),
   });
 }
 
@@ -254,6 +264,7 @@ function makeStore(
   db: Kysely<any>,
   parts: Pick<Store, 'publish' | 'subscribe' | 'listening' | 'externalChanges'> & {
     close: () => Promise<void>;
+    exclusive: { run: Exclusive; close(): Promise<void> };
   },
 ): Store {
   const runner = {
@@ -268,6 +279,10 @@ function makeStore(
     db,
     typed: <T>() => db as unknown as Kysely<T>,
     unitOfWork: (opts, fn) => runUnit(runner, opts, fn),
+    exclusive: (key, work) => {
+      assertNotInsideUnit(id);
+      return parts.exclusive.run(key, work);
+    },
     externalChanges: parts.externalChanges,
     async migrate(migrations) {
       const migrator = new Migrator({
@@ -288,6 +303,7 @@ function makeStore(
     listening: parts.listening,
     async close() {
       await parts.close();
+      await parts.exclusive.close();
       await db.destroy();
     },
   };
