@@ -19,10 +19,13 @@ export function inProcessExclusive(): { run: Exclusive; close(): Promise<void> }
  * a session advisory lock (`pg_advisory_lock`) on a connection of its own, so callers in every
  * process of the store take turns. The connections come from a small pool apart from the store's,
  * so work that waits for the store never starves the lock holders (or the reverse). A process
- * that dies mid-work loses its session, and with it the lock.
+ * that dies mid-work loses its session, and with it the lock. Sections may nest (a database's
+ * lock, then its engine's access file): each level takes a connection, so the pool is sized far
+ * above the sections one process runs at once (one per database being changed, plus one per
+ * engine), and idle connections close after 10 s.
  */
 export function postgresExclusive(url: string): { run: Exclusive; close(): Promise<void> } {
-  const pool = new pg.Pool({ connectionString: url, max: 8, idleTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({ connectionString: url, max: 64, idleTimeoutMillis: 10_000 });
   pool.on('error', () => {}); // a dropped idle client is replaced on next use
   const local = new KeyedMutex();
   const run: Exclusive = (key, work) =>
