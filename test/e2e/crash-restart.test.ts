@@ -100,7 +100,7 @@ it.runIf(hasMariadbBinaries())(
     const made: Record<string, ReturnType<typeof creds>> = {};
     for (const dbType of DB_TYPES) {
       const r = await api(first.url, 'POST', '/v1/databases', { db_type: dbType, db_name: 'crash' });
-      const body = await r.json();
+      const body = (await r.json()) as Parameters<typeof creds>[0];
       expect(r.status, JSON.stringify(body)).toBe(201);
       made[dbType] = creds(body);
       const conn = await connectAs(dbType, made[dbType]);
@@ -125,7 +125,7 @@ it.runIf(hasMariadbBinaries())(
       await conn.end();
       const info = await api(second.url, 'GET', `/v1/databases/${dbType}/${made[dbType]!.database}`);
       expect(info.status).toBe(200);
-      expect((await info.json()).port).toBe(made[dbType]!.port);
+      expect(((await info.json()) as { port: number }).port).toBe(made[dbType]!.port);
     }
     expect(enginesOf(store.dataDir)).toHaveLength(2);
 
