@@ -69,7 +69,7 @@ export function buildKernel({
     audit: new AuditTrail(store, clock),
     secrets,
     registry: kernelRegistry(),
-    metrics: new ProtocolMetrics(),
+    metrics: new ProtocolMetrics(log.child({ role: 'protocol' })),
     baseUrl: () => apiBaseUrl(config, boundApiPort),
     operatorToken: () => operatorToken,
     redis,

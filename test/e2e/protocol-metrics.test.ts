@@ -59,3 +59,41 @@ it('counts S3 operations and DNS queries by operation and outcome', async () => 
   // And the API's own metrics are still there.
   expect(text).toMatch(/fjord_http_request_duration_seconds_count/);
 });
+
+it('writes a request line per S3 request and per DNS query, with the customer, and samples a flood', async () => {
+  const c = await t.customer();
+  const bucket = await t.request('POST', '/v1/storage/buckets', {
+    key: c.pat,
+    body: { bucket_name: `l-${Date.now().toString(36)}` },
+  });
+  const s3 = new S3Client({
+    endpoint: bucket.body.endpoint,
+    region: 'eu-north-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: bucket.body.access_key, secretAccessKey: bucket.body.secret_key },
+    maxAttempts: 1,
+  });
+  await s3.send(new ListBucketsCommand({}));
+  const lines = () =>
+    t.logs
+      .flatMap((l) => l.split('\n'))
+      .flatMap((l) => (l ? [JSON.parse(l) as Record<string, unknown>] : []));
+  const s3Line = lines().find((l) => l.msg === 'request' && l.protocol === 's3' && l.customer === c.id);
+  expect(s3Line).toMatchObject({ role: 'protocol', op: 'GET service', outcome: '200' });
+  expect(s3Line!.id).toMatch(/^[0-9A-F]{16}$/);
+
+  // 300 queries at once: at most 100 lines in any second, and a line counting the rest.
+  const dns = t.fjord.areas.get('dns')!.servers!.find((s) => s.role === 'dns') as DnsServer;
+  await Promise.all(Array.from({ length: 300 }, () => askUdp(dns.port()!, 'flood.example')));
+  await new Promise((r) => setTimeout(r, 1100)); // the next second's first line reports the skipped
+  await askUdp(dns.port()!, 'flood.example');
+  const dnsLines = lines().filter((l) => l.protocol === 'dns-udp');
+  const logged = dnsLines.filter((l) => l.msg === 'request').length;
+  const skipped = dnsLines
+    .filter((l) => l.msg === 'request lines left out (sampling)')
+    .reduce((n, l) => n + Number(l.skipped), 0);
+  expect(skipped).toBeGreaterThan(0);
+  expect(logged).toBeLessThan(302);
+  // Every query is either logged or counted: 1 in the test above, 300 and 1 here.
+  expect(logged + skipped).toBe(302);
+});

@@ -93,6 +93,7 @@ function record(
     rcode < 0 ? 'dropped' : (RCODE_NAMES[rcode] ?? `RCODE${rcode}`),
     micros / 1e6,
     { in: inBytes, out: h.response?.length ?? 0 },
+    { customer: h.zone?.snapshot.customerId ?? null },
   );
 }
 

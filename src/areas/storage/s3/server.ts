@@ -100,6 +100,7 @@ export class S3Server implements RoleServer {
           in: Number(req.headers['content-length'] ?? 0) || 0,
           out: Number.isFinite(length) ? length : 0,
         },
+        { customer: call?.principal.kind === 'key' ? call.principal.key.customerId : null, id: requestId },
       );
     });
     try {
