@@ -24,6 +24,11 @@ export const VARIABLES = {
     default: './.fjord',
     doc: 'Directory for the SQLite store, object data, keys and the development credentials file.',
   },
+  FJORD_FROM_SOURCE: {
+    kind: 'boolean',
+    default: 'false',
+    doc: 'Run the TypeScript sources through tsx instead of the bundle `dist/fjord.mjs` (read by `bin/fjord.js`, which rebuilds a stale bundle by itself).',
+  },
   FJORD_HOST: { kind: 'host', default: '127.0.0.1', doc: 'Address every listener binds to.' },
   FJORD_API_PORT: {
     kind: 'port',

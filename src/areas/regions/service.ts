@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { AppError, kernelErrors } from '../../kernel/errors.js';
+import shippedCatalogue from './catalogue.json' with { type: 'json' };
 
 export const CURRENCIES = ['NOK', 'SEK', 'DKK', 'EUR', 'USD'] as const;
 export type Currency = (typeof CURRENCIES)[number];
@@ -46,11 +46,11 @@ export class RegionsService {
     total: number;
   };
 
-  constructor(file = new URL('./catalogue.json', import.meta.url)) {
-    const data: unknown = JSON.parse(readFileSync(file, 'utf8'));
+  /** `data`: the catalogue shipped with Fjord (bundled with the code), or another one to check. */
+  constructor(data: unknown = shippedCatalogue, name = 'catalogue.json') {
     if (!Value.Check(CatalogueFile, data)) {
       const first = [...Value.Errors(CatalogueFile, data)][0];
-      throw new Error(`region catalogue ${file}: ${first?.path} ${first?.message}`);
+      throw new Error(`region catalogue ${name}: ${first?.path} ${first?.message}`);
     }
     this.catalogue = data;
     // The catalogue never changes while running, so the list answer is built once.
