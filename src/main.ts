@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import pkg from '../package.json' with { type: 'json' };
 import { createCustomerWithPat } from './app/admin-routes.js';
 import { banner } from './app/banner.js';
 import { ALL_MIGRATIONS, Fjord } from './app/fjord.js';
@@ -11,7 +12,7 @@ import { isPlan } from './kernel/limits/quotas.js';
 import { createLogger } from './kernel/log.js';
 import { openStore } from './kernel/store/store.js';
 
-const USAGE = `usage: fjord <command>
+const USAGE = `usage: fjord <command>   (fjord --version, fjord <command> --help)
 
   start [--roles api,s3,dns,mqtt,rtmp,worker]   run Fjord (all roles by default)
   migrate                                        apply database migrations and exit
@@ -182,6 +183,15 @@ async function gpuWorker(args: string[]) {
 
 async function main(argv: string[]) {
   const [command, ...rest] = argv;
+  // Asking for help or the version never does anything else (no migration, no start).
+  if (argv.some((a) => a === '--help' || a === '-h') || command === 'help') {
+    process.stdout.write(USAGE);
+    return;
+  }
+  if (command === '--version' || command === '-v' || command === 'version') {
+    process.stdout.write(`fjord ${pkg.version}\n`);
+    return;
+  }
   try {
     switch (command) {
       case 'start':
@@ -195,14 +205,15 @@ async function main(argv: string[]) {
       case 'gpu-worker':
         return await gpuWorker(rest);
       default:
-        throw new UsageError(
-          command && command !== 'help' && command !== '--help' ? `unknown command ${command}` : '',
-        );
+        throw new UsageError(command ? `unknown command ${command}` : '');
     }
   } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`${err.message ? `fjord: ${err.message}\n` : ''}${USAGE}`);
-      process.exit(command === 'help' || command === '--help' ? 0 : 2);
+    // parseArgs refuses unknown options and missing values with a TypeError carrying a code.
+    const parseError = (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    if (err instanceof UsageError || parseError) {
+      const message = (err as Error).message;
+      process.stderr.write(`${message ? `fjord: ${message}\n` : ''}${USAGE}`);
+      process.exit(2);
     }
     if (err instanceof AppError) {
       process.stderr.write(`fjord: ${err.message}\n`);

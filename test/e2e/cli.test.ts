@@ -193,6 +193,31 @@ describe('fjord CLI with no server running', () => {
     expect(JSON.parse(second.stdout)).toEqual({ applied: [] });
   });
 
+  it('answers --help on every command and --version without doing anything else', async () => {
+    const fresh = await newStore();
+    for (const args of [
+      ['--help'],
+      ['start', '--help'],
+      ['migrate', '--help'],
+      ['admin', 'customer', 'create', '-h'],
+    ]) {
+      const r = await fjord(args, storeEnv(fresh));
+      expect(r.code, args.join(' ')).toBe(0);
+      expect(r.stdout).toMatch(/^usage: fjord <command>/);
+      expect(r.stderr).toBe('');
+    }
+    // Nothing ran: the next migrate applies every migration.
+    const migrated = await fjord(['migrate'], storeEnv(fresh));
+    expect(JSON.parse(migrated.stdout).applied.length).toBeGreaterThan(0);
+    const v = await fjord(['--version'], storeEnv(fresh));
+    expect(v.code).toBe(0);
+    expect(v.stdout).toMatch(/^fjord \d+\.\d+\.\d+\n$/);
+    const bad = await fjord(['admin', 'customer', 'create', '--bogus'], storeEnv(fresh));
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^fjord: Unknown option '--bogus'\nusage: fjord/);
+    await fresh.drop();
+  });
+
   it('an unknown FJORD_* variable only warns on stderr', async () => {
     const r = await fjord(['migrate'], storeEnv(store, { FJORD_NOPE: '1' }));
     expect(r.code).toBe(0);

@@ -136,6 +136,32 @@ describe('error statuses and shapes', () => {
     );
   });
 
+  it('words a choice and a pattern so that a person can act on the error', async () => {
+    const choice = await t.request('POST', '/v1/databases', {
+      key: a.pat,
+      body: { db_type: 'oracle', db_name: 'x' },
+    });
+    expect(choice.body.detail.errors).toEqual([
+      { path: '/body/db_type', message: 'must be one of postgresql, mariadb' },
+    ]);
+    const currency = await t.request('GET', '/v1/regions/oslo/pricing', {
+      key: a.pat,
+      query: { currency: 'EURO' },
+    });
+    expect(currency.body.detail.errors).toEqual([
+      { path: '/query/currency', message: 'must be exactly 3 characters: letters only' },
+    ]);
+    const blank = await t.request('POST', '/v1/account/ssh-keys', {
+      key: a.pat,
+      body: {
+        name: '   ',
+        public_key:
+          'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDwRZm0q3wFZbVq9SP1aE2v4O7p8j6QO3yYZj1rCk0xz t@example',
+      },
+    });
+    expect(blank.body.detail.errors).toContainEqual({ path: '/body/name', message: 'must not be blank' });
+  });
+
   it('does not coerce JSON body types, but coerces query strings', async () => {
     const scopes = await t.request('POST', '/v1/account/api-keys/pat', {
       key: a.pat,

@@ -1,5 +1,6 @@
 import type { FastifyError } from 'fastify';
 import { AppError, type ErrorKind, type FieldProblem } from '../errors.js';
+import { patternInWords } from './pattern-words.js';
 
 const STATUS_OF_KIND: Record<ErrorKind, number> = {
   bad_request: 400,
@@ -34,7 +35,7 @@ export function toHttpError(err: unknown): HttpError {
   const fe = err as FastifyError & { validation?: AjvLikeError[]; validationContext?: string };
   if (fe?.validation) {
     const context = fe.validationContext === 'querystring' ? 'query' : (fe.validationContext ?? 'body');
-    const errors = fe.validation.map((v) => problemOf(v, context));
+    const errors = problemsOf(fe.validation, context);
     return fromAppError(
       new AppError('invalid', 'validation_error', `Request failed validation: ${summarise(errors)}`, {
         errors,
@@ -121,6 +122,33 @@ interface AjvLikeError {
   params: Record<string, unknown>;
 }
 
+/**
+ * One problem per field and rule, worded for a person: a choice of literals (TypeBox writes an
+ * enum as `anyOf` of `const`) becomes "must be one of a, b", a pattern is said in words.
+ */
+function problemsOf(errors: AjvLikeError[], context: string): FieldProblem[] {
+  const choices = new Map<string, unknown[]>();
+  for (const v of errors)
+    if (v.keyword === 'const' && 'allowedValue' in v.params) {
+      const list = choices.get(v.instancePath) ?? [];
+      list.push(v.params['allowedValue']);
+      choices.set(v.instancePath, list);
+    }
+  const out: FieldProblem[] = [];
+  const said = new Set<string>();
+  for (const v of errors) {
+    const values = choices.get(v.instancePath);
+    if (values && (v.keyword === 'const' || v.keyword === 'anyOf')) {
+      if (said.has(v.instancePath)) continue;
+      said.add(v.instancePath);
+      out.push({ path: `/${context}${v.instancePath}`, message: `must be one of ${values.join(', ')}` });
+      continue;
+    }
+    out.push(problemOf(v, context));
+  }
+  return out;
+}
+
 function problemOf(v: AjvLikeError, context: string): FieldProblem {
   let path = `/${context}${v.instancePath}`;
   if (v.keyword === 'required' && typeof v.params['missingProperty'] === 'string') {
@@ -133,6 +161,10 @@ function problemOf(v: AjvLikeError, context: string): FieldProblem {
   }
   if (v.keyword === 'enum' && Array.isArray(v.params['allowedValues'])) {
     return { path, message: `must be one of ${(v.params['allowedValues'] as unknown[]).join(', ')}` };
+  }
+  if (v.keyword === 'pattern' && typeof v.params['pattern'] === 'string') {
+    const words = patternInWords(v.params['pattern']);
+    if (words) return { path, message: words };
   }
   return { path, message: v.message ?? 'is invalid' };
 }
