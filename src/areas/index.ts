@@ -7,6 +7,7 @@ import { dnsArea } from './dns/index.js';
 import { domainVerificationArea } from './domain-verification/index.js';
 import { dynArea } from './dyn/index.js';
 import { gpuArea } from './gpu/index.js';
+import { ipArea } from './ip/index.js';
 import { liveArea } from './live/index.js';
 import { llmArea } from './llm/index.js';
 import { regionsArea } from './regions/index.js';
@@ -34,4 +35,5 @@ export const AREAS: AreaModule[] = [
   chatbotArea,
   gpuArea,
   liveArea,
+  ipArea,
 ];

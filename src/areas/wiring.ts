@@ -8,6 +8,7 @@ import type { DnsService } from './dns/service.js';
 import type { DomainVerificationService } from './domain-verification/service.js';
 import type { DynService } from './dyn/service.js';
 import type { GpuService } from './gpu/service.js';
+import type { IpService } from './ip/service.js';
 import type { LiveService } from './live/service.js';
 import type { LlmService } from './llm/service.js';
 import type { RegionsService } from './regions/service.js';
@@ -34,6 +35,7 @@ export interface AreaServices {
   chatbot: ChatbotService;
   gpu: GpuService;
   live: LiveService;
+  ip: IpService;
 }
 
 /**

@@ -90,6 +90,8 @@ export interface Config {
   };
   /** `ip:port` of the recursive resolver to use; null: the system's. */
   resolver: string | null;
+  /** IP intelligence: a folder of newer MMDB/CSV files and flag lists; null: the shipped data only. */
+  ipDataDir: string | null;
   domainVerification: { label: string; cnameTarget: string };
   dyn: { zone: string; ttl: number; plans: { home: DynPlanLimits; fleet: DynPlanLimits } };
   /** Outgoing e-mail: nodemailer's SMTP URL, or null for the simulated transport. */
@@ -222,6 +224,7 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
       rrlRate: value('FJORD_DNS_RRL_RATE', asInteger) ?? 50,
     },
     resolver: value('FJORD_RESOLVER', asResolverAddress) ?? null,
+    ipDataDir: value('FJORD_IP_DATA_DIR', asString) ?? null,
     smtpUrl: value('FJORD_SMTP_URL', asSmtpUrl) ?? null,
     mailFrom: value('FJORD_MAIL_FROM', asString) ?? 'Fjord <no-reply@fjord.localhost>',
     voice: {

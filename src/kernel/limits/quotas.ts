@@ -91,6 +91,16 @@ export const DEFAULT_LIMITS = {
     unit: 'seconds',
     value: 60,
   },
+  // IP intelligence (tiers are the area's subscriptions, not plans; bursts are rate-limit rows)
+  'ip.free_requests_per_day': { doc: 'IP intelligence requests per UTC day, free tier', value: 1000 },
+  'ip.professional_requests_per_day': {
+    doc: 'IP intelligence requests per UTC day, professional tier',
+    value: 10000,
+  },
+  'ip.enterprise_requests_per_day': {
+    doc: 'IP intelligence requests per UTC day, enterprise tier',
+    value: null,
+  },
   // Language models
   'llm.concurrent_requests_per_key': {
     doc: 'Language-model requests in flight per API key, streams until they end (per process)',

@@ -28,6 +28,11 @@ export type RateLimitOutcome =
 export class RateLimiter {
   private readonly limiters = new Map<string, RateLimiterAbstract | BurstyRateLimiter>();
   private readonly memory = new MemoryWindows();
+
+  /** A bucket's row (limit and window), for areas that publish it. */
+  rowOf(bucket: string): RateLimitRow | undefined {
+    return this.table[bucket];
+  }
   constructor(
     private readonly table: Record<string, RateLimitRow>,
     private readonly redis: Redis | null,

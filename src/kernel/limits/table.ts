@@ -26,6 +26,18 @@ export const DEFAULT_RATE_LIMITS: Record<string, RateLimitRow> = {
   database: { points: 500, duration: 60, doc: 'Database API requests: 500 per minute' },
   'database.create': { points: 10, duration: 3600, doc: 'Database creation: 10 per hour' },
   'database.snapshot': { points: 20, duration: 3600, doc: 'Snapshot creation: 20 per hour' },
+  'ip.burst.free': { points: 20, duration: 60, doc: 'IP intelligence, free tier: burst of 20 a minute' },
+  'ip.burst.professional': {
+    points: 200,
+    duration: 60,
+    doc: 'IP intelligence, professional tier: burst of 200 a minute',
+  },
+  'ip.burst.enterprise': {
+    points: 1000,
+    duration: 60,
+    doc: 'IP intelligence, enterprise tier: burst of 1000 a minute',
+  },
+  ip: { points: 100000, duration: 60, doc: 'IP intelligence routes, before the tier’s own limits (ours)' },
   'dns.zone.create': { points: 10, duration: 3600, doc: 'DNS zone creation: 10 per hour' },
   'dns.record.create': { points: 100, duration: 60, doc: 'DNS record create: 100 per minute' },
   'dns.record.update': { points: 100, duration: 60, doc: 'DNS record update: 100 per minute' },

@@ -22,6 +22,8 @@ export interface DnsLookup {
   txt(name: string): Promise<string[][]>;
   a(name: string): Promise<string[]>;
   aaaa(name: string): Promise<string[]>;
+  /** Names of an address (PTR, reverse DNS). */
+  ptr(address: string): Promise<string[]>;
 }
 
 /** Answers meaning "nothing there" rather than "could not ask". */
@@ -49,5 +51,6 @@ export function createResolver(
     txt: (name) => ask(() => resolver.resolveTxt(name)),
     a: (name) => ask(() => resolver.resolve4(name)),
     aaaa: (name) => ask(() => resolver.resolve6(name)),
+    ptr: async (address) => (await ask(() => resolver.reverse(address))).map(host),
   };
 }

@@ -49,5 +49,7 @@ export function postgresExclusive(url: string): { run: Exclusive; close(): Promi
         }
       }
     });
-  return { run, close: () => pool.end() };
+  let ended: Promise<void> | null = null;
+  // A store may be closed twice (a stop, then a test's own close): the pool ends once.
+  return { run, close: () => (ended ??= pool.end()) };
 }
