@@ -1,0 +1,254 @@
+// Scaled out as DESIGN.md promises: every role as separate OS processes on one PostgreSQL and one
+// Redis — 2 × api behind a round-robin balancer, 2 × s3, 2 × dns, 1 × worker — giving the same
+// results as one process. Runs in the PostgreSQL pass of the suite (`npm run test:cluster` runs
+// it alone).
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, request, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasRedisServer, startThrowawayRedis } from '../helpers/redis.js';
+import { freshTestStore, TEST_STORE, type TestStoreHandle } from '../helpers/store.js';
+import { dig } from './dns-fixtures.js';
+
+const FJORD = join(import.meta.dirname, '../../bin/fjord.js');
+const OPERATOR = 'cluster-operator-token-0123456789abcdef';
+
+interface Proc {
+  roles: string;
+  child: ChildProcess;
+  api?: string;
+  s3?: string;
+  dns?: number;
+}
+
+describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('scaled out on PostgreSQL and Redis', () => {
+  let store: TestStoreHandle;
+  let redis: Awaited<ReturnType<typeof startThrowawayRedis>>;
+  let dataDir: string;
+  const procs: Proc[] = [];
+  let balancer: Server;
+  let lb: string;
+  let pat: string;
+
+  const env = (roles: string): NodeJS.ProcessEnv => ({
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    FJORD_DATA_DIR: dataDir, // one data key for all (sealed secrets), one object directory
+    FJORD_DATABASE_URL: store.databaseUrl,
+    FJORD_REDIS_URL: redis.url,
+    FJORD_OPERATOR_TOKEN: OPERATOR,
+    FJORD_ROLES: roles,
+    FJORD_API_PORT: '0',
+    FJORD_S3_PORT: '0',
+    FJORD_DNS_PORT: '0',
+    FJORD_DNS_RRL_RATE: '0',
+    FJORD_DEV_CREDENTIALS: '0',
+    FJORD_LOG_LEVEL: 'warn',
+    FJORD_DATABASE_ENGINES: 'simulated', // embedded engines belong to one process (docs/operations.md)
+    FJORD_RATE_LIMITS: JSON.stringify({ regions: { points: 10, duration: 60 } }),
+  });
+
+  function start(roles: string): Promise<Proc> {
+    const child = spawn(process.execPath, [FJORD, 'start', '--roles', roles], {
+      env: env(roles),
+      stdio: 'pipe',
+    });
+    return new Promise((resolve, reject) => {
+      let out = '';
+      child.stdout!.on('data', (c: Buffer) => {
+        out += c;
+        if (!/Listeners/.test(out) || !/Back ends|Development/.test(out)) return;
+        const p: Proc = {
+          roles,
+          child,
+          api: /^\s*api\s+http\s+(http:\S+)/m.exec(out)?.[1],
+          s3: /^\s*s3\s+http\s+(http:\S+)/m.exec(out)?.[1],
+          dns: Number(/^\s*dns\s+dns \(udp\+tcp\) [\d.]+:(\d+)/m.exec(out)?.[1]) || undefined,
+        };
+        procs.push(p);
+        resolve(p);
+      });
+      child.stderr!.on('data', (c: Buffer) => (out += c));
+      child.once('exit', (code) => reject(new Error(`fjord --roles ${roles} exited (${code}):\n${out}`)));
+    });
+  }
+
+  /** Round-robin over the live api processes; a refused connection goes to the next one. */
+  function startBalancer(targets: () => string[]): Promise<string> {
+    let next = 0;
+    balancer = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const tryAt = (attempt: number) => {
+          const all = targets();
+          const target = new URL(all[next++ % all.length]!);
+          const up = request(
+            {
+              host: target.hostname,
+              port: target.port,
+              method: req.method,
+              path: req.url,
+              headers: req.headers,
+            },
+            (r) => {
+              res.writeHead(r.statusCode!, r.headers);
+              r.pipe(res);
+            },
+          );
+          up.on('error', () => (attempt < all.length ? tryAt(attempt + 1) : res.writeHead(502).end()));
+          up.end(body);
+        };
+        tryAt(1);
+      });
+    });
+    return new Promise((resolve) =>
+      balancer.listen(0, '127.0.0.1', () =>
+        resolve(`http://127.0.0.1:${(balancer.address() as { port: number }).port}`),
+      ),
+    );
+  }
+
+  const call = async (
+    base: string,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) => {
+    const r = await fetch(`${base}${path}`, {
+      method,
+      headers: {
+        'x-api-key': pat,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await r.text();
+    return { status: r.status, headers: r.headers, text, body: text ? JSON.parse(text) : null };
+  };
+  const apis = () =>
+    procs.filter((p) => p.api && p.child.exitCode === null && !p.child.killed).map((p) => p.api!);
+
+  beforeAll(async () => {
+    store = await freshTestStore();
+    redis = await startThrowawayRedis();
+    dataDir = mkdtempSync(join(tmpdir(), 'fjord-cluster-'));
+    // The first process migrates the store; the others start on it.
+    await start('api');
+    await Promise.all([start('api'), start('s3'), start('s3'), start('dns'), start('dns'), start('worker')]);
+    lb = await startBalancer(apis);
+    const created = JSON.parse(
+      execFileSync(
+        process.execPath,
+        [FJORD, 'admin', 'customer', 'create', '--email', 'cluster@example.test', '--plan', 'pro'],
+        {
+          env: env('api'),
+          encoding: 'utf8',
+        },
+      ),
+    );
+    pat = created.pat;
+  }, 120_000);
+
+  afterAll(async () => {
+    const running = procs.filter((p) => p.child.exitCode === null && p.child.signalCode === null);
+    for (const p of running) p.child.kill('SIGTERM');
+    const kill = setTimeout(() => {
+      for (const p of running) p.child.kill('SIGKILL');
+    }, 10_000);
+    await Promise.all(running.map((p) => new Promise((r) => p.child.once('exit', r))));
+    clearTimeout(kill);
+    balancer?.close();
+    await redis?.stop();
+    await store?.drop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('writes an object through one s3 process and reads it through the other', async () => {
+    const bucket = await call(lb, 'POST', '/v1/storage/buckets', {
+      bucket_name: `cluster-${Date.now().toString(36)}`,
+    });
+    expect(bucket.status, bucket.text).toBe(201);
+    const [a, b] = procs.filter((p) => p.s3);
+    const client = (endpoint: string) =>
+      new S3Client({
+        endpoint,
+        region: 'eu-north-1',
+        forcePathStyle: true,
+        credentials: { accessKeyId: bucket.body.access_key, secretAccessKey: bucket.body.secret_key },
+        maxAttempts: 1,
+      });
+    await client(a!.s3!).send(
+      new PutObjectCommand({ Bucket: bucket.body.bucket_name, Key: 'hello.txt', Body: 'from process a' }),
+    );
+    const got = await client(b!.s3!).send(
+      new GetObjectCommand({ Bucket: bucket.body.bucket_name, Key: 'hello.txt' }),
+    );
+    expect(await got.Body!.transformToString()).toBe('from process a');
+  });
+
+  it('serves a record made through the balancer from both dns processes', async () => {
+    const zone = 'cluster-zone.example';
+    expect((await call(lb, 'POST', '/v1/dns/zones', { domain: zone })).status).toBe(201);
+    const rec = await call(lb, 'POST', `/v1/dns/zones/${zone}/records`, {
+      record_type: 'A',
+      host: 'www',
+      record: '192.0.2.44',
+    });
+    expect(rec.status, rec.text).toBe(201);
+    for (const p of procs.filter((x) => x.dns)) {
+      let out = '';
+      for (let i = 0; i < 100 && !/192\.0\.2\.44/.test(out); i++) {
+        out = await dig(p.dns!, `www.${zone}`, 'A', '+short');
+        if (!/192\.0\.2\.44/.test(out)) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(out.trim(), `dns process on ${p.dns}`).toBe('192.0.2.44');
+    }
+  });
+
+  it('counts a rate limit once across api processes (Redis)', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 14; i++) statuses.push((await call(lb, 'GET', '/v1/regions')).status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(10);
+    expect(statuses.slice(10)).toEqual([429, 429, 429, 429]);
+  });
+
+  it('replays an idempotent request sent to the other process', async () => {
+    const [a, b] = apis();
+    const body = { service: 'dns', description: 'cluster-idem' };
+    const headers = { 'idempotency-key': 'cluster-idem-1' };
+    const first = await call(a!, 'POST', '/v1/account/api-keys/service', body, headers);
+    expect(first.status, first.text).toBe(201);
+    const second = await call(b!, 'POST', '/v1/account/api-keys/service', body, headers);
+    expect(second.text).toBe(first.text);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('refuses a key revoked through one process on the next request to the other', async () => {
+    const [a, b] = apis();
+    const made = await call(a!, 'POST', '/v1/account/api-keys/pat', {
+      scopes: ['account:read'],
+      description: 'revoke-me',
+    });
+    expect(made.status, made.text).toBe(201);
+    const key = made.body.key ?? made.body.token ?? made.body.api_key;
+    const as = (base: string) => fetch(`${base}/v1/account/profile`, { headers: { 'x-api-key': key } });
+    expect((await as(a!)).status).toBe(200);
+    expect((await as(b!)).status).toBe(200);
+    expect((await call(a!, 'DELETE', `/v1/account/api-keys/${made.body.id}`)).status).toBe(200);
+    expect((await as(b!)).status).toBe(401);
+  });
+
+  it('keeps answering through the balancer when one api process is killed', async () => {
+    const victim = procs.find((p) => p.api)!;
+    victim.child.kill('SIGKILL');
+    await new Promise((r) => victim.child.once('exit', r));
+    for (let i = 0; i < 4; i++) expect((await call(lb, 'GET', '/v1/account/profile')).status).toBe(200);
+  });
+});
