@@ -32,7 +32,7 @@ export const ipArea = defineArea({
     );
     kernel.registry.addBackend({
       area: 'ip',
-      name: 'geo and network data',
+      name: 'geo data',
       driver: 'offline files',
       simulated: false,
       detail: `${geoFiles(dataDir).source}; loaded on first lookup`,
