@@ -101,4 +101,17 @@ export const objectMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026-11-25-0300-storage-bandwidth': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // Bytes the S3 data plane sent for a customer's buckets, per UTC month (plan: bandwidth per month).
+      await db.schema
+        .createTable('storage_bandwidth')
+        .addColumn('customer_id', 'text', (c) => c.notNull())
+        .addColumn('month', 'text', (c) => c.notNull())
+        .addColumn('bytes', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('storage_bandwidth_pk', ['customer_id', 'month'])
+        .execute();
+    },
+  },
 };

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../../kernel/clock.js';
 import type { ProtocolMetrics } from '../../../kernel/observe/protocol-metrics.js';
 import type { BucketDirectory, BucketRecord } from '../data-plane-contract.js';
+import type { BandwidthMeter } from '../objects/bandwidth.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { authorize, type Principal } from './auth.js';
 import { BodyReader } from './body.js';
@@ -30,6 +31,8 @@ export interface S3Env {
   settings: S3Settings;
   /** Durations and bytes per operation, for `/metrics`. */
   metrics?: ProtocolMetrics;
+  /** Bytes sent per customer per month, and who is over the plan's bandwidth. */
+  bandwidth?: BandwidthMeter;
 }
 
 export class S3Call {

@@ -95,6 +95,12 @@ export const s3Errors = {
       400,
       'Your proposed upload is smaller than the minimum allowed object size.',
     ),
+  bandwidthExceeded: (max: number) =>
+    new S3Error(
+      'BandwidthLimitExceeded',
+      403,
+      `The bucket owner's plan allows ${max} bytes of downloads a month and they are used; downloads resume on the 1st (UTC) or with a larger plan.`,
+    ),
   quotaExceeded: (max: number) =>
     new S3Error(
       'QuotaExceeded',

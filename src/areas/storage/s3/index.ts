@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Kernel, RoleServer } from '../../../kernel/kernel.js';
 import type { BucketDirectory, ObjectStats } from '../data-plane-contract.js';
+import { BandwidthMeter } from '../objects/bandwidth.js';
 import type { BlobStore } from '../objects/drivers/blob-store.js';
 import { FsBlobStore } from '../objects/drivers/fs-blob-store.js';
 import { S3BlobStore } from '../objects/drivers/s3-blob-store.js';
@@ -77,6 +78,18 @@ export function createDataPlane(kernel: Kernel, directory: BucketDirectory): Bui
     clock: kernel.clock,
     log: kernel.log.child({ area: 's3' }),
     metrics: kernel.metrics,
+    bandwidth: new BandwidthMeter(
+      kernel.store,
+      () => kernel.clock.nowMs(),
+      async (customerId) =>
+        customerId === INTERNAL_OWNER
+          ? null
+          : kernel.limits.of(
+              'storage.bandwidth_bytes_per_month',
+              (await kernel.identity.getCustomer(customerId))?.plan,
+            ),
+      kernel.log.child({ area: 's3' }),
+    ),
     settings: {
       regions: kernel.config.s3.regions,
       baseDomain: kernel.config.s3.baseDomain,

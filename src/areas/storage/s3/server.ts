@@ -65,7 +65,13 @@ export class S3Server implements RoleServer {
       server.listen(this.port, this.host, () => resolve());
     });
     this.server = server;
+    this.env.bandwidth?.start();
     this.onListening(this.boundPort!);
+  }
+
+  /** Adds the bandwidth counted so far to the store and re-judges who is over (tests, shutdown). */
+  flushCounters(): Promise<void> {
+    return this.env.bandwidth?.flush() ?? Promise.resolve();
   }
 
   async stop(): Promise<void> {
@@ -74,6 +80,7 @@ export class S3Server implements RoleServer {
     if (!server) return;
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    await this.env.bandwidth?.stop();
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -91,6 +98,10 @@ export class S3Server implements RoleServer {
     let operation = `${req.method} unaddressed`;
     res.once('finish', () => {
       const length = Number(res.getHeader('content-length') ?? 0);
+      // Downloads count toward the bucket owner's bandwidth, whoever asked (public buckets too).
+      const owner = call?.bucket?.customerId;
+      if (owner && req.method === 'GET' && res.statusCode < 300 && Number.isFinite(length))
+        this.env.bandwidth?.add(owner, length);
       this.env.metrics?.observe(
         's3',
         operation,

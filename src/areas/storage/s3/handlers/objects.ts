@@ -80,6 +80,8 @@ export async function findObject(
 export async function getObject(call: S3Call): Promise<void> {
   const versionId = call.query.get('versionId');
   const bucket = await call.requireBucket(versionId !== null ? 's3:GetObjectVersion' : 's3:GetObject');
+  const over = call.req.method === 'GET' ? call.env.bandwidth?.overLimit(bucket.customerId) : null;
+  if (over !== null && over !== undefined) throw s3Errors.bandwidthExceeded(over);
   const key = call.key!;
   const row = await findObject(call, bucket, key, versionId);
   checkConditions(row, (n) => call.header(n));
