@@ -17,3 +17,42 @@ describe('the documentation lists what the code accepts', () => {
     for (const bucket of Object.keys(DEFAULT_RATE_LIMITS)) expect(limits, bucket).toContain(`\`${bucket}\``);
   });
 });
+
+describe('the README tells the truth about what is served', () => {
+  /** How the README's introduction names each area; a new area without a line here fails. */
+  const PHRASES: Record<string, string> = {
+    account: 'account and API keys',
+    regions: 'regions',
+    webhooks: 'webhooks',
+    storage: 'object storage with an S3 data plane',
+    databases: 'managed PostgreSQL and MariaDB databases',
+    dns: 'DNS with an authoritative server',
+    'domain-verification': 'domain verification',
+    dyn: 'dynamic DNS',
+    contacts: 'contacts',
+    sms: 'SMS',
+    verify: 'code verification',
+    llm: 'language-model gateway',
+    chatbot: 'chatbots',
+    gpu: 'GPU jobs',
+    live: 'live events',
+    ip: 'IP intelligence',
+  };
+
+  it('names every area Fjord serves in its introduction, and no area as not built that is', async () => {
+    const { AREAS } = await import('../../src/areas/index.js');
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const intro = readme
+      .slice(readme.indexOf('Today it serves:'), readme.indexOf('## Quick start'))
+      .replace(/\s+/g, ' ');
+    const notBuilt = intro.split('. ').find((sentence) => sentence.includes('not built yet')) ?? '';
+    for (const area of AREAS) {
+      const phrase = PHRASES[area.name];
+      expect(phrase, `add ${area.name} to the README's introduction and to this list`).toBeDefined();
+      expect(intro, area.name).toContain(phrase!);
+      expect(notBuilt.slice(0, 200).toLowerCase(), `${area.name} is served`).not.toContain(
+        phrase!.toLowerCase(),
+      );
+    }
+  });
+});
