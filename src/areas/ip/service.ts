@@ -29,7 +29,17 @@ export const LIVE_THRESHOLD = 25;
 const HOSTNAME_TTL_MS = 3600_000;
 
 const countryNames = new Intl.DisplayNames(['en'], { type: 'region' });
-export const countryName = (code: string | null) => (code ? (countryNames.of(code) ?? null) : null);
+const countryNameCache = new Map<string, string | null>();
+/** English name of a region code (Intl's lookup is slow enough to be worth remembering: ~10 µs). */
+export const countryName = (code: string | null) => {
+  if (!code) return null;
+  let name = countryNameCache.get(code);
+  if (name === undefined) {
+    name = countryNames.of(code) ?? null;
+    if (countryNameCache.size < 1000) countryNameCache.set(code, name);
+  }
+  return name;
+};
 
 /** IP intelligence: lookups from offline data, reports and scores, subscriptions and quotas. */
 export class IpService {
@@ -56,7 +66,10 @@ export class IpService {
 
   /** The tier in force (the free tier is made on first use), or null for none. */
   async tierOf(customerId: string): Promise<Tier | null> {
-    const sub = await this.repo.ensureSubscription(customerId, FIRST_USE_TIER, this.clock.nowMs());
+    // A read on every request; the write only on the first one.
+    const sub =
+      (await this.repo.subscription(customerId)) ??
+      (await this.repo.ensureSubscription(customerId, FIRST_USE_TIER, this.clock.nowMs()));
     return (TIERS as readonly string[]).includes(sub.tier) ? (sub.tier as Tier) : null;
   }
 
