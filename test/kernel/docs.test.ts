@@ -56,3 +56,16 @@ describe('the README tells the truth about what is served', () => {
     }
   });
 });
+
+it('the docs speak to users: no references to documents they do not have', async () => {
+  const { readdirSync } = await import('node:fs');
+  const files = [
+    'README.md',
+    ...readdirSync(new URL('../../docs/', import.meta.url)).map((f) => `docs/${f}`),
+  ];
+  for (const f of files.filter((x) => x.endsWith('.md'))) {
+    const text = readFileSync(new URL(`../../${f}`, import.meta.url), 'utf8');
+    const found = /\b(doc(ument)?s? [123]\b|the spec\b|spec's\b)/i.exec(text);
+    expect(found?.[0], f).toBeUndefined();
+  }
+});
