@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { lazyPackage } from '../kernel/lazy.js';
+
+const ioredis = lazyPackage<typeof import('ioredis')>('ioredis');
+
 import type { Logger } from 'pino';
 import { apiBaseUrl, type Config } from '../config/config.js';
 import { AuditTrail } from '../kernel/audit/audit.js';
@@ -49,7 +53,7 @@ export function buildKernel({
   const identity = new IdentityService(store, clock, (err) => log.warn({ err }, 'could not record key use'));
   const oidc = config.oidc ? new OidcVerifier(config.oidc) : null;
   const redis = config.redisUrl
-    ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+    ? new (ioredis().Redis)(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
     : null;
   redis?.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
   const jobs = new JobQueue(store, clock, log.child({ role: 'worker' }), config.workerPollMs);

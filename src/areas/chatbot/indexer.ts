@@ -1,5 +1,8 @@
 import type { Logger } from 'pino';
-import { fetch as undiciFetch } from 'undici';
+import { lazyPackage } from '../../kernel/lazy.js';
+
+const undici = lazyPackage<typeof import('undici')>('undici');
+
 import type { Clock } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import { assertSafeTarget, publicOnlyDispatcher } from '../../kernel/webhooks/ssrf-guard.js';
@@ -89,7 +92,7 @@ export class Indexer {
   private async fetchPage(url: string): Promise<{ title: string | null; text: string }> {
     await assertSafeTarget(url, this.allowPrivate);
     // undici's own fetch: the guard's dispatcher is an undici Agent.
-    const res = await undiciFetch(url, {
+    const res = await undici().fetch(url, {
       redirect: 'error',
       headers: { 'user-agent': 'Fjord-Chatbot-Indexer/1', accept: 'text/html, text/plain, text/markdown' },
       signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),

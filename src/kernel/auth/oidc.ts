@@ -1,4 +1,7 @@
-import { createRemoteJWKSet, type JWTPayload, jwtVerify } from 'jose';
+import type { createRemoteJWKSet, JWTPayload } from 'jose';
+
+/** jose is loaded with the first bearer JWT, not at start (only OIDC setups need it). */
+const jose = () => import('jose');
 
 export interface OidcSettings {
   issuer: string;
@@ -25,6 +28,7 @@ export class OidcVerifier {
     let payload: JWTPayload;
     try {
       const jwks = await this.keySet();
+      const { jwtVerify } = await jose();
       ({ payload } = await jwtVerify(token, jwks, {
         issuer: this.settings.issuer,
         audience: this.settings.audience ?? undefined,
@@ -51,6 +55,7 @@ export class OidcVerifier {
       url = ((await res.json()) as { jwks_uri?: string }).jwks_uri ?? null;
       if (!url) throw new Error('OIDC discovery document has no jwks_uri');
     }
+    const { createRemoteJWKSet } = await jose();
     this.jwks = createRemoteJWKSet(new URL(url));
     return this.jwks;
   }

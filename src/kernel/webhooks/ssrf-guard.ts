@@ -1,7 +1,10 @@
 import { type LookupAddress, lookup as lookupCallback } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
+import { lazyPackage } from '../lazy.js';
+
+const undici = lazyPackage<typeof import('undici')>('undici');
 
 /** Ranges a webhook must not reach unless the operator allows it: private, loopback, link-local, reserved. */
 const blocked = new BlockList();
@@ -94,7 +97,7 @@ export async function assertSafeTarget(url: string, allowPrivate: boolean): Prom
  * at the moment of connecting. Literal IP targets are checked by `assertSafeTarget`.
  */
 export function publicOnlyDispatcher(): Agent {
-  return new Agent({
+  return new (undici().Agent)({
     connect: {
       lookup: (hostname, options, callback) => {
         lookupCallback(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {

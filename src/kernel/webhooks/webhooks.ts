@@ -1,6 +1,10 @@
 import { createHmac } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
-import { type Dispatcher, fetch as undiciFetch } from 'undici';
+import type { Dispatcher } from 'undici';
+import { lazyPackage } from '../lazy.js';
+
+const undici = lazyPackage<typeof import('undici')>('undici');
+
 import type { Clock } from '../clock.js';
 import { newId, randomString } from '../ids.js';
 import type { JobQueue } from '../jobs/queue.js';
@@ -56,7 +60,7 @@ export class WebhookService {
     fetchImpl?: typeof fetch,
   ) {
     this.db = store.typed<KernelTables>();
-    this.post = fetchImpl ?? this.undiciPost(allowPrivate ? undefined : publicOnlyDispatcher());
+    this.post = fetchImpl ?? this.undiciPost(() => (allowPrivate ? undefined : publicOnlyDispatcher()));
     jobs.register<{ deliveryId: string }>(WEBHOOK_JOB, {
       maxAttempts: 1000, // bounded by the 24 h window instead
       backoffSeconds: (attempt) => Math.min(3600, 10 * 2 ** (attempt - 1)),
@@ -186,12 +190,17 @@ export class WebhookService {
       .execute();
   }
 
-  /** undici's fetch, bound to the dispatcher that refuses private addresses at connect time. */
-  private undiciPost(dispatcher: Dispatcher | undefined): typeof fetch {
-    return ((url: string, init: RequestInit) =>
-      undiciFetch(url, { ...(init as object), dispatcher } as Parameters<
-        typeof undiciFetch
-      >[1])) as unknown as typeof fetch;
+  /**
+   * undici's fetch, bound to the dispatcher that refuses private addresses at connect time; both
+   * made on the first delivery, not at start.
+   */
+  private undiciPost(makeDispatcher: () => Dispatcher | undefined): typeof fetch {
+    let dispatcher: Dispatcher | undefined | null = null;
+    return ((url: string, init: RequestInit) => {
+      if (dispatcher === null) dispatcher = makeDispatcher();
+      const { fetch: undiciFetch } = undici();
+      return undiciFetch(url, { ...(init as object), dispatcher } as Parameters<typeof undiciFetch>[1]);
+    }) as unknown as typeof fetch;
   }
 
   /** One attempt. Throws to have the job queue retry it later; returns when done for good. */

@@ -1,7 +1,10 @@
 import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import maxmind, { type Reader, type Response } from 'maxmind';
+import type { Reader, Response } from 'maxmind';
+import { lazyPackage } from '../../../kernel/lazy.js';
+
+const maxmind = lazyPackage<typeof import('maxmind')>('maxmind');
 
 /** What Fjord reads from a city database record, DB-IP's lite layout or MaxMind's GeoLite2/GeoIP2. */
 export interface GeoRecord {
@@ -134,8 +137,8 @@ export class GeoData {
 
   private async load(files: GeoFiles, stamp: number) {
     const options = { watchForUpdates: false, cache: { max: 10_000 } };
-    const v4 = await maxmind.open<AnyRecord>(files.v4, options);
-    const v6 = files.v6 === files.v4 ? v4 : await maxmind.open<AnyRecord>(files.v6, options);
+    const v4 = await maxmind().open<AnyRecord>(files.v4, options);
+    const v6 = files.v6 === files.v4 ? v4 : await maxmind().open<AnyRecord>(files.v6, options);
     return { v4, v6, files, stamp };
   }
 }

@@ -1,4 +1,7 @@
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
+import { lazyPackage } from '../../../kernel/lazy.js';
+
+const nodemailer = lazyPackage<typeof import('nodemailer')>('nodemailer');
 
 export interface OutgoingMail {
   from: string;
@@ -24,7 +27,7 @@ export class SmtpMailDriver implements MailDriver {
   readonly simulated = false;
   private readonly transport: Transporter;
   constructor(url: string) {
-    this.transport = nodemailer.createTransport(url);
+    this.transport = nodemailer().createTransport(url);
   }
   async send(mail: OutgoingMail) {
     const info = await this.transport.sendMail(mail);
@@ -42,9 +45,10 @@ export class SmtpMailDriver implements MailDriver {
 export class SimulatedMailDriver implements MailDriver {
   readonly name = 'simulated';
   readonly simulated = true;
-  private readonly transport = nodemailer.createTransport({ jsonTransport: true });
+  private transport: Transporter | null = null;
   readonly outbox: (OutgoingMail & { messageId: string })[] = [];
   async send(mail: OutgoingMail) {
+    this.transport ??= nodemailer().createTransport({ jsonTransport: true });
     const info = await this.transport.sendMail(mail);
     const messageId = String(info.messageId);
     this.outbox.push({ ...mail, messageId });
