@@ -1,7 +1,12 @@
 import { spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import mariadb, { type Pool } from 'mariadb';
+import type { Pool } from 'mariadb';
+import { lazyPackage } from '../../../kernel/lazy.js';
+
+/** Loaded with the first MariaDB server, not at start. */
+const mariadb = lazyPackage<typeof import('mariadb')>('mariadb');
+
 import { type AdminTarget, parseAdminUrl } from './admin-url.js';
 import {
   cidrMask,
@@ -37,7 +42,7 @@ export class MariadbDriver implements EngineDriver {
   ) {
     this.target = parseAdminUrl(adminUrl, 3306);
     const t = this.target;
-    this.pool = mariadb.createPool({
+    this.pool = mariadb().createPool({
       ...(t.socket ? { socketPath: t.socket } : { host: t.host, port: t.port }),
       user: t.user,
       password: t.password ?? undefined,

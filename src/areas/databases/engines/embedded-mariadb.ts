@@ -2,7 +2,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import mariadb from 'mariadb';
+import { lazyPackage } from '../../../kernel/lazy.js';
+
+const mariadb = lazyPackage<typeof import('mariadb')>('mariadb');
+
 import { stopOrphan } from '../../../kernel/supervision/orphans.js';
 import type { EmbeddedEngineOptions, EngineEndpoint } from './embedded-postgres.js';
 import { freePort, isExecutable, isRoot, portInUse, run, sleep, tailOf } from './process.js';
@@ -135,7 +138,7 @@ export class EmbeddedMariadb {
     for (;;) {
       if (exited) throw new Error(`mariadbd exited during start: ${this.output}`);
       try {
-        const c = await mariadb.createConnection({
+        const c = await mariadb().createConnection({
           socketPath: this.socket,
           user: 'root',
           connectTimeout: 1000,
