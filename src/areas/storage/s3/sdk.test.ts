@@ -252,3 +252,68 @@ describe('the S3 data plane with the AWS SDK (CRC trailers on)', () => {
     expect(usage.bytes).toBe(versions.reduce((n, v) => n + (v.Size ?? 0), 0));
   });
 });
+
+describe('emptying a bucket, as clients do', () => {
+  it('deletes keys that are or end in spaces with DeleteObjects: keys are never trimmed', async () => {
+    h.directory.addBucket({ name: 'spaces', customerId: 'c1' });
+    h.directory.addKey({
+      accessKeyId: 'AKSPACE',
+      customerId: 'c1',
+      grants: [{ bucket: 'spaces', actions: 'all' }],
+    });
+    const c = new S3Client({
+      endpoint: h.endpoint,
+      region: 'eu-north-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'AKSPACE', secretAccessKey: 'secret-AKSPACE' },
+    });
+    for (const Key of [' ', '_ ', ' lead', 'plain'])
+      await c.send(new PutObjectCommand({ Bucket: 'spaces', Key, Body: 'x' }));
+    const del = await c.send(
+      new DeleteObjectsCommand({
+        Bucket: 'spaces',
+        Delete: { Objects: [{ Key: ' ' }, { Key: '_ ' }, { Key: ' lead' }, { Key: 'plain' }] },
+      }),
+    );
+    expect(del.Deleted?.map((d) => d.Key).sort()).toEqual([' ', ' lead', '_ ', 'plain']);
+    expect((await c.send(new ListObjectsV2Command({ Bucket: 'spaces' }))).KeyCount).toBe(0);
+    c.destroy();
+  });
+
+  it('pages ListObjectVersions after a marker whose version was just deleted', async () => {
+    h.directory.addBucket({ name: 'versioned', customerId: 'c1' });
+    h.directory.addKey({
+      accessKeyId: 'AKVER',
+      customerId: 'c1',
+      grants: [{ bucket: 'versioned', actions: 'all' }],
+    });
+    h.directory.update('versioned', { versioning: 'Enabled' });
+    const c = new S3Client({
+      endpoint: h.endpoint,
+      region: 'eu-north-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'AKVER', secretAccessKey: 'secret-AKVER' },
+    });
+    for (const Key of ['a', 'b', 'c'])
+      for (const Body of ['1', '2']) await c.send(new PutObjectCommand({ Bucket: 'versioned', Key, Body }));
+    // Page by page, deleting each page before asking for the next, as `aws s3 rb --force` does.
+    let KeyMarker: string | undefined;
+    let VersionIdMarker: string | undefined;
+    let deleted = 0;
+    for (let pages = 0; pages < 10; pages++) {
+      const page = await c.send(
+        new ListObjectVersionsCommand({ Bucket: 'versioned', MaxKeys: 2, KeyMarker, VersionIdMarker }),
+      );
+      const objects = (page.Versions ?? []).map((v) => ({ Key: v.Key!, VersionId: v.VersionId! }));
+      if (objects.length)
+        await c.send(new DeleteObjectsCommand({ Bucket: 'versioned', Delete: { Objects: objects } }));
+      deleted += objects.length;
+      if (!page.IsTruncated) break;
+      KeyMarker = page.NextKeyMarker;
+      VersionIdMarker = page.NextVersionIdMarker;
+    }
+    expect(deleted).toBe(6);
+    expect((await c.send(new ListObjectVersionsCommand({ Bucket: 'versioned' }))).Versions ?? []).toEqual([]);
+    c.destroy();
+  });
+});

@@ -32,7 +32,7 @@ export const el = (name: string, value: string | number | boolean | null | undef
 export const doc = (root: string, inner: string, ns = true): string =>
   `${XML_HEADER}<${root}${ns ? ` xmlns="${S3_NS}"` : ''}>${inner}</${root}>`;
 
-const parser = new XMLParser({
+const options = {
   ignoreAttributes: true,
   parseTagValue: false,
   trimValues: true,
@@ -40,7 +40,7 @@ const parser = new XMLParser({
   processEntities: true,
   // Clients escape quotes as &#34; (rclone) or &quot; (others): numeric references must decode too.
   htmlEntities: true,
-  isArray: (name) =>
+  isArray: (name: string) =>
     [
       'Part',
       'Object',
@@ -52,13 +52,16 @@ const parser = new XMLParser({
       'Tag',
       'Rule',
     ].includes(name),
-});
+};
+const parser = new XMLParser(options);
+/** For documents whose values are object keys: a key is bytes, and `' '` or `'a '` is a key. */
+const keepingWhitespace = new XMLParser({ ...options, trimValues: false });
 
 // biome-ignore lint/suspicious/noExplicitAny: the parsed document is checked field by field by each caller
-export function parseXml(text: string, root: string): any {
+export function parseXml(text: string, root: string, values: 'trimmed' | 'exact' = 'trimmed'): any {
   let parsed: Record<string, unknown>;
   try {
-    parsed = parser.parse(text, true) as Record<string, unknown>;
+    parsed = (values === 'exact' ? keepingWhitespace : parser).parse(text, true) as Record<string, unknown>;
   } catch {
     throw s3Errors.malformedXml();
   }

@@ -95,7 +95,8 @@ export async function deleteBucket(call: S3Call): Promise<void> {
 /** DeleteObjects: up to 1000 keys in one request, each answered on its own. */
 export async function deleteObjects(call: S3Call): Promise<void> {
   const bucket = await call.requireBucket('s3:DeleteObject');
-  const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'Delete');
+  // Keys are bytes: never trimmed (`' '` and `'_ '` are keys a client must be able to delete).
+  const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'Delete', 'exact');
   const items: { key: string; versionId: string | null }[] = (
     Array.isArray(doc.Object) ? doc.Object : []
   ).map((o: Record<string, unknown>) => {
@@ -104,7 +105,7 @@ export async function deleteObjects(call: S3Call): Promise<void> {
     return { key, versionId: asText(o['VersionId']) ?? null };
   });
   if (items.length === 0 || items.length > 1000) throw s3Errors.malformedXml();
-  const quiet = asText(doc.Quiet) === 'true';
+  const quiet = asText(doc.Quiet)?.trim() === 'true';
   const p = call.principal;
   const mayDeleteVersions = p.kind === 'key' && keyAllows(p.key, bucket.name, 's3:DeleteObjectVersion');
   let xml = '';

@@ -101,10 +101,21 @@ export async function listObjectVersions(call: S3Call): Promise<void> {
   if (keyMarker) {
     start = { key: keyMarker, inclusive: false };
     if (versionMarker) {
+      // A marker is a position, not a reference that must still exist (a client emptying a
+      // bucket deletes the very version its next page starts after).
       const row = await repo.version(bucket.id, keyMarker, versionMarker);
-      if (!row)
+      if (row) start = { key: keyMarker, inclusive: false, tie: row.id };
+      else if (/^[0-9a-f]{32}$/.test(versionMarker)) {
+        // Version ids and row ids come from one time-ordered generator, the version id first:
+        // the versions listed after a gone one are those made before its id.
+        const v = versionMarker;
+        start = {
+          key: keyMarker,
+          inclusive: false,
+          tie: `${v.slice(0, 8)}-${v.slice(8, 12)}-${v.slice(12, 16)}-${v.slice(16, 20)}-${v.slice(20)}`,
+        };
+      } else if (versionMarker !== 'null')
         throw s3Errors.invalidArgument('Invalid version id specified', 'version-id-marker', versionMarker);
-      start = { key: keyMarker, inclusive: false, tie: row.id };
     }
   }
   const page = await listPage({
