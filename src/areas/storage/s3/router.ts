@@ -33,6 +33,7 @@ import {
 } from './handlers/multipart.js';
 import { copyObject, deleteObject, findObject, getObject, putObject } from './handlers/objects.js';
 import { postObject } from './handlers/post-object.js';
+import { refuseUnsupportedBucket, refuseUnsupportedWrite } from './unsupported.js';
 
 /** Which S3 operation a request is, from its method, address and sub-resource. */
 
@@ -85,6 +86,7 @@ export async function routeBucket(call: S3Call): Promise<void> {
         await call.requireBucket('s3:ListBucket');
         throw s3Errors.notImplemented();
       }
+      refuseUnsupportedBucket(call);
       return createBucket(call);
     case 'DELETE':
       if (q.has('cors')) return deleteCors(call);
@@ -117,12 +119,16 @@ export async function routeObject(call: S3Call): Promise<void> {
       }
       return getObject(call);
     case 'PUT':
-      if (q.has('partNumber') && q.has('uploadId')) return uploadPart(call);
+      if (q.has('partNumber') && q.has('uploadId')) {
+        refuseUnsupportedWrite(call);
+        return uploadPart(call);
+      }
       if (q.has('tagging')) return putObjectTagging(call);
       if (q.has('acl') || q.has('retention') || q.has('legal-hold')) {
         await call.requireBucket('s3:PutObject');
         throw s3Errors.notImplemented();
       }
+      refuseUnsupportedWrite(call);
       if (call.header('x-amz-copy-source')) return copyObject(call);
       return putObject(call);
     case 'DELETE':
@@ -130,7 +136,10 @@ export async function routeObject(call: S3Call): Promise<void> {
       if (q.has('tagging')) return deleteObjectTagging(call);
       return deleteObject(call);
     case 'POST':
-      if (q.has('uploads')) return createMultipartUpload(call);
+      if (q.has('uploads')) {
+        refuseUnsupportedWrite(call);
+        return createMultipartUpload(call);
+      }
       if (q.has('uploadId')) return completeMultipartUpload(call);
       throw s3Errors.methodNotAllowed();
     default:

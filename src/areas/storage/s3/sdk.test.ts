@@ -317,3 +317,50 @@ describe('emptying a bucket, as clients do', () => {
     c.destroy();
   });
 });
+
+describe('what Fjord does not do is refused, never ignored', () => {
+  const failure = (p: Promise<unknown>) =>
+    p.then(
+      () => 'ok',
+      (err: { name: string }) => err.name,
+    );
+
+  it('refuses SSE-C, SSE-KMS, canned ACLs, grants and object lock with S3’s own errors, and stores nothing', async () => {
+    const put = (extra: object) =>
+      failure(s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'refused', Body: 'secret', ...extra })));
+    expect(
+      await put({
+        SSECustomerAlgorithm: 'AES256',
+        SSECustomerKey: Buffer.alloc(32, 7).toString('base64'),
+      }),
+    ).toBe('NotImplemented');
+    expect(await put({ ServerSideEncryption: 'aws:kms' })).toBe('NotImplemented');
+    expect(await put({ ACL: 'public-read' })).toBe('NotImplemented');
+    expect(await put({ GrantRead: 'uri="http://acs.amazonaws.com/groups/global/AllUsers"' })).toBe(
+      'NotImplemented',
+    );
+    expect(
+      await put({
+        ObjectLockMode: 'GOVERNANCE',
+        ObjectLockRetainUntilDate: new Date(Date.now() + 86_400_000),
+      }),
+    ).toBe('NotImplemented');
+    expect(await failure(s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'refused' })))).toBe(
+      'NotFound',
+    );
+    expect(
+      await failure(
+        s3.send(
+          new CreateMultipartUploadCommand({
+            Bucket: 'photos',
+            Key: 'refused',
+            ServerSideEncryption: 'aws:kms',
+          }),
+        ),
+      ),
+    ).toBe('NotImplemented');
+    // What every Fjord object already is, and encryption at rest by the server, are accepted.
+    expect(await put({ ACL: 'private' })).toBe('ok');
+    expect(await put({ ServerSideEncryption: 'AES256' })).toBe('ok');
+  });
+});
