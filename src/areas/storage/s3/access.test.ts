@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { Readable } from 'node:stream';
 import {
@@ -147,6 +148,15 @@ describe('S3 authentication and authorization', () => {
   it('refuses a body that does not match its signed SHA-256, and a request signed 20 minutes ago', async () => {
     const wrong = await rawPut('/private-b/tampered', 'hello', {}, 'a'.repeat(64));
     expect(wrong.text).toContain('XAmzContentSHA256Mismatch');
+    // An upper-case digest is still a digest: checked, not waved through.
+    const upper = await rawPut('/private-b/tampered', 'hello', {}, 'A'.repeat(64));
+    expect(upper.text).toContain('XAmzContentSHA256Mismatch');
+    const exact = createHash('sha256').update('hello').digest('hex').toUpperCase();
+    expect((await rawPut('/private-b/upper-ok', 'hello', {}, exact)).code).toBe(200);
+    // Neither a digest nor one of S3's values: refused.
+    const odd = await rawPut('/private-b/odd', 'hello', {}, 'not-a-digest');
+    expect(odd.code).toBe(400);
+    expect(odd.text).toContain('InvalidArgument');
     const late = await rawPut(
       '/private-b/late',
       'hello',

@@ -60,7 +60,15 @@ export class BodyReader {
     }
     if (length !== null && length > maxSize) throw s3Errors.entityTooLarge();
     this.expectedSize = length ?? -1;
-    this.sha256 = /^[0-9a-f]{64}$/.test(payload) ? createHash('sha256') : null;
+    // A digest is compared whatever its case; anything that is neither a digest nor one of S3's
+    // defined values is refused rather than left unchecked.
+    this.sha256 = /^[0-9a-f]{64}$/i.test(payload) ? createHash('sha256') : null;
+    if (!this.sha256 && payload !== UNSIGNED_PAYLOAD && !payload.startsWith('STREAMING-'))
+      throw s3Errors.invalidArgument(
+        'x-amz-content-sha256 must be a SHA-256 hex digest or one of S3’s defined values',
+        'x-amz-content-sha256',
+        payload.slice(0, 100),
+      );
     if (
       payload.startsWith('STREAMING-') &&
       ![STREAMING_SIGNED, STREAMING_SIGNED_TRAILER, STREAMING_UNSIGNED_TRAILER].includes(payload)
@@ -128,7 +136,7 @@ export class BodyReader {
   verify(): ReceivedBody {
     if (this.expectedSize >= 0 && this.size !== this.expectedSize) throw s3Errors.incompleteBody();
     const payload = this.cred?.payloadHash ?? UNSIGNED_PAYLOAD;
-    if (this.sha256 && this.sha256.digest('hex') !== payload) throw s3Errors.sha256Mismatch();
+    if (this.sha256 && this.sha256.digest('hex') !== payload.toLowerCase()) throw s3Errors.sha256Mismatch();
     const md5 = this.md5.digest();
     const contentMd5 = this.req.headers['content-md5'];
     if (typeof contentMd5 === 'string') {

@@ -112,6 +112,15 @@ export async function routeObject(call: S3Call): Promise<void> {
     case 'HEAD':
       if (q.has('uploadId') && call.req.method === 'GET') return listParts(call);
       if (q.has('tagging') && call.req.method === 'GET') return getObjectTagging(call);
+      // Not done yet, so refused rather than answered with the object's bytes.
+      if (q.has('attributes') && call.req.method === 'GET') {
+        await call.requireBucket('s3:GetObject');
+        throw s3Errors.notImplemented('GetObjectAttributes is not supported yet.');
+      }
+      if (q.has('partNumber')) {
+        await call.requireBucket('s3:GetObject');
+        throw s3Errors.notImplemented('Reading one part of an object (partNumber) is not supported yet.');
+      }
       if (q.has('acl') && call.req.method === 'GET') {
         const bucket = await call.requireBucket('s3:GetObject');
         await findObject(call, bucket, call.key!, q.get('versionId'));

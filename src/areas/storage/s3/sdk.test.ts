@@ -6,6 +6,7 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
+  GetObjectAttributesCommand,
   GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
@@ -357,6 +358,15 @@ describe('what Fjord does not do is refused, never ignored', () => {
             ServerSideEncryption: 'aws:kms',
           }),
         ),
+      ),
+    ).toBe('NotImplemented');
+    // Reads Fjord does not do yet are refused, not answered with the whole object.
+    expect(
+      await failure(s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'src', PartNumber: 1 }))),
+    ).not.toBe('ok');
+    expect(
+      await failure(
+        s3.send(new GetObjectAttributesCommand({ Bucket: 'photos', Key: 'src', ObjectAttributes: ['ETag'] })),
       ),
     ).toBe('NotImplemented');
     // What every Fjord object already is, and encryption at rest by the server, are accepted.

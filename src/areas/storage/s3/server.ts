@@ -187,6 +187,21 @@ export class S3Server implements RoleServer {
     err: unknown,
   ): void {
     let s3 = err instanceof S3Error ? err : fromAppError(err, call?.bucketName ?? undefined);
+    // A client that goes away mid-answer (a GET read in part, a cancelled upload) is ordinary
+    // traffic, not a failure of ours.
+    const code = (err as NodeJS.ErrnoException | undefined)?.code;
+    if (
+      !s3 &&
+      (res.destroyed ||
+        req.destroyed ||
+        code === 'ERR_STREAM_PREMATURE_CLOSE' ||
+        code === 'ECONNRESET' ||
+        code === 'EPIPE')
+    ) {
+      this.env.log.debug({ code, method: req.method, path }, 's3 client went away');
+      res.destroy();
+      return;
+    }
     if (!s3) {
       this.env.log.error({ err, method: req.method, path }, 's3 request failed');
       s3 = s3Errors.internal();
