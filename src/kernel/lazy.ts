@@ -14,3 +14,19 @@ export function lazyPackage<T>(name: string): () => T {
     return mod;
   };
 }
+
+/**
+ * node-postgres, loaded with the first PostgreSQL connection (the store on PostgreSQL, a
+ * PostgreSQL database engine). 64-bit integers come back as numbers: every count and time Fjord
+ * stores fits in 2^53.
+ */
+export const pgModule = (() => {
+  let mod: typeof import('pg').default | undefined;
+  return () => {
+    if (!mod) {
+      mod = requireFromHere('pg') as typeof import('pg').default;
+      mod.types.setTypeParser(20, (v) => Number(v));
+    }
+    return mod;
+  };
+})();

@@ -1,5 +1,9 @@
-import MiniSearch from 'minisearch';
+import type MiniSearch from 'minisearch';
+import { lazyPackage } from '../../kernel/lazy.js';
 import type { ChatbotChunksTable } from './migrations.js';
+
+/** The search index library, loaded with the first bot's index. */
+const miniSearch = lazyPackage<typeof MiniSearch>('minisearch');
 
 export interface Passage {
   title: string;
@@ -52,7 +56,7 @@ export class Retrieval {
   }
 
   private async build(botId: string) {
-    const index = new MiniSearch<ChatbotChunksTable>({
+    const index = new (miniSearch())<ChatbotChunksTable>({
       fields: ['title', 'text'],
       storeFields: ['title', 'url', 'text'],
       searchOptions: { boost: { title: 2 } },

@@ -1,4 +1,7 @@
-import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { lazyPackage } from '../../kernel/lazy.js';
+
+/** The full number metadata is loaded with the first number, not at start. */
+const libphonenumber = lazyPackage<typeof import('libphonenumber-js/max')>('libphonenumber-js/max');
 
 /**
  * Reads a phone number written in international form ("+47 912 34 567", "+4791234567") and
@@ -11,7 +14,7 @@ export function toE164(input: string): string | null {
   if (!text.startsWith('+')) return null;
   // Only digits and the usual separators; libphonenumber would otherwise skip letters ("+47 CALL").
   if (!/^\+[0-9 ().-]+$/.test(text)) return null;
-  const parsed = parsePhoneNumberFromString(text);
+  const parsed = libphonenumber().parsePhoneNumberFromString(text);
   if (!parsed?.isValid()) return null;
   return parsed.number;
 }

@@ -1,6 +1,9 @@
-import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { lazyPackage } from '../../kernel/lazy.js';
 import { verifyErrors } from './errors.js';
 import type { Channel } from './migrations.js';
+
+/** The full number metadata is loaded with the first number, not at start. */
+const libphonenumber = lazyPackage<typeof import('libphonenumber-js/max')>('libphonenumber-js/max');
 
 /** Digits of the number range the pumping guard counts together: country code and the next digits. */
 export const PREFIX_DIGITS = 6;
@@ -28,7 +31,7 @@ export function normaliseRecipient(channel: Channel, raw: string): string {
       `recipient must be an E.164 number (+ and 7-15 digits) for ${channel}`,
     );
   }
-  const phone = parsePhoneNumberFromString(value);
+  const phone = libphonenumber().parsePhoneNumberFromString(value);
   if (!phone?.isValid()) {
     throw verifyErrors.invalidRecipient(`recipient ${value} is not a valid phone number`);
   }

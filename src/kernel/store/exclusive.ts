@@ -1,5 +1,5 @@
-import pg from 'pg';
 import { KeyedMutex } from '../keyed-mutex.js';
+import { pgModule } from '../lazy.js';
 
 /**
  * Mutual exclusion by name for steps on systems outside the store — a database server's roles
@@ -25,7 +25,7 @@ export function inProcessExclusive(): { run: Exclusive; close(): Promise<void> }
  * engine), and idle connections close after 10 s.
  */
 export function postgresExclusive(url: string): { run: Exclusive; close(): Promise<void> } {
-  const pool = new pg.Pool({ connectionString: url, max: 64, idleTimeoutMillis: 10_000 });
+  const pool = new (pgModule().Pool)({ connectionString: url, max: 64, idleTimeoutMillis: 10_000 });
   pool.on('error', () => {}); // a dropped idle client is replaced on next use
   const local = new KeyedMutex();
   const run: Exclusive = (key, work) =>

@@ -12,14 +12,12 @@ import {
   type SqliteDatabase,
   SqliteDialect,
 } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Config } from '../../config/config.js';
+import { pgModule } from '../lazy.js';
 import { type Exclusive, inProcessExclusive, postgresExclusive } from './exclusive.js';
 import { SqliteNotices } from './sqlite-notices.js';
 import { assertNotInsideUnit, runUnit, type Unit, type UnitOptions } from './unit-of-work.js';
-
-// PostgreSQL returns int8 as strings; every bigint we store is an epoch-ms or a counter that fits a double.
-pg.types.setTypeParser(20, (v) => Number(v));
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -149,7 +147,7 @@ function reusingStatements(database: SQLite.Database, max = 500): SqliteDatabase
 }
 
 async function openPostgres(url: string): Promise<Store> {
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  const pool = new (pgModule().Pool)({ connectionString: url, max: 10 });
   pool.on('error', () => {}); // a dropped idle client is replaced on next use
   const id = Symbol('postgres store');
   const db = new Kysely({ dialect: guarded(new PostgresDialect({ pool }), id) });
@@ -216,7 +214,7 @@ class PgListener {
 
   private connect(resync: boolean): Promise<void> {
     this.connecting ??= (async () => {
-      const client = new pg.Client({ connectionString: this.url });
+      const client = new (pgModule().Client)({ connectionString: this.url });
       client.on('notification', (msg) => this.bus.emit(msg.channel, msg.payload ?? ''));
       client.on('error', () => this.dropped());
       client.on('end', () => this.dropped());

@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import pg from 'pg';
+import type pg from 'pg';
 import { randomString } from '../../../kernel/ids.js';
+import { pgModule } from '../../../kernel/lazy.js';
 import { type AdminTarget, parseAdminUrl } from './admin-url.js';
 import {
   type DatabaseRef,
@@ -38,7 +39,7 @@ export class PostgresDriver implements EngineDriver {
     private readonly hbaFile: string | null,
   ) {
     this.target = parseAdminUrl(adminUrl, 5432);
-    this.pool = new pg.Pool({
+    this.pool = new (pgModule().Pool)({
       connectionString: adminUrl,
       max: 4,
       connectionTimeoutMillis: 5000,

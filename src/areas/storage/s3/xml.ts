@@ -1,4 +1,5 @@
-import { XMLParser } from 'fast-xml-parser';
+import type { XMLParser } from 'fast-xml-parser';
+import { lazyPackage } from '../../../kernel/lazy.js';
 import { s3Errors } from './errors.js';
 
 /** S3's XML: written by hand (small, ordered, escaped), read with fast-xml-parser. */
@@ -53,14 +54,18 @@ const options = {
       'Rule',
     ].includes(name),
 };
-const parser = new XMLParser(options);
+const fastXml = lazyPackage<typeof import('fast-xml-parser')>('fast-xml-parser');
+let parser: XMLParser | null = null;
 /** For documents whose values are object keys: a key is bytes, and `' '` or `'a '` is a key. */
-const keepingWhitespace = new XMLParser({ ...options, trimValues: false });
+let keepingWhitespace: XMLParser | null = null;
 
 // biome-ignore lint/suspicious/noExplicitAny: the parsed document is checked field by field by each caller
 export function parseXml(text: string, root: string, values: 'trimmed' | 'exact' = 'trimmed'): any {
   let parsed: Record<string, unknown>;
   try {
+    // Made on the first request with a body to parse, not at start.
+    parser ??= new (fastXml().XMLParser)(options);
+    keepingWhitespace ??= new (fastXml().XMLParser)({ ...options, trimValues: false });
     parsed = (values === 'exact' ? keepingWhitespace : parser).parse(text, true) as Record<string, unknown>;
   } catch {
     throw s3Errors.malformedXml();
