@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pkg from '../package.json' with { type: 'json' };
 import { createCustomerWithPat } from './app/admin-routes.js';
 import { banner } from './app/banner.js';
+import { type DevCredentials, devCredentialsPath } from './app/dev-credentials.js';
 import { ALL_MIGRATIONS, Fjord } from './app/fjord.js';
 import { buildKernel } from './app/kernel-factory.js';
 import { generateOpenApiDocument, serialiseOpenApi } from './app/openapi-document.js';
@@ -23,6 +25,9 @@ const USAGE = `usage: fjord <command>   (fjord --version, fjord <command> --help
   gpu-worker --url URL --token fjw_… [--engines reference-image,reference-video]
                                                  serve GPU jobs of the reference engines
   openapi                                        print the OpenAPI document
+  emulator inbox [--to R] [--kind email|voice] [--url U]
+                                                 e-mails and calls the simulated drivers
+                                                 delivered, newest first (a running Fjord's)
 `;
 
 function config(): Config {
@@ -181,6 +186,41 @@ async function gpuWorker(args: string[]) {
   });
 }
 
+/**
+ * `fjord emulator inbox`: asks the running Fjord of this data dir (its address and operator token
+ * from dev-credentials.json, or --url and FJORD_OPERATOR_TOKEN) and prints one JSON line per
+ * message: the simulated drivers keep them in that process's memory.
+ */
+async function emulatorInbox(args: string[]) {
+  const [verb, ...rest] = args;
+  if (verb !== 'inbox') throw new UsageError('emulator takes `inbox`');
+  const { values } = parseArgs({
+    args: rest,
+    options: { to: { type: 'string' }, kind: { type: 'string' }, url: { type: 'string' } },
+  });
+  const cfg = config();
+  let url = values.url;
+  let token = cfg.operatorToken ?? undefined;
+  try {
+    const dev = JSON.parse(readFileSync(devCredentialsPath(cfg.dataDir), 'utf8')) as DevCredentials;
+    url ??= dev.api_url;
+    token ??= dev.operator_token ?? undefined;
+  } catch {
+    // no development credentials: the environment must name both
+  }
+  if (!url || !token) throw new UsageError('no running Fjord found: give --url and set FJORD_OPERATOR_TOKEN');
+  const query = new URLSearchParams();
+  if (values.to) query.set('to', values.to);
+  if (values.kind) query.set('kind', values.kind);
+  const res = await fetch(`${url}/admin/v1/emulator/inbox?${query}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const body = (await res.json()) as { messages?: unknown[]; detail?: { message?: string } };
+  if (!res.ok)
+    throw new AppError('unavailable', 'inbox_failed', body.detail?.message ?? `HTTP ${res.status}`);
+  for (const m of body.messages ?? []) process.stdout.write(`${JSON.stringify(m)}\n`);
+}
+
 async function main(argv: string[]) {
   const [command, ...rest] = argv;
   // Asking for help or the version never does anything else (no migration, no start).
@@ -204,6 +244,8 @@ async function main(argv: string[]) {
         return await openapi();
       case 'gpu-worker':
         return await gpuWorker(rest);
+      case 'emulator':
+        return await emulatorInbox(rest);
       default:
         throw new UsageError(command ? `unknown command ${command}` : '');
     }

@@ -2,6 +2,7 @@ import { defineArea } from '../wiring.js';
 import { Delivery } from './delivery.js';
 import { type MailDriver, SimulatedMailDriver, SmtpMailDriver } from './drivers/mail.js';
 import { SimulatedVoiceDriver } from './drivers/voice.js';
+import { inboxRoutes } from './inbox.js';
 import { verifyMigrations } from './migrations.js';
 import { VerifyRepo } from './repo.js';
 import { verifyRoutes } from './routes.js';
@@ -28,7 +29,9 @@ export const verifyArea = defineArea({
       simulated: true,
       detail: `no call is placed; the code is read twice into an in-memory log (caller id ${config.voice.callerId})`,
     });
-    const mail: MailDriver = config.smtpUrl ? new SmtpMailDriver(config.smtpUrl) : new SimulatedMailDriver();
+    const mail: MailDriver = config.smtpUrl
+      ? new SmtpMailDriver(config.smtpUrl)
+      : new SimulatedMailDriver(() => kernel.clock.nowMs());
     registry.addBackend({
       area: 'verify',
       name: 'e-mail',
@@ -93,7 +96,10 @@ export const verifyArea = defineArea({
     });
     return {
       service,
-      routes: verifyRoutes(service),
+      routes: [
+        ...verifyRoutes(service),
+        ...inboxRoutes(mail instanceof SimulatedMailDriver ? mail : null, voice),
+      ],
       // The simulated call log and outbox belong to the state a reset wipes.
       async onReset() {
         voice.clear();

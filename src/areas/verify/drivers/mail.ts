@@ -46,12 +46,14 @@ export class SimulatedMailDriver implements MailDriver {
   readonly name = 'simulated';
   readonly simulated = true;
   private transport: Transporter | null = null;
-  readonly outbox: (OutgoingMail & { messageId: string })[] = [];
+  readonly outbox: (OutgoingMail & { messageId: string; sentAt: number })[] = [];
+  /** `now`: the kernel clock, so the inbox orders mail and calls on one time line. */
+  constructor(private readonly now: () => number = Date.now) {}
   async send(mail: OutgoingMail) {
     this.transport ??= nodemailer().createTransport({ jsonTransport: true });
     const info = await this.transport.sendMail(mail);
     const messageId = String(info.messageId);
-    this.outbox.push({ ...mail, messageId });
+    this.outbox.push({ ...mail, messageId, sentAt: this.now() });
     if (this.outbox.length > 1000) this.outbox.shift();
     return { messageId };
   }

@@ -104,6 +104,11 @@ export class SimulatedVoiceDriver implements VoiceDriver {
     this.log.length = 0;
   }
 
+  /** Every call in the log, oldest first. */
+  calls(): readonly SimulatedCallRecord[] {
+    return this.log;
+  }
+
   /** Calls placed to `to`, oldest first. */
   callsTo(to: string): SimulatedCallRecord[] {
     return this.log.filter((c) => c.to === to);
