@@ -7,9 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasRedisServer, startThrowawayRedis } from '../helpers/redis.js';
+import { s3ClientFor } from '../helpers/s3.js';
 import { freshTestStore, TEST_STORE, type TestStoreHandle } from '../helpers/store.js';
 import { dig } from './dns-fixtures.js';
 
@@ -176,14 +177,7 @@ describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('scaled out on Pos
     });
     expect(bucket.status, bucket.text).toBe(201);
     const [a, b] = procs.filter((p) => p.s3);
-    const client = (endpoint: string) =>
-      new S3Client({
-        endpoint,
-        region: 'eu-north-1',
-        forcePathStyle: true,
-        credentials: { accessKeyId: bucket.body.access_key, secretAccessKey: bucket.body.secret_key },
-        maxAttempts: 1,
-      });
+    const client = (endpoint: string) => s3ClientFor(bucket.body, endpoint);
     await client(a!.s3!).send(
       new PutObjectCommand({ Bucket: bucket.body.bucket_name, Key: 'hello.txt', Body: 'from process a' }),
     );

@@ -1,9 +1,10 @@
 import { createSocket } from 'node:dgram';
-import { ListBucketsCommand, S3Client } from '@aws-sdk/client-s3';
+import { ListBucketsCommand } from '@aws-sdk/client-s3';
 import dnsPacket from 'dns-packet';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { DnsServer } from '../../src/areas/dns/server/index.js';
 import { TestFjord } from '../helpers/fjord.js';
+import { s3ClientFor } from '../helpers/s3.js';
 
 /** S3 and DNS requests show in `/metrics` by protocol, operation and outcome, as API requests do. */
 let t: TestFjord;
@@ -35,13 +36,7 @@ it('counts S3 operations and DNS queries by operation and outcome', async () => 
     key: c.pat,
     body: { bucket_name: `m-${Date.now().toString(36)}` },
   });
-  const s3 = new S3Client({
-    endpoint: bucket.body.endpoint,
-    region: 'eu-north-1',
-    forcePathStyle: true,
-    credentials: { accessKeyId: bucket.body.access_key, secretAccessKey: bucket.body.secret_key },
-    maxAttempts: 1,
-  });
+  const s3 = s3ClientFor(bucket.body);
   await s3.send(new ListBucketsCommand({})).catch(() => {});
   const dns = t.fjord.areas.get('dns')!.servers!.find((s) => s.role === 'dns') as DnsServer;
   await askUdp(dns.port()!, 'nowhere.example');
@@ -66,13 +61,7 @@ it('writes a request line per S3 request and per DNS query, with the customer, a
     key: c.pat,
     body: { bucket_name: `l-${Date.now().toString(36)}` },
   });
-  const s3 = new S3Client({
-    endpoint: bucket.body.endpoint,
-    region: 'eu-north-1',
-    forcePathStyle: true,
-    credentials: { accessKeyId: bucket.body.access_key, secretAccessKey: bucket.body.secret_key },
-    maxAttempts: 1,
-  });
+  const s3 = s3ClientFor(bucket.body);
   await s3.send(new ListBucketsCommand({}));
   const lines = () =>
     t.logs

@@ -1,10 +1,11 @@
 // The plan's bandwidth per month on the S3 data plane: downloads from a customer's buckets count
 // for that customer; past the plan's bytes, GETs get 403 BandwidthLimitExceeded until a larger
 // plan or the next month, while other customers keep downloading.
-import { GetObjectCommand, PutObjectCommand, S3Client, type S3ServiceException } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, type S3ServiceException } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { S3Server } from '../../src/areas/storage/s3/server.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+import { s3ClientFor } from '../helpers/s3.js';
 
 let t: TestFjord;
 let server: S3Server;
@@ -24,13 +25,7 @@ async function bucketOf(c: TestCustomer) {
     body: { bucket_name: `bw-${Math.random().toString(36).slice(2, 10)}` },
   });
   expect(b.status, b.text).toBe(201);
-  const s3 = new S3Client({
-    endpoint: b.body.endpoint,
-    region: 'eu-north-1',
-    forcePathStyle: true,
-    credentials: { accessKeyId: b.body.access_key, secretAccessKey: b.body.secret_key },
-    maxAttempts: 1,
-  });
+  const s3 = s3ClientFor(b.body);
   await s3.send(new PutObjectCommand({ Bucket: b.body.bucket_name, Key: 'f', Body: 'x'.repeat(600) }));
   const get = async () => {
     try {
