@@ -253,7 +253,7 @@ describe('virtual servers (simulated driver)', () => {
     // The free plan allows 2 servers.
     await expectLimitHolds({
       room: 2,
-      attempts: 8,
+      attempts: 20,
       send: (i) => create(`race-${i}.example.com`, c.pat),
       refusal: { status: 403, code: 'quota_exceeded' },
     });
