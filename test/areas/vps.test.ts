@@ -258,4 +258,16 @@ describe('virtual servers (simulated driver)', () => {
       refusal: { status: 403, code: 'quota_exceeded' },
     });
   });
+
+  it('counts vCPUs of all servers against the plan, and frees them on delete', async () => {
+    const c = await t.customer();
+    // The free plan allows 4 vCPUs: one 4-vCPU server fills them though a second server would fit.
+    const big = await create('big.example.com', c.pat, { plan_code: 'vps-4-8' });
+    expect(big.status).toBe(201);
+    const small = await create('small.example.com', c.pat);
+    expect(small.status).toBe(403);
+    expect(small.body.detail).toMatchObject({ code: 'quota_exceeded', limit: 4 });
+    await remove(big.body.id, c.pat);
+    expect((await create('small.example.com', c.pat)).status).toBe(201);
+  });
 });
