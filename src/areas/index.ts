@@ -14,6 +14,7 @@ import { regionsArea } from './regions/index.js';
 import { smsArea } from './sms/index.js';
 import { storageArea } from './storage/index.js';
 import { verifyArea } from './verify/index.js';
+import { vpsArea } from './vps/index.js';
 import { webhooksArea } from './webhooks/index.js';
 
 /**
@@ -34,6 +35,7 @@ export const AREAS: AreaModule[] = [
   llmArea,
   chatbotArea,
   gpuArea,
+  vpsArea,
   liveArea,
   ipArea,
 ];

@@ -15,6 +15,7 @@ import type { RegionsService } from './regions/service.js';
 import type { SmsService } from './sms/service.js';
 import type { StorageService } from './storage/service.js';
 import type { VerifyService } from './verify/service.js';
+import type { VpsService } from './vps/service.js';
 
 /**
  * What each area provides to the others, by area name. An area's `setup` must return this service;
@@ -36,6 +37,7 @@ export interface AreaServices {
   gpu: GpuService;
   live: LiveService;
   ip: IpService;
+  vps: VpsService;
 }
 
 /**

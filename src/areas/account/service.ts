@@ -201,6 +201,28 @@ export class AccountService {
     });
   }
 
+  /**
+   * The keys a new virtual server gets: the account's SSH keys plus the given public key lines
+   * (each checked like an added key), one per fingerprint.
+   */
+  async keysForNewServer(
+    customerId: string,
+    lines: string[],
+  ): Promise<{ public_key: string; fingerprint: string }[]> {
+    const keys = new Map<string, string>();
+    for (const r of await this.repo.listSshKeys(customerId)) keys.set(r.fingerprint, r.public_key);
+    for (const line of lines) {
+      try {
+        const parsed = parseSshPublicKey(line);
+        keys.set(parsed.fingerprint, parsed.publicKey);
+      } catch (err) {
+        if (err instanceof SshKeyFormatError) throw accountErrors.sshKeyInvalid(err.message);
+        throw err;
+      }
+    }
+    return [...keys].map(([fingerprint, public_key]) => ({ fingerprint, public_key }));
+  }
+
   /** Public key lines of a customer's keys, for the VPS area to deploy. */
   async publicKeys(
     customerId: string,

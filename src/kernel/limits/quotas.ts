@@ -74,6 +74,10 @@ export const DEFAULT_LIMITS = {
     doc: 'Earlier messages of a session sent to the model with each question (ours)',
     value: 20,
   },
+  // Virtual servers
+  'vps.servers': { doc: 'Virtual servers per customer', value: perPlan(2, 5, 25, null) },
+  'vps.vcpus': { doc: 'vCPUs of all virtual servers of a customer', value: perPlan(4, 16, 64, null) },
+  'vps.snapshots_per_server': { doc: 'Snapshots per virtual server', value: 10 },
   // GPU jobs
   'gpu.concurrent_jobs_per_key': { doc: 'GPU jobs queued or processing per API key', value: 10 },
   // Live events (our values; like Mux and Cloudflare Stream, bitrate and event counts rise with the plan)

@@ -1,0 +1,372 @@
+import type { IdentityService } from '../../kernel/auth/identity.js';
+import { type Clock, isoOf } from '../../kernel/clock.js';
+import { newId } from '../../kernel/ids.js';
+import type { Limits } from '../../kernel/limits/quotas.js';
+import type { Store } from '../../kernel/store/store.js';
+import type { AccountService } from '../account/service.js';
+import type { RegionsService } from '../regions/service.js';
+import { OS_TEMPLATES, PLANS, planOf, templateOf } from './catalogue.js';
+import type { ServerSpec, VpsDriver } from './drivers/driver.js';
+import { vpsErrors } from './errors.js';
+import type { VpsServersTable, VpsStatus } from './migrations.js';
+import { VpsRepo } from './repo.js';
+
+const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+export interface CreateServer {
+  hostname: string;
+  plan_code: string;
+  region: string;
+  os_template: string;
+  display_name?: string;
+  ssh_keys?: string[];
+}
+
+/** Letters, digits and underscore; anything else becomes an underscore, runs collapsed. */
+export function sanitiseSnapshotName(name: string): string {
+  return name
+    .trim()
+    .replace(/[^A-Za-z0-9_]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 64);
+}
+
+/**
+ * The server's state as of `now`: a move that started (provision, start, stop, reboot) is
+ * finished once its time on the kernel clock is up. Reads use it without writing; every write
+ * stores it first, inside the unit of work that holds the server's lock.
+ */
+export function settle(row: VpsServersTable, now: number): VpsServersTable {
+  if (row.settles_at === null || row.next_status === null || now < row.settles_at) return row;
+  const status = row.next_status;
+  return {
+    ...row,
+    status,
+    next_status: null,
+    settles_at: null,
+    action: null,
+    running_since: status === 'running' ? row.settles_at : null,
+  };
+}
+
+export class VpsService {
+  readonly repo: VpsRepo;
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly identity: IdentityService,
+    private readonly limits: Limits,
+    private readonly regions: RegionsService,
+    private readonly account: AccountService,
+    readonly driver: VpsDriver,
+  ) {
+    this.repo = VpsRepo.of(store);
+  }
+
+  plans(currency?: string) {
+    const region = this.vpsRegions().find((r) => r.available) ?? this.vpsRegions()[0];
+    const prices = region ? this.regions.pricing(region.id, currency) : null;
+    return PLANS.map((p) => ({
+      ...p,
+      price: prices?.services['vps']?.[`${p.plan_code}_per_month`] ?? 0,
+      currency: prices?.currency ?? this.regions.defaultCurrency,
+    }));
+  }
+
+  osTemplates() {
+    return OS_TEMPLATES.map((t) => ({ ...t, available: this.driver.offers(t.id) }));
+  }
+
+  vpsRegions() {
+    return this.regions
+      .list()
+      .regions.filter((r) => this.regions.get(r.code).available_services.includes('vps'))
+      .map((r) => ({
+        id: r.code,
+        name: r.name,
+        country: r.country,
+        available: this.regions.offers(r.code, 'vps'),
+      }));
+  }
+
+  async create(customerId: string, input: CreateServer) {
+    const hostname = input.hostname.trim().toLowerCase().replace(/\.$/, '');
+    if (!HOSTNAME.test(hostname)) throw vpsErrors.badHostname();
+    const plan = planOf(input.plan_code);
+    if (!plan) throw vpsErrors.unknownPlan(input.plan_code);
+    const template = templateOf(input.os_template);
+    if (!template) throw vpsErrors.unknownTemplate(input.os_template);
+    if (!this.driver.offers(template.id)) throw vpsErrors.templateUnavailable(template.id);
+    const region = input.region.trim().toLowerCase();
+    if (!this.vpsRegions().some((r) => r.id === region && r.available))
+      throw vpsErrors.unknownRegion(input.region);
+    const keys = await this.account.keysForNewServer(customerId, input.ssh_keys ?? []);
+    const tier = (await this.identity.getCustomer(customerId))?.plan ?? 'free';
+    const maxServers = this.limits.of('vps.servers', tier);
+    const maxVcpus = this.limits.of('vps.vcpus', tier);
+    const id = newId();
+    const spec: ServerSpec = {
+      id,
+      hostname,
+      plan,
+      osTemplate: template.id,
+      publicKeys: keys.map((k) => k.public_key),
+    };
+    // Counted and inserted under the customer's lock: two creates at once cannot both take the last place.
+    const row = await this.store.unitOfWork({ locks: [`vps:customer:${customerId}`] }, async ({ tx }) => {
+      const repo = VpsRepo.over(tx);
+      const used = await repo.usage(customerId);
+      if (maxServers !== null && used.servers >= maxServers)
+        throw vpsErrors.quota('virtual servers', maxServers);
+      if (maxVcpus !== null && used.vcpus + plan.vcpus > maxVcpus)
+        throw vpsErrors.quota('vCPUs in all', maxVcpus);
+      const now = this.clock.nowMs();
+      const row: VpsServersTable = {
+        id,
+        customer_id: customerId,
+        hostname,
+        display_name: input.display_name?.trim() || null,
+        status: 'provisioning',
+        next_status: 'running',
+        settles_at: null,
+        action: 'provision',
+        plan_code: plan.plan_code,
+        vcpus: plan.vcpus,
+        region,
+        os_template: template.id,
+        ipv4_address: null,
+        ipv6_address: null,
+        running_since: null,
+        created_at: now,
+      };
+      const started = await this.driver.provision(spec);
+      row.settles_at = now + started.seconds * 1000;
+      row.ipv4_address = started.ipv4;
+      row.ipv6_address = started.ipv6;
+      await repo.insertServer(
+        row,
+        keys.map((k) => ({
+          server_id: id,
+          customer_id: customerId,
+          fingerprint: k.fingerprint,
+          public_key: k.public_key,
+        })),
+      );
+      return row;
+    });
+    return {
+      id: row.id,
+      hostname: row.hostname,
+      status: row.status,
+      ipv4: row.ipv4_address,
+      ipv6: row.ipv6_address,
+    };
+  }
+
+  async list(customerId: string) {
+    const now = this.clock.nowMs();
+    const instances = (await this.repo.servers(customerId)).map((r) => {
+      const s = settle(r, now);
+      return {
+        id: s.id,
+        hostname: s.hostname,
+        display_name: s.display_name,
+        status: s.status,
+        ipv4_address: s.ipv4_address,
+      };
+    });
+    return { instances, total: instances.length };
+  }
+
+  async get(customerId: string, id: string) {
+    const s = settle(await this.find(customerId, id), this.clock.nowMs());
+    const plan = planOf(s.plan_code)!;
+    return {
+      id: s.id,
+      hostname: s.hostname,
+      display_name: s.display_name,
+      status: s.status,
+      plan_code: s.plan_code,
+      region: s.region,
+      os_template: s.os_template,
+      ipv4_address: s.ipv4_address,
+      ipv6_address: s.ipv6_address,
+      vcpus: plan.vcpus,
+      memory_gb: plan.ram_gb,
+      disk_gb: plan.storage_gb,
+      created_at: isoOf(s.created_at),
+    };
+  }
+
+  async status(customerId: string, id: string) {
+    const now = this.clock.nowMs();
+    const s = settle(await this.find(customerId, id), now);
+    if (s.status !== 'running' || s.running_since === null) {
+      return {
+        status: s.status,
+        uptime_seconds: 0,
+        cpu_usage_percent: 0,
+        memory_usage_percent: 0,
+        disk_usage_percent: 0,
+        network_in_bytes: 0,
+        network_out_bytes: 0,
+      };
+    }
+    const m = await this.driver.metrics(s.id, s.running_since, now, planOf(s.plan_code)!);
+    return { status: s.status, uptime_seconds: Math.floor((now - s.running_since) / 1000), ...m };
+  }
+
+  start(customerId: string, id: string) {
+    return this.move(customerId, id, 'start', ['stopped'], 'starting', (spec) => this.driver.start(spec));
+  }
+  stop(customerId: string, id: string) {
+    return this.move(
+      customerId,
+      id,
+      'stop',
+      ['running'],
+      'stopping',
+      (spec) => this.driver.stop(spec),
+      'stopped',
+    );
+  }
+  /** A reboot reports `starting` until the server is back, since it does not answer meanwhile. */
+  reboot(customerId: string, id: string) {
+    return this.move(customerId, id, 'reboot', ['running'], 'starting', (spec) => this.driver.reboot(spec));
+  }
+
+  async remove(customerId: string, id: string) {
+    await this.store.unitOfWork({ locks: [`vps:server:${id}`] }, async ({ tx }) => {
+      const repo = VpsRepo.over(tx);
+      if (!(await repo.server(customerId, id))) throw vpsErrors.notFound();
+      await this.driver.destroy(id);
+      await repo.deleteServer(id);
+    });
+    return {
+      success: true,
+      action: 'delete',
+      message: 'The server, its disk and its snapshots are deleted.',
+    };
+  }
+
+  async snapshots(customerId: string, id: string) {
+    await this.find(customerId, id);
+    const snapshots = (await this.repo.snapshots(id)).map((r) => ({
+      name: r.name,
+      description: r.description,
+      created_at: isoOf(r.created_at),
+      size_bytes: Number(r.size_bytes),
+    }));
+    return { snapshots, total: snapshots.length, max_snapshots: this.maxSnapshots() };
+  }
+
+  async createSnapshot(customerId: string, id: string, rawName: string, description?: string) {
+    const name = sanitiseSnapshotName(rawName);
+    if (!name) throw vpsErrors.badSnapshotName();
+    const max = this.maxSnapshots();
+    await this.whileStopped(customerId, id, 'snapshot', async (repo) => {
+      if (await repo.snapshot(id, name)) throw vpsErrors.snapshotExists(name);
+      if ((await repo.snapshots(id)).length >= max) throw vpsErrors.snapshotLimit(max);
+      const size = await this.driver.snapshot(id, name);
+      await repo.insertSnapshot({
+        server_id: id,
+        name,
+        description: description?.trim() || null,
+        size_bytes: size,
+        created_at: this.clock.nowMs(),
+      });
+    });
+    return { status: 'created' as const, snapshot_name: name };
+  }
+
+  async deleteSnapshot(customerId: string, id: string, name: string) {
+    await this.store.unitOfWork({ locks: [`vps:server:${id}`] }, async ({ tx }) => {
+      const repo = VpsRepo.over(tx);
+      if (!(await repo.server(customerId, id))) throw vpsErrors.notFound();
+      if (!(await repo.snapshot(id, name))) throw vpsErrors.snapshotNotFound();
+      await this.driver.deleteSnapshot(id, name);
+      await repo.deleteSnapshot(id, name);
+    });
+    return { status: 'deleted' as const, snapshot_name: name };
+  }
+
+  async rollback(customerId: string, id: string, name: string) {
+    await this.whileStopped(customerId, id, 'roll back', async (repo) => {
+      if (!(await repo.snapshot(id, name))) throw vpsErrors.snapshotNotFound();
+      await this.driver.rollback(id, name);
+    });
+    return {
+      status: 'rolling_back' as const,
+      snapshot_name: name,
+      message: `The disk is put back as it was at snapshot ${name}; data written since is gone.`,
+    };
+  }
+
+  /** `vm_count` of the account's SSH keys: servers that carry each key. */
+  keyUsage(customerId: string, fingerprints: string[]) {
+    return this.repo.keyUsage(customerId, fingerprints);
+  }
+
+  private maxSnapshots(): number {
+    return this.limits.of('vps.snapshots_per_server', 'free') ?? 10;
+  }
+
+  private async find(customerId: string, id: string) {
+    const row = await this.repo.server(customerId, id);
+    if (!row) throw vpsErrors.notFound();
+    return row;
+  }
+
+  private async whileStopped(
+    customerId: string,
+    id: string,
+    action: string,
+    work: (repo: VpsRepo) => Promise<void>,
+  ) {
+    await this.store.unitOfWork({ locks: [`vps:server:${id}`] }, async ({ tx }) => {
+      const repo = VpsRepo.over(tx);
+      const row = await repo.server(customerId, id);
+      if (!row) throw vpsErrors.notFound();
+      const s = settle(row, this.clock.nowMs());
+      if (s.status !== 'stopped') throw vpsErrors.invalidState(action, s.status, ['stopped']);
+      await work(repo);
+    });
+  }
+
+  private async move(
+    customerId: string,
+    id: string,
+    action: 'start' | 'stop' | 'reboot',
+    from: VpsStatus[],
+    during: VpsStatus,
+    run: (spec: ServerSpec) => Promise<{ seconds: number }>,
+    to: VpsStatus = 'running',
+  ) {
+    await this.store.unitOfWork({ locks: [`vps:server:${id}`] }, async ({ tx }) => {
+      const repo = VpsRepo.over(tx);
+      const row = await repo.server(customerId, id);
+      if (!row) throw vpsErrors.notFound();
+      const now = this.clock.nowMs();
+      const s = settle(row, now);
+      if (!from.includes(s.status as VpsStatus)) throw vpsErrors.invalidState(action, s.status, from);
+      const keys = await repo.keysOf(id);
+      const spec: ServerSpec = {
+        id,
+        hostname: s.hostname,
+        plan: planOf(s.plan_code)!,
+        osTemplate: s.os_template,
+        publicKeys: keys.map((k) => k.public_key),
+      };
+      const { seconds } = await run(spec);
+      await repo.updateServer(id, {
+        status: during,
+        next_status: to,
+        settles_at: now + seconds * 1000,
+        action,
+        running_since: null,
+      });
+    });
+    const verb = { start: 'starting', stop: 'stopping', reboot: 'rebooting' }[action];
+    return { success: true, action, message: `The server is ${verb}.` };
+  }
+}
