@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROVISIONING_SECONDS, PROVISIONING_STEPS } from '../../src/areas/clusters/lifecycle.js';
+import {
+  PROVISIONING_SECONDS,
+  PROVISIONING_STEPS,
+  UPGRADE_SECONDS,
+} from '../../src/areas/clusters/lifecycle.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { expectLimitHolds } from '../helpers/race.js';
 
@@ -126,6 +130,47 @@ describe('managed clusters', () => {
     await t.advance(120);
     expect((await t.request('GET', `/v1/kubernetes/clusters/${id}`, { key: a.pat })).status).toBe(404);
     expect((await create({ name: 'web' })).status).toBe(202);
+  });
+
+  it('changes API access and upgrades one minor version at a time, backup first', async () => {
+    const c = (await create({ name: 'upgrade-me', version: '1.34' })).body;
+    const url = `/v1/kubernetes/clusters/${c.id}`;
+    const upgrade = (version: string) =>
+      t.request('POST', `${url}/upgrade`, { key: a.pat, body: { version } });
+    expect(code(await upgrade('1.35'))).toBe('not_ready');
+    const access = (cidrs: string[]) =>
+      t.request('PUT', `${url}/api-access`, { key: a.pat, body: { cidrs } });
+    expect(code(await access(['300.0.0.0/8']))).toBe('invalid_request');
+    expect((await access(['192.0.2.0/24'])).body.api_ip_filter).toEqual(['192.0.2.0/24']);
+    await t.advance(PROVISIONING_SECONDS);
+    expect((await t.request('GET', `${url}/upgrade`, { key: a.pat })).body).toEqual({ versions: ['1.35'] });
+    expect(code(await upgrade('1.33'))).toBe('invalid_request');
+    const u = await upgrade('1.35');
+    expect(u.status).toBe(202);
+    expect(u.body).toMatchObject({ status: 'upgrading', version: '1.34' });
+    expect(code(await upgrade('1.35'))).toBe('not_ready');
+    await t.advance(UPGRADE_SECONDS);
+    expect((await t.request('GET', url, { key: a.pat })).body).toMatchObject({
+      status: 'running',
+      version: '1.35',
+    });
+    expect((await t.request('GET', `${url}/upgrade`, { key: a.pat })).body).toEqual({ versions: [] });
+    const history = (await t.request('GET', `${url}/history`, { key: a.pat })).body.history;
+    expect(history.map((h: { action: string }) => h.action)).toEqual([
+      'cluster.create',
+      'cluster.api-access',
+      'cluster.upgrade',
+    ]);
+    expect(history[2].details).toEqual({ from: '1.34', to: '1.35', backup_first: true });
+  });
+
+  it('says it is simulated in the account services list', async () => {
+    const s = await t.request('GET', '/v1/account/services', { key: a.pat });
+    const mine = (s.body as { service_type: string; metadata: Record<string, unknown> }[]).filter(
+      (e) => e.service_type === 'kubernetes',
+    );
+    expect(mine.length).toBeGreaterThan(0);
+    for (const e of mine) expect(e.metadata).toMatchObject({ driver: 'simulated', simulated: true });
   });
 
   it('refuses reads without kubernetes:read and keeps accounts apart', async () => {

@@ -29,6 +29,29 @@ export const clustersArea = defineArea({
       simulated: driver.simulated,
       detail: 'no Kubernetes control plane runs here: the lifecycle is modelled on the clock',
     });
+    // One entry per cluster, saying which driver runs it: today always the simulated one.
+    kernel.registry.addServiceProvider(async (customerId) =>
+      (await k8s.list(customerId)).clusters.map((c) => ({
+        id: c.id,
+        service_type: 'kubernetes',
+        name: c.name,
+        status: c.status,
+        region: c.region,
+        created_at: c.created_at,
+        metadata: {
+          driver: driver.name,
+          simulated: driver.simulated,
+          version: c.version,
+          plan_code: c.plan_code,
+        },
+        api: {
+          kind: 'rest',
+          openapi: `${kernel.baseUrl()}/openapi.json`,
+          docs: `${kernel.baseUrl()}/docs`,
+          base_url: `${kernel.baseUrl()}/v1/kubernetes/clusters/${c.id}`,
+        },
+      })),
+    );
     return { service: k8s, routes: clusterRoutes(k8s) };
   },
 });

@@ -21,20 +21,38 @@ export const PROVISIONING_SECONDS = PROVISIONING_STEPS.reduce((s, [, d]) => s + 
 /** Final backup, node drain and teardown before removal is confirmed. */
 export const DELETE_SECONDS = 120;
 
+/** An upgrade: the pre-upgrade backup, then control plane and nodes one at a time. */
+export const UPGRADE_BACKUP_SECONDS = 30;
+export const UPGRADE_SECONDS = UPGRADE_BACKUP_SECONDS + 240;
+
 export interface Phase {
-  status: 'provisioning' | 'running' | 'deleting';
+  status: 'provisioning' | 'running' | 'upgrading' | 'deleting';
   provisioning_step: string | null;
   running_since: number | null;
 }
 
-export function phaseOf(
-  row: { status: string; created_at: number; delete_requested_at: number | null },
-  now: number,
-): Phase {
+interface Timeline {
+  created_at: number;
+  delete_requested_at: number | null;
+  upgrade_to: string | null;
+  upgrade_started_at: number | null;
+}
+
+const upgradeDone = (row: Timeline, now: number) =>
+  row.upgrade_started_at === null || now >= row.upgrade_started_at + UPGRADE_SECONDS * 1000;
+
+/** The version the cluster runs: the upgrade's target once the upgrade has finished. */
+export function versionOf(row: Timeline & { version: string }, now: number): string {
+  return row.upgrade_to !== null && upgradeDone(row, now) ? row.upgrade_to : row.version;
+}
+
+export function phaseOf(row: Timeline, now: number): Phase {
   const readyAt = row.created_at + PROVISIONING_SECONDS * 1000;
   const runningSince = now >= readyAt ? readyAt : null;
   if (row.delete_requested_at !== null)
     return { status: 'deleting', provisioning_step: null, running_since: runningSince };
+  if (runningSince !== null && !upgradeDone(row, now))
+    return { status: 'upgrading', provisioning_step: null, running_since: runningSince };
   if (runningSince !== null)
     return { status: 'running', provisioning_step: null, running_since: runningSince };
   let at = row.created_at;

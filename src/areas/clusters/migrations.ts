@@ -21,6 +21,9 @@ export interface K8sClustersTable {
   gateway_ip: string;
   created_at: number;
   delete_requested_at: number | null;
+  /** The version an upgrade moves to, and when it started (a backup first, then the upgrade). */
+  upgrade_to: string | null;
+  upgrade_started_at: number | null;
 }
 
 export interface K8sHistoryTable {
@@ -57,6 +60,8 @@ export const clusterMigrations: Record<string, Migration> = {
         .addColumn('gateway_ip', 'text', (c) => c.notNull())
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .addColumn('delete_requested_at', 'bigint')
+        .addColumn('upgrade_to', 'text')
+        .addColumn('upgrade_started_at', 'bigint')
         .execute();
       await db.schema
         .createIndex('k8s_clusters_customer')

@@ -3,6 +3,7 @@ import { type CustomerAccess, publicAccess } from '../../kernel/auth/principal.j
 import { defineRoute } from '../../kernel/http/route.js';
 import { planViews, REGIONS, VERSIONS } from './catalogue.js';
 import {
+  ApiAccessBody,
   ClusterBody,
   ClusterParams,
   ClusterView,
@@ -13,6 +14,7 @@ import {
   PlansQuery,
   PlanView,
   RegionView,
+  UpgradeBody,
   VersionView,
 } from './schemas.js';
 import type { ClusterService } from './service.js';
@@ -144,6 +146,51 @@ export function clusterRoutes(k8s: ClusterService) {
       response: { 200: HistoryView },
       errors: [404],
       handler: async ({ principal, params }) => k8s.history(principal.customerId, params.id),
+    }),
+    defineRoute({
+      method: 'PUT',
+      url: '/v1/kubernetes/clusters/:id/api-access',
+      operationId: 'k8sSetApiAccess',
+      tag: TAG,
+      summary: 'Replace the CIDRs allowed to reach the cluster API (empty: any source)',
+      access: access(true),
+      rateLimit,
+      params: ClusterParams,
+      body: ApiAccessBody,
+      response: { 200: ClusterView },
+      errors: [404, 409, 422],
+      handler: async ({ principal, params, body }) => k8s.setApiAccess(principal, params.id, body.cidrs),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/kubernetes/clusters/:id/upgrade',
+      operationId: 'k8sUpgradeTargets',
+      tag: TAG,
+      summary: 'Versions the cluster can upgrade to: the next offered minor version',
+      access: access(false),
+      rateLimit,
+      params: ClusterParams,
+      response: { 200: Type.Object({ versions: Type.Array(Type.String()) }) },
+      errors: [404],
+      handler: async ({ principal, params }) => k8s.upgradeTargets(principal.customerId, params.id),
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/v1/kubernetes/clusters/:id/upgrade',
+      operationId: 'k8sUpgrade',
+      tag: TAG,
+      summary:
+        'Upgrade a running cluster: a backup first, then `upgrading`, then `running` on the new version',
+      access: access(true),
+      rateLimit,
+      params: ClusterParams,
+      body: UpgradeBody,
+      response: { 202: ClusterView },
+      errors: [404, 409, 422],
+      handler: async ({ principal, params, body, reply }) => {
+        reply.code(202);
+        return k8s.upgrade(principal, params.id, body.version);
+      },
     }),
   ];
 }

@@ -134,3 +134,5 @@ export const HistoryView = Type.Object({
     }),
   ),
 });
+export const UpgradeBody = Type.Object({ version: Type.String() });
+export const ApiAccessBody = Type.Object({ cidrs: Type.Array(Type.String(), { maxItems: 100 }) });

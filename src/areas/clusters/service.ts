@@ -20,7 +20,7 @@ import {
 } from './catalogue.js';
 import type { ClusterDriver } from './drivers/driver.js';
 import { clusterErrors } from './errors.js';
-import { DELETE_SECONDS, phaseOf } from './lifecycle.js';
+import { DELETE_SECONDS, phaseOf, versionOf } from './lifecycle.js';
 import type { K8sClustersTable } from './migrations.js';
 import { ClusterRepo } from './repo.js';
 import { checkCidrs, checkClusterName, checkLabels, checkPoolName, checkTaints } from './validation.js';
@@ -119,6 +119,8 @@ export class ClusterService {
       gateway_ip: this.driver.gatewayAddress(id),
       created_at: now,
       delete_requested_at: null,
+      upgrade_to: null,
+      upgrade_started_at: null,
     };
     // Name and count are checked and the row written under the account's lock: two creates at once
     // cannot both take the last place or the same name.
@@ -183,6 +185,71 @@ export class ClusterService {
         details: JSON.parse(h.details),
       })),
     };
+  }
+
+  /** The versions an upgrade may move to: the next offered minor version only, as Kubernetes requires. */
+  async upgradeTargets(customerId: string, id: string) {
+    const row = await this.find(customerId, id);
+    return { versions: nextMinor(versionOf(row, this.clock.nowMs())) };
+  }
+
+  /** Takes a backup first, then upgrades; `upgrading` until both are done, then `running` on the new version. */
+  async upgrade(principal: Principal, id: string, version: string) {
+    return this.change(principal, id, 'upgrade', (row, now) => {
+      const current = versionOf(row, now);
+      if (!nextMinor(current).includes(version))
+        throw clusterErrors.invalid(
+          `From ${current} a cluster upgrades to ${nextMinor(current).join(', ') || 'nothing yet'}.`,
+          '/body/version',
+        );
+      return {
+        patch: { version: current, upgrade_to: version, upgrade_started_at: now },
+        details: { from: current, to: version, backup_first: true },
+      };
+    });
+  }
+
+  /** Replaces the CIDRs allowed to reach the cluster API; the simulated API server applies them at once. */
+  async setApiAccess(principal: Principal, id: string, cidrs: string[]) {
+    const checked = checkCidrs(cidrs, '/body/cidrs');
+    return this.change(
+      principal,
+      id,
+      'api-access',
+      () => ({
+        patch: { api_ip_filter: JSON.stringify(checked) },
+        details: { cidrs: checked },
+      }),
+      ['provisioning', 'running'],
+    );
+  }
+
+  /** A state-checked change: read, check, write and record in one unit under the account's lock. */
+  private async change(
+    principal: Principal,
+    id: string,
+    op: string,
+    decide: (row: K8sClustersTable, now: number) => { patch: Partial<K8sClustersTable>; details: object },
+    allowed: string[] = ['running'],
+  ) {
+    const now = this.clock.nowMs();
+    const after = await this.store.unitOfWork(
+      { locks: [`k8s:customer:${principal.customerId}`] },
+      async ({ tx }) => {
+        const repo = ClusterRepo.over(tx);
+        const row = (await repo.present(principal.customerId, now - DELETE_SECONDS * 1000)).find(
+          (c) => c.id === id,
+        );
+        if (!row) throw clusterErrors.notFound();
+        const status = phaseOf(row, now).status;
+        if (!allowed.includes(status)) throw clusterErrors.notReady(status, op);
+        const { patch, details } = decide(row, now);
+        await repo.update(id, patch);
+        await repo.record(this.entry(id, principal, `cluster.${op}`, details, now));
+        return { ...row, ...patch };
+      },
+    );
+    return this.view(after);
   }
 
   // --- helpers ----------------------------------------------------------------------------------
@@ -258,7 +325,7 @@ export class ClusterService {
       region_name: region.name,
       region_city: region.city,
       plan_code: row.plan_code,
-      version: row.version,
+      version: versionOf(row, now),
       status: phase.status,
       status_message: this.driver.statusMessage(phase.status, phase.provisioning_step),
       provisioning_step: phase.provisioning_step,
@@ -302,4 +369,10 @@ export class ClusterService {
       delete_requested_at: isoOf(row.delete_requested_at),
     };
   }
+}
+
+/** Offered versions exactly one minor above `current`. */
+function nextMinor(current: string): string[] {
+  const [major, minor] = current.split('.').map(Number);
+  return VERSIONS.map((v) => v.version).filter((v) => v === `${major}.${(minor ?? 0) + 1}`);
 }
