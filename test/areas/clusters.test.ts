@@ -4,6 +4,7 @@ import {
   PROVISIONING_STEPS,
   UPGRADE_SECONDS,
 } from '../../src/areas/clusters/lifecycle.js';
+import { DRAIN_SECONDS, JOIN_SECONDS } from '../../src/areas/clusters/service.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { expectLimitHolds } from '../helpers/race.js';
 
@@ -162,6 +163,42 @@ describe('managed clusters', () => {
       'cluster.upgrade',
     ]);
     expect(history[2].details).toEqual({ from: '1.34', to: '1.35', backup_first: true });
+  });
+
+  it('adds, scales (draining first) and deletes node pools, keeping at least one', async () => {
+    const c = (await create({ name: 'pools' })).body;
+    const url = `/v1/kubernetes/clusters/${c.id}/node-pools`;
+    const add = () =>
+      t.request('POST', url, { key: a.pat, body: { name: 'batch', plan_code: 'k8s-node-m', count: 3 } });
+    expect(code(await add())).toBe('not_ready');
+    await t.advance(PROVISIONING_SECONDS);
+    const added = await add();
+    expect(added.status).toBe(201);
+    expect(added.body).toMatchObject({
+      name: 'batch',
+      count: 3,
+      status: 'scaling',
+      nodes_seen: 0,
+      cpu_cores: 4,
+    });
+    expect(code(await add())).toBe('invalid_request');
+    const scale = (pool: string, count: number) =>
+      t.request('POST', `${url}/${pool}/scale`, { key: a.pat, body: { count } });
+    expect(code(await scale('batch', 1))).toBe('not_ready');
+    await t.advance(JOIN_SECONDS);
+    const down = await scale('batch', 1);
+    expect(down.body).toMatchObject({ count: 1, status: 'draining', nodes_seen: 3 });
+    expect(code(await scale('batch', 17))).toBe('invalid_request');
+    expect(code(await scale('nope', 1))).toBe('not_found');
+    await t.advance(DRAIN_SECONDS);
+    const pool = async (name: string) =>
+      (await t.request('GET', `/v1/kubernetes/clusters/${c.id}`, { key: a.pat })).body.node_pools.find(
+        (p: { name: string }) => p.name === name,
+      );
+    expect(await pool('batch')).toMatchObject({ count: 1, status: 'ready', nodes_seen: 1 });
+    expect((await t.request('DELETE', `${url}/batch`, { key: a.pat })).status).toBe(204);
+    expect(code(await t.request('DELETE', `${url}/default`, { key: a.pat }))).toBe('invalid_request');
+    expect(await pool('batch')).toBeUndefined();
   });
 
   it('says it is simulated in the account services list', async () => {

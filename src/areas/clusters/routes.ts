@@ -13,7 +13,11 @@ import {
   HistoryView,
   PlansQuery,
   PlanView,
+  PoolBody,
+  PoolParams,
+  PoolView,
   RegionView,
+  ScaleBody,
   UpgradeBody,
   VersionView,
 } from './schemas.js';
@@ -190,6 +194,54 @@ export function clusterRoutes(k8s: ClusterService) {
       handler: async ({ principal, params, body, reply }) => {
         reply.code(202);
         return k8s.upgrade(principal, params.id, body.version);
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/v1/kubernetes/clusters/:id/node-pools',
+      operationId: 'k8sAddNodePool',
+      tag: TAG,
+      summary: 'Add a node pool to a running cluster (at most 8); its nodes join on the clock',
+      access: access(true),
+      rateLimit,
+      params: ClusterParams,
+      body: PoolBody,
+      response: { 201: PoolView },
+      errors: [404, 409, 422],
+      handler: async ({ principal, params, body, reply }) => {
+        reply.code(201);
+        return k8s.addPool(principal, params.id, body);
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/v1/kubernetes/clusters/:id/node-pools/:pool/scale',
+      operationId: 'k8sScaleNodePool',
+      tag: TAG,
+      summary: 'Scale a pool to 0-16 nodes; scaling down drains the nodes first (`draining`)',
+      access: access(true),
+      rateLimit,
+      params: PoolParams,
+      body: ScaleBody,
+      response: { 200: PoolView },
+      errors: [404, 409, 422],
+      handler: async ({ principal, params, body }) =>
+        k8s.scalePool(principal, params.id, params.pool, body.count),
+    }),
+    defineRoute({
+      method: 'DELETE',
+      url: '/v1/kubernetes/clusters/:id/node-pools/:pool',
+      operationId: 'k8sDeleteNodePool',
+      tag: TAG,
+      summary: 'Delete a node pool; a cluster keeps at least one',
+      access: access(true),
+      rateLimit,
+      params: PoolParams,
+      response: { 204: Type.Null({ description: 'No content' }) },
+      errors: [404, 409, 422],
+      handler: async ({ principal, params, reply }) => {
+        await k8s.deletePool(principal, params.id, params.pool);
+        return reply.code(204).send();
       },
     }),
   ];

@@ -76,12 +76,14 @@ export const ClusterBody = Type.Object({
 });
 export type ClusterBody = Static<typeof ClusterBody>;
 
-const PoolView = Type.Object({
+export const PoolView = Type.Object({
   id: Type.String(),
   name: Type.String(),
   plan_code: Type.String(),
   count: Type.Integer(),
-  status: Type.String({ description: '`pending` until the cluster runs, then `ready`' }),
+  status: Type.String({
+    description: '`pending` until the cluster runs, then `ready`; `draining` or `scaling` while a scale runs',
+  }),
   cpu_cores: Type.Integer(),
   ram_mb: Type.Integer(),
   disk_gb: Type.Integer(),
@@ -136,3 +138,5 @@ export const HistoryView = Type.Object({
 });
 export const UpgradeBody = Type.Object({ version: Type.String() });
 export const ApiAccessBody = Type.Object({ cidrs: Type.Array(Type.String(), { maxItems: 100 }) });
+export const PoolParams = Type.Object({ id: Type.String(), pool: Type.String() });
+export const ScaleBody = Type.Object({ count: Type.Integer() });

@@ -46,7 +46,13 @@ export interface ClusterInput {
 }
 interface StoredPool extends PoolInput {
   id: string;
+  /** The last change: nodes before it, and when it ends (nodes drained or joined). */
+  from_count?: number;
+  change_ends_at?: number;
 }
+/** Draining a node (cordon, evict pods) and joining a new one, in seconds. */
+export const DRAIN_SECONDS = 60;
+export const JOIN_SECONDS = 90;
 
 /** Managed clusters: catalogue, estimates and the cluster lifecycle over a driver. */
 export class ClusterService {
@@ -224,6 +230,57 @@ export class ClusterService {
     );
   }
 
+  async addPool(principal: Principal, id: string, input: PoolInput) {
+    const now = this.clock.nowMs();
+    const cluster = await this.change(principal, id, 'node-pool.add', (row) => {
+      const pools = JSON.parse(row.node_pools) as StoredPool[];
+      const [added] = this.checkPools([input]);
+      if (pools.length >= 8) throw clusterErrors.invalid('A cluster has at most 8 node pools.', '/body');
+      if (pools.some((p) => p.name === input.name))
+        throw clusterErrors.invalid(`The cluster already has a pool ${input.name}.`, '/body/name');
+      const pool = { ...added!, from_count: 0, change_ends_at: now + JOIN_SECONDS * 1000 };
+      return {
+        patch: { node_pools: JSON.stringify([...pools, pool]) },
+        details: { pool: input.name, plan_code: input.plan_code, count: input.count },
+      };
+    });
+    return cluster.node_pools.find((p) => p.name === input.name)!;
+  }
+
+  /** Scaling down drains the nodes that go first (`draining`); scaling up waits for new nodes to join. */
+  async scalePool(principal: Principal, id: string, poolName: string, count: number) {
+    if (!Number.isInteger(count) || count < 0 || count > 16)
+      throw clusterErrors.invalid('count is 0-16.', '/body/count');
+    const now = this.clock.nowMs();
+    const cluster = await this.change(principal, id, 'node-pool.scale', (row) => {
+      const pools = JSON.parse(row.node_pools) as StoredPool[];
+      const pool = pools.find((p) => p.name === poolName);
+      if (!pool) throw clusterErrors.notFound('Node pool');
+      if (changing(pool, now)) throw clusterErrors.notReady(poolStatus(pool, true, now), 'scaling this pool');
+      const seconds = count < pool.count ? DRAIN_SECONDS : JOIN_SECONDS;
+      const next = { ...pool, count, from_count: pool.count, change_ends_at: now + seconds * 1000 };
+      return {
+        patch: { node_pools: JSON.stringify(pools.map((p) => (p.name === poolName ? next : p))) },
+        details: { pool: poolName, from: pool.count, to: count },
+      };
+    });
+    return cluster.node_pools.find((p) => p.name === poolName)!;
+  }
+
+  /** Removes a pool (its nodes are drained by the driver); a cluster keeps at least one. */
+  async deletePool(principal: Principal, id: string, poolName: string) {
+    await this.change(principal, id, 'node-pool.delete', (row) => {
+      const pools = JSON.parse(row.node_pools) as StoredPool[];
+      if (!pools.some((p) => p.name === poolName)) throw clusterErrors.notFound('Node pool');
+      if (pools.length === 1)
+        throw clusterErrors.invalid('A cluster keeps at least one node pool.', '/params/pool');
+      return {
+        patch: { node_pools: JSON.stringify(pools.filter((p) => p.name !== poolName)) },
+        details: { pool: poolName },
+      };
+    });
+  }
+
   /** A state-checked change: read, check, write and record in one unit under the account's lock. */
   private async change(
     principal: Principal,
@@ -340,11 +397,11 @@ export class ClusterService {
           name: p.name,
           plan_code: p.plan_code,
           count: p.count,
-          status: running ? 'ready' : 'pending',
+          status: poolStatus(p, running, now),
           cpu_cores: plan.cpu_cores,
           ram_mb: plan.ram_mb,
           disk_gb: plan.disk_gb,
-          nodes_seen: running ? p.count : 0,
+          nodes_seen: !running ? 0 : changing(p, now) ? p.from_count! : p.count,
           labels: p.labels ?? {},
           taints: p.taints ?? [],
         };
@@ -375,4 +432,11 @@ export class ClusterService {
 function nextMinor(current: string): string[] {
   const [major, minor] = current.split('.').map(Number);
   return VERSIONS.map((v) => v.version).filter((v) => v === `${major}.${(minor ?? 0) + 1}`);
+}
+
+const changing = (p: StoredPool, now: number) => p.change_ends_at !== undefined && now < p.change_ends_at;
+function poolStatus(p: StoredPool, running: boolean, now: number): string {
+  if (!running) return 'pending';
+  if (!changing(p, now)) return 'ready';
+  return p.count < p.from_count! ? 'draining' : 'scaling';
 }
