@@ -1,6 +1,7 @@
 import type { AreaModule } from '../kernel/kernel.js';
 import { accountArea } from './account/index.js';
 import { chatbotArea } from './chatbot/index.js';
+import { clustersArea } from './clusters/index.js';
 import { contactsArea } from './contacts/index.js';
 import { databasesArea } from './databases/index.js';
 import { dnsArea } from './dns/index.js';
@@ -38,4 +39,5 @@ export const AREAS: AreaModule[] = [
   vpsArea,
   liveArea,
   ipArea,
+  clustersArea,
 ];

@@ -2,6 +2,7 @@ import type { Kernel } from '../kernel/kernel.js';
 import type { AreaInstance, AreaModule, PlugBoard } from '../kernel/wiring.js';
 import type { AccountService, SshKeyUsageCounter } from './account/service.js';
 import type { ChatbotService } from './chatbot/service.js';
+import type { ClusterService } from './clusters/service.js';
 import type { ContactsService } from './contacts/service.js';
 import type { DatabasesService } from './databases/service.js';
 import type { DnsService } from './dns/service.js';
@@ -38,6 +39,7 @@ export interface AreaServices {
   live: LiveService;
   ip: IpService;
   vps: VpsService;
+  clusters: ClusterService;
 }
 
 /**

@@ -38,6 +38,7 @@ describe('the README tells the truth about what is served', () => {
     live: 'live events',
     ip: 'IP intelligence',
     vps: 'virtual servers',
+    clusters: 'managed Kubernetes clusters',
   };
 
   it('names every area Fjord serves in its introduction, and no area as not built that is', async () => {

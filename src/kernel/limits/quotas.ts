@@ -80,6 +80,8 @@ export const DEFAULT_LIMITS = {
   'vps.snapshots_per_server': { doc: 'Snapshots per virtual server', value: 10 },
   // GPU jobs
   'gpu.concurrent_jobs_per_key': { doc: 'GPU jobs queued or processing per API key', value: 10 },
+  // Managed clusters (our values; deleting clusters count until their removal is confirmed)
+  'kubernetes.clusters': { doc: 'Managed Kubernetes clusters per customer', value: perPlan(1, 3, 10, null) },
   // Live events (our values; like Mux and Cloudflare Stream, bitrate and event counts rise with the plan)
   'live.events': {
     doc: 'Live events per customer, deleted ones not counted',

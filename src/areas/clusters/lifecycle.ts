@@ -1,0 +1,64 @@
+/**
+ * The cluster state machine on the kernel clock. Creation walks the provisioning steps in order
+ * with these durations (about four and a half minutes in all, like DOKS or Gardener shoots), then
+ * the cluster runs; a deletion is confirmed after DELETE_SECONDS. The state is derived from the
+ * stored timestamps and the clock, so an emulator clock advance finishes it at once and no job can
+ * leave it half-moved.
+ */
+export const PROVISIONING_STEPS = [
+  ['validate', 5],
+  ['network', 20],
+  ['gateway', 30],
+  ['peering', 15],
+  ['cluster', 90],
+  ['wait', 60],
+  ['access', 10],
+  ['ptr', 10],
+  ['backup', 20],
+  ['activate', 5],
+] as const;
+export const PROVISIONING_SECONDS = PROVISIONING_STEPS.reduce((s, [, d]) => s + d, 0);
+/** Final backup, node drain and teardown before removal is confirmed. */
+export const DELETE_SECONDS = 120;
+
+/** An upgrade: the pre-upgrade backup, then control plane and nodes one at a time. */
+export const UPGRADE_BACKUP_SECONDS = 30;
+export const UPGRADE_SECONDS = UPGRADE_BACKUP_SECONDS + 240;
+
+export interface Phase {
+  status: 'provisioning' | 'running' | 'upgrading' | 'deleting';
+  provisioning_step: string | null;
+  running_since: number | null;
+}
+
+interface Timeline {
+  created_at: number;
+  delete_requested_at: number | null;
+  upgrade_to: string | null;
+  upgrade_started_at: number | null;
+}
+
+const upgradeDone = (row: Timeline, now: number) =>
+  row.upgrade_started_at === null || now >= row.upgrade_started_at + UPGRADE_SECONDS * 1000;
+
+/** The version the cluster runs: the upgrade's target once the upgrade has finished. */
+export function versionOf(row: Timeline & { version: string }, now: number): string {
+  return row.upgrade_to !== null && upgradeDone(row, now) ? row.upgrade_to : row.version;
+}
+
+export function phaseOf(row: Timeline, now: number): Phase {
+  const readyAt = row.created_at + PROVISIONING_SECONDS * 1000;
+  const runningSince = now >= readyAt ? readyAt : null;
+  if (row.delete_requested_at !== null)
+    return { status: 'deleting', provisioning_step: null, running_since: runningSince };
+  if (runningSince !== null && !upgradeDone(row, now))
+    return { status: 'upgrading', provisioning_step: null, running_since: runningSince };
+  if (runningSince !== null)
+    return { status: 'running', provisioning_step: null, running_since: runningSince };
+  let at = row.created_at;
+  for (const [step, seconds] of PROVISIONING_STEPS) {
+    at += seconds * 1000;
+    if (now < at) return { status: 'provisioning', provisioning_step: step, running_since: null };
+  }
+  return { status: 'running', provisioning_step: null, running_since: readyAt };
+}

@@ -1,0 +1,442 @@
+import { createHash } from 'node:crypto';
+import type { IdentityService } from '../../kernel/auth/identity.js';
+import type { Principal } from '../../kernel/auth/principal.js';
+import { type Clock, isoOf } from '../../kernel/clock.js';
+import { newId } from '../../kernel/ids.js';
+import type { Limits } from '../../kernel/limits/quotas.js';
+import type { Store } from '../../kernel/store/store.js';
+import type { AccountService } from '../account/service.js';
+import {
+  type Currency,
+  DEFAULT_CONTROL_PLANE,
+  DEFAULT_REGION,
+  DEFAULT_VERSION,
+  estimate,
+  planOf,
+  regionOf,
+  TRIAL_DAYS,
+  TRIAL_PLANS,
+  VERSIONS,
+} from './catalogue.js';
+import type { ClusterDriver } from './drivers/driver.js';
+import { clusterErrors } from './errors.js';
+import { DELETE_SECONDS, phaseOf, versionOf } from './lifecycle.js';
+import type { K8sClustersTable } from './migrations.js';
+import { ClusterRepo } from './repo.js';
+import { checkCidrs, checkClusterName, checkLabels, checkPoolName, checkTaints } from './validation.js';
+
+const API_PORT = 7443;
+const DAY_MS = 86_400_000;
+
+export interface PoolInput {
+  name: string;
+  plan_code: string;
+  count: number;
+  labels?: Record<string, string>;
+  taints?: { key: string; value?: string; effect: string }[];
+}
+export interface ClusterInput {
+  name: string;
+  region?: string;
+  plan_code?: string;
+  version?: string;
+  node_pools: PoolInput[];
+  api_ip_filter?: string[];
+  ssh_key_ids?: string[];
+}
+interface StoredPool extends PoolInput {
+  id: string;
+  /** The last change: nodes before it, and when it ends (nodes drained or joined). */
+  from_count?: number;
+  change_ends_at?: number;
+}
+/** Draining a node (cordon, evict pods) and joining a new one, in seconds. */
+export const DRAIN_SECONDS = 60;
+export const JOIN_SECONDS = 90;
+
+/** Managed clusters: catalogue, estimates and the cluster lifecycle over a driver. */
+export class ClusterService {
+  readonly repo: ClusterRepo;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly identity: IdentityService,
+    private readonly limits: Limits,
+    private readonly account: AccountService,
+    readonly driver: ClusterDriver,
+  ) {
+    this.repo = ClusterRepo.of(store);
+  }
+
+  region(code: string | undefined) {
+    const r = regionOf(code ?? DEFAULT_REGION);
+    if (!r)
+      throw clusterErrors.invalid(
+        `No region ${code}; GET /v1/kubernetes/regions lists them.`,
+        '/body/region',
+      );
+    return r;
+  }
+
+  estimate(input: { plan_code?: string; region?: string; node_pools: PoolInput[]; currency?: string }) {
+    const region = this.region(input.region);
+    const cp = this.controlPlane(input.plan_code);
+    for (const p of input.node_pools) this.nodePlan(p.plan_code);
+    return estimate(cp, input.node_pools, (input.currency ?? 'NOK') as Currency, region.price_multiplier);
+  }
+
+  async create(principal: Principal, input: ClusterInput) {
+    checkClusterName(input.name);
+    const region = this.region(input.region);
+    if (!region.kubernetes_available) throw clusterErrors.regionUnavailable(region.code);
+    const plan = this.controlPlane(input.plan_code);
+    const version = input.version ?? DEFAULT_VERSION;
+    if (!VERSIONS.some((v) => v.version === version))
+      throw clusterErrors.invalid(
+        `Version ${version} is not offered; GET /v1/kubernetes/versions lists them.`,
+        '/body/version',
+      );
+    const pools = this.checkPools(input.node_pools);
+    const filter = checkCidrs(input.api_ip_filter ?? [], '/body/api_ip_filter');
+    const sshKeyIds = [...new Set(input.ssh_key_ids ?? [])];
+    if (sshKeyIds.length > 0) {
+      const own = new Set((await this.account.listSshKeys(principal.customerId)).map((k) => k.id));
+      const missing = sshKeyIds.find((id) => !own.has(id));
+      if (missing) throw clusterErrors.invalid(`No SSH key ${missing} on this account.`, '/body/ssh_key_ids');
+    }
+    const customerPlan = (await this.identity.getCustomer(principal.customerId))?.plan ?? 'free';
+    const max = this.limits.of('kubernetes.clusters', customerPlan);
+    const now = this.clock.nowMs();
+    const id = newId();
+    const row: K8sClustersTable = {
+      id,
+      customer_id: principal.customerId,
+      name: input.name,
+      technical_name: `k8s-${createHash('sha256').update(id).digest('hex').slice(0, 12)}`,
+      region: region.code,
+      plan_code: plan,
+      version,
+      status: 'provisioning',
+      api_ip_filter: JSON.stringify(filter),
+      network_cidr: '10.240.0.0/16',
+      node_pools: JSON.stringify(pools),
+      ssh_key_ids: JSON.stringify(sshKeyIds),
+      gateway_ip: this.driver.gatewayAddress(id),
+      created_at: now,
+      delete_requested_at: null,
+      upgrade_to: null,
+      upgrade_started_at: null,
+    };
+    // Name and count are checked and the row written under the account's lock: two creates at once
+    // cannot both take the last place or the same name.
+    await this.store.unitOfWork({ locks: [`k8s:customer:${principal.customerId}`] }, async ({ tx }) => {
+      const repo = ClusterRepo.over(tx);
+      const present = await repo.present(principal.customerId, now - DELETE_SECONDS * 1000);
+      if (present.some((c) => c.name === input.name)) throw clusterErrors.nameTaken(input.name);
+      if (max !== null && present.length >= max) throw clusterErrors.quota(customerPlan, max);
+      await repo.insert(row);
+      await repo.record(
+        this.entry(
+          id,
+          principal,
+          'cluster.create',
+          { region: region.code, plan_code: plan, version, node_pools: pools.length },
+          now,
+        ),
+      );
+    });
+    return this.view(row);
+  }
+
+  async list(customerId: string) {
+    const clusters = await this.repo.present(customerId, this.clock.nowMs() - DELETE_SECONDS * 1000);
+    return { clusters: clusters.map((c) => this.view(c)), total: clusters.length };
+  }
+
+  async get(customerId: string, id: string) {
+    return this.view(await this.find(customerId, id));
+  }
+
+  async remove(principal: Principal, id: string, confirmName: string) {
+    const now = this.clock.nowMs();
+    const after = await this.store.unitOfWork(
+      { locks: [`k8s:customer:${principal.customerId}`] },
+      async ({ tx }) => {
+        const repo = ClusterRepo.over(tx);
+        const row = (await repo.present(principal.customerId, now - DELETE_SECONDS * 1000)).find(
+          (c) => c.id === id,
+        );
+        if (!row) throw clusterErrors.notFound();
+        if (row.delete_requested_at !== null) throw clusterErrors.notReady('deleting', 'DELETE');
+        if (confirmName !== row.name)
+          throw clusterErrors.invalid('confirm_name must equal the cluster name.', '/body/confirm_name');
+        await repo.update(id, { status: 'deleting', delete_requested_at: now });
+        await repo.record(this.entry(id, principal, 'cluster.delete', { final_backup_kept_days: 30 }, now));
+        return { ...row, status: 'deleting', delete_requested_at: now };
+      },
+    );
+    return this.view(after);
+  }
+
+  async history(customerId: string, id: string) {
+    await this.find(customerId, id);
+    const rows = await this.repo.history(id);
+    return {
+      history: rows.map((h) => ({
+        id: h.id,
+        action: h.action,
+        actor: h.actor,
+        at: isoOf(h.at)!,
+        details: JSON.parse(h.details),
+      })),
+    };
+  }
+
+  /** The versions an upgrade may move to: the next offered minor version only, as Kubernetes requires. */
+  async upgradeTargets(customerId: string, id: string) {
+    const row = await this.find(customerId, id);
+    return { versions: nextMinor(versionOf(row, this.clock.nowMs())) };
+  }
+
+  /** Takes a backup first, then upgrades; `upgrading` until both are done, then `running` on the new version. */
+  async upgrade(principal: Principal, id: string, version: string) {
+    return this.change(principal, id, 'upgrade', (row, now) => {
+      const current = versionOf(row, now);
+      if (!nextMinor(current).includes(version))
+        throw clusterErrors.invalid(
+          `From ${current} a cluster upgrades to ${nextMinor(current).join(', ') || 'nothing yet'}.`,
+          '/body/version',
+        );
+      return {
+        patch: { version: current, upgrade_to: version, upgrade_started_at: now },
+        details: { from: current, to: version, backup_first: true },
+      };
+    });
+  }
+
+  /** Replaces the CIDRs allowed to reach the cluster API; the simulated API server applies them at once. */
+  async setApiAccess(principal: Principal, id: string, cidrs: string[]) {
+    const checked = checkCidrs(cidrs, '/body/cidrs');
+    return this.change(
+      principal,
+      id,
+      'api-access',
+      () => ({
+        patch: { api_ip_filter: JSON.stringify(checked) },
+        details: { cidrs: checked },
+      }),
+      ['provisioning', 'running'],
+    );
+  }
+
+  async addPool(principal: Principal, id: string, input: PoolInput) {
+    const now = this.clock.nowMs();
+    const cluster = await this.change(principal, id, 'node-pool.add', (row) => {
+      const pools = JSON.parse(row.node_pools) as StoredPool[];
+      const [added] = this.checkPools([input]);
+      if (pools.length >= 8) throw clusterErrors.invalid('A cluster has at most 8 node pools.', '/body');
+      if (pools.some((p) => p.name === input.name))
+        throw clusterErrors.invalid(`The cluster already has a pool ${input.name}.`, '/body/name');
+      const pool = { ...added!, from_count: 0, change_ends_at: now + JOIN_SECONDS * 1000 };
+      return {
+        patch: { node_pools: JSON.stringify([...pools, pool]) },
+        details: { pool: input.name, plan_code: input.plan_code, count: input.count },
+      };
+    });
+    return cluster.node_pools.find((p) => p.name === input.name)!;
+  }
+
+  /** Scaling down drains the nodes that go first (`draining`); scaling up waits for new nodes to join. */
+  async scalePool(principal: Principal, id: string, poolName: string, count: number) {
+    if (!Number.isInteger(count) || count < 0 || count > 16)
+      throw clusterErrors.invalid('count is 0-16.', '/body/count');
+    const now = this.clock.nowMs();
+    const cluster = await this.change(principal, id, 'node-pool.scale', (row) => {
+      const pools = JSON.parse(row.node_pools) as StoredPool[];
+      const pool = pools.find((p) => p.name === poolName);
+      if (!pool) throw clusterErrors.notFound('Node pool');
+      if (changing(pool, now)) throw clusterErrors.notReady(poolStatus(pool, true, now), 'scaling this pool');
+      const seconds = count < pool.count ? DRAIN_SECONDS : JOIN_SECONDS;
+      const next = { ...pool, count, from_count: pool.count, change_ends_at: now + seconds * 1000 };
+      return {
+        patch: { node_pools: JSON.stringify(pools.map((p) => (p.name === poolName ? next : p))) },
+        details: { pool: poolName, from: pool.count, to: count },
+      };
+    });
+    return cluster.node_pools.find((p) => p.name === poolName)!;
+  }
+
+  /** Removes a pool (its nodes are drained by the driver); a cluster keeps at least one. */
+  async deletePool(principal: Principal, id: string, poolName: string) {
+    await this.change(principal, id, 'node-pool.delete', (row) => {
+      const pools = JSON.parse(row.node_pools) as StoredPool[];
+      if (!pools.some((p) => p.name === poolName)) throw clusterErrors.notFound('Node pool');
+      if (pools.length === 1)
+        throw clusterErrors.invalid('A cluster keeps at least one node pool.', '/params/pool');
+      return {
+        patch: { node_pools: JSON.stringify(pools.filter((p) => p.name !== poolName)) },
+        details: { pool: poolName },
+      };
+    });
+  }
+
+  /** A state-checked change: read, check, write and record in one unit under the account's lock. */
+  private async change(
+    principal: Principal,
+    id: string,
+    op: string,
+    decide: (row: K8sClustersTable, now: number) => { patch: Partial<K8sClustersTable>; details: object },
+    allowed: string[] = ['running'],
+  ) {
+    const now = this.clock.nowMs();
+    const after = await this.store.unitOfWork(
+      { locks: [`k8s:customer:${principal.customerId}`] },
+      async ({ tx }) => {
+        const repo = ClusterRepo.over(tx);
+        const row = (await repo.present(principal.customerId, now - DELETE_SECONDS * 1000)).find(
+          (c) => c.id === id,
+        );
+        if (!row) throw clusterErrors.notFound();
+        const status = phaseOf(row, now).status;
+        if (!allowed.includes(status)) throw clusterErrors.notReady(status, op);
+        const { patch, details } = decide(row, now);
+        await repo.update(id, patch);
+        await repo.record(this.entry(id, principal, `cluster.${op}`, details, now));
+        return { ...row, ...patch };
+      },
+    );
+    return this.view(after);
+  }
+
+  // --- helpers ----------------------------------------------------------------------------------
+
+  private async find(customerId: string, id: string) {
+    const row = (await this.repo.present(customerId, this.clock.nowMs() - DELETE_SECONDS * 1000)).find(
+      (c) => c.id === id,
+    );
+    if (!row) throw clusterErrors.notFound();
+    return row;
+  }
+
+  private controlPlane(code: string | undefined) {
+    const p = planOf(code ?? DEFAULT_CONTROL_PLANE);
+    if (!p || p.kind !== 'controlplane') throw clusterErrors.invalidPlan(code!, 'controlplane');
+    return p.plan_code;
+  }
+
+  private nodePlan(code: string) {
+    const p = planOf(code);
+    if (!p || p.kind !== 'node') throw clusterErrors.invalidPlan(code, 'node');
+    return p;
+  }
+
+  private checkPools(pools: PoolInput[]): StoredPool[] {
+    if (pools.length < 1 || pools.length > 8)
+      throw clusterErrors.invalid('A cluster has 1-8 node pools.', '/body/node_pools');
+    const names = new Set<string>();
+    return pools.map((p, i) => {
+      const path = `/body/node_pools/${i}`;
+      checkPoolName(p.name, `${path}/name`);
+      if (names.has(p.name))
+        throw clusterErrors.invalid(`Pool name ${p.name} is used twice.`, `${path}/name`);
+      names.add(p.name);
+      this.nodePlan(p.plan_code);
+      if (!Number.isInteger(p.count) || p.count < 1 || p.count > 16)
+        throw clusterErrors.invalid('count is 1-16 at creation.', `${path}/count`);
+      checkLabels(p.labels, `${path}/labels`);
+      checkTaints(p.taints, `${path}/taints`);
+      return {
+        id: newId(),
+        name: p.name,
+        plan_code: p.plan_code,
+        count: p.count,
+        labels: p.labels ?? {},
+        taints: p.taints ?? [],
+      };
+    });
+  }
+
+  private entry(clusterId: string, principal: Principal, action: string, details: object, at: number) {
+    return {
+      id: newId(),
+      cluster_id: clusterId,
+      action,
+      actor: `${principal.credential.kind}:${principal.credential.id}`,
+      details: JSON.stringify(details),
+      at,
+    };
+  }
+
+  view(row: K8sClustersTable) {
+    const now = this.clock.nowMs();
+    const phase = phaseOf(row, now);
+    const region = regionOf(row.region)!;
+    const running = phase.running_since !== null;
+    const pools = JSON.parse(row.node_pools) as StoredPool[];
+    return {
+      id: row.id,
+      name: row.name,
+      technical_name: row.technical_name,
+      region: row.region,
+      region_name: region.name,
+      region_city: region.city,
+      plan_code: row.plan_code,
+      version: versionOf(row, now),
+      status: phase.status,
+      status_message: this.driver.statusMessage(phase.status, phase.provisioning_step),
+      provisioning_step: phase.provisioning_step,
+      api_endpoint: running ? `${row.gateway_ip}:${API_PORT}` : null,
+      api_ip_filter: JSON.parse(row.api_ip_filter) as string[],
+      oidc_enabled: false,
+      network_cidr: row.network_cidr,
+      node_pools: pools.map((p) => {
+        const plan = planOf(p.plan_code)!;
+        return {
+          id: p.id,
+          name: p.name,
+          plan_code: p.plan_code,
+          count: p.count,
+          status: poolStatus(p, running, now),
+          cpu_cores: plan.cpu_cores,
+          ram_mb: plan.ram_mb,
+          disk_gb: plan.disk_gb,
+          nodes_seen: !running ? 0 : changing(p, now) ? p.from_count! : p.count,
+          labels: p.labels ?? {},
+          taints: p.taints ?? [],
+        };
+      }),
+      public_ips: running
+        ? [
+            {
+              id: `${row.id}-gw`,
+              address: row.gateway_ip,
+              family: 'IPv4',
+              kind: 'gateway',
+              included: true,
+              ptr_record: null,
+            },
+          ]
+        : [],
+      ssh_key_ids: JSON.parse(row.ssh_key_ids) as string[],
+      created_at: isoOf(row.created_at)!,
+      running_since: isoOf(phase.running_since),
+      trial_ends_at:
+        running && TRIAL_PLANS.has(row.plan_code) ? isoOf(phase.running_since! + TRIAL_DAYS * DAY_MS) : null,
+      delete_requested_at: isoOf(row.delete_requested_at),
+    };
+  }
+}
+
+/** Offered versions exactly one minor above `current`. */
+function nextMinor(current: string): string[] {
+  const [major, minor] = current.split('.').map(Number);
+  return VERSIONS.map((v) => v.version).filter((v) => v === `${major}.${(minor ?? 0) + 1}`);
+}
+
+const changing = (p: StoredPool, now: number) => p.change_ends_at !== undefined && now < p.change_ends_at;
+function poolStatus(p: StoredPool, running: boolean, now: number): string {
+  if (!running) return 'pending';
+  if (!changing(p, now)) return 'ready';
+  return p.count < p.from_count! ? 'draining' : 'scaling';
+}
