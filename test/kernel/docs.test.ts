@@ -37,6 +37,7 @@ describe('the README tells the truth about what is served', () => {
     gpu: 'GPU jobs',
     live: 'live events',
     ip: 'IP intelligence',
+    iot: 'IoT devices',
   };
 
   it('names every area Fjord serves in its introduction, and no area as not built that is', async () => {

@@ -59,6 +59,7 @@ export const DEFAULT_RATE_LIMITS: Record<string, RateLimitRow> = {
   },
   llm: { points: 1000, burst: 100, duration: 60, doc: 'Language models: 1000 per minute plus burst of 100' },
   gpu: { points: 100, duration: 60, doc: 'GPU API requests: 100 per minute' },
+  iot: { points: 600, duration: 60, doc: 'IoT API requests, per key (not stated; ours)' },
   'gpu.status': { points: 1000, duration: 60, doc: 'GPU job status checks: 1000 per minute' },
   sms: { points: 600, duration: 60, doc: 'SMS API requests, per key (not stated; ours)' },
   'sms-keywords': { points: 300, duration: 60, doc: 'SMS keyword API requests, per key (not stated; ours)' },

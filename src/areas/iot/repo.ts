@@ -1,0 +1,119 @@
+import type { Kysely } from 'kysely';
+import type { Store } from '../../kernel/store/store.js';
+import type { AnyDb } from '../../kernel/store/unit-of-work.js';
+import type { IotDevicesTable, IotTables } from './migrations.js';
+
+export interface DeviceFilter {
+  device_type?: string;
+  is_online?: boolean;
+  is_active?: boolean;
+  tag?: string;
+}
+
+export class IotRepo {
+  constructor(readonly db: Kysely<IotTables>) {}
+  static of(store: Store) {
+    return new IotRepo(store.typed<IotTables>());
+  }
+  static over(tx: AnyDb) {
+    return new IotRepo(tx as Kysely<IotTables>);
+  }
+
+  async insertDevice(row: IotDevicesTable) {
+    await this.db.insertInto('iot_devices').values(row).execute();
+  }
+  async countDevices(customerId: string): Promise<number> {
+    const r = await this.db
+      .selectFrom('iot_devices')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('customer_id', '=', customerId)
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+  device(customerId: string, deviceId: string) {
+    return this.db
+      .selectFrom('iot_devices')
+      .selectAll()
+      .where('customer_id', '=', customerId)
+      .where('device_id', '=', deviceId)
+      .executeTakeFirst();
+  }
+  byUsername(username: string) {
+    return this.db
+      .selectFrom('iot_devices')
+      .selectAll()
+      .where('mqtt_username', '=', username)
+      .executeTakeFirst();
+  }
+  private filtered(customerId: string, f: DeviceFilter) {
+    let q = this.db.selectFrom('iot_devices').where('customer_id', '=', customerId);
+    if (f.device_type !== undefined) q = q.where('device_type', '=', f.device_type);
+    if (f.is_online !== undefined) q = q.where('is_online', '=', f.is_online ? 1 : 0);
+    if (f.is_active !== undefined) q = q.where('is_active', '=', f.is_active ? 1 : 0);
+    if (f.tag !== undefined) {
+      const tag = f.tag;
+      q = q.where('id', 'in', (eb) =>
+        eb.selectFrom('iot_device_tags').select('device_pk').where('tag', '=', tag),
+      );
+    }
+    return q;
+  }
+  async list(customerId: string, f: DeviceFilter, limit: number, offset: number) {
+    const [rows, total] = await Promise.all([
+      this.filtered(customerId, f)
+        .selectAll()
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(limit)
+        .offset(offset)
+        .execute(),
+      this.filtered(customerId, f)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirst(),
+    ]);
+    return { rows, total: Number(total?.n ?? 0) };
+  }
+  async updateDevice(id: string, patch: Partial<IotDevicesTable>) {
+    await this.db.updateTable('iot_devices').set(patch).where('id', '=', id).execute();
+  }
+  /** Tags of these devices, each list in the order the tags were added. */
+  async tagsOf(devicePks: string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>(devicePks.map((id) => [id, []]));
+    if (devicePks.length === 0) return out;
+    const rows = await this.db
+      .selectFrom('iot_device_tags')
+      .select(['device_pk', 'tag'])
+      .where('device_pk', 'in', devicePks)
+      .orderBy('position')
+      .execute();
+    for (const r of rows) out.get(r.device_pk)?.push(r.tag);
+    return out;
+  }
+  async addTag(devicePk: string, tag: string, position: number, at: number) {
+    await this.db
+      .insertInto('iot_device_tags')
+      .values({ device_pk: devicePk, tag, position, created_at: at })
+      .execute();
+  }
+  async maxTagPosition(devicePk: string): Promise<number> {
+    const r = await this.db
+      .selectFrom('iot_device_tags')
+      .select((eb) => eb.fn.max('position').as('p'))
+      .where('device_pk', '=', devicePk)
+      .executeTakeFirst();
+    return r?.p == null ? -1 : Number(r.p);
+  }
+  async removeTag(devicePk: string, tag: string): Promise<boolean> {
+    const r = await this.db
+      .deleteFrom('iot_device_tags')
+      .where('device_pk', '=', devicePk)
+      .where('tag', '=', tag)
+      .executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+  async deleteDevice(id: string): Promise<boolean> {
+    await this.db.deleteFrom('iot_device_tags').where('device_pk', '=', id).execute();
+    const r = await this.db.deleteFrom('iot_devices').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+}
