@@ -1,4 +1,5 @@
 import { defineArea } from '../wiring.js';
+import { MqttBroker } from './broker.js';
 import { iotMigrations } from './migrations.js';
 import { iotRoutes } from './routes.js';
 import { IotService } from './service.js';
@@ -21,7 +22,7 @@ export const iotArea = defineArea({
       kernel.limits,
       {
         host: () => new URL(kernel.baseUrl()).hostname,
-        port: () => kernel.config.ports.mqtt,
+        port: (): number => broker.port(),
       },
       stream,
     );
@@ -30,6 +31,19 @@ export const iotArea = defineArea({
       area: 'iot',
       doc: 'A device’s MQTT username and password, presented to the broker (role `mqtt`)',
     });
-    return { service: iot, routes: iotRoutes(iot) };
+    const broker = new MqttBroker(iot, kernel.log.child({ role: 'mqtt' }), {
+      host: kernel.config.host,
+      port: kernel.config.ports.mqtt,
+      onListening: (address) =>
+        kernel.registry.addListener({ role: 'mqtt', protocol: 'mqtt (tcp)', address }),
+    });
+    kernel.registry.addBackend({
+      area: 'iot',
+      name: 'broker',
+      driver: 'aedes (MQTT 3.1.1, embedded)',
+      simulated: false,
+      detail: 'telemetry stored in the Fjord store',
+    });
+    return { service: iot, routes: iotRoutes(iot), servers: [broker] };
   },
 });

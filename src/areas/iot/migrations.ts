@@ -33,7 +33,18 @@ export interface IotDeviceTagsTable {
   created_at: number;
 }
 
+/** One telemetry value; exactly one of the value columns is set. */
+export interface IotTelemetryTable {
+  device_pk: string;
+  key: string;
+  ts: number;
+  value_num: number | null;
+  value_bool: number | null;
+  value_text: string | null;
+}
+
 export interface IotTables {
+  iot_telemetry: IotTelemetryTable;
   iot_devices: IotDevicesTable;
   iot_device_tags: IotDeviceTagsTable;
 }
@@ -74,6 +85,24 @@ export const iotMigrations: Record<string, Migration> = {
         .addPrimaryKeyConstraint('iot_device_tags_pk', ['device_pk', 'tag'])
         .execute();
       await db.schema.createIndex('iot_device_tags_tag').on('iot_device_tags').columns(['tag']).execute();
+    },
+  },
+  '2026-11-25-0200-iot-telemetry': {
+    async up(db: AnyDb) {
+      await db.schema
+        .createTable('iot_telemetry')
+        .addColumn('device_pk', 'text', (c) => c.notNull().references('iot_devices.id').onDelete('cascade'))
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('ts', 'bigint', (c) => c.notNull())
+        .addColumn('value_num', 'double precision')
+        .addColumn('value_bool', 'integer')
+        .addColumn('value_text', 'text')
+        .execute();
+      await db.schema
+        .createIndex('iot_telemetry_device_key_ts')
+        .on('iot_telemetry')
+        .columns(['device_pk', 'key', 'ts'])
+        .execute();
     },
   },
 };

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Store } from '../../kernel/store/store.js';
 import type { AnyDb } from '../../kernel/store/unit-of-work.js';
-import type { IotDevicesTable, IotTables } from './migrations.js';
+import type { IotDevicesTable, IotTables, IotTelemetryTable } from './migrations.js';
 
 export interface DeviceFilter {
   device_type?: string;
@@ -115,5 +115,46 @@ export class IotRepo {
     await this.db.deleteFrom('iot_device_tags').where('device_pk', '=', id).execute();
     const r = await this.db.deleteFrom('iot_devices').where('id', '=', id).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
+  }
+
+  // --- telemetry ---------------------------------------------------------------------------------
+
+  async insertTelemetry(rows: IotTelemetryTable[]) {
+    // Chunks keep each statement under SQLite's bound-parameter limit.
+    for (let i = 0; i < rows.length; i += 500)
+      await this.db
+        .insertInto('iot_telemetry')
+        .values(rows.slice(i, i + 500))
+        .execute();
+  }
+  telemetry(devicePk: string, q: { keys?: string[]; from?: number; to?: number; limit: number }) {
+    let query = this.db.selectFrom('iot_telemetry').selectAll().where('device_pk', '=', devicePk);
+    if (q.keys?.length) query = query.where('key', 'in', q.keys);
+    if (q.from !== undefined) query = query.where('ts', '>=', q.from);
+    if (q.to !== undefined) query = query.where('ts', '<=', q.to);
+    return query.orderBy('ts', 'desc').orderBy('key').limit(q.limit).execute();
+  }
+  /** The newest point of each key. */
+  latest(devicePk: string) {
+    return this.db
+      .selectFrom('iot_telemetry as t')
+      .selectAll('t')
+      .where('t.device_pk', '=', devicePk)
+      .where('t.ts', '=', (eb) =>
+        eb
+          .selectFrom('iot_telemetry as u')
+          .select((e) => e.fn.max('u.ts').as('m'))
+          .whereRef('u.device_pk', '=', 't.device_pk')
+          .whereRef('u.key', '=', 't.key'),
+      )
+      .orderBy('t.key')
+      .execute();
+  }
+  async setConnection(id: string, online: boolean, at: number) {
+    await this.db
+      .updateTable('iot_devices')
+      .set({ is_online: online ? 1 : 0, last_seen: at })
+      .where('id', '=', id)
+      .execute();
   }
 }

@@ -8,11 +8,14 @@ import {
   DeviceList,
   DeviceParams,
   DeviceWithCredentials,
+  LatestView,
   ListDevicesQuery,
   MqttCredentials,
   PatchDeviceBody,
   TagParams,
   TagsBody,
+  TelemetryQuery,
+  TelemetryView,
 } from './schemas.js';
 import type { IotService } from './service.js';
 
@@ -164,6 +167,42 @@ export function iotRoutes(iot: IotService) {
         await iot.removeTag(principal.customerId, params.device_id, params.tag);
         return reply.code(204).send();
       },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/iot/devices/:device_id/telemetry',
+      operationId: 'iotDeviceTelemetry',
+      tag: TAG,
+      summary: 'Stored telemetry points, newest first',
+      access: access('iot:read'),
+      rateLimit: ['iot'],
+      params: DeviceParams,
+      query: TelemetryQuery,
+      response: { 200: TelemetryView },
+      errors: [404],
+      handler: async ({ principal, params, query }) =>
+        iot.telemetry(principal.customerId, params.device_id, {
+          keys: query.keys
+            ?.split(',')
+            .map((k) => k.trim())
+            .filter(Boolean),
+          from: query.from === undefined ? undefined : Date.parse(query.from),
+          to: query.to === undefined ? undefined : Date.parse(query.to),
+          limit: query.limit ?? 100,
+        }),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/iot/devices/:device_id/telemetry/latest',
+      operationId: 'iotDeviceTelemetryLatest',
+      tag: TAG,
+      summary: 'The newest value and its time for each key the device has sent',
+      access: access('iot:read'),
+      rateLimit: ['iot'],
+      params: DeviceParams,
+      response: { 200: LatestView },
+      errors: [404],
+      handler: async ({ principal, params }) => iot.latest(principal.customerId, params.device_id),
     }),
   ];
 }

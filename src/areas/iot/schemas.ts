@@ -94,3 +94,19 @@ export const TagsBody = Type.Array(Type.String({ maxLength: 64 }), {
   maxItems: 100,
   description: 'A bare JSON array of tags',
 });
+
+export const TelemetryQuery = Type.Object({
+  keys: Type.Optional(Type.String({ maxLength: 1000, description: 'Comma-separated keys' })),
+  from: Type.Optional(Type.String({ format: 'date-time' })),
+  to: Type.Optional(Type.String({ format: 'date-time' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000, default: 100 })),
+});
+const Value = Type.Union([Type.Number(), Type.Boolean(), Type.String()]);
+export const TelemetryView = Type.Object({
+  device_id: Type.String(),
+  points: Type.Array(Type.Object({ key: Type.String(), ts: Timestamp(), value: Value })),
+});
+export const LatestView = Type.Object({
+  device_id: Type.String(),
+  values: Type.Record(Type.String(), Type.Object({ value: Value, ts: Timestamp() })),
+});

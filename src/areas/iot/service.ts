@@ -1,14 +1,17 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import type { IdentityService } from '../../kernel/auth/identity.js';
 import type { Clock } from '../../kernel/clock.js';
 import type { PageRequest } from '../../kernel/http/pagination.js';
 import { newId, randomString } from '../../kernel/ids.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
+import { GroupCommit } from '../../kernel/store/group-commit.js';
 import type { Store } from '../../kernel/store/store.js';
 import { iotErrors } from './errors.js';
-import type { IotDevicesTable } from './migrations.js';
+import type { IotDevicesTable, IotTelemetryTable } from './migrations.js';
 import { type DeviceFilter, IotRepo } from './repo.js';
 import { DEVICE_ID_PATTERN } from './schemas.js';
+import { rowOf, type TelemetryPoint, valueOf } from './telemetry.js';
 import type { TelemetryStream } from './telemetry-stream.js';
 
 const MAX_TAGS = 50;
@@ -122,6 +125,7 @@ export class IotService {
     if (patch.metadata !== undefined) changes.metadata = JSON.stringify(patch.metadata);
     if (patch.is_active !== undefined) changes.is_active = patch.is_active ? 1 : 0;
     await this.repo.updateDevice(row.id, changes);
+    if (patch.is_active === false) this.revocations.emit('revoke', row.mqtt_username);
     return this.get(customerId, deviceId);
   }
 
@@ -129,6 +133,7 @@ export class IotService {
   async remove(customerId: string, deviceId: string) {
     const row = await this.row(customerId, deviceId);
     if (!(await this.repo.deleteDevice(row.id))) throw iotErrors.deviceNotFound();
+    this.revocations.emit('revoke', row.mqtt_username);
     this.stream.emit({
       kind: 'deleted',
       customer_id: customerId,
@@ -145,6 +150,7 @@ export class IotService {
       mqtt_password_hash: hashMqttPassword(password),
       updated_at: this.clock.nowMs(),
     });
+    this.revocations.emit('revoke', row.mqtt_username);
     return this.credentials(row, password);
   }
 
@@ -176,6 +182,67 @@ export class IotService {
     const row = await this.row(customerId, deviceId);
     if (!(await this.repo.removeTag(row.id, tag))) throw iotErrors.tagNotFound();
   }
+
+  // --- telemetry --------------------------------------------------------------------------------
+
+  /** Newest first; `keys` narrows, `from`/`to` bound the time (inclusive). */
+  async telemetry(
+    customerId: string,
+    deviceId: string,
+    q: { keys?: string[]; from?: number; to?: number; limit: number },
+  ) {
+    const row = await this.row(customerId, deviceId);
+    const points = await this.repo.telemetry(row.id, q);
+    return {
+      device_id: deviceId,
+      points: points.map((p) => ({
+        key: p.key,
+        ts: new Date(Number(p.ts)).toISOString(),
+        value: valueOf(p),
+      })),
+    };
+  }
+
+  async latest(customerId: string, deviceId: string) {
+    const row = await this.row(customerId, deviceId);
+    const values: Record<string, { value: number | boolean | string; ts: string }> = {};
+    for (const p of await this.repo.latest(row.id))
+      values[p.key] ??= { value: valueOf(p), ts: new Date(Number(p.ts)).toISOString() };
+    return { device_id: deviceId, values };
+  }
+
+  /**
+   * Stores a device's points; resolves only once they are committed (the broker acknowledges a
+   * QoS 1 message after this). Many messages at once share one transaction.
+   */
+  async ingest(device: IotDevicesTable, points: TelemetryPoint[]) {
+    await this.ingestor.submit(points.map((p) => rowOf(device.id, p)));
+    for (const p of points)
+      this.stream.emit({
+        kind: 'telemetry',
+        customer_id: device.customer_id,
+        device_id: device.device_id,
+        key: p.key,
+        value: p.value,
+        ts: p.ts,
+      });
+  }
+
+  private readonly ingestor = new GroupCommit<IotTelemetryTable>(
+    (rows) => this.store.unitOfWork({}, async ({ tx }) => IotRepo.over(tx).insertTelemetry(rows)),
+    2000,
+  );
+
+  /** The broker saw the device connect or go; kept in the store so every API process sees it. */
+  async connection(device: IotDevicesTable, online: boolean, reason = 'disconnect') {
+    const at = this.clock.nowMs();
+    await this.repo.setConnection(device.id, online, at);
+    const base = { customer_id: device.customer_id, device_id: device.device_id, at };
+    this.stream.emit(online ? { kind: 'connected', ...base } : { kind: 'disconnected', ...base, reason });
+  }
+
+  /** Logins that must end now (deleted, deactivated, rotated): the broker in this process listens. */
+  readonly revocations = new EventEmitter();
 
   // --- the broker's side ------------------------------------------------------------------------
 
