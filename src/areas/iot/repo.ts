@@ -113,6 +113,7 @@ export class IotRepo {
   }
   async deleteDevice(id: string): Promise<boolean> {
     await this.db.deleteFrom('iot_device_tags').where('device_pk', '=', id).execute();
+    await this.db.deleteFrom('iot_telemetry').where('device_pk', '=', id).execute();
     const r = await this.db.deleteFrom('iot_devices').where('id', '=', id).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }

@@ -11,7 +11,7 @@ import { iotErrors } from './errors.js';
 import type { IotDevicesTable, IotTelemetryTable } from './migrations.js';
 import { type DeviceFilter, IotRepo } from './repo.js';
 import { DEVICE_ID_PATTERN } from './schemas.js';
-import { rowOf, type TelemetryPoint, valueOf } from './telemetry.js';
+import { pointValue, rowOf, type TelemetryPoint } from './telemetry.js';
 import type { TelemetryStream } from './telemetry-stream.js';
 
 const MAX_TAGS = 50;
@@ -132,7 +132,11 @@ export class IotService {
   /** Revokes the credentials for good: the row goes, so the broker refuses the next login. */
   async remove(customerId: string, deviceId: string) {
     const row = await this.row(customerId, deviceId);
-    if (!(await this.repo.deleteDevice(row.id))) throw iotErrors.deviceNotFound();
+    // Tags, group memberships, telemetry and the device go together or not at all.
+    const deleted = await this.store.unitOfWork({ locks: [`iot:device:${row.id}`] }, ({ tx }) =>
+      IotRepo.over(tx).deleteDevice(row.id),
+    );
+    if (!deleted) throw iotErrors.deviceNotFound();
     this.revocations.emit('revoke', row.mqtt_username);
     this.stream.emit({
       kind: 'deleted',
@@ -198,7 +202,7 @@ export class IotService {
       points: points.map((p) => ({
         key: p.key,
         ts: new Date(Number(p.ts)).toISOString(),
-        value: valueOf(p),
+        value: pointValue(p),
       })),
     };
   }
@@ -207,7 +211,7 @@ export class IotService {
     const row = await this.row(customerId, deviceId);
     const values: Record<string, { value: number | boolean | string; ts: string }> = {};
     for (const p of await this.repo.latest(row.id))
-      values[p.key] ??= { value: valueOf(p), ts: new Date(Number(p.ts)).toISOString() };
+      values[p.key] ??= { value: pointValue(p), ts: new Date(Number(p.ts)).toISOString() };
     return { device_id: deviceId, values };
   }
 

@@ -60,7 +60,7 @@ export function rowOf(devicePk: string, p: TelemetryPoint): IotTelemetryTable {
   };
 }
 
-export function valueOf(
+export function pointValue(
   row: Pick<IotTelemetryTable, 'value_num' | 'value_bool' | 'value_text'>,
 ): TelemetryValue {
   if (row.value_num !== null) return Number(row.value_num);
