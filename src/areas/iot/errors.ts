@@ -26,4 +26,12 @@ export const iotErrors = {
       'quota_exceeded',
       `The ${plan} plan allows ${max} IoT devices; delete one or change plan.`,
     ),
+  groupNotFound: () => new AppError('not_found', 'group_not_found', 'No such device group.'),
+  groupQuota: (max: number) =>
+    new AppError('forbidden', 'quota_exceeded', `An account has at most ${max} device groups.`),
+  notMember: () => new AppError('not_found', 'device_not_in_group', 'The device is not in this group.'),
+  unknownDevices: (ids: string[]) =>
+    new AppError('not_found', 'device_not_found', `No such devices: ${ids.join(', ')}.`, {
+      extra: { unknown_device_ids: ids },
+    }),
 };

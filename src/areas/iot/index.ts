@@ -1,5 +1,6 @@
 import { defineArea } from '../wiring.js';
 import { MqttBroker } from './broker.js';
+import { IotGroups } from './groups.js';
 import { iotMigrations } from './migrations.js';
 import { iotRoutes } from './routes.js';
 import { IotService } from './service.js';
@@ -44,6 +45,10 @@ export const iotArea = defineArea({
       simulated: false,
       detail: 'telemetry stored in the Fjord store',
     });
-    return { service: iot, routes: iotRoutes(iot), servers: [broker] };
+    return {
+      service: iot,
+      routes: iotRoutes(iot, new IotGroups(kernel.store, kernel.clock, kernel.limits)),
+      servers: [broker],
+    };
   },
 });

@@ -43,7 +43,24 @@ export interface IotTelemetryTable {
   value_text: string | null;
 }
 
+export interface IotGroupsTable {
+  id: string;
+  customer_id: string;
+  name: string;
+  description: string | null;
+  color: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface IotGroupMembersTable {
+  group_id: string;
+  device_pk: string;
+}
+
 export interface IotTables {
+  iot_groups: IotGroupsTable;
+  iot_group_members: IotGroupMembersTable;
   iot_telemetry: IotTelemetryTable;
   iot_devices: IotDevicesTable;
   iot_device_tags: IotDeviceTagsTable;
@@ -102,6 +119,36 @@ export const iotMigrations: Record<string, Migration> = {
         .createIndex('iot_telemetry_device_key_ts')
         .on('iot_telemetry')
         .columns(['device_pk', 'key', 'ts'])
+        .execute();
+    },
+  },
+  '2026-11-25-0210-iot-groups': {
+    async up(db: AnyDb) {
+      await db.schema
+        .createTable('iot_groups')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('customer_id', 'text', (c) => c.notNull().references('customers.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text')
+        .addColumn('color', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('iot_groups_customer')
+        .on('iot_groups')
+        .columns(['customer_id', 'created_at'])
+        .execute();
+      await db.schema
+        .createTable('iot_group_members')
+        .addColumn('group_id', 'text', (c) => c.notNull().references('iot_groups.id').onDelete('cascade'))
+        .addColumn('device_pk', 'text', (c) => c.notNull().references('iot_devices.id').onDelete('cascade'))
+        .addPrimaryKeyConstraint('iot_group_members_pk', ['group_id', 'device_pk'])
+        .execute();
+      await db.schema
+        .createIndex('iot_group_members_device')
+        .on('iot_group_members')
+        .columns(['device_pk'])
         .execute();
     },
   },

@@ -1,13 +1,14 @@
 import type { Kysely } from 'kysely';
 import type { Store } from '../../kernel/store/store.js';
 import type { AnyDb } from '../../kernel/store/unit-of-work.js';
-import type { IotDevicesTable, IotTables, IotTelemetryTable } from './migrations.js';
+import type { IotDevicesTable, IotGroupsTable, IotTables, IotTelemetryTable } from './migrations.js';
 
 export interface DeviceFilter {
   device_type?: string;
   is_online?: boolean;
   is_active?: boolean;
   tag?: string;
+  group_id?: string;
 }
 
 export class IotRepo {
@@ -50,6 +51,12 @@ export class IotRepo {
     if (f.device_type !== undefined) q = q.where('device_type', '=', f.device_type);
     if (f.is_online !== undefined) q = q.where('is_online', '=', f.is_online ? 1 : 0);
     if (f.is_active !== undefined) q = q.where('is_active', '=', f.is_active ? 1 : 0);
+    if (f.group_id !== undefined) {
+      const group = f.group_id;
+      q = q.where('id', 'in', (eb) =>
+        eb.selectFrom('iot_group_members').select('device_pk').where('group_id', '=', group),
+      );
+    }
     if (f.tag !== undefined) {
       const tag = f.tag;
       q = q.where('id', 'in', (eb) =>
@@ -114,6 +121,7 @@ export class IotRepo {
   async deleteDevice(id: string): Promise<boolean> {
     await this.db.deleteFrom('iot_device_tags').where('device_pk', '=', id).execute();
     await this.db.deleteFrom('iot_telemetry').where('device_pk', '=', id).execute();
+    await this.db.deleteFrom('iot_group_members').where('device_pk', '=', id).execute();
     const r = await this.db.deleteFrom('iot_devices').where('id', '=', id).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
@@ -157,5 +165,73 @@ export class IotRepo {
       .set({ is_online: online ? 1 : 0, last_seen: at })
       .where('id', '=', id)
       .execute();
+  }
+
+  // --- groups ------------------------------------------------------------------------------------
+
+  async insertGroup(row: IotGroupsTable) {
+    await this.db.insertInto('iot_groups').values(row).execute();
+  }
+  async countGroups(customerId: string): Promise<number> {
+    const r = await this.db
+      .selectFrom('iot_groups')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('customer_id', '=', customerId)
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+  groups(customerId: string) {
+    return this.db
+      .selectFrom('iot_groups')
+      .selectAll()
+      .where('customer_id', '=', customerId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+  }
+  group(customerId: string, id: string) {
+    return this.db
+      .selectFrom('iot_groups')
+      .selectAll()
+      .where('customer_id', '=', customerId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+  async updateGroup(id: string, patch: Partial<IotGroupsTable>) {
+    await this.db.updateTable('iot_groups').set(patch).where('id', '=', id).execute();
+  }
+  async deleteGroup(id: string) {
+    await this.db.deleteFrom('iot_group_members').where('group_id', '=', id).execute();
+    await this.db.deleteFrom('iot_groups').where('id', '=', id).execute();
+  }
+  devicesByIds(customerId: string, deviceIds: string[]) {
+    return this.db
+      .selectFrom('iot_devices')
+      .select(['id', 'device_id'])
+      .where('customer_id', '=', customerId)
+      .where('device_id', 'in', deviceIds)
+      .execute();
+  }
+  async members(groupId: string): Promise<Set<string>> {
+    const rows = await this.db
+      .selectFrom('iot_group_members')
+      .select('device_pk')
+      .where('group_id', '=', groupId)
+      .execute();
+    return new Set(rows.map((r) => r.device_pk));
+  }
+  async addMember(groupId: string, devicePk: string) {
+    await this.db
+      .insertInto('iot_group_members')
+      .values({ group_id: groupId, device_pk: devicePk })
+      .execute();
+  }
+  async removeMember(groupId: string, devicePk: string): Promise<boolean> {
+    const r = await this.db
+      .deleteFrom('iot_group_members')
+      .where('group_id', '=', groupId)
+      .where('device_pk', '=', devicePk)
+      .executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
   }
 }

@@ -2,12 +2,18 @@ import { Type } from '@sinclair/typebox';
 import type { CustomerAccess } from '../../kernel/auth/principal.js';
 import { pageOf } from '../../kernel/http/pagination.js';
 import { defineRoute } from '../../kernel/http/route.js';
+import type { IotGroups } from './groups.js';
 import {
   CreateDeviceBody,
   Device,
   DeviceList,
   DeviceParams,
   DeviceWithCredentials,
+  Group,
+  GroupBody,
+  GroupDeviceParams,
+  GroupDevicesBody,
+  GroupParams,
   LatestView,
   ListDevicesQuery,
   MqttCredentials,
@@ -29,7 +35,7 @@ const access = (scope: string): CustomerAccess => ({
 });
 const Empty = Type.Null({ description: 'No content' });
 
-export function iotRoutes(iot: IotService) {
+export function iotRoutes(iot: IotService, groups: IotGroups) {
   return [
     defineRoute({
       method: 'POST',
@@ -52,16 +58,16 @@ export function iotRoutes(iot: IotService) {
       url: '/v1/iot/devices',
       operationId: 'iotListDevices',
       tag: TAG,
-      summary: 'Devices, oldest first, filtered by device_type, tag, is_online and is_active',
+      summary: 'Devices, oldest first, filtered by device_type, tag, group_id, is_online and is_active',
       access: access('iot:read'),
       rateLimit: ['iot'],
       query: ListDevicesQuery,
       response: { 200: DeviceList },
       handler: async ({ principal, query }) => {
-        const { device_type, tag, is_online, is_active } = query;
+        const { device_type, tag, group_id, is_online, is_active } = query;
         return iot.list(
           principal.customerId,
-          { device_type, tag, is_online, is_active },
+          { device_type, tag, group_id, is_online, is_active },
           pageOf(query, 'page_size', 50),
         );
       },
@@ -203,6 +209,108 @@ export function iotRoutes(iot: IotService) {
       response: { 200: LatestView },
       errors: [404],
       handler: async ({ principal, params }) => iot.latest(principal.customerId, params.device_id),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/iot/groups',
+      operationId: 'iotListGroups',
+      tag: TAG,
+      summary: 'Device groups, oldest first',
+      access: access('iot:read'),
+      rateLimit: ['iot'],
+      response: { 200: Type.Object({ groups: Type.Array(Group) }) },
+      handler: async ({ principal }) => groups.list(principal.customerId),
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/v1/iot/groups',
+      operationId: 'iotCreateGroup',
+      tag: TAG,
+      summary: 'Create a device group',
+      access: access('iot:write'),
+      rateLimit: ['iot'],
+      body: GroupBody,
+      response: { 201: Group },
+      errors: [403],
+      handler: async ({ principal, body, reply }) => {
+        reply.code(201);
+        return groups.create(principal.customerId, body);
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/iot/groups/:group_id',
+      operationId: 'iotGetGroup',
+      tag: TAG,
+      summary: 'A device group',
+      access: access('iot:read'),
+      rateLimit: ['iot'],
+      params: GroupParams,
+      response: { 200: Group },
+      errors: [404],
+      handler: async ({ principal, params }) => groups.get(principal.customerId, params.group_id),
+    }),
+    defineRoute({
+      method: 'PUT',
+      url: '/v1/iot/groups/:group_id',
+      operationId: 'iotReplaceGroup',
+      tag: TAG,
+      summary: 'Change a device group (`name` required; fields left out keep their value)',
+      access: access('iot:write'),
+      rateLimit: ['iot'],
+      params: GroupParams,
+      body: GroupBody,
+      response: { 200: Group },
+      errors: [404],
+      handler: async ({ principal, params, body }) =>
+        groups.replace(principal.customerId, params.group_id, body),
+    }),
+    defineRoute({
+      method: 'DELETE',
+      url: '/v1/iot/groups/:group_id',
+      operationId: 'iotDeleteGroup',
+      tag: TAG,
+      summary: 'Delete a device group (its devices stay)',
+      access: access('iot:write'),
+      rateLimit: ['iot'],
+      params: GroupParams,
+      response: { 204: Empty },
+      errors: [404],
+      handler: async ({ principal, params, reply }) => {
+        await groups.remove(principal.customerId, params.group_id);
+        return reply.code(204).send();
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/v1/iot/groups/:group_id/devices',
+      operationId: 'iotAddGroupDevices',
+      tag: TAG,
+      summary: 'Add devices by device_id; if any is unknown, none is added and the 404 names them',
+      access: access('iot:write'),
+      rateLimit: ['iot'],
+      params: GroupParams,
+      body: GroupDevicesBody,
+      response: { 200: Type.Object({ added: Type.Array(Type.String()) }) },
+      errors: [404],
+      handler: async ({ principal, params, body }) =>
+        groups.addDevices(principal.customerId, params.group_id, body.device_ids),
+    }),
+    defineRoute({
+      method: 'DELETE',
+      url: '/v1/iot/groups/:group_id/devices/:device_id',
+      operationId: 'iotRemoveGroupDevice',
+      tag: TAG,
+      summary: 'Take a device out of a group',
+      access: access('iot:write'),
+      rateLimit: ['iot'],
+      params: GroupDeviceParams,
+      response: { 204: Empty },
+      errors: [404],
+      handler: async ({ principal, params, reply }) => {
+        await groups.removeDevice(principal.customerId, params.group_id, params.device_id);
+        return reply.code(204).send();
+      },
     }),
   ];
 }

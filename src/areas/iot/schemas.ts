@@ -72,6 +72,7 @@ export const ListDevicesQuery = Type.Intersect([
   Type.Object({
     device_type: Type.Optional(Text(100)),
     tag: Type.Optional(Text(64)),
+    group_id: Type.Optional(Text(64)),
     is_online: Type.Optional(Type.Boolean()),
     is_active: Type.Optional(Type.Boolean()),
   }),
@@ -110,3 +111,33 @@ export const LatestView = Type.Object({
   device_id: Type.String(),
   values: Type.Record(Type.String(), Type.Object({ value: Value, ts: Timestamp() })),
 });
+
+const Color = Type.String({
+  pattern: '^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$',
+  description: 'A hex colour: #rgb or #rrggbb',
+});
+export const Group = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  color: Nullable(Type.String()),
+  created_at: Timestamp(),
+  updated_at: Timestamp(),
+});
+export const GroupBody = Type.Object(
+  {
+    name: Text(200),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+    color: Type.Optional(Nullable(Color)),
+  },
+  { additionalProperties: false },
+);
+export const GroupParams = Type.Object({ group_id: Type.String({ minLength: 1, maxLength: 64 }) });
+export const GroupDeviceParams = Type.Object({
+  group_id: Type.String({ minLength: 1, maxLength: 64 }),
+  device_id: Type.String({ minLength: 1, maxLength: 64 }),
+});
+export const GroupDevicesBody = Type.Object(
+  { device_ids: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 1000 }) },
+  { additionalProperties: false },
+);
