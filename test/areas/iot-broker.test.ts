@@ -136,4 +136,30 @@ describe('the MQTT broker', () => {
     const stored = await t.request('GET', '/v1/iot/devices/meter-5/telemetry', { key: a.pat });
     expect(stored.body.points).toEqual([]);
   });
+
+  it('delivers a command sent through the API to the connected device at QoS 1', async () => {
+    const c = await device('valve-1');
+    const send = () =>
+      t.request('POST', '/v1/iot/devices/valve-1/commands', {
+        key: a.pat,
+        body: { name: 'open', params: { percent: 40 } },
+      });
+    const offline = await send();
+    expect([offline.status, offline.body.detail.code]).toEqual([409, 'device_offline']);
+    const client = await connect(c);
+    await client.subscribeAsync(`${c.topic_root}/commands`, { qos: 1 });
+    const received = new Promise<{ topic: string; qos: number; body: Record<string, unknown> }>((resolve) =>
+      client.once('message', (topic, payload, packet) =>
+        resolve({ topic, qos: packet.qos, body: JSON.parse(payload.toString()) }),
+      ),
+    );
+    const sent = await send();
+    expect(sent.status).toBe(202);
+    const got = await received;
+    expect(got).toMatchObject({
+      topic: `${c.topic_root}/commands`,
+      qos: 1,
+      body: { id: sent.body.command_id, name: 'open', params: { percent: 40 } },
+    });
+  });
 });

@@ -110,6 +110,15 @@ export class MqttBroker implements RoleServer {
       void this.iot.connection(client.device, false).catch((err) => this.log.error({ err }, 'mqtt: state'));
     });
     this.iot.revocations.on('revoke', this.revoke);
+    this.iot.commandSink = (username, topic, payload) => {
+      if (!this.clients.has(username)) return Promise.resolve(false);
+      return new Promise((resolve, reject) =>
+        broker.publish(
+          { cmd: 'publish', topic, payload: Buffer.from(payload), qos: 1, retain: false, dup: false },
+          (err) => (err ? reject(err) : resolve(true)),
+        ),
+      );
+    };
     this.broker = broker;
     this.server = createServer(broker.handle);
     await new Promise<void>((resolve, reject) => {
@@ -128,6 +137,7 @@ export class MqttBroker implements RoleServer {
 
   async stop(): Promise<void> {
     this.iot.revocations.off('revoke', this.revoke);
+    this.iot.commandSink = null;
     for (const client of this.clients.values()) client.close();
     this.clients.clear();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));

@@ -34,4 +34,16 @@ export const iotErrors = {
     new AppError('not_found', 'device_not_found', `No such devices: ${ids.join(', ')}.`, {
       extra: { unknown_device_ids: ids },
     }),
+  brokerNotHere: () =>
+    new AppError(
+      'unavailable',
+      'broker_not_running',
+      'This Fjord process does not run the MQTT broker (role mqtt), so it cannot send commands.',
+    ),
+  deviceOffline: (id: string) =>
+    new AppError(
+      'conflict',
+      'device_offline',
+      `Device ${id} is not connected; commands reach connected devices only.`,
+    ),
 };

@@ -4,6 +4,8 @@ import { pageOf } from '../../kernel/http/pagination.js';
 import { defineRoute } from '../../kernel/http/route.js';
 import type { IotGroups } from './groups.js';
 import {
+  CommandBody,
+  CommandView,
   CreateDeviceBody,
   Device,
   DeviceList,
@@ -310,6 +312,23 @@ export function iotRoutes(iot: IotService, groups: IotGroups) {
       handler: async ({ principal, params, reply }) => {
         await groups.removeDevice(principal.customerId, params.group_id, params.device_id);
         return reply.code(204).send();
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/v1/iot/devices/:device_id/commands',
+      operationId: 'iotSendCommand',
+      tag: TAG,
+      summary: 'Send a command to a connected device (QoS 1 on its commands topic)',
+      access: access('iot:write'),
+      rateLimit: ['iot'],
+      params: DeviceParams,
+      body: CommandBody,
+      response: { 202: CommandView },
+      errors: [404, 409, 503],
+      handler: async ({ principal, params, body, reply }) => {
+        reply.code(202);
+        return iot.sendCommand(principal.customerId, params.device_id, body);
       },
     }),
   ];

@@ -141,3 +141,19 @@ export const GroupDevicesBody = Type.Object(
   { device_ids: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 1000 }) },
   { additionalProperties: false },
 );
+
+export const CommandBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    params: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  { additionalProperties: false },
+);
+export const CommandView = Type.Object({
+  command_id: Type.String(),
+  device_id: Type.String(),
+  topic: Type.String(),
+  name: Type.String(),
+  status: Type.Literal('sent'),
+  sent_at: Timestamp(),
+});

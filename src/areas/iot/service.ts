@@ -245,6 +245,32 @@ export class IotService {
     this.stream.emit(online ? { kind: 'connected', ...base } : { kind: 'disconnected', ...base, reason });
   }
 
+  /** Set by the broker of this process when it runs (role `mqtt`); commands go through it. */
+  commandSink: ((username: string, topic: string, payload: string) => Promise<boolean>) | null = null;
+
+  /**
+   * Sends a command to the device's commands topic at QoS 1. The device must be connected to the
+   * broker of this process; the answer says the broker handed it over (delivery is the client's
+   * PUBACK, which MQTT gives the broker, not the sender).
+   */
+  async sendCommand(customerId: string, deviceId: string, command: { name: string; params?: unknown }) {
+    const row = await this.row(customerId, deviceId);
+    if (!this.commandSink) throw iotErrors.brokerNotHere();
+    const id = newId();
+    const sentAt = new Date(this.clock.nowMs()).toISOString();
+    const topic = `${topicRootOf(row.mqtt_username)}/commands`;
+    const payload = JSON.stringify({ id, name: command.name, params: command.params ?? {}, sent_at: sentAt });
+    if (!(await this.commandSink(row.mqtt_username, topic, payload))) throw iotErrors.deviceOffline(deviceId);
+    return {
+      command_id: id,
+      device_id: deviceId,
+      topic,
+      name: command.name,
+      status: 'sent' as const,
+      sent_at: sentAt,
+    };
+  }
+
   /** Logins that must end now (deleted, deactivated, rotated): the broker in this process listens. */
   readonly revocations = new EventEmitter();
 
