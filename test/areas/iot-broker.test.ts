@@ -162,4 +162,14 @@ describe('the MQTT broker', () => {
       body: { id: sent.body.command_id, name: 'open', params: { percent: 40 } },
     });
   });
+
+  it('tells how to connect and what the plan allows', async () => {
+    const info = await t.request('GET', '/v1/iot/credentials', { key: a.pat });
+    const c = await device('info-1');
+    expect(info.body.ports).toEqual({ mqtt: c.port, mqtts: null, websocket: null });
+    expect(info.body.example).toContain(`-p ${c.port}`);
+    const sub = await t.request('GET', '/v1/iot/subscription', { key: a.pat });
+    expect(sub.body).toMatchObject({ plan: 'free', device_limit: 10, group_limit: 100 });
+    expect(sub.body.devices).toBeGreaterThan(0);
+  });
 });

@@ -1,3 +1,4 @@
+import type { IdentityService } from '../../kernel/auth/identity.js';
 import type { Clock } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
@@ -20,6 +21,7 @@ export class IotGroups {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly limits: Limits,
+    private readonly identity: IdentityService,
   ) {
     this.repo = IotRepo.of(store);
   }
@@ -35,7 +37,8 @@ export class IotGroups {
       created_at: now,
       updated_at: now,
     };
-    const max = this.limits.of('iot.groups', 'free');
+    const plan = (await this.identity.getCustomer(customerId))?.plan ?? 'free';
+    const max = this.limits.of('iot.groups', plan);
     await this.store.unitOfWork({ locks: [`iot:groups:${customerId}`] }, async ({ tx }) => {
       const repo = IotRepo.over(tx);
       if (max !== null && (await repo.countGroups(customerId)) >= max) throw iotErrors.groupQuota(max);

@@ -47,7 +47,7 @@ export const iotArea = defineArea({
     });
     return {
       service: iot,
-      routes: iotRoutes(iot, new IotGroups(kernel.store, kernel.clock, kernel.limits)),
+      routes: iotRoutes(iot, new IotGroups(kernel.store, kernel.clock, kernel.limits, kernel.identity)),
       servers: [broker],
     };
   },

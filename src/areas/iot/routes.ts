@@ -331,5 +331,49 @@ export function iotRoutes(iot: IotService, groups: IotGroups) {
         return iot.sendCommand(principal.customerId, params.device_id, body);
       },
     }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/iot/credentials',
+      operationId: 'iotConnectionInfo',
+      tag: TAG,
+      summary: 'How devices connect: broker host, ports, topic scheme and an example mosquitto_pub line',
+      description:
+        'Ports that are not served are null (MQTT over TLS and over WebSocket are not served yet).',
+      access: access('iot:read'),
+      rateLimit: ['iot'],
+      response: {
+        200: Type.Object({
+          host: Type.String(),
+          ports: Type.Object({
+            mqtt: Type.Integer(),
+            mqtts: Type.Union([Type.Integer(), Type.Null()]),
+            websocket: Type.Union([Type.Integer(), Type.Null()]),
+          }),
+          protocol: Type.String(),
+          client_id: Type.String(),
+          topics: Type.Object({ telemetry: Type.String(), commands: Type.String(), own_tree: Type.String() }),
+          example: Type.String(),
+        }),
+      },
+      handler: async () => iot.connectionInfo(),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/iot/subscription',
+      operationId: 'iotSubscription',
+      tag: TAG,
+      summary: 'The account’s plan with its IoT limits (null: unlimited) and devices in use',
+      access: access('iot:read'),
+      rateLimit: ['iot'],
+      response: {
+        200: Type.Object({
+          plan: Type.String(),
+          device_limit: Type.Union([Type.Integer(), Type.Null()]),
+          devices: Type.Integer(),
+          group_limit: Type.Union([Type.Integer(), Type.Null()]),
+        }),
+      },
+      handler: async ({ principal }) => iot.subscription(principal.customerId),
+    }),
   ];
 }

@@ -158,6 +158,34 @@ export class IotService {
     return this.credentials(row, password);
   }
 
+  /** How devices reach the broker; no device's secret is in it. */
+  connectionInfo() {
+    const host = this.mqtt.host();
+    const port = this.mqtt.port();
+    return {
+      host,
+      ports: { mqtt: port, mqtts: null, websocket: null },
+      protocol: 'MQTT 3.1.1',
+      client_id: 'the device’s MQTT username',
+      topics: {
+        telemetry: 'devices/{username}/telemetry',
+        commands: 'devices/{username}/commands',
+        own_tree: 'devices/{username}/#',
+      },
+      example: `mosquitto_pub -h ${host} -p ${port} -V mqttv311 -i <username> -u <username> -P <password> -q 1 -t 'devices/<username>/telemetry' -m '{"temperature": 21.5}'`,
+    };
+  }
+
+  async subscription(customerId: string) {
+    const plan = (await this.identity.getCustomer(customerId))?.plan ?? 'free';
+    return {
+      plan,
+      device_limit: this.limits.of('iot.devices', plan),
+      devices: await this.repo.countDevices(customerId),
+      group_limit: this.limits.of('iot.groups', plan),
+    };
+  }
+
   // --- tags -------------------------------------------------------------------------------------
 
   async tags(customerId: string, deviceId: string) {
