@@ -76,7 +76,7 @@ export class MqttBroker implements RoleServer {
           return done(new Error('publish outside the device’s topic tree'));
         }
         if (packet.topic !== `${root}/telemetry`) return done(null);
-        const points = parseTelemetry(packet.payload as Buffer, Date.now());
+        const points = parseTelemetry(packet.payload as Buffer, this.iot.now());
         if (!points) {
           this.malformed++;
           this.log.warn({ device: device.device_id }, 'mqtt: malformed telemetry dropped');

@@ -217,6 +217,11 @@ export class IotService {
 
   // --- telemetry --------------------------------------------------------------------------------
 
+  /** Fjord's clock (the emulator's may run ahead): telemetry without `ts` is stamped with it. */
+  now(): number {
+    return this.clock.nowMs();
+  }
+
   /** Newest first; `keys` narrows, `from`/`to` bound the time (inclusive). */
   async telemetry(
     customerId: string,
