@@ -44,6 +44,8 @@ const DEBIAN_PACKAGES = [
   { name: 'mariadb-server', probe: 'mariadbd' },
   // GPU jobs: the reference worker renders test clips with ffmpeg, the tests check them with ffprobe.
   { name: 'ffmpeg', probe: 'ffprobe' },
+  // IoT: the MQTT command-line clients.
+  { name: 'mosquitto-clients', probe: 'mosquitto_pub' },
 ];
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));

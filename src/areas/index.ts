@@ -8,6 +8,7 @@ import { dnsArea } from './dns/index.js';
 import { domainVerificationArea } from './domain-verification/index.js';
 import { dynArea } from './dyn/index.js';
 import { gpuArea } from './gpu/index.js';
+import { iotArea } from './iot/index.js';
 import { ipArea } from './ip/index.js';
 import { liveArea } from './live/index.js';
 import { llmArea } from './llm/index.js';
@@ -40,4 +41,5 @@ export const AREAS: AreaModule[] = [
   liveArea,
   ipArea,
   clustersArea,
+  iotArea,
 ];

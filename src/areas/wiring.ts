@@ -9,6 +9,7 @@ import type { DnsService } from './dns/service.js';
 import type { DomainVerificationService } from './domain-verification/service.js';
 import type { DynService } from './dyn/service.js';
 import type { GpuService } from './gpu/service.js';
+import type { IotService } from './iot/service.js';
 import type { IpService } from './ip/service.js';
 import type { LiveService } from './live/service.js';
 import type { LlmService } from './llm/service.js';
@@ -40,6 +41,7 @@ export interface AreaServices {
   ip: IpService;
   vps: VpsService;
   clusters: ClusterService;
+  iot: IotService;
 }
 
 /**

@@ -39,6 +39,7 @@ describe('the README tells the truth about what is served', () => {
     ip: 'IP intelligence',
     vps: 'virtual servers',
     clusters: 'managed Kubernetes clusters',
+    iot: 'IoT devices',
   };
 
   it('names every area Fjord serves in its introduction, and no area as not built that is', async () => {

@@ -1,6 +1,7 @@
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IotService } from '../../src/areas/iot/service.js';
 import type { LiveService } from '../../src/areas/live/service.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { type Issuer, type SigningKey, signingKey, startIssuer } from '../helpers/oidc-issuer.js';
@@ -107,6 +108,13 @@ beforeAll(async () => {
     });
     return r.statusCode === 200 && /^(good|nochg)/.test(r.body);
   });
+
+  const device = await t.request('POST', '/v1/iot/devices', { key: c.pat, body: { name: 'Probe' } });
+  expect(device.status).toBe(201);
+  const iot = t.fjord.areas.get('iot')!.service as IotService;
+  const { username, password } = device.body.mqtt_credentials;
+  // The broker's login check: what a CONNECT with these credentials meets.
+  probes.set('mqtt-device', async () => 'device' in (await iot.authenticate(username, password)));
 });
 
 afterAll(async () => {

@@ -82,6 +82,9 @@ export const DEFAULT_LIMITS = {
   'gpu.concurrent_jobs_per_key': { doc: 'GPU jobs queued or processing per API key', value: 10 },
   // Managed clusters (our values; deleting clusters count until their removal is confirmed)
   'kubernetes.clusters': { doc: 'Managed Kubernetes clusters per customer', value: perPlan(1, 3, 10, null) },
+  // IoT devices (our values; free is about ThingsBoard Cloud's and AWS IoT's free tiers)
+  'iot.devices': { doc: 'IoT devices per customer', value: perPlan(10, 100, 1000, null) },
+  'iot.groups': { doc: 'IoT device groups per customer (ours)', value: 100 },
   // Live events (our values; like Mux and Cloudflare Stream, bitrate and event counts rise with the plan)
   'live.events': {
     doc: 'Live events per customer, deleted ones not counted',

@@ -61,6 +61,7 @@ export const DEFAULT_RATE_LIMITS: Record<string, RateLimitRow> = {
   vps: { points: 100, duration: 60, doc: 'Virtual server API requests: 100 per minute' },
   kubernetes: { points: 100, duration: 60, doc: 'Managed cluster API requests: 100 per minute' },
   gpu: { points: 100, duration: 60, doc: 'GPU API requests: 100 per minute' },
+  iot: { points: 600, duration: 60, doc: 'IoT API requests, per key (not stated; ours)' },
   'gpu.status': { points: 1000, duration: 60, doc: 'GPU job status checks: 1000 per minute' },
   sms: { points: 600, duration: 60, doc: 'SMS API requests, per key (not stated; ours)' },
   'sms-keywords': { points: 300, duration: 60, doc: 'SMS keyword API requests, per key (not stated; ours)' },

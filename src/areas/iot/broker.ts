@@ -1,0 +1,152 @@
+import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:net';
+import { Aedes, type Client } from 'aedes';
+import type { Logger } from 'pino';
+import type { RoleServer } from '../../kernel/kernel.js';
+import type { IotDevicesTable } from './migrations.js';
+import { type IotService, topicRootOf } from './service.js';
+import { parseTelemetry } from './telemetry.js';
+
+// CONNACK return codes of MQTT 3.1.1.
+const IDENTIFIER_REJECTED = 2;
+const BAD_USERNAME_OR_PASSWORD = 4;
+const NOT_AUTHORIZED = 5;
+
+type DeviceClient = Client & { device?: IotDevicesTable };
+
+/**
+ * The MQTT broker (role `mqtt`): aedes, embedded. A device logs in with the username and
+ * password from its creation, with its username as client id, and publishes and subscribes only
+ * below its topic root `devices/<username>/`. Telemetry on `…/telemetry` is stored before a QoS 1
+ * message is acknowledged.
+ */
+export class MqttBroker implements RoleServer {
+  readonly role = 'mqtt' as const;
+  readonly name = 'mqtt broker';
+  private broker: Aedes | null = null;
+  private server: Server | null = null;
+  private readonly clients = new Map<string, DeviceClient>();
+  /** Malformed telemetry messages since start, for the log and the stats endpoint. */
+  malformed = 0;
+
+  constructor(
+    private readonly iot: IotService,
+    private readonly log: Logger,
+    private readonly options: { host: string; port: number; onListening?: (address: string) => void },
+  ) {}
+
+  port(): number {
+    return (this.server?.address() as AddressInfo | null)?.port ?? this.options.port;
+  }
+
+  async start(): Promise<void> {
+    const broker = await Aedes.createBroker({
+      authenticate: (client, username, password, done) => {
+        const c = client as DeviceClient;
+        if (!username || !password) return done(refusal(BAD_USERNAME_OR_PASSWORD), false);
+        this.iot.authenticate(username, password.toString('utf8')).then(
+          (r) => {
+            if ('refused' in r)
+              return done(
+                refusal(r.refused === 'bad_credentials' ? BAD_USERNAME_OR_PASSWORD : NOT_AUTHORIZED),
+                false,
+              );
+            // The username is the client id: one device cannot take over another's session.
+            if (c.id !== username) return done(refusal(IDENTIFIER_REJECTED), false);
+            c.device = r.device;
+            done(null, true);
+          },
+          (err) => {
+            this.log.error({ err }, 'mqtt: login check failed');
+            done(refusal(3), false);
+          },
+        );
+      },
+      // Telemetry is stored here, not in `published`: aedes sends a QoS 1 PUBACK right after this
+      // check passes, so a message is acknowledged only once it is committed. A store failure
+      // ends the connection unacknowledged and the device sends the message again.
+      authorizePublish: (client, packet, done) => {
+        const device = (client as DeviceClient | null)?.device;
+        const root = device ? topicRootOf(device.mqtt_username) : null;
+        if (!device || !root || !packet.topic.startsWith(`${root}/`)) {
+          this.log.warn(
+            { client: client?.id, topic: packet.topic },
+            'mqtt: publish outside the device tree refused',
+          );
+          return done(new Error('publish outside the device’s topic tree'));
+        }
+        if (packet.topic !== `${root}/telemetry`) return done(null);
+        const points = parseTelemetry(packet.payload as Buffer, this.iot.now());
+        if (!points) {
+          this.malformed++;
+          this.log.warn({ device: device.device_id }, 'mqtt: malformed telemetry dropped');
+          return done(null);
+        }
+        this.iot.ingest(device, points).then(
+          () => done(null),
+          (err) => {
+            this.log.error({ err }, 'mqtt: telemetry not stored');
+            done(err as Error);
+          },
+        );
+      },
+      authorizeSubscribe: (client, sub, done) => {
+        const device = (client as DeviceClient).device;
+        const root = device ? topicRootOf(device.mqtt_username) : null;
+        // null: the SUBACK carries the failure code 0x80 for this filter.
+        if (!root || !(sub.topic === `${root}/#` || sub.topic.startsWith(`${root}/`)))
+          return done(null, null);
+        done(null, sub);
+      },
+    });
+    broker.on('client', (client: DeviceClient) => {
+      if (!client.device) return;
+      this.clients.set(client.device.mqtt_username, client);
+      void this.iot.connection(client.device, true).catch((err) => this.log.error({ err }, 'mqtt: state'));
+    });
+    broker.on('clientDisconnect', (client: DeviceClient) => {
+      if (!client.device || this.clients.get(client.device.mqtt_username) !== client) return;
+      this.clients.delete(client.device.mqtt_username);
+      void this.iot.connection(client.device, false).catch((err) => this.log.error({ err }, 'mqtt: state'));
+    });
+    this.iot.revocations.on('revoke', this.revoke);
+    this.iot.commandSink = (username, topic, payload) => {
+      if (!this.clients.has(username)) return Promise.resolve(false);
+      return new Promise((resolve, reject) =>
+        broker.publish(
+          { cmd: 'publish', topic, payload: Buffer.from(payload), qos: 1, retain: false, dup: false },
+          (err) => (err ? reject(err) : resolve(true)),
+        ),
+      );
+    };
+    this.broker = broker;
+    this.server = createServer(broker.handle);
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(this.options.port, this.options.host, () => resolve());
+    });
+    this.log.info({ port: this.port() }, 'mqtt: broker listening');
+    this.options.onListening?.(`${this.options.host}:${this.port()}`);
+  }
+
+  /** Drops the live connection of a deleted, deactivated or rotated device at once. */
+  private readonly revoke = (username: string) => {
+    const client = this.clients.get(username);
+    if (client) client.close();
+  };
+
+  async stop(): Promise<void> {
+    this.iot.revocations.off('revoke', this.revoke);
+    this.iot.commandSink = null;
+    for (const client of this.clients.values()) client.close();
+    this.clients.clear();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await new Promise<void>((resolve) => (this.broker ? this.broker.close(() => resolve()) : resolve()));
+    this.server = null;
+    this.broker = null;
+  }
+}
+
+function refusal(returnCode: number) {
+  return Object.assign(new Error('refused'), { returnCode });
+}

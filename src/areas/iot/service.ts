@@ -1,0 +1,374 @@
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type { IdentityService } from '../../kernel/auth/identity.js';
+import type { Clock } from '../../kernel/clock.js';
+import type { PageRequest } from '../../kernel/http/pagination.js';
+import { newId, randomString } from '../../kernel/ids.js';
+import type { Limits } from '../../kernel/limits/quotas.js';
+import { GroupCommit } from '../../kernel/store/group-commit.js';
+import type { Store } from '../../kernel/store/store.js';
+import { iotErrors } from './errors.js';
+import type { IotDevicesTable, IotTelemetryTable } from './migrations.js';
+import { type DeviceFilter, IotRepo } from './repo.js';
+import { DEVICE_ID_PATTERN } from './schemas.js';
+import { pointValue, rowOf, type TelemetryPoint } from './telemetry.js';
+import type { TelemetryStream } from './telemetry-stream.js';
+
+const MAX_TAGS = 50;
+const TAG_PATTERN = /^[\p{L}\p{N}][\p{L}\p{N} ._:/-]{0,63}$/u;
+const DEVICE_ID = new RegExp(DEVICE_ID_PATTERN);
+
+export interface MqttAddress {
+  host: () => string;
+  port: () => number;
+}
+
+export interface DeviceInput {
+  name: string;
+  device_id?: string;
+  description?: string;
+  device_type?: string;
+  firmware_version?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface DevicePatch {
+  name?: string;
+  description?: string | null;
+  device_type?: string | null;
+  firmware_version?: string | null;
+  metadata?: Record<string, unknown>;
+  is_active?: boolean;
+}
+
+export const hashMqttPassword = (password: string): string =>
+  createHash('sha256').update(password).digest('hex');
+/** The topic tree a device owns: it publishes and subscribes only below it. */
+export const topicRootOf = (mqttUsername: string): string => `devices/${mqttUsername}`;
+
+/** The device side of IoT: devices and their MQTT credentials. */
+export class IotService {
+  readonly repo: IotRepo;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly identity: IdentityService,
+    private readonly limits: Limits,
+    private readonly mqtt: MqttAddress,
+    /** Where connects, disconnects, telemetry and deletions are announced (the seam for rules). */
+    readonly stream: TelemetryStream,
+  ) {
+    this.repo = IotRepo.of(store);
+  }
+
+  async create(customerId: string, input: DeviceInput) {
+    const deviceId = input.device_id ?? randomUUID();
+    if (!DEVICE_ID.test(deviceId)) throw iotErrors.invalidDeviceId();
+    const plan = (await this.identity.getCustomer(customerId))?.plan ?? 'free';
+    const max = this.limits.of('iot.devices', plan);
+    const password = newPassword();
+    const now = this.clock.nowMs();
+    const row: IotDevicesTable = {
+      id: newId(),
+      customer_id: customerId,
+      device_id: deviceId,
+      name: input.name,
+      description: input.description ?? null,
+      device_type: input.device_type ?? null,
+      is_active: 1,
+      firmware_version: input.firmware_version ?? null,
+      metadata: JSON.stringify(input.metadata ?? {}),
+      mqtt_username: `d_${randomString(20).toLowerCase()}`,
+      mqtt_password_hash: hashMqttPassword(password),
+      is_online: 0,
+      last_seen: null,
+      created_at: now,
+      updated_at: now,
+    };
+    // Counted, checked for a clash and inserted under the customer's lock: of many creates at
+    // once exactly the room left succeeds, and two creates of one device_id cannot both pass.
+    await this.store.unitOfWork({ locks: [`iot:devices:${customerId}`] }, async ({ tx }) => {
+      const repo = IotRepo.over(tx);
+      if (await repo.device(customerId, deviceId)) throw iotErrors.deviceExists(deviceId);
+      if (max !== null && (await repo.countDevices(customerId)) >= max) throw iotErrors.quota(max, plan);
+      await repo.insertDevice(row);
+    });
+    return { ...(await this.view(row, [])), mqtt_credentials: this.credentials(row, password) };
+  }
+
+  async list(customerId: string, filter: DeviceFilter, page: PageRequest) {
+    const { rows, total } = await this.repo.list(customerId, filter, page.limit, page.offset);
+    const tags = await this.repo.tagsOf(rows.map((r) => r.id));
+    return {
+      devices: await Promise.all(rows.map((r) => this.view(r, tags.get(r.id) ?? []))),
+      total,
+      page: page.page,
+      page_size: page.size,
+      has_more: page.offset + rows.length < total,
+    };
+  }
+
+  async get(customerId: string, deviceId: string) {
+    const row = await this.row(customerId, deviceId);
+    return this.view(row, (await this.repo.tagsOf([row.id])).get(row.id) ?? []);
+  }
+
+  /** `metadata` replaces the stored object; `is_active: false` refuses the device's next connection. */
+  async update(customerId: string, deviceId: string, patch: DevicePatch) {
+    const row = await this.row(customerId, deviceId);
+    const changes: Partial<IotDevicesTable> = { updated_at: this.clock.nowMs() };
+    if (patch.name !== undefined) changes.name = patch.name;
+    if (patch.description !== undefined) changes.description = patch.description;
+    if (patch.device_type !== undefined) changes.device_type = patch.device_type;
+    if (patch.firmware_version !== undefined) changes.firmware_version = patch.firmware_version;
+    if (patch.metadata !== undefined) changes.metadata = JSON.stringify(patch.metadata);
+    if (patch.is_active !== undefined) changes.is_active = patch.is_active ? 1 : 0;
+    await this.repo.updateDevice(row.id, changes);
+    if (patch.is_active === false) this.revocations.emit('revoke', row.mqtt_username);
+    return this.get(customerId, deviceId);
+  }
+
+  /** Revokes the credentials for good: the row goes, so the broker refuses the next login. */
+  async remove(customerId: string, deviceId: string) {
+    const row = await this.row(customerId, deviceId);
+    // Tags, group memberships, telemetry and the device go together or not at all.
+    const deleted = await this.store.unitOfWork({ locks: [`iot:device:${row.id}`] }, ({ tx }) =>
+      IotRepo.over(tx).deleteDevice(row.id),
+    );
+    if (!deleted) throw iotErrors.deviceNotFound();
+    this.revocations.emit('revoke', row.mqtt_username);
+    this.stream.emit({
+      kind: 'deleted',
+      customer_id: customerId,
+      device_id: deviceId,
+      at: this.clock.nowMs(),
+    });
+  }
+
+  /** A new password (the old one stops working at once); username and topics stay. */
+  async rotateCredentials(customerId: string, deviceId: string) {
+    const row = await this.row(customerId, deviceId);
+    const password = newPassword();
+    await this.repo.updateDevice(row.id, {
+      mqtt_password_hash: hashMqttPassword(password),
+      updated_at: this.clock.nowMs(),
+    });
+    this.revocations.emit('revoke', row.mqtt_username);
+    return this.credentials(row, password);
+  }
+
+  /** How devices reach the broker; no device's secret is in it. */
+  connectionInfo() {
+    const host = this.mqtt.host();
+    const port = this.mqtt.port();
+    return {
+      host,
+      ports: { mqtt: port, mqtts: null, websocket: null },
+      protocol: 'MQTT 3.1.1',
+      client_id: 'the device’s MQTT username',
+      topics: {
+        telemetry: 'devices/{username}/telemetry',
+        commands: 'devices/{username}/commands',
+        own_tree: 'devices/{username}/#',
+      },
+      example: `mosquitto_pub -h ${host} -p ${port} -V mqttv311 -i <username> -u <username> -P <password> -q 1 -t 'devices/<username>/telemetry' -m '{"temperature": 21.5}'`,
+    };
+  }
+
+  async subscription(customerId: string) {
+    const plan = (await this.identity.getCustomer(customerId))?.plan ?? 'free';
+    return {
+      plan,
+      device_limit: this.limits.of('iot.devices', plan),
+      devices: await this.repo.countDevices(customerId),
+      group_limit: this.limits.of('iot.groups', plan),
+    };
+  }
+
+  // --- tags -------------------------------------------------------------------------------------
+
+  async tags(customerId: string, deviceId: string) {
+    const row = await this.row(customerId, deviceId);
+    return { tags: (await this.repo.tagsOf([row.id])).get(row.id) ?? [] };
+  }
+
+  /** Adds the tags the device lacks and answers only those (a repeat is not an error). */
+  async addTags(customerId: string, deviceId: string, tags: string[]) {
+    for (const tag of tags) if (!TAG_PATTERN.test(tag)) throw iotErrors.invalidTag(tag);
+    const row = await this.row(customerId, deviceId);
+    return this.store.unitOfWork({ locks: [`iot:tags:${row.id}`] }, async ({ tx }) => {
+      const repo = IotRepo.over(tx);
+      const have = new Set((await repo.tagsOf([row.id])).get(row.id));
+      const added = [...new Set(tags)].filter((t) => !have.has(t));
+      if (have.size + added.length > MAX_TAGS) throw iotErrors.tooManyTags(MAX_TAGS);
+      const now = this.clock.nowMs();
+      // Positions continue after the highest so far (removals leave gaps, order still holds).
+      let next = (await repo.maxTagPosition(row.id)) + 1;
+      for (const tag of added) await repo.addTag(row.id, tag, next++, now);
+      return { added };
+    });
+  }
+
+  async removeTag(customerId: string, deviceId: string, tag: string) {
+    const row = await this.row(customerId, deviceId);
+    if (!(await this.repo.removeTag(row.id, tag))) throw iotErrors.tagNotFound();
+  }
+
+  // --- telemetry --------------------------------------------------------------------------------
+
+  /** Fjord's clock (the emulator's may run ahead): telemetry without `ts` is stamped with it. */
+  now(): number {
+    return this.clock.nowMs();
+  }
+
+  /** Newest first; `keys` narrows, `from`/`to` bound the time (inclusive). */
+  async telemetry(
+    customerId: string,
+    deviceId: string,
+    q: { keys?: string[]; from?: number; to?: number; limit: number },
+  ) {
+    const row = await this.row(customerId, deviceId);
+    const points = await this.repo.telemetry(row.id, q);
+    return {
+      device_id: deviceId,
+      points: points.map((p) => ({
+        key: p.key,
+        ts: new Date(Number(p.ts)).toISOString(),
+        value: pointValue(p),
+      })),
+    };
+  }
+
+  async latest(customerId: string, deviceId: string) {
+    const row = await this.row(customerId, deviceId);
+    const values: Record<string, { value: number | boolean | string; ts: string }> = {};
+    for (const p of await this.repo.latest(row.id))
+      values[p.key] ??= { value: pointValue(p), ts: new Date(Number(p.ts)).toISOString() };
+    return { device_id: deviceId, values };
+  }
+
+  /**
+   * Stores a device's points; resolves only once they are committed (the broker acknowledges a
+   * QoS 1 message after this). Many messages at once share one transaction.
+   */
+  async ingest(device: IotDevicesTable, points: TelemetryPoint[]) {
+    await this.ingestor.submit(points.map((p) => rowOf(device.id, p)));
+    for (const p of points)
+      this.stream.emit({
+        kind: 'telemetry',
+        customer_id: device.customer_id,
+        device_id: device.device_id,
+        key: p.key,
+        value: p.value,
+        ts: p.ts,
+      });
+  }
+
+  private readonly ingestor = new GroupCommit<IotTelemetryTable>(
+    (rows) => this.store.unitOfWork({}, async ({ tx }) => IotRepo.over(tx).insertTelemetry(rows)),
+    2000,
+  );
+
+  /** The broker saw the device connect or go; kept in the store so every API process sees it. */
+  async connection(device: IotDevicesTable, online: boolean, reason = 'disconnect') {
+    const at = this.clock.nowMs();
+    await this.repo.setConnection(device.id, online, at);
+    const base = { customer_id: device.customer_id, device_id: device.device_id, at };
+    this.stream.emit(online ? { kind: 'connected', ...base } : { kind: 'disconnected', ...base, reason });
+  }
+
+  /** Set by the broker of this process when it runs (role `mqtt`); commands go through it. */
+  commandSink: ((username: string, topic: string, payload: string) => Promise<boolean>) | null = null;
+
+  /**
+   * Sends a command to the device's commands topic at QoS 1. The device must be connected to the
+   * broker of this process; the answer says the broker handed it over (delivery is the client's
+   * PUBACK, which MQTT gives the broker, not the sender).
+   */
+  async sendCommand(customerId: string, deviceId: string, command: { name: string; params?: unknown }) {
+    const row = await this.row(customerId, deviceId);
+    if (!this.commandSink) throw iotErrors.brokerNotHere();
+    const id = newId();
+    const sentAt = new Date(this.clock.nowMs()).toISOString();
+    const topic = `${topicRootOf(row.mqtt_username)}/commands`;
+    const payload = JSON.stringify({ id, name: command.name, params: command.params ?? {}, sent_at: sentAt });
+    if (!(await this.commandSink(row.mqtt_username, topic, payload))) throw iotErrors.deviceOffline(deviceId);
+    return {
+      command_id: id,
+      device_id: deviceId,
+      topic,
+      name: command.name,
+      status: 'sent' as const,
+      sent_at: sentAt,
+    };
+  }
+
+  /** Logins that must end now (deleted, deactivated, rotated): the broker in this process listens. */
+  readonly revocations = new EventEmitter();
+
+  // --- the broker's side ------------------------------------------------------------------------
+
+  /**
+   * The device an MQTT login belongs to, or null: unknown username, wrong password, a
+   * deactivated device or a suspended customer. `reason` tells the broker which CONNACK to send.
+   */
+  async authenticate(
+    username: string,
+    password: string,
+  ): Promise<{ device: IotDevicesTable } | { refused: 'bad_credentials' | 'not_authorised' }> {
+    const row = await this.repo.byUsername(username);
+    const given = Buffer.from(hashMqttPassword(password), 'hex');
+    // The comparison runs (against a dummy) for unknown usernames too, so timing tells nothing.
+    const want = Buffer.from(row?.mqtt_password_hash ?? '0'.repeat(64), 'hex');
+    const match = want.length === given.length && timingSafeEqual(want, given);
+    if (!row || !match) return { refused: 'bad_credentials' };
+    if (row.is_active !== 1 || !(await this.identity.isActive(row.customer_id)))
+      return { refused: 'not_authorised' };
+    return { device: row };
+  }
+
+  // --- helpers ----------------------------------------------------------------------------------
+
+  private async row(customerId: string, deviceId: string) {
+    const row = await this.repo.device(customerId, deviceId);
+    if (!row) throw iotErrors.deviceNotFound();
+    return row;
+  }
+
+  private credentials(row: IotDevicesTable, password: string) {
+    return {
+      username: row.mqtt_username,
+      password,
+      client_id: row.mqtt_username,
+      host: this.mqtt.host(),
+      port: this.mqtt.port(),
+      topic_root: topicRootOf(row.mqtt_username),
+    };
+  }
+
+  // Connection state comes from the broker (part of this area still to come): until a device has
+  // connected it is offline, has no score and has sent nothing.
+  private async view(row: IotDevicesTable, tags: string[]) {
+    return {
+      device_id: row.device_id,
+      name: row.name,
+      description: row.description,
+      device_type: row.device_type,
+      is_active: row.is_active === 1,
+      is_online: row.is_online === 1,
+      last_seen: row.last_seen === null ? null : new Date(row.last_seen).toISOString(),
+      connection_status: row.is_online === 1 ? ('connected' as const) : ('disconnected' as const),
+      stability_score: null,
+      firmware_version: row.firmware_version,
+      tags,
+      metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+      messages_24h: 0,
+      battery_level: null,
+      signal_strength: null,
+      created_at: new Date(row.created_at).toISOString(),
+    };
+  }
+}
+
+const newPassword = (): string => randomString(32);

@@ -1,0 +1,72 @@
+import type { IotTelemetryTable } from './migrations.js';
+
+/** Keys and string values longer than this are refused: a device cannot fill the store with one point. */
+const MAX_KEY = 64;
+const MAX_TEXT = 1024;
+/** Points one message may carry. */
+export const MAX_POINTS_PER_MESSAGE = 500;
+
+export type TelemetryValue = number | boolean | string;
+export interface TelemetryPoint {
+  key: string;
+  ts: number;
+  value: TelemetryValue;
+}
+
+/**
+ * Reads a telemetry payload, in the shapes ThingsBoard devices send: a JSON object of key →
+ * value (time of arrival), `{ts, values}` (ts in epoch milliseconds), or an array of either.
+ * Values are numbers, booleans or strings; anything else in a message makes the whole message
+ * malformed (null), so a device learns of a mistake instead of losing part of a message quietly.
+ */
+export function parseTelemetry(payload: Buffer, now: number): TelemetryPoint[] | null {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(payload.toString('utf8'));
+  } catch {
+    return null;
+  }
+  const out: TelemetryPoint[] = [];
+  for (const entry of Array.isArray(doc) ? doc : [doc]) {
+    if (!isObject(entry)) return null;
+    const timed = 'ts' in entry && 'values' in entry;
+    const ts = timed ? entry['ts'] : now;
+    const values = timed ? entry['values'] : entry;
+    if (typeof ts !== 'number' || !Number.isSafeInteger(ts) || ts < 0 || !isObject(values)) return null;
+    for (const [key, value] of Object.entries(values)) {
+      if (key.length === 0 || key.length > MAX_KEY) return null;
+      if (
+        typeof value === 'number'
+          ? !Number.isFinite(value)
+          : typeof value === 'string'
+            ? value.length > MAX_TEXT
+            : typeof value !== 'boolean'
+      )
+        return null;
+      out.push({ key, ts, value: value as TelemetryValue });
+    }
+  }
+  return out.length > 0 && out.length <= MAX_POINTS_PER_MESSAGE ? out : null;
+}
+
+export function rowOf(devicePk: string, p: TelemetryPoint): IotTelemetryTable {
+  return {
+    device_pk: devicePk,
+    key: p.key,
+    ts: p.ts,
+    value_num: typeof p.value === 'number' ? p.value : null,
+    value_bool: typeof p.value === 'boolean' ? (p.value ? 1 : 0) : null,
+    value_text: typeof p.value === 'string' ? p.value : null,
+  };
+}
+
+export function pointValue(
+  row: Pick<IotTelemetryTable, 'value_num' | 'value_bool' | 'value_text'>,
+): TelemetryValue {
+  if (row.value_num !== null) return Number(row.value_num);
+  if (row.value_bool !== null) return row.value_bool === 1;
+  return row.value_text ?? '';
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);

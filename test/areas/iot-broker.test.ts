@@ -1,0 +1,175 @@
+import mqtt, { type MqttClient } from 'mqtt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IotEvent } from '../../src/areas/iot/index.js';
+import type { IotService } from '../../src/areas/iot/service.js';
+import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+
+/**
+ * The MQTT broker with a real client (MQTT.js over TCP): device logins, the topic tree a device
+ * may use, telemetry stored before its QoS 1 acknowledgement and read back through the API,
+ * connection state, and a deleted device's live connection dropped.
+ */
+let t: TestFjord;
+let a: TestCustomer;
+const clients: MqttClient[] = [];
+beforeAll(async () => {
+  t = await TestFjord.create({ FJORD_MQTT_PORT: '0' });
+  await t.fjord.start(['api', 'mqtt']);
+  a = await t.customer();
+});
+afterAll(async () => {
+  for (const c of clients) c.end(true);
+  await t.close();
+});
+
+interface Creds {
+  username: string;
+  password: string;
+  client_id: string;
+  port: number;
+  topic_root: string;
+}
+const iot = () => t.fjord.areas.get('iot')!.service as IotService;
+async function device(deviceId: string, key = a.pat): Promise<Creds> {
+  const r = await t.request('POST', '/v1/iot/devices', {
+    key,
+    body: { name: deviceId, device_id: deviceId },
+  });
+  expect(r.status).toBe(201);
+  return r.body.mqtt_credentials;
+}
+function connect(c: Creds, password = c.password) {
+  return mqtt
+    .connectAsync(`mqtt://127.0.0.1:${c.port}`, {
+      username: c.username,
+      password,
+      clientId: c.client_id,
+      reconnectPeriod: 0,
+      protocolVersion: 4,
+    })
+    .then((client) => {
+      clients.push(client);
+      return client;
+    });
+}
+const next = (kind: IotEvent['kind'], deviceId: string) =>
+  new Promise<IotEvent>((resolve) => {
+    const stop = iot().stream.subscribe((e) => {
+      if (e.kind === kind && e.device_id === deviceId) {
+        stop();
+        resolve(e);
+      }
+    });
+  });
+
+describe('the MQTT broker', () => {
+  it('stores telemetry before acknowledging it and shows the device online', async () => {
+    const c = await device('meter-1');
+    const connected = next('connected', 'meter-1');
+    const client = await connect(c);
+    await connected;
+    expect((await t.request('GET', '/v1/iot/devices/meter-1', { key: a.pat })).body).toMatchObject({
+      is_online: true,
+      connection_status: 'connected',
+    });
+    await client.publishAsync(`${c.topic_root}/telemetry`, JSON.stringify({ temp: 21.5, door: true }), {
+      qos: 1,
+    });
+    await client.publishAsync(
+      `${c.topic_root}/telemetry`,
+      JSON.stringify([{ ts: 1_700_000_000_000, values: { temp: 19, mode: 'eco' } }]),
+      { qos: 1 },
+    );
+    // The PUBACKs came back: the points are in the store already.
+    const all = await t.request('GET', '/v1/iot/devices/meter-1/telemetry?keys=temp', { key: a.pat });
+    expect(all.body.points.map((p: { value: unknown }) => p.value)).toEqual([21.5, 19]);
+    const latest = await t.request('GET', '/v1/iot/devices/meter-1/telemetry/latest', { key: a.pat });
+    expect(latest.body.values).toMatchObject({
+      temp: { value: 21.5 },
+      door: { value: true },
+      mode: { value: 'eco', ts: new Date(1_700_000_000_000).toISOString() },
+    });
+    // A malformed message is dropped and the connection lives on.
+    await client.publishAsync(`${c.topic_root}/telemetry`, 'not json', { qos: 1 });
+    await client.publishAsync(`${c.topic_root}/telemetry`, JSON.stringify({ temp: 22 }), { qos: 1 });
+    const after = await t.request('GET', '/v1/iot/devices/meter-1/telemetry/latest', { key: a.pat });
+    expect(after.body.values.temp.value).toBe(22);
+
+    const gone = next('disconnected', 'meter-1');
+    await client.endAsync();
+    await gone;
+    expect((await t.request('GET', '/v1/iot/devices/meter-1', { key: a.pat })).body.is_online).toBe(false);
+  });
+
+  it('refuses a wrong password, a borrowed client id and a suspended customer', async () => {
+    const c = await device('meter-2');
+    await expect(connect(c, 'wrong-password')).rejects.toMatchObject({ code: 4 });
+    await expect(connect({ ...c, client_id: 'someone-else' })).rejects.toMatchObject({ code: 2 });
+    const b = await t.customer();
+    const d = await device('meter-3', b.pat);
+    await t.operator('PATCH', `/admin/v1/customers/${b.id}`, { status: 'suspended' });
+    await expect(connect(d)).rejects.toMatchObject({ code: 5 });
+  });
+
+  it('keeps a device in its own topic tree and drops a deleted device at once', async () => {
+    const mine = await device('meter-4');
+    const other = await device('meter-5');
+    const client = await connect(mine);
+    const granted = await client.subscribeAsync(`${mine.topic_root}/commands/#`, { qos: 1 });
+    expect(granted.map((g) => g.qos)).toEqual([1]);
+    // Another device's tree: the SUBACK carries the failure code, which MQTT.js turns into an error.
+    await expect(client.subscribeAsync(`${other.topic_root}/#`, { qos: 1 })).rejects.toThrow(
+      /Subscribe error/,
+    );
+
+    const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+    expect((await t.request('DELETE', '/v1/iot/devices/meter-4', { key: a.pat })).status).toBe(204);
+    await closed;
+    await expect(connect(mine)).rejects.toMatchObject({ code: 4 });
+
+    // Publishing outside its tree ends the offender's connection and stores nothing.
+    const intruder = await device('meter-6');
+    const c6 = await connect(intruder);
+    const cut = new Promise<void>((resolve) => c6.once('close', () => resolve()));
+    c6.publish(`${other.topic_root}/telemetry`, JSON.stringify({ temp: 99 }), { qos: 1 });
+    await cut;
+    const stored = await t.request('GET', '/v1/iot/devices/meter-5/telemetry', { key: a.pat });
+    expect(stored.body.points).toEqual([]);
+  });
+
+  it('delivers a command sent through the API to the connected device at QoS 1', async () => {
+    const c = await device('valve-1');
+    const send = () =>
+      t.request('POST', '/v1/iot/devices/valve-1/commands', {
+        key: a.pat,
+        body: { name: 'open', params: { percent: 40 } },
+      });
+    const offline = await send();
+    expect([offline.status, offline.body.detail.code]).toEqual([409, 'device_offline']);
+    const client = await connect(c);
+    await client.subscribeAsync(`${c.topic_root}/commands`, { qos: 1 });
+    const received = new Promise<{ topic: string; qos: number; body: Record<string, unknown> }>((resolve) =>
+      client.once('message', (topic, payload, packet) =>
+        resolve({ topic, qos: packet.qos, body: JSON.parse(payload.toString()) }),
+      ),
+    );
+    const sent = await send();
+    expect(sent.status).toBe(202);
+    const got = await received;
+    expect(got).toMatchObject({
+      topic: `${c.topic_root}/commands`,
+      qos: 1,
+      body: { id: sent.body.command_id, name: 'open', params: { percent: 40 } },
+    });
+  });
+
+  it('tells how to connect and what the plan allows', async () => {
+    const info = await t.request('GET', '/v1/iot/credentials', { key: a.pat });
+    const c = await device('info-1');
+    expect(info.body.ports).toEqual({ mqtt: c.port, mqtts: null, websocket: null });
+    expect(info.body.example).toContain(`-p ${c.port}`);
+    const sub = await t.request('GET', '/v1/iot/subscription', { key: a.pat });
+    expect(sub.body).toMatchObject({ plan: 'free', device_limit: 10, group_limit: 100 });
+    expect(sub.body.devices).toBeGreaterThan(0);
+  });
+});
