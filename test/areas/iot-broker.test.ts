@@ -107,7 +107,11 @@ describe('the MQTT broker', () => {
     await expect(connect({ ...c, client_id: 'someone-else' })).rejects.toMatchObject({ code: 2 });
     const b = await t.customer();
     const d = await device('meter-3', b.pat);
+    // Connected when the customer is suspended: dropped at once, and refused on the way back.
+    const live = await connect(d);
+    const dropped = new Promise<void>((resolve) => live.once('close', () => resolve()));
     await t.operator('PATCH', `/admin/v1/customers/${b.id}`, { status: 'suspended' });
+    await dropped;
     await expect(connect(d)).rejects.toMatchObject({ code: 5 });
   });
 

@@ -129,6 +129,16 @@ export class MqttBroker implements RoleServer {
     this.options.onListening?.(`${this.options.host}:${this.port()}`);
   }
 
+  /**
+   * Drops the live connections of a customer whose status changed (all of them for `''`: notices
+   * may have been lost). A suspended customer's devices are refused when they reconnect; an
+   * active one's log straight back in.
+   */
+  dropCustomer(customerId: string): void {
+    for (const client of [...this.clients.values()])
+      if (customerId === '' || client.device?.customer_id === customerId) client.close();
+  }
+
   /** Drops the live connection of a deleted, deactivated or rotated device at once. */
   private readonly revoke = (username: string) => {
     const client = this.clients.get(username);

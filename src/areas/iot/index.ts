@@ -38,6 +38,8 @@ export const iotArea = defineArea({
       onListening: (address) =>
         kernel.registry.addListener({ role: 'mqtt', protocol: 'mqtt (tcp)', address }),
     });
+    // Suspension acts on connected devices too, in every process (the store's status notice).
+    kernel.identity.onCustomerStatusChanged((customerId) => broker.dropCustomer(customerId));
     kernel.registry.addBackend({
       area: 'iot',
       name: 'broker',
