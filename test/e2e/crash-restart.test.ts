@@ -7,6 +7,7 @@ import { afterAll, expect, it } from 'vitest';
 import { hasMariadbBinaries } from '../../src/areas/databases/engines/embedded-mariadb.js';
 import { connectAs } from '../areas/databases-engines.js';
 import { creds } from '../areas/databases-fixtures.js';
+import { eventually } from '../helpers/eventually.js';
 import { freshTestStore, type TestStoreHandle } from '../helpers/store.js';
 
 const FJORD = join(import.meta.dirname, '../../bin/fjord.js');
@@ -50,18 +51,6 @@ function startFjord(): Promise<{ child: ChildProcess; url: string }> {
     child.stderr!.on('data', (c: Buffer) => (out += c));
     child.once('exit', (code) => reject(new Error(`fjord exited (${code}) before listening:\n${out}`)));
   });
-}
-
-async function eventually<T>(fn: () => Promise<T>, withinMs: number): Promise<T> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
 }
 
 /** Processes whose command line names this data dir (the engines Fjord started in it). */

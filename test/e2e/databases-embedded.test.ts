@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { connectAs } from '../areas/databases-engines.js';
 import { creds, dbCustomer } from '../areas/databases-fixtures.js';
+import { eventually } from '../helpers/eventually.js';
 import { TestFjord } from '../helpers/fjord.js';
 
 /** Fjord's own engines: started in its data dir on first use, stopped with it. */
@@ -87,18 +88,6 @@ function readPids(dir: string): number[] {
     Number(readFileSync(join(dir, 'postgresql', 'data', 'postmaster.pid'), 'utf8').split('\n')[0]),
     Number(readFileSync(join(dir, 'mariadb', 'mariadbd.pid'), 'utf8').trim()),
   ];
-}
-
-async function eventually<T>(fn: () => Promise<T>, withinMs: number): Promise<T> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
 }
 
 function isAlive(pid: number): boolean {

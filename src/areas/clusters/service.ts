@@ -164,10 +164,7 @@ export class ClusterService {
       { locks: [`k8s:customer:${principal.customerId}`] },
       async ({ tx }) => {
         const repo = ClusterRepo.over(tx);
-        const row = (await repo.present(principal.customerId, now - DELETE_SECONDS * 1000)).find(
-          (c) => c.id === id,
-        );
-        if (!row) throw clusterErrors.notFound();
+        const row = await presentCluster(repo, principal.customerId, id, now);
         if (row.delete_requested_at !== null) throw clusterErrors.notReady('deleting', 'DELETE');
         if (confirmName !== row.name)
           throw clusterErrors.invalid('confirm_name must equal the cluster name.', '/body/confirm_name');
@@ -294,10 +291,7 @@ export class ClusterService {
       { locks: [`k8s:customer:${principal.customerId}`] },
       async ({ tx }) => {
         const repo = ClusterRepo.over(tx);
-        const row = (await repo.present(principal.customerId, now - DELETE_SECONDS * 1000)).find(
-          (c) => c.id === id,
-        );
-        if (!row) throw clusterErrors.notFound();
+        const row = await presentCluster(repo, principal.customerId, id, now);
         const status = phaseOf(row, now).status;
         if (!allowed.includes(status)) throw clusterErrors.notReady(status, op);
         const { patch, details } = decide(row, now);
@@ -439,4 +433,11 @@ function poolStatus(p: StoredPool, running: boolean, now: number): string {
   if (!running) return 'pending';
   if (!changing(p, now)) return 'ready';
   return p.count < p.from_count! ? 'draining' : 'scaling';
+}
+
+/** The customer's cluster `id`, unless gone (removed, or deleted longer ago than the removal takes): 404. */
+async function presentCluster(repo: ClusterRepo, customerId: string, id: string, now: number) {
+  const row = (await repo.present(customerId, now - DELETE_SECONDS * 1000)).find((c) => c.id === id);
+  if (!row) throw clusterErrors.notFound();
+  return row;
 }
