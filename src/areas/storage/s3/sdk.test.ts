@@ -369,6 +369,13 @@ describe('what Fjord does not do is refused, never ignored', () => {
         s3.send(new GetObjectAttributesCommand({ Bucket: 'photos', Key: 'src', ObjectAttributes: ['ETag'] })),
       ),
     ).toBe('NotImplemented');
+    // Standard headers come back as written.
+    await s3.send(
+      new PutObjectCommand({ Bucket: 'photos', Key: 'enc', Body: 'x', ContentEncoding: 'deflate, gzip' }),
+    );
+    expect((await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'enc' }))).ContentEncoding).toBe(
+      'deflate, gzip',
+    );
     // What every Fjord object already is, and encryption at rest by the server, are accepted.
     expect(await put({ ACL: 'private' })).toBe('ok');
     expect(await put({ ServerSideEncryption: 'AES256' })).toBe('ok');

@@ -44,12 +44,13 @@ export function attributesFromHeaders(
   for (const name of STANDARD) {
     let v = get(name);
     if (name === 'content-encoding' && v) {
-      // aws-chunked describes the transfer only; it never becomes part of the object.
+      // aws-chunked describes the transfer only; it never becomes part of the object. The rest
+      // is kept as the client wrote it (`deflate, gzip` stays `deflate, gzip`).
       v = v
         .split(',')
-        .map((s) => s.trim())
-        .filter((s) => s && s.toLowerCase() !== 'aws-chunked')
-        .join(',');
+        .filter((s) => s.trim() && s.trim().toLowerCase() !== 'aws-chunked')
+        .join(',')
+        .trim();
     }
     if (v) std[name] = v;
   }
