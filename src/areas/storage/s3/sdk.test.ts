@@ -3,6 +3,7 @@ import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
   CopyObjectCommand,
+  CreateBucketCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
@@ -369,6 +370,8 @@ describe('what Fjord does not do is refused, never ignored', () => {
         s3.send(new GetObjectAttributesCommand({ Bucket: 'photos', Key: 'src', ObjectAttributes: ['ETag'] })),
       ),
     ).toBe('NotImplemented');
+    const badName = await failure(s3.send(new CreateBucketCommand({ Bucket: 'Bad_Name' })));
+    expect(badName).toBe('InvalidBucketName');
     // Standard headers come back as written.
     await s3.send(
       new PutObjectCommand({ Bucket: 'photos', Key: 'enc', Body: 'x', ContentEncoding: 'deflate, gzip' }),

@@ -1,10 +1,13 @@
 import type { BucketRecord } from '../../data-plane-contract.js';
+import { BUCKET_NAME_PATTERN } from '../../validation.js';
 import { keyAllows } from '../auth.js';
 import type { S3Call } from '../context.js';
 import { fromAppError, S3Error, s3Errors } from '../errors.js';
 import { asText, el, parseXml } from '../xml.js';
 import { ownerXml } from './listing.js';
 import { refOf } from './objects.js';
+
+const BUCKET_NAME = new RegExp(BUCKET_NAME_PATTERN);
 
 const iso = (ms: number) => new Date(Number(ms)).toISOString();
 
@@ -45,6 +48,8 @@ export async function createBucket(call: S3Call): Promise<void> {
   const name = call.bucketName!;
   const p = call.principal;
   if (p.kind === 'anonymous') throw s3Errors.accessDenied();
+  // Fjord's naming rule (no dots, no upper case): said as S3 says it, not as InvalidArgument.
+  if (!BUCKET_NAME.test(name)) throw s3Errors.invalidBucketName(name);
   const body = (await call.readSmallBody()).toString('utf8').trim();
   let region = call.env.settings.regions[0]!;
   if (body) {
