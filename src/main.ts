@@ -22,7 +22,7 @@ const USAGE = `usage: fjord <command>   (fjord --version, fjord <command> --help
                         [--first-name F] [--last-name L] [--company C] [--plan P]
   admin customer list
   admin customer plan (--id ID | --email E) --plan free|basic|pro|enterprise
-  gpu-worker --url URL --token fjw_… [--engines reference-image,reference-video]
+  gpu-worker --url URL --token fjw_… [--engines reference-image,reference-video,reference-speech]
                                                  serve GPU jobs of the reference engines
   openapi                                        print the OpenAPI document
   emulator inbox [--to R] [--kind email|voice] [--url U]

@@ -98,6 +98,8 @@ export interface Config {
   smtpUrl: string | null;
   mailFrom: string;
   voice: { callerId: string; simulatedNoAnswer: string[]; simulatedBusy: string[] };
+  /** GPU jobs: an operator's catalogue file in place of the shipped one. */
+  gpu: { catalogueFile: string | undefined };
   llm: {
     upstreams: LlmUpstreamSettings[];
     models: Record<string, LlmModelSettings>;
@@ -232,6 +234,7 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
       simulatedNoAnswer: value('FJORD_VOICE_SIMULATED_NO_ANSWER', asE164List) ?? [],
       simulatedBusy: value('FJORD_VOICE_SIMULATED_BUSY', asE164List) ?? [],
     },
+    gpu: { catalogueFile: value('FJORD_GPU_CATALOGUE', asString) },
     llm: {
       upstreams: value('FJORD_LLM_UPSTREAMS', asLlmUpstreams) ?? [],
       models: value('FJORD_LLM_MODELS', asLlmModels) ?? {},

@@ -250,6 +250,10 @@ export const VARIABLES = {
     kind: 'string',
     doc: 'Comma-separated E.164 numbers the simulated voice driver finds busy (`voice_busy`).',
   },
+  FJORD_GPU_CATALOGUE: {
+    kind: 'string',
+    doc: 'A JSON file of GPU engines, presets and prices in place of the shipped catalogue (same shape; see docs/gpu.md). Checked whole at start.',
+  },
   FJORD_LLM_UPSTREAMS: {
     kind: 'string',
     secret: true,

@@ -3,7 +3,7 @@ import { assertDestination, SubmitError } from '../../src/areas/sms/drivers/driv
 import type { SmsTables } from '../../src/areas/sms/migrations.js';
 import type { KernelTables } from '../../src/kernel/store/kernel-tables.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
-import { HttpsReceiver } from './sms-support/https-receiver.js';
+import { HttpsReceiver } from '../helpers/https-receiver.js';
 
 let t: TestFjord;
 let hooks: HttpsReceiver;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SmsService } from '../../src/areas/sms/service.js';
 import { expectAuthMatrix, expectTenantIsolation } from '../helpers/contracts.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
-import { HttpsReceiver, signatureValid } from './sms-support/https-receiver.js';
+import { HttpsReceiver, signatureValid } from '../helpers/https-receiver.js';
 
 let t: TestFjord;
 let a: TestCustomer;

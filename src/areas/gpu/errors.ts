@@ -49,4 +49,24 @@ export const gpuErrors = {
     ),
   linkExpired: () =>
     new AppError('not_found', 'output_link_expired', 'This download link is unknown or has expired.'),
+  outputTooLarge: (type: string, max: number) =>
+    new AppError(
+      'payload_too_large',
+      'output_too_large',
+      `Outputs of ${type} jobs are at most ${max / 2 ** 20} MB.`,
+    ),
+  uploadLinkInvalid: () =>
+    new AppError('forbidden', 'upload_link_invalid', 'This upload address is unknown or has expired.'),
+  uploadSize: (size: number) =>
+    new AppError(
+      'invalid',
+      'upload_size_mismatch',
+      `This upload address takes a body of exactly ${size} bytes, as stated when it was made.`,
+    ),
+  imageTooLarge: (w: number, h: number, max: number) =>
+    new AppError(
+      'invalid',
+      'image_too_large',
+      `The image is ${w}×${h}; image outputs are at most ${max} pixels on each side.`,
+    ),
 };

@@ -1,7 +1,9 @@
 import { defineArea } from '../wiring.js';
+import { GpuCatalogue } from './catalogue.js';
 import { gpuMigrations } from './migrations.js';
 import { gpuRoutes } from './routes.js';
 import { GpuService } from './service.js';
+import { gpuWorkerRoutes } from './worker-routes.js';
 import { GpuWorkers } from './workers.js';
 
 export { GpuService } from './service.js';
@@ -15,8 +17,11 @@ export const gpuArea = defineArea({
   needs: ['storage'],
   migrations: gpuMigrations,
   async setup(kernel, { storage }) {
+    const catalogue = GpuCatalogue.load(kernel.config.gpu.catalogueFile);
     const outputs = storage.internalBucket('gpu-outputs');
+    const baseUrl = () => kernel.baseUrl();
     const gpu = new GpuService(
+      catalogue,
       kernel.store,
       kernel.clock,
       kernel.identity,
@@ -24,22 +29,23 @@ export const gpuArea = defineArea({
       kernel.webhooks,
       outputs,
       kernel.secrets,
-      () => kernel.baseUrl(),
+      baseUrl,
     );
-    const workers = new GpuWorkers(gpu.repo, kernel.clock);
+    const protocol = gpu.worker;
+    const workers = new GpuWorkers(gpu.repo, kernel.clock, catalogue);
     // Leases that run out and jobs past their time limit are swept on the clock (and at every lease).
-    kernel.jobs.register(SWEEP_JOB, { run: async () => void (await gpu.sweep()) });
+    kernel.jobs.register(SWEEP_JOB, { run: async () => void (await protocol.sweep()) });
     await kernel.jobs.schedule(SWEEP_JOB, SWEEP_JOB, 15);
     kernel.registry.addBackend({
       area: 'gpu',
       name: 'queue',
       driver: 'pull workers',
       simulated: false,
-      detail: `outputs in ${outputs.location}; \`fjord gpu-worker\` serves the reference engines`,
+      detail: `${catalogue.engines.length} engines; outputs in ${outputs.location}; \`fjord gpu-worker\` serves the reference engines`,
     });
     return {
       service: gpu,
-      routes: gpuRoutes(gpu, workers),
+      routes: [...gpuRoutes(gpu), ...gpuWorkerRoutes(protocol, workers)],
       onReset: async () => {
         await kernel.jobs.schedule(SWEEP_JOB, SWEEP_JOB, 15);
       },

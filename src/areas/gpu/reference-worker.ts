@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { referenceImage } from './png.js';
+import { toneSequence } from './tones.js';
 
 const run = promisify(execFile);
 
@@ -21,13 +22,27 @@ export interface WorkerOptions {
   log?: (line: string) => void;
 }
 
-export const REFERENCE_ENGINES = ['reference-image', 'reference-video'];
+export const REFERENCE_ENGINES = ['reference-image', 'reference-video', 'reference-speech'];
+
+interface LeasedJob {
+  id: string;
+  type: string;
+  inputs: {
+    prompt: string;
+    seed?: number;
+    aspect_ratio?: string;
+    duration_sec?: number;
+    text?: string;
+    format?: string;
+  };
+}
 
 /**
  * The reference worker: a client of Fjord's GPU pull protocol (docs/gpu.md) that serves the
  * reference engines. It leases a job, reports progress, renders a deterministic test pattern
- * (PNG) or a short test clip (ffmpeg's testsrc, H.264 MP4), uploads the output and completes the
- * job. A worker for a real engine is the same loop around a model. Returns the jobs it finished.
+ * (PNG), a short test clip (ffmpeg's testsrc, H.264 MP4) or a tone sequence (WAV), PUTs the
+ * output to the address Fjord signs for it and completes the job. A worker for a real engine is
+ * the same loop around a model. Returns the jobs it finished.
  */
 export async function runReferenceWorker(o: WorkerOptions): Promise<number> {
   const engines = o.engines ?? REFERENCE_ENGINES;
@@ -43,11 +58,7 @@ export async function runReferenceWorker(o: WorkerOptions): Promise<number> {
   };
   let done = 0;
   while (!o.signal?.aborted && (o.maxJobs === undefined || done < o.maxJobs)) {
-    const job = (await call('/lease', { engines })) as {
-      id: string;
-      type: string;
-      inputs: { prompt: string; seed?: number; aspect_ratio?: string; duration_sec?: number };
-    } | null;
+    const job = (await call('/lease', { engines })) as LeasedJob | null;
     if (!job) {
       await new Promise((r) => setTimeout(r, (o.pollSeconds ?? 2) * 1000));
       continue;
@@ -57,30 +68,21 @@ export async function runReferenceWorker(o: WorkerOptions): Promise<number> {
       ((await call(`/jobs/${job.id}/heartbeat`, { progress })) as { cancel: boolean }).cancel;
     try {
       if (await beat(10)) continue;
-      const { name, bytes, contentType, units } =
-        job.type === 'image'
-          ? {
-              name: 'image.png',
-              bytes: referenceImage(
-                job.inputs.prompt,
-                job.inputs.seed ?? 0,
-                job.inputs.aspect_ratio ?? '16:9',
-              ),
-              contentType: 'image/png',
-              units: 1,
-            }
-          : {
-              name: 'video.mp4',
-              bytes: await testClip(job.inputs.duration_sec ?? 5),
-              contentType: 'video/mp4',
-              units: job.inputs.duration_sec ?? 5,
-            };
+      const output = await render(job);
       if (await beat(90)) continue;
-      await call(`/jobs/${job.id}/outputs/${name}`, {
-        content_base64: bytes.toString('base64'),
-        content_type: contentType,
+      const address = (await call(`/jobs/${job.id}/uploads`, {
+        name: output.name,
+        content_type: output.contentType,
+        size_bytes: output.bytes.length,
+      })) as { upload_url: string; headers: Record<string, string> };
+      const put = await fetch(address.upload_url, {
+        method: 'PUT',
+        headers: address.headers,
+        body: output.bytes,
+        signal: o.signal,
       });
-      await call(`/jobs/${job.id}/complete`, { units });
+      if (!put.ok) throw new Error(`upload: ${put.status} ${await put.text()}`);
+      await call(`/jobs/${job.id}/complete`, { units: output.units });
       done++;
       o.log?.(`completed ${job.id}`);
     } catch (err) {
@@ -91,6 +93,41 @@ export async function runReferenceWorker(o: WorkerOptions): Promise<number> {
     }
   }
   return done;
+}
+
+async function render(
+  job: LeasedJob,
+): Promise<{ name: string; bytes: Buffer; contentType: string; units: number }> {
+  const i = job.inputs;
+  switch (job.type) {
+    case 'image':
+      return {
+        name: 'image.png',
+        bytes: referenceImage(i.prompt, i.seed ?? 0, i.aspect_ratio ?? '16:9'),
+        contentType: 'image/png',
+        units: 1,
+      };
+    case 'video':
+      return {
+        name: 'video.mp4',
+        bytes: await testClip(i.duration_sec ?? 5),
+        contentType: 'video/mp4',
+        units: i.duration_sec ?? 5,
+      };
+    case 'text-to-speech': {
+      const wav = toneSequence(i.text ?? '');
+      return i.format === 'mp3'
+        ? {
+            name: 'audio.mp3',
+            bytes: await toMp3(wav),
+            contentType: 'audio/mpeg',
+            units: (i.text ?? '').length,
+          }
+        : { name: 'audio.wav', bytes: wav, contentType: 'audio/wav', units: (i.text ?? '').length };
+    }
+    default:
+      throw new Error(`the reference worker does not serve ${job.type} jobs`);
+  }
 }
 
 /** A test clip of `seconds` from ffmpeg's test source: small, deterministic, a valid MP4. */
@@ -117,6 +154,27 @@ async function testClip(seconds: number): Promise<Buffer> {
       out,
     ]);
     return await readFile(out);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** ffmpeg's MP3 encoding of a WAV file. */
+async function toMp3(wav: Buffer): Promise<Buffer> {
+  const dir = await mkdtemp(join(tmpdir(), 'fjord-gpu-'));
+  try {
+    await writeFile(join(dir, 'in.wav'), wav);
+    await run('ffmpeg', [
+      '-v',
+      'error',
+      '-i',
+      join(dir, 'in.wav'),
+      '-codec:a',
+      'libmp3lame',
+      '-y',
+      join(dir, 'out.mp3'),
+    ]);
+    return await readFile(join(dir, 'out.mp3'));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -1,25 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { type CustomerAccess, operatorAccess, publicAccess } from '../../kernel/auth/principal.js';
-import { kernelErrors } from '../../kernel/errors.js';
+import { type CustomerAccess, publicAccess } from '../../kernel/auth/principal.js';
 import { defineRoute } from '../../kernel/http/route.js';
-import { PRESETS, pricing } from './catalogue.js';
-import {
-  CompleteBody,
-  EngineView,
-  FailBody,
-  HeartbeatBody,
-  JobBody,
-  JobParams,
-  JobView,
-  LeaseBody,
-  LeasedJob,
-  OutputBody,
-  PresetView,
-  PriceView,
-  WorkerView,
-} from './schemas.js';
+import { EngineView, JobBody, JobParams, JobView, PresetView, PriceView } from './schemas.js';
 import type { GpuService } from './service.js';
-import type { GpuWorkers } from './workers.js';
 
 const TAG = 'GPU';
 const access = (scope: string): CustomerAccess => ({
@@ -29,15 +12,9 @@ const access = (scope: string): CustomerAccess => ({
   oidc: true,
   bearer: true,
 });
-const Empty = Type.Null({ description: 'No content' });
 
-export function gpuRoutes(gpu: GpuService, workers: GpuWorkers) {
-  /** Worker routes authenticate the operator-issued worker token themselves. */
-  const worker = async (authorization: string | undefined) => {
-    const w = await workers.authenticate(authorization);
-    if (!w) throw kernelErrors.unauthenticated('A worker token is required: Authorization: Bearer fjw_…');
-    return w;
-  };
+/** The customer's side: the catalogue, jobs and output downloads. */
+export function gpuRoutes(gpu: GpuService) {
   return [
     defineRoute({
       method: 'GET',
@@ -57,7 +34,7 @@ export function gpuRoutes(gpu: GpuService, workers: GpuWorkers) {
       summary: 'Presets',
       access: publicAccess,
       response: { 200: Type.Array(PresetView) },
-      handler: async () => PRESETS,
+      handler: async () => gpu.catalogue.presets,
     }),
     defineRoute({
       method: 'GET',
@@ -67,7 +44,7 @@ export function gpuRoutes(gpu: GpuService, workers: GpuWorkers) {
       summary: 'Current prices per engine, in every currency',
       access: publicAccess,
       response: { 200: Type.Array(PriceView) },
-      handler: async () => pricing(),
+      handler: async () => gpu.catalogue.pricing(),
     }),
     defineRoute({
       method: 'POST',
@@ -139,146 +116,8 @@ export function gpuRoutes(gpu: GpuService, workers: GpuWorkers) {
       errors: [404],
       handler: async ({ params, query, reply }) => {
         const { body, contentType } = await gpu.download(params.job_id, params.name, query.token);
-        const chunks: Buffer[] = [];
-        for await (const chunk of body) chunks.push(chunk as Buffer);
-        reply.header('cache-control', 'private, max-age=3600').type(contentType);
-        return Buffer.concat(chunks);
-      },
-    }),
-    // The worker protocol.
-    defineRoute({
-      method: 'POST',
-      url: '/v1/gpu/worker/lease',
-      operationId: 'gpuWorkerLease',
-      tag: TAG,
-      summary: 'Worker: lease the oldest queued job of these engines (204 when there is none)',
-      description:
-        'Authorization: Bearer fjw_… (a worker token from the operator API). The lease lasts 60 s; heartbeats renew it.',
-      access: publicAccess,
-      body: LeaseBody,
-      response: { 200: LeasedJob, 204: Empty },
-      errors: [401],
-      handler: async ({ body, raw, reply }) => {
-        const job = await gpu.lease(await worker(raw.headers.authorization), body.engines);
-        if (!job) return reply.code(204).send();
-        return job;
-      },
-    }),
-    defineRoute({
-      method: 'POST',
-      url: '/v1/gpu/worker/jobs/:job_id/heartbeat',
-      operationId: 'gpuWorkerHeartbeat',
-      tag: TAG,
-      summary: 'Worker: report progress and renew the lease; `cancel: true` means stop now',
-      access: publicAccess,
-      params: JobParams,
-      body: HeartbeatBody,
-      response: {
-        200: Type.Object({
-          cancel: Type.Boolean(),
-          lease_expires_at: Type.Union([Type.String(), Type.Null()]),
-        }),
-      },
-      errors: [401, 409],
-      handler: async ({ params, body, raw }) =>
-        gpu.heartbeat(await worker(raw.headers.authorization), params.job_id, body.progress),
-    }),
-    defineRoute({
-      method: 'POST',
-      url: '/v1/gpu/worker/jobs/:job_id/outputs/:name',
-      operationId: 'gpuWorkerPutOutput',
-      tag: TAG,
-      summary: 'Worker: store an output file of the leased job (base64, up to the API body limit)',
-      access: publicAccess,
-      params: Type.Object({
-        job_id: Type.String({ minLength: 1, maxLength: 64 }),
-        name: Type.String({ minLength: 1, maxLength: 72 }),
-      }),
-      body: OutputBody,
-      response: { 201: Type.Object({ name: Type.String(), size: Type.Integer() }) },
-      errors: [401, 409],
-      handler: async ({ params, body, raw }) =>
-        gpu.putOutput(
-          await worker(raw.headers.authorization),
-          params.job_id,
-          params.name,
-          Buffer.from(body.content_base64, 'base64'),
-          body.content_type,
-        ),
-    }),
-    defineRoute({
-      method: 'POST',
-      url: '/v1/gpu/worker/jobs/:job_id/complete',
-      operationId: 'gpuWorkerComplete',
-      tag: TAG,
-      summary: 'Worker: the job is done; its outputs are stored',
-      access: publicAccess,
-      params: JobParams,
-      body: CompleteBody,
-      response: { 204: Empty },
-      errors: [401, 409],
-      handler: async ({ params, body, raw }) => {
-        await gpu.complete(await worker(raw.headers.authorization), params.job_id, body.units);
-        return null;
-      },
-    }),
-    defineRoute({
-      method: 'POST',
-      url: '/v1/gpu/worker/jobs/:job_id/fail',
-      operationId: 'gpuWorkerFail',
-      tag: TAG,
-      summary: 'Worker: the job failed (the message is shown to the customer)',
-      access: publicAccess,
-      params: JobParams,
-      body: FailBody,
-      response: { 204: Empty },
-      errors: [401, 409],
-      handler: async ({ params, body, raw }) => {
-        await gpu.fail(await worker(raw.headers.authorization), params.job_id, body.error_message);
-        return null;
-      },
-    }),
-    // The operator's side.
-    defineRoute({
-      method: 'POST',
-      url: '/admin/v1/gpu/workers',
-      operationId: 'adminCreateGpuWorker',
-      tag: 'Operator',
-      summary: 'Issue a GPU worker token (shown once)',
-      access: operatorAccess,
-      body: Type.Object(
-        {
-          name: Type.String({ minLength: 1, maxLength: 100 }),
-          engines: Type.Array(Type.String({ minLength: 1 }), { maxItems: 50 }),
-        },
-        { additionalProperties: false },
-      ),
-      response: { 201: Type.Object({ ...WorkerView.properties, token: Type.String() }) },
-      handler: async ({ body }) => workers.create(body.name, body.engines),
-    }),
-    defineRoute({
-      method: 'GET',
-      url: '/admin/v1/gpu/workers',
-      operationId: 'adminListGpuWorkers',
-      tag: 'Operator',
-      summary: 'GPU workers, their engines and whether they called in the last minute',
-      access: operatorAccess,
-      response: { 200: Type.Array(WorkerView) },
-      handler: async () => workers.list(),
-    }),
-    defineRoute({
-      method: 'DELETE',
-      url: '/admin/v1/gpu/workers/:worker_id',
-      operationId: 'adminRevokeGpuWorker',
-      tag: 'Operator',
-      summary: 'Revoke a worker token: the worker is refused from its next call',
-      access: operatorAccess,
-      params: Type.Object({ worker_id: Type.String({ minLength: 1, maxLength: 64 }) }),
-      response: { 204: Empty },
-      errors: [404],
-      handler: async ({ params }) => {
-        if (!(await workers.revoke(params.worker_id))) throw kernelErrors.notFound('Worker');
-        return null;
+        // Streamed: a video output may be hundreds of megabytes.
+        return reply.header('cache-control', 'private, max-age=3600').type(contentType).send(body);
       },
     }),
   ];

@@ -1,16 +1,17 @@
 import { Type } from '@sinclair/typebox';
+import { JOB_TYPES } from './catalogue.js';
 
 const Money = Type.Object({ amount: Type.Number(), currency: Type.String() });
 
 export const JobView = Type.Object({
   id: Type.String(),
-  type: Type.String({ description: 'image or video' }),
+  type: Type.String({ description: 'image, video, text-to-speech or transcription' }),
   engine: Type.String(),
   status: Type.String({ description: 'queued, processing, completed, failed or cancelled' }),
   progress: Type.Integer({ minimum: 0, maximum: 100 }),
   output_files: Type.Record(Type.String(), Type.String(), {
     description:
-      'Output name → download address (valid one hour): `image` for image jobs, `video` for video jobs',
+      'Output name → download address (valid one hour): `image` for image jobs, `video` for video jobs, `audio` for speech, `transcript` for transcription',
   }),
   estimated_cost: Money,
   actual_cost: Type.Union([Money, Type.Null()]),
@@ -21,14 +22,14 @@ export const JobView = Type.Object({
 
 export const JobBody = Type.Object(
   {
-    type: Type.Union([Type.Literal('image'), Type.Literal('video')]),
+    type: Type.Union(JOB_TYPES.map((t) => Type.Literal(t))),
     engine: Type.String({ minLength: 1, maxLength: 100 }),
     inputs: Type.Object(
       {},
       {
         additionalProperties: true,
         description:
-          'image: prompt, aspect_ratio, negative_prompt, seed; video: prompt, duration_sec, negative_prompt, seed',
+          'image: prompt, aspect_ratio, negative_prompt, seed; video: prompt, duration_sec, negative_prompt, seed; text-to-speech: text, voice, format; transcription: audio_url, language',
       },
     ),
     preset: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
@@ -80,20 +81,36 @@ export const LeasedJob = Type.Object({
   inputs: Type.Object({}, { additionalProperties: true }),
   lease_expires_at: Type.String(),
   time_limit_seconds: Type.Integer(),
+  max_output_bytes: Type.Integer(),
 });
 export const HeartbeatBody = Type.Object(
   { progress: Type.Integer({ minimum: 0, maximum: 100 }) },
   { additionalProperties: false },
 );
-export const OutputBody = Type.Object(
+export const UploadBody = Type.Object(
   {
-    content_base64: Type.String({ maxLength: 12_000_000 }),
+    name: Type.String({ minLength: 1, maxLength: 72, description: 'e.g. image.png, video.mp4, speech.wav' }),
     content_type: Type.String({ minLength: 3, maxLength: 100 }),
+    size_bytes: Type.Integer({ minimum: 0, description: 'The exact size of the file to be PUT' }),
   },
   { additionalProperties: false },
 );
+export const UploadAddress = Type.Object({
+  name: Type.String(),
+  method: Type.Literal('PUT'),
+  upload_url: Type.String(),
+  headers: Type.Record(Type.String(), Type.String()),
+  expires_at: Type.String(),
+});
 export const CompleteBody = Type.Object(
-  { units: Type.Optional(Type.Number({ minimum: 0, description: 'Images made, or seconds of video' })) },
+  {
+    units: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        description: 'Images made, seconds of video, characters spoken or seconds of audio transcribed',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 export const FailBody = Type.Object(

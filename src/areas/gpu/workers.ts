@@ -2,7 +2,8 @@ import type { Clock } from '../../kernel/clock.js';
 import { isoOf } from '../../kernel/clock.js';
 import { newId, randomString } from '../../kernel/ids.js';
 import { hashToken } from '../../kernel/secrets.js';
-import { ENGINES } from './catalogue.js';
+import type { GpuCatalogue } from './catalogue.js';
+import { gpuErrors } from './errors.js';
 import type { GpuWorkersTable } from './migrations.js';
 import type { GpuRepo } from './repo.js';
 import { WORKER_SEEN_MS } from './service.js';
@@ -16,9 +17,12 @@ export class GpuWorkers {
   constructor(
     private readonly repo: GpuRepo,
     private readonly clock: Clock,
+    private readonly catalogue: GpuCatalogue,
   ) {}
 
   async create(name: string, engines: string[]) {
+    const unknown = engines.find((e) => !this.catalogue.engine(e));
+    if (unknown) throw gpuErrors.unknownEngine(unknown);
     const token = `fjw_${randomString(40)}`;
     const row: GpuWorkersTable = {
       id: newId(),
@@ -59,5 +63,3 @@ export class GpuWorkers {
     };
   }
 }
-
-export const KNOWN_ENGINES = ENGINES.map((e) => e.engine);

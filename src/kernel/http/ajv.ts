@@ -1,6 +1,7 @@
 import Ajv, { type Options, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { RAW_BODY } from './route.js';
 
 /**
  * Two validators: bodies are checked strictly (no type coercion — `"true"` is not a boolean in
@@ -12,9 +13,12 @@ export function makeValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const strict = addFormats.default(new Ajv.default({ ...base, coerceTypes: false }));
   const coercing = addFormats.default(new Ajv.default({ ...base, coerceTypes: 'array' }));
   return ({ schema, httpPart }) =>
-    compiledOnFirstUse(() =>
-      refusingNul((httpPart === 'body' ? strict : coercing).compile(schema as object)),
-    ) as ReturnType<FastifySchemaCompiler<unknown>>;
+    // An upload's body is a stream handed to its handler unread (RouteDef.rawBody): nothing to check.
+    (schema as Record<string, unknown>)[RAW_BODY] === true
+      ? ((() => true) as ReturnType<FastifySchemaCompiler<unknown>>)
+      : (compiledOnFirstUse(() =>
+          refusingNul((httpPart === 'body' ? strict : coercing).compile(schema as object)),
+        ) as ReturnType<FastifySchemaCompiler<unknown>>);
 }
 
 /**

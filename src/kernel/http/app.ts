@@ -184,8 +184,8 @@ export async function buildHttpApp(
     transformSpecification: (spec) => ({ ...spec, servers: [{ url: kernel.baseUrl() }] }),
   });
 
-  for (const route of routes) {
-    app.route({
+  const mount = (target: FastifyInstance, route: AnyRoute) =>
+    target.route({
       method: route.method,
       url: route.url,
       schema: openApiRouteSchema(route),
@@ -214,7 +214,15 @@ export async function buildHttpApp(
         return reply.code(successStatus(route)).send(result);
       },
     });
-  }
+  for (const route of routes) if (!route.rawBody) mount(app, route);
+  // Uploads: in a scope of their own, every media type reaches the handler as the unread stream.
+  const rawRoutes = routes.filter((r) => r.rawBody);
+  if (rawRoutes.length > 0)
+    await app.register(async (scope) => {
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+      for (const route of rawRoutes) mount(scope, route);
+    });
   return app;
 }
 

@@ -8,7 +8,7 @@ export const SHARED_SCHEMAS = [
   { ...RateLimitBody, $id: 'RateLimitError' },
 ];
 
-import type { AnyRoute } from './route.js';
+import { type AnyRoute, RAW_BODY } from './route.js';
 
 export const OPENAPI_INFO = {
   title: 'Fjord API',
@@ -143,6 +143,12 @@ export function openApiRouteSchema(route: AnyRoute) {
     ...(route.params ? { params: route.params } : {}),
     ...(route.query ? { querystring: route.query } : {}),
     ...(route.body ? { body: route.body } : {}),
+    ...(route.rawBody
+      ? {
+          body: { type: 'string', format: 'binary', [RAW_BODY]: true },
+          consumes: ['application/octet-stream'],
+        }
+      : {}),
     ...(route.deprecated ? { deprecated: true } : {}),
     ...(route.hidden ? { hide: true } : {}),
     response,

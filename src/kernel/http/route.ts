@@ -57,6 +57,11 @@ export interface RouteDef<
    * expect theirs (OpenAI's `{error: {message, type, code}}` on OpenAI-compatible paths).
    */
   errorFormat?: ErrorFormat;
+  /**
+   * The request body is handed to the handler unread, as a stream (`raw.raw`), whatever its media
+   * type: uploads of files, which must not be buffered or parsed. The handler bounds its size.
+   */
+  rawBody?: true;
   /** False where answers cannot be recorded and replayed (streams): `Idempotency-Key` is ignored. */
   idempotency?: false;
   /** Media type of a non-JSON success body (the handler sends a string or Buffer). */
@@ -90,6 +95,9 @@ export function defineRoute<
 >(def: RouteDef<P, Q, B, A>): AnyRoute {
   return def as AnyRoute;
 }
+
+/** Marks the body schema of a route whose body is an unread stream (declared for OpenAPI only). */
+export const RAW_BODY = 'x-fjord-raw-body';
 
 export const successStatus = (route: AnyRoute): number =>
   route.status ?? Number(Object.keys(route.response)[0] ?? 200);
