@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runReferenceWorker } from '../../src/areas/gpu/reference-worker.js';
 import { commandPath } from '../helpers/commands.js';
+import { eventually } from '../helpers/eventually.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { expectLimitHolds } from '../helpers/race.js';
 
@@ -41,6 +42,23 @@ afterAll(() => t.close());
 const worker = (maxJobs: number, token = workerToken) =>
   runReferenceWorker({ baseUrl: t.kernel.baseUrl(), token, maxJobs, pollSeconds: 0.05 });
 const create = (body: unknown, k = key) => t.request('POST', '/v1/gpu/jobs', { key: k, body });
+/** The bytes behind one of a completed job's `output_files`. */
+const download = async (job: { output_files: Record<string, string> }, name: string) =>
+  Buffer.from(await (await fetch(job.output_files[name]!)).arrayBuffer());
+async function durationOf(mp4: Buffer): Promise<number> {
+  const file = join(mkdtempSync(join(tmpdir(), 'fjord-gpu-test-')), 'v.mp4');
+  writeFileSync(file, mp4);
+  const { stdout } = await promisify(execFile)('ffprobe', [
+    '-v',
+    'error',
+    '-show_entries',
+    'format=duration',
+    '-of',
+    'csv=p=0',
+    file,
+  ]);
+  return Number(stdout);
+}
 const protocol = (path: string, body: unknown, token = workerToken) =>
   t.request('POST', `/v1/gpu/worker${path}`, { headers: { authorization: `Bearer ${token}` }, body });
 
@@ -102,32 +120,49 @@ describe('GPU jobs', () => {
     expect((await fetch(url)).status).toBe(404);
   });
 
-  it('is served by `fjord gpu-worker` running as its own process', { timeout: 60_000 }, async () => {
-    const job = await create({
-      type: 'image',
-      engine: 'reference-image',
-      inputs: { prompt: 'separate process' },
-    });
-    const child = spawn(
-      process.execPath,
-      [join(ROOT, 'bin', 'fjord.js'), 'gpu-worker', '--url', t.kernel.baseUrl(), '--token', workerToken],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    try {
-      for (let i = 0; i < 400 && !out.includes(`completed ${job.body.id}`); i++)
-        await new Promise((r) => setTimeout(r, 50));
-      expect(out).toContain(`completed ${job.body.id}`);
-    } finally {
-      child.kill('SIGTERM');
-    }
-    expect((await t.request('GET', `/v1/gpu/jobs/${job.body.id}`, { key })).body.status).toBe('completed');
-  });
+  it.runIf(commandPath('ffprobe') !== null)(
+    'is served by `fjord gpu-worker` running as its own process: a PNG of the asked aspect ratio and an MP4 of the asked duration',
+    { timeout: 60_000 },
+    async () => {
+      const image = await create({
+        type: 'image',
+        engine: 'reference-image',
+        inputs: { prompt: 'separate process', aspect_ratio: '4:5' },
+      });
+      const video = await create({
+        type: 'video',
+        engine: 'reference-video',
+        inputs: { prompt: 'separate process', duration_sec: 3 },
+      });
+      const child = spawn(
+        process.execPath,
+        [join(ROOT, 'bin', 'fjord.js'), 'gpu-worker', '--url', t.kernel.baseUrl(), '--token', workerToken],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let out = '';
+      child.stdout.on('data', (d) => {
+        out += d;
+      });
+      try {
+        await eventually(async () => {
+          expect(out).toContain(`completed ${image.body.id}`);
+          expect(out).toContain(`completed ${video.body.id}`);
+        }, 30_000);
+      } finally {
+        child.kill('SIGTERM');
+      }
+      const png = await download(
+        (await t.request('GET', `/v1/gpu/jobs/${image.body.id}`, { key })).body,
+        'image',
+      );
+      expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([410, 512]);
+      const mp4 = await download(
+        (await t.request('GET', `/v1/gpu/jobs/${video.body.id}`, { key })).body,
+        'video',
+      );
+      expect(await durationOf(mp4)).toBeCloseTo(3, 0);
+    },
+  );
 
   it.runIf(commandPath('ffprobe') !== null)(
     'runs a video job to an MP4 of the asked duration',
@@ -141,18 +176,7 @@ describe('GPU jobs', () => {
       expect(job.status, job.text).toBe(201);
       expect(await worker(1)).toBe(1);
       const done = await t.request('GET', `/v1/gpu/jobs/${job.body.id}`, { key });
-      const file = join(mkdtempSync(join(tmpdir(), 'fjord-gpu-test-')), 'v.mp4');
-      writeFileSync(file, Buffer.from(await (await fetch(done.body.output_files.video)).arrayBuffer()));
-      const { stdout } = await promisify(execFile)('ffprobe', [
-        '-v',
-        'error',
-        '-show_entries',
-        'format=duration',
-        '-of',
-        'csv=p=0',
-        file,
-      ]);
-      expect(Number(stdout)).toBeCloseTo(2, 0);
+      expect(await durationOf(await download(done.body, 'video'))).toBeCloseTo(2, 0);
     },
   );
 
@@ -264,5 +288,9 @@ describe('GPU jobs', () => {
     expect(
       (await t.request('POST', '/v1/gpu/worker/lease', { key: a.pat, body: { engines: ['x'] } })).status,
     ).toBe(401);
+    // A worker token is not a customer's credential: it reads no job list, no job.
+    const asWorker = { headers: { authorization: `Bearer ${workerToken}` } };
+    expect((await t.request('GET', '/v1/gpu/jobs', asWorker)).status).toBe(401);
+    expect((await t.request('GET', `/v1/gpu/jobs/${mine[0]!.id}`, asWorker)).status).toBe(401);
   });
 });
