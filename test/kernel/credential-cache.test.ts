@@ -20,25 +20,33 @@ describe.skipIf(TEST_STORE !== 'sqlite')('credentials cached in memory stay exac
     other.close();
     await t.close();
   });
+  /**
+   * A write by another process, as this process sees it: it lands between two turns of the
+   * event loop (the store is asked once per turn; requests within one turn are concurrent with it).
+   */
+  const elsewhere = async (sql: string, ...params: unknown[]) => {
+    other.prepare(sql).run(...params);
+    await new Promise((r) => setImmediate(r));
+  };
 
   it('sees a revocation made by another process on the very next request', async () => {
     const { key, view } = await t.kernel.identity.createPat(c.id, ['regions:read'], null);
     expect((await t.request('GET', '/v1/regions', { key })).status).toBe(200);
     expect((await t.request('GET', '/v1/regions', { key })).status).toBe(200);
-    other.prepare('UPDATE api_keys SET is_active = 0, revoked_at = 1 WHERE id = ?').run(view.id);
+    await elsewhere('UPDATE api_keys SET is_active = 0, revoked_at = 1 WHERE id = ?', view.id);
     expect((await t.request('GET', '/v1/regions', { key })).status).toBe(401);
   });
 
   it('sees a suspension made by another process on the very next request', async () => {
     expect((await t.request('GET', '/v1/account/profile', { key: c.pat })).status).toBe(200);
-    other.prepare("UPDATE customers SET status = 'suspended' WHERE id = ?").run(c.id);
+    await elsewhere("UPDATE customers SET status = 'suspended' WHERE id = ?", c.id);
     expect((await t.request('GET', '/v1/account/profile', { key: c.pat })).status).toBe(401);
-    other.prepare("UPDATE customers SET status = 'active' WHERE id = ?").run(c.id);
+    await elsewhere("UPDATE customers SET status = 'active' WHERE id = ?", c.id);
     expect((await t.request('GET', '/v1/account/profile', { key: c.pat })).status).toBe(200);
   });
 
   it('sees a profile change made by another process', async () => {
-    other.prepare("UPDATE customers SET company = 'Fjordline AS' WHERE id = ?").run(c.id);
+    await elsewhere("UPDATE customers SET company = 'Fjordline AS' WHERE id = ?", c.id);
     const r = await t.request('GET', '/v1/account/profile', { key: c.pat });
     expect(r.body.company).toBe('Fjordline AS');
   });

@@ -77,6 +77,23 @@ export class Authenticator {
     return found;
   }
 
+  /**
+   * `identify` without a promise when the answer is at hand (public routes, the operator token,
+   * an API key in the credential cache); undefined when it needs the asynchronous `identify`
+   * (a JWT, a key not cached).
+   */
+  identifyNow(
+    access: Access,
+    presented: PresentedCredential | null,
+  ): Principal | OperatorPrincipal | null | undefined {
+    if (access.kind === 'public') return null;
+    if (!presented || access.kind === 'operator' || looksLikeJwt(presented.token)) return undefined;
+    if (presented.via === 'bearer' && !access.bearer) return undefined;
+    const found = this.identity.authenticateKeyNow(presented.token);
+    if (found === null) throw kernelErrors.unauthenticated('The API key is invalid, expired or revoked.');
+    return found;
+  }
+
   /** 403 unless the identified credential is one the route accepts. */
   authorise(access: Access, principal: Principal | OperatorPrincipal | null): void {
     if (access.kind !== 'customer' || !principal) return;

@@ -24,9 +24,17 @@ export class CredentialCache {
     return this.externalChanges !== null;
   }
 
-  /** Call before reading: drops everything if the store changed under us. Returns the generation to put with. */
+  /**
+   * Call before reading: drops everything if the store changed under us. Returns the generation
+   * to put with. The store is asked once per turn of the event loop: the requests read in one
+   * turn are concurrent with each other, so one answer serves them all. (Each ask is a WAL-index
+   * read with file locks, several µs — a fifth of an authenticated request's CPU when asked for
+   * every lookup.)
+   */
   check(): number {
-    if (this.externalChanges) {
+    if (this.externalChanges && !this.checkedThisTurn) {
+      this.checkedThisTurn = true;
+      setImmediate(this.endTurn);
       const version = this.externalChanges();
       if (version !== this.seenVersion) {
         this.clear();
@@ -35,6 +43,11 @@ export class CredentialCache {
     }
     return this.generation;
   }
+
+  private checkedThisTurn = false;
+  private readonly endTurn = () => {
+    this.checkedThisTurn = false;
+  };
 
   key(hash: string): ApiKeyWithCustomer | undefined {
     return this.keys.get(hash);

@@ -7,7 +7,7 @@ import { fromJson, insertUnique, toJson } from '../store/dialect.js';
 import type { Store } from '../store/store.js';
 import { ALL_SCOPES, isKnownScope, normaliseService, SERVICES, type ServiceName } from './catalogue.js';
 import { CredentialCache } from './credential-cache.js';
-import { type ApiKeyRow, type CustomerRow, IdentityRepo } from './identity-repo.js';
+import { type ApiKeyRow, type ApiKeyWithCustomer, type CustomerRow, IdentityRepo } from './identity-repo.js';
 import type { Credential } from './principal.js';
 import { newApiToken } from './tokens.js';
 
@@ -243,7 +243,23 @@ export class IdentityService {
       row = await this.repo.apiKeyByHash(hash);
       if (row) this.cache.putKey(hash, row, generation);
     }
-    if (!row || row.is_active !== 1 || row.customer_status !== 'active') return null;
+    return row ? this.acceptKey(row) : null;
+  }
+
+  /**
+   * `authenticateKey` answered from the cache, without a promise; undefined when the key is not
+   * cached (or nothing is), so only the store can say.
+   */
+  authenticateKeyNow(token: string): { customerId: string; credential: Credential } | null | undefined {
+    if (!this.cache.enabled) return undefined;
+    this.cache.check();
+    const row = this.cache.key(hashToken(token));
+    return row ? this.acceptKey(row) : undefined;
+  }
+
+  /** The key's principal if it is active, unexpired and its customer active; records its use. */
+  private acceptKey(row: ApiKeyWithCustomer): { customerId: string; credential: Credential } | null {
+    if (row.is_active !== 1 || row.customer_status !== 'active') return null;
     const now = this.clock.nowMs();
     if (row.expires_at !== null && row.expires_at <= now) return null;
     if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) {

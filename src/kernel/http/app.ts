@@ -14,6 +14,7 @@ import { presentedCredential } from '../auth/authenticate.js';
 import type { OperatorPrincipal, Principal } from '../auth/principal.js';
 import { AppError, kernelErrors } from '../errors.js';
 import type { Kernel } from '../kernel.js';
+import type { RateLimitOutcome } from '../limits/rate-limiter.js';
 import { makeValidatorCompiler } from './ajv.js';
 import { toHttpError } from './errors-to-http.js';
 import { IdempotencyStore } from './idempotency.js';
@@ -134,16 +135,18 @@ export async function buildHttpApp(
   app.addHook('onResponse', (req, reply, done) => {
     metrics.end(req, reply);
     const level = reply.statusCode >= 500 ? 'error' : 'info';
-    req.log[level](
-      {
-        reqId: req.id,
-        method: req.method,
-        url: req.routeOptions.url ?? req.url.split('?')[0], // query strings may carry secrets
-        status: reply.statusCode,
-        ms: reply.elapsedTime,
-      },
-      'request',
-    );
+    // Checked first: the line's object is not even built at a level that drops it.
+    if ((req.log as unknown as { isLevelEnabled(l: string): boolean }).isLevelEnabled(level))
+      req.log[level](
+        {
+          reqId: req.id,
+          method: req.method,
+          url: req.routeOptions.url ?? req.url.split('?')[0], // query strings may carry secrets
+          status: reply.statusCode,
+          ms: reply.elapsedTime,
+        },
+        'request',
+      );
     done();
   });
   const recordIdempotent = async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
@@ -184,14 +187,14 @@ export async function buildHttpApp(
     transformSpecification: (spec) => ({ ...spec, servers: [{ url: kernel.baseUrl() }] }),
   });
 
-  const mount = (target: FastifyInstance, route: AnyRoute) =>
+  const mount = (target: FastifyInstance, route: AnyRoute) => {
+    const status = successStatus(route);
     target.route({
       method: route.method,
       url: route.url,
       schema: openApiRouteSchema(route),
       config: { route },
-      onRequest:
-        route.access.kind === 'public' ? undefined : (req, reply) => authorise(kernel, route, req, reply),
+      onRequest: route.access.kind === 'public' ? undefined : authoriser(kernel, route),
       // A body declared Type.Optional(...) may be left out: it is then validated as `{}`.
       preValidation: route.body && OptionalKind in route.body ? emptyBodyAsObject : undefined,
       preHandler:
@@ -211,9 +214,10 @@ export async function buildHttpApp(
         if (reply.sent) return reply;
         // A handler may name the exact type (a download's image/png); `produces` is the default.
         if (route.produces && !reply.hasHeader('content-type')) reply.type(route.produces);
-        return reply.code(successStatus(route)).send(result);
+        return reply.code(status).send(result);
       },
     });
+  };
   for (const route of routes) if (!route.rawBody) mount(app, route);
   // Uploads: in a scope of their own, every media type reaches the handler as the unread stream.
   const rawRoutes = routes.filter((r) => r.rawBody);
@@ -243,17 +247,45 @@ function emptyBodyAsObject(req: FastifyRequest, _reply: FastifyReply, done: () =
   done();
 }
 
-async function authorise(kernel: Kernel, route: AnyRoute, req: FastifyRequest, reply: FastifyReply) {
-  const principal = await kernel.auth.identify(route.access, presentedCredential(req.headers));
-  req.principal = principal;
-  if (!principal) return;
+/**
+ * The route's onRequest hook: who is calling (401), their rate limit (429), whether the route
+ * takes their credential (403). Callback-style with a synchronous path — a cached API key and
+ * in-memory counters, the common case — so most requests pay no promise for it; the rest take
+ * the asynchronous one.
+ */
+function authoriser(kernel: Kernel, route: AnyRoute) {
   const buckets = route.rateLimit ?? [route.access.kind === 'operator' ? 'admin' : bucketOfTag(route.tag)];
-  const outcome = await kernel.limiter.consume(buckets, principal.credential.id);
-  reply.header('x-ratelimit-limit', outcome.limit);
-  reply.header('x-ratelimit-remaining', outcome.remaining);
-  reply.header('x-ratelimit-reset', outcome.reset);
-  if (!outcome.allowed) throw kernelErrors.rateLimited(outcome);
-  kernel.auth.authorise(route.access, principal);
+  const limitAndAuthorise = (
+    principal: Principal | OperatorPrincipal,
+    reply: FastifyReply,
+    outcome: RateLimitOutcome,
+  ) => {
+    reply.header('x-ratelimit-limit', outcome.limit);
+    reply.header('x-ratelimit-remaining', outcome.remaining);
+    reply.header('x-ratelimit-reset', outcome.reset);
+    if (!outcome.allowed) throw kernelErrors.rateLimited(outcome);
+    kernel.auth.authorise(route.access, principal);
+  };
+  const slowly = async (req: FastifyRequest, reply: FastifyReply, known?: Principal | OperatorPrincipal) => {
+    const principal = known ?? (await kernel.auth.identify(route.access, presentedCredential(req.headers)));
+    req.principal = principal;
+    if (!principal) return;
+    limitAndAuthorise(principal, reply, await kernel.limiter.consume(buckets, principal.credential.id));
+  };
+  return (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    try {
+      const principal = kernel.auth.identifyNow(route.access, presentedCredential(req.headers));
+      if (principal === undefined) return void slowly(req, reply).then(() => done(), done);
+      req.principal = principal;
+      if (!principal) return done();
+      const outcome = kernel.limiter.consumeNow(buckets, principal.credential.id);
+      if (outcome === undefined) return void slowly(req, reply, principal).then(() => done(), done);
+      limitAndAuthorise(principal, reply, outcome);
+      done();
+    } catch (err) {
+      done(err as Error);
+    }
+  };
 }
 
 async function beginIdempotency(store: IdempotencyStore, req: FastifyRequest, reply: FastifyReply) {

@@ -38,6 +38,21 @@ export class RateLimiter {
     private readonly redis: Redis | null,
   ) {}
 
+  /**
+   * `consume` without a promise when the counters are in this process's memory (no Redis): the
+   * API's hot path takes this. Undefined when only the asynchronous `consume` can answer.
+   */
+  consumeNow(buckets: readonly string[], subject: string): RateLimitOutcome | undefined {
+    if (this.redis) return undefined;
+    let tightest: RateLimitOutcome | null = null;
+    for (const bucket of buckets) {
+      const outcome = this.consumeInMemory(bucket, this.table[bucket] ?? this.table['default']!, subject);
+      if (!outcome.allowed) return outcome;
+      if (!tightest || outcome.remaining < tightest.remaining) tightest = outcome;
+    }
+    return tightest ?? { allowed: true, limit: 0, remaining: 0, reset: 0 };
+  }
+
   async consume(buckets: readonly string[], subject: string): Promise<RateLimitOutcome> {
     let tightest: RateLimitOutcome | null = null;
     for (const bucket of buckets) {

@@ -49,6 +49,13 @@ interface ActiveUnit extends Unit {
 }
 
 const active = new AsyncLocalStorage<ActiveUnit>();
+/**
+ * Units open in this process. While any is, `active` tracks async context; when the last one
+ * ends it is disabled. On Node 20 an enabled AsyncLocalStorage installs promise hooks that tax
+ * every promise in the process — about a quarter of a cached API read's CPU — so requests that
+ * open no unit (most reads) must not pay for the ones that do.
+ */
+let openUnits = 0;
 
 /** The unit the caller runs in, for this store; null outside any. */
 export function currentUnit(storeId: symbol): Unit | null {
@@ -123,6 +130,7 @@ async function runOnce<T>(store: UnitRunner, locks: string[], fn: (unit: Unit) =
       },
     };
     const u = unit;
+    openUnits++;
     try {
       return await active.run(u, async () => {
         if (store.kind === 'postgres') for (const key of locks) await takeLock(tx, key);
@@ -130,6 +138,7 @@ async function runOnce<T>(store: UnitRunner, locks: string[], fn: (unit: Unit) =
       });
     } finally {
       u.open = false;
+      if (--openUnits === 0) active.disable();
     }
   };
   const result =
