@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HttpsReceiver } from '../helpers/https-receiver.js';
 import { hasRedisServer, startThrowawayRedis } from '../helpers/redis.js';
 import { s3ClientFor } from '../helpers/s3.js';
 import { freshTestStore, TEST_STORE, type TestStoreHandle } from '../helpers/store.js';
@@ -33,6 +34,7 @@ describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('scaled out on Pos
   let balancer: Server;
   let lb: string;
   let pat: string;
+  let hooks: HttpsReceiver;
 
   const env = (roles: string): NodeJS.ProcessEnv => ({
     PATH: process.env.PATH,
@@ -49,7 +51,13 @@ describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('scaled out on Pos
     FJORD_DEV_CREDENTIALS: '0',
     FJORD_LOG_LEVEL: 'warn',
     FJORD_DATABASE_ENGINES: 'simulated', // embedded engines belong to one process (docs/operations.md)
-    FJORD_RATE_LIMITS: JSON.stringify({ regions: { points: 10, duration: 60 } }),
+    FJORD_RATE_LIMITS: JSON.stringify({
+      regions: { points: 10, duration: 60 },
+      gpu: { points: 10_000, duration: 60 },
+    }),
+    // Webhooks go to the test's HTTPS receiver on 127.0.0.1, whose certificate every process trusts.
+    FJORD_WEBHOOK_ALLOW_PRIVATE: '1',
+    NODE_EXTRA_CA_CERTS: hooks.caFile,
   });
 
   function start(roles: string): Promise<Proc> {
@@ -139,10 +147,20 @@ describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('scaled out on Pos
   beforeAll(async () => {
     store = await freshTestStore();
     redis = await startThrowawayRedis();
+    hooks = new HttpsReceiver();
+    await hooks.listen();
     dataDir = mkdtempSync(join(tmpdir(), 'fjord-cluster-'));
     // The first process migrates the store; the others start on it.
     await start('api');
-    await Promise.all([start('api'), start('s3'), start('s3'), start('dns'), start('dns'), start('worker')]);
+    await Promise.all([
+      start('api'),
+      start('s3'),
+      start('s3'),
+      start('dns'),
+      start('dns'),
+      start('worker'),
+      start('worker'),
+    ]);
     lb = await startBalancer(apis);
     const created = JSON.parse(
       execFileSync(
@@ -166,6 +184,7 @@ describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('scaled out on Pos
     await Promise.all(running.map((p) => new Promise((r) => p.child.once('exit', r))));
     clearTimeout(kill);
     balancer?.close();
+    await hooks?.close();
     await redis?.stop();
     await store?.drop();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
@@ -237,6 +256,88 @@ describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('scaled out on Pos
     expect((await as(b!)).status).toBe(200);
     expect((await call(a!, 'DELETE', `/v1/account/api-keys/${made.body.id}`)).status).toBe(200);
     expect((await as(b!)).status).toBe(401);
+  });
+
+  it('holds a plan limit when creates arrive at both api processes together', async () => {
+    const free = JSON.parse(
+      execFileSync(
+        process.execPath,
+        [FJORD, 'admin', 'customer', 'create', '--email', 'cluster-free@example.test', '--plan', 'free'],
+        { env: env('api'), encoding: 'utf8' },
+      ),
+    ) as { pat: string };
+    const [a, b] = apis();
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        call(
+          i % 2 ? a! : b!,
+          'POST',
+          '/v1/dns/zones',
+          { domain: `race-${i}.cluster.example` },
+          {
+            'x-api-key': free.pat,
+          },
+        ),
+      ),
+    );
+    // The free plan's 3 zones, whichever process each request reached (10: the hourly creation
+    // rate limit, itself counted once across processes, would answer an 11th with 429).
+    expect(results.filter((r) => r.status === 201)).toHaveLength(3);
+    expect(new Set(results.filter((r) => r.status !== 201).map((r) => r.status))).toEqual(new Set([403]));
+  });
+
+  it('runs every job once and delivers every webhook once, with two worker processes', async () => {
+    const worker = await call(
+      lb,
+      'POST',
+      '/admin/v1/gpu/workers',
+      { name: 'cluster', engines: ['reference-video'] },
+      { authorization: `Bearer ${OPERATOR}`, 'x-api-key': '' },
+    );
+    expect(worker.status, worker.text).toBe(201);
+    const asWorker = { authorization: `Bearer ${worker.body.token}`, 'x-api-key': '' };
+    const ids: string[] = [];
+    // Ten: the limit of jobs queued or processing per key.
+    for (let i = 0; i < 10; i++) {
+      const job = await call(lb, 'POST', '/v1/gpu/jobs', {
+        type: 'video',
+        engine: 'reference-video',
+        inputs: { prompt: `cluster ${i}`, duration_sec: 1 },
+        webhook_url: `${hooks.base}/gpu`,
+      });
+      expect(job.status, job.text).toBe(201);
+      ids.push(job.body.id);
+    }
+    // Two api processes hand out leases at once: each job goes to exactly one lease.
+    const leases = await Promise.all(
+      Array.from({ length: 14 }, (_, i) =>
+        call(apis()[i % 2]!, 'POST', '/v1/gpu/worker/lease', { engines: ['reference-video'] }, asWorker),
+      ),
+    );
+    const leased = leases.filter((l) => l.status === 200).map((l) => l.body.id as string);
+    expect(leased.sort()).toEqual([...ids].sort());
+    for (const id of leased)
+      expect(
+        (await call(lb, 'POST', `/v1/gpu/worker/jobs/${id}/fail`, { error_message: 'cluster' }, asWorker))
+          .status,
+      ).toBe(204);
+    // Each final state is one webhook, delivered by one of the two worker processes, once.
+    // Wait until the store records every delivery as made: after that no run of a delivery job is left.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const list = await call(lb, 'GET', '/v1/webhooks/deliveries?limit=100');
+      const gpu = (list.body.deliveries as { url: string; status: string; attempts: number }[]).filter((d) =>
+        d.url.endsWith('/gpu'),
+      );
+      if (gpu.length === ids.length && gpu.every((d) => d.status === 'delivered')) {
+        expect(gpu.every((d) => d.attempts === 1)).toBe(true);
+        break;
+      }
+      if (Date.now() > deadline) throw new Error(`deliveries not all made: ${list.text}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const delivered = hooks.to('/gpu').map((h) => h.json.id as string);
+    expect(delivered.sort()).toEqual([...ids].sort());
   });
 
   it('keeps answering through the balancer when one api process is killed', async () => {

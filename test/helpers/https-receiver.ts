@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Agent, fetch as undiciFetch } from 'undici';
 
 export interface Received {
@@ -82,6 +82,20 @@ export class HttpsReceiver {
       >[1])) as unknown as typeof fetch;
   }
 
+  /**
+   * The certificate as a PEM file, for processes of their own to trust it:
+   * `NODE_EXTRA_CA_CERTS=<caFile>` (written on first use, removed by `close`).
+   */
+  get caFile(): string {
+    if (!this.caPath) {
+      const dir = mkdtempSync(join(tmpdir(), 'fjord-receiver-ca-'));
+      this.caPath = join(dir, 'ca.pem');
+      writeFileSync(this.caPath, this.tls.cert);
+    }
+    return this.caPath;
+  }
+  private caPath: string | null = null;
+
   async listen() {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     this.base = `https://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
@@ -92,6 +106,7 @@ export class HttpsReceiver {
   }
 
   close() {
+    if (this.caPath) rmSync(dirname(this.caPath), { recursive: true, force: true });
     this.server.closeAllConnections();
     return new Promise<void>((resolve) => this.server.close(() => resolve()));
   }

@@ -222,10 +222,11 @@ export async function buildHttpApp(
   // Uploads: in a scope of their own, every media type reaches the handler as the unread stream.
   const rawRoutes = routes.filter((r) => r.rawBody);
   if (rawRoutes.length > 0)
-    await app.register(async (scope) => {
+    await app.register((scope, _options, registered) => {
       scope.removeAllContentTypeParsers();
       scope.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
       for (const route of rawRoutes) mount(scope, route);
+      registered();
     });
   return app;
 }
