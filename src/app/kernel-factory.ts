@@ -56,7 +56,13 @@ export function buildKernel({
     ? new (ioredis().Redis)(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
     : null;
   redis?.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
-  const jobs = new JobQueue(store, clock, log.child({ role: 'worker' }), config.workerPollMs);
+  const jobs = new JobQueue(
+    store,
+    clock,
+    log.child({ role: 'worker' }),
+    config.workerPollMs,
+    config.jobLeaseSeconds * 1000,
+  );
   let boundApiPort = config.ports.api;
   const kernel: Kernel & { redis: Redis | null; setBoundApiPort(p: number): void } = {
     config,

@@ -79,6 +79,7 @@ export interface Config {
   limitOverrides: LimitOverrides;
   webhookAllowPrivate: boolean;
   workerPollMs: number;
+  jobLeaseSeconds: number;
   dns: {
     nameservers: string[];
     /** Networks allowed to transfer zones (AXFR/IXFR), as CIDR. */
@@ -199,6 +200,7 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     limitOverrides: value('FJORD_LIMITS', asLimitOverrides) ?? {},
     webhookAllowPrivate: value('FJORD_WEBHOOK_ALLOW_PRIVATE', asBoolean) ?? false,
     workerPollMs: value('FJORD_WORKER_POLL_MS', asInteger) ?? 500,
+    jobLeaseSeconds: value('FJORD_JOB_LEASE_SECONDS', asInteger) ?? 300,
     domainVerification: {
       label: value('FJORD_VERIFICATION_LABEL', asDnsName) ?? '_fjord',
       cnameTarget: value('FJORD_VERIFICATION_CNAME_TARGET', asDnsName) ?? 'verify.fjord.test',

@@ -189,6 +189,13 @@ export const VARIABLES = {
     default: 'false',
     doc: 'Allow webhook targets in private, loopback and link-local ranges (tests, closed networks).',
   },
+  FJORD_JOB_LEASE_SECONDS: {
+    kind: 'integer',
+    default: '300',
+    min: 1,
+    max: 86400,
+    doc: 'How long a worker holds a job it took; a job whose worker died runs again once its lease has run out. Longer than the longest job.',
+  },
   FJORD_WORKER_POLL_MS: {
     kind: 'integer',
     default: '500',

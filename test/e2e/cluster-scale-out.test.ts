@@ -55,6 +55,9 @@ describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('scaled out on Pos
       regions: { points: 10, duration: 60 },
       gpu: { points: 10_000, duration: 60 },
     }),
+    FJORD_EMULATOR: '1',
+    // A worker killed mid-job gives its jobs back after 5 s (the default is 5 minutes).
+    FJORD_JOB_LEASE_SECONDS: '5',
     // Webhooks go to the test's HTTPS receiver on 127.0.0.1, whose certificate every process trusts.
     FJORD_WEBHOOK_ALLOW_PRIVATE: '1',
     NODE_EXTRA_CA_CERTS: hooks.caFile,
@@ -339,6 +342,84 @@ describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('scaled out on Pos
     const delivered = hooks.to('/gpu').map((h) => h.json.id as string);
     expect(delivered.sort()).toEqual([...ids].sort());
   });
+
+  it('shares the emulator clock: an advance through one process is the time of the other', async () => {
+    const [a, b] = apis();
+    const op = { authorization: `Bearer ${OPERATOR}`, 'x-api-key': '' };
+    const before = await call(b!, 'GET', '/admin/v1/clock', undefined, op);
+    expect((await call(a!, 'POST', '/admin/v1/clock/advance', { seconds: 3600 }, op)).status).toBe(200);
+    // The other process hears of it by LISTEN/NOTIFY.
+    const deadline = Date.now() + 10_000;
+    let after = await call(b!, 'GET', '/admin/v1/clock', undefined, op);
+    while (after.body.offset_seconds < before.body.offset_seconds + 3600 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      after = await call(b!, 'GET', '/admin/v1/clock', undefined, op);
+    }
+    expect(after.body.offset_seconds).toBeGreaterThanOrEqual(before.body.offset_seconds + 3600);
+  });
+
+  it('gives the jobs of a worker killed mid-job to another worker, and every delivery is made', async () => {
+    const op = { authorization: `Bearer ${OPERATOR}`, 'x-api-key': '' };
+    const worker = await call(
+      lb,
+      'POST',
+      '/admin/v1/gpu/workers',
+      { name: 'kill', engines: ['reference-video'] },
+      op,
+    );
+    const asWorker = { authorization: `Bearer ${worker.body.token}`, 'x-api-key': '' };
+    hooks.hold('/slow', 1500);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const job = await call(lb, 'POST', '/v1/gpu/jobs', {
+        type: 'video',
+        engine: 'reference-video',
+        inputs: { prompt: `kill ${i}`, duration_sec: 1 },
+        webhook_url: `${hooks.base}/slow`,
+      });
+      expect(job.status, job.text).toBe(201);
+      ids.push(job.body.id);
+      const lease = await call(
+        lb,
+        'POST',
+        '/v1/gpu/worker/lease',
+        { engines: ['reference-video'] },
+        asWorker,
+      );
+      await call(
+        lb,
+        'POST',
+        `/v1/gpu/worker/jobs/${lease.body.id}/fail`,
+        { error_message: 'kill' },
+        asWorker,
+      );
+    }
+    // Deliveries are under way (the receiver holds each for 1.5 s): kill every worker process.
+    const deadline = Date.now() + 20_000;
+    while (hooks.to('/slow').length === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    const heldAtKill = hooks.to('/slow').length;
+    expect(heldAtKill).toBeGreaterThan(0);
+    for (const p of procs.filter((x) => x.roles === 'worker' && x.child.exitCode === null)) {
+      p.child.kill('SIGKILL');
+      await new Promise((r) => p.child.once('exit', r));
+    }
+    // A new worker takes the abandoned jobs once their 5 s leases run out.
+    await start('worker');
+    for (;;) {
+      const list = await call(lb, 'GET', '/v1/webhooks/deliveries?limit=200');
+      const mine = (list.body.deliveries as { url: string; status: string }[]).filter((d) =>
+        d.url.endsWith('/slow'),
+      );
+      if (mine.length === ids.length && mine.every((d) => d.status === 'delivered')) break;
+      if (Date.now() > deadline + 20_000) throw new Error(`deliveries not all made: ${list.text}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const received = hooks.to('/slow').map((h) => h.json.id as string);
+    expect(new Set(received)).toEqual(new Set(ids));
+    // At least once: only a delivery under way at the kill can have been sent twice.
+    expect(received.length - ids.length).toBeLessThanOrEqual(heldAtKill);
+  }, 60_000);
 
   it('keeps answering through the balancer when one api process is killed', async () => {
     const victim = procs.find((p) => p.api)!;

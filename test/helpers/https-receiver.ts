@@ -68,10 +68,21 @@ export class HttpsReceiver {
         json = JSON.parse(body);
       } catch {}
       this.requests.push({ path: req.url ?? '/', headers: req.headers, body, json });
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      // A held path answers late: the sender is mid-request meanwhile (a worker mid-job).
+      const hold = this.holds.get(req.url ?? '/') ?? 0;
+      setTimeout(() => {
+        if (!res.destroyed) res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      }, hold);
     });
   });
   base = '';
+  /** Milliseconds each path waits before answering (`hold`). */
+  private readonly holds = new Map<string, number>();
+
+  /** Answers requests to `path` only after `ms`. */
+  hold(path: string, ms: number) {
+    this.holds.set(path, ms);
+  }
   readonly fetch: typeof fetch;
 
   constructor() {

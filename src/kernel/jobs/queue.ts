@@ -37,7 +37,6 @@ export interface EnqueueOptions {
   db?: Kysely<any>;
 }
 
-const LEASE_MS = 5 * 60_000;
 /**
  * Leases are on the wall clock, never the emulator clock: moving the clock forward must make jobs
  * due, not make a running job look abandoned and run it twice.
@@ -67,6 +66,8 @@ export class JobQueue {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly pollMs = 500,
+    /** How long a claimed job is held before another worker may take it (FJORD_JOB_LEASE_SECONDS). */
+    private readonly leaseMs = 5 * 60_000,
   ) {
     this.db = store.typed<KernelTables>();
   }
@@ -314,7 +315,7 @@ export class JobQueue {
     if (kinds.length === 0) return [];
     const lock = this.store.kind === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
     const result = await sql<KernelTables['jobs']>`
-      UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = ${wall + LEASE_MS}, updated_at = ${now}
+      UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = ${wall + this.leaseMs}, updated_at = ${now}
       WHERE id IN (
         SELECT id FROM jobs
         WHERE kind IN (${sql.join(kinds)})
