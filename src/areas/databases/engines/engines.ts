@@ -1,5 +1,7 @@
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { claimOwnership, OwnedByAnother } from '../../../kernel/supervision/ownership.js';
 import type { DbType, EngineDriver } from '../drivers/driver.js';
 import { MariadbDriver } from '../drivers/mariadb.js';
 import { PostgresDriver } from '../drivers/postgres.js';
@@ -34,6 +36,8 @@ interface Plan {
 export class DatabaseEngines {
   private readonly drivers = new Map<DbType, Promise<EngineDriver>>();
   private readonly embedded: { stop(): Promise<void> }[] = [];
+  /** Releases of the engine directories this process owns. */
+  private readonly releases: (() => void)[] = [];
   readonly plans: Record<DbType, Plan>;
 
   constructor(
@@ -104,6 +108,7 @@ export class DatabaseEngines {
     }
     const dir = join(c.dataDir, 'databases', dbType);
     const log = (msg: string) => this.log.info({ engine: dbType }, msg);
+    this.releases.push(ownEngineDir(dir, dbType));
     if (dbType === 'postgresql') {
       const server = new EmbeddedPostgres(findPostgresBinDir()!, { dir, host: c.host, log });
       const ep = await server.start();
@@ -130,7 +135,24 @@ export class DatabaseEngines {
     this.drivers.clear();
     for (const d of drivers) await (await d.catch(() => null))?.close();
     for (const s of this.embedded.splice(0)) await s.stop().catch(() => {});
+    for (const release of this.releases.splice(0)) release();
   }
 }
 
 const redact = (url: string) => url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+
+/**
+ * One process runs the embedded engines of a data dir. A second Fjord on the same data dir would
+ * otherwise take the first one's running server for an orphan and stop it.
+ */
+function ownEngineDir(dir: string, dbType: DbType): () => void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    return claimOwnership(join(dir, 'owner.pid'));
+  } catch (err) {
+    if (!(err instanceof OwnedByAnother)) throw err;
+    throw new Error(
+      `the embedded ${dbType} engine in ${dir} is run by Fjord process ${err.pid}: one process runs the embedded engines; start the others with FJORD_DATABASE_ENGINES=external and the admin URLs (docs/operations.md)`,
+    );
+  }
+}
