@@ -131,6 +131,11 @@ export interface ObjectStats {
    * it for every bucket with rules, hourly.
    */
   applyLifecycle?(bucket: BucketRecord, now: number): Promise<{ expired: number; aborted: number }>;
+  /**
+   * Removes stored blobs that no object or part refers to, last written more than `olderThanMs`
+   * ago (wall clock); resolves to how many. Run daily by the `storage.blobs.sweep` job.
+   */
+  sweepOrphanBlobs?(olderThanMs: number): Promise<number>;
 }
 
 /**

@@ -7,7 +7,7 @@ import { ControlPlaneDirectory } from './bucket-directory.js';
 import { SIGNING_REGION } from './catalogue.js';
 import { StorageChangeNotices } from './change-notices.js';
 import type { BucketDirectory, InternalObjects, ObjectStats } from './data-plane-contract.js';
-import { registerLifecycleJob } from './lifecycle-job.js';
+import { BLOB_SWEEP_JOB, registerBlobSweepJob, registerLifecycleJob } from './lifecycle-job.js';
 import { storageMigrations } from './migrations.js';
 import { StorageRepo } from './repo.js';
 import { storageRoutes } from './routes/index.js';
@@ -75,6 +75,7 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
       const plane = dataPlane;
       service.internalBucket = (purpose) => plane.internalBucket(purpose);
       registerLifecycleJob(kernel, service, plane.stats);
+      registerBlobSweepJob(kernel, plane.stats);
       await scheduleLifecycle(kernel);
       kernel.registry.addCredentialKind({
         name: 's3-access-key',
@@ -118,6 +119,7 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
 
 async function scheduleLifecycle(kernel: Kernel) {
   await kernel.jobs.schedule('storage.lifecycle', 'storage.lifecycle', 3600);
+  await kernel.jobs.schedule(BLOB_SWEEP_JOB, BLOB_SWEEP_JOB, 86_400);
 }
 
 /** The storage area with its S3 data plane (objects/, s3/). */

@@ -21,3 +21,16 @@ export function registerLifecycleJob(kernel: Kernel, service: StorageService, st
     },
   });
 }
+
+/** Blobs left by a crash are removed daily; only those an hour old, so no upload in flight is touched. */
+export const BLOB_SWEEP_JOB = 'storage.blobs.sweep';
+export const ORPHAN_BLOB_AGE_MS = 3600_000;
+
+export function registerBlobSweepJob(kernel: Kernel, stats: ObjectStats) {
+  kernel.jobs.register(BLOB_SWEEP_JOB, {
+    run: async () => {
+      const removed = (await stats.sweepOrphanBlobs?.(ORPHAN_BLOB_AGE_MS)) ?? 0;
+      if (removed > 0) kernel.log.warn({ removed }, 'removed blobs no object refers to (left by a crash)');
+    },
+  });
+}

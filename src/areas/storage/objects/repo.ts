@@ -25,6 +25,32 @@ export const newVersionId = () => newId().replace(/-/g, '');
  * versions, their listing, usage counters and lifecycle.
  */
 export class ObjectRepo extends MultipartRepo {
+  /**
+   * Every blob an object version or an uploaded part refers to, read in pages. Memory grows with
+   * the number of blobs (about 60 bytes each): a daily sweep's price.
+   */
+  async referencedBlobs(): Promise<Set<string>> {
+    const refs = new Set<string>();
+    const add = (rows: { blob: string }[]) => {
+      for (const row of rows) for (const part of blobsOf(row)) refs.add(part.ref);
+    };
+    let after = '';
+    for (;;) {
+      const page = await this.db
+        .selectFrom('storage_objects')
+        .select(['id', 'blob'])
+        .where('id', '>', after)
+        .orderBy('id')
+        .limit(5000)
+        .execute();
+      add(page);
+      if (page.length < 5000) break;
+      after = page[page.length - 1]!.id;
+    }
+    add(await this.db.selectFrom('storage_upload_parts').select('blob').execute());
+    return refs;
+  }
+
   latest(bucketId: string, key: string): Promise<ObjectRow | undefined> {
     return this.db
       .selectFrom('storage_objects')

@@ -43,6 +43,27 @@ export class DataPlaneStats implements ObjectStats {
    * versions go `noncurrent_version_expiration_days` after they stopped being current, and
    * a delete marker left alone by that goes too; old incomplete uploads are aborted.
    */
+  /**
+   * Removes blobs no object or part refers to and last written more than `olderThanMs` ago: what a
+   * crash leaves between writing a blob and committing its row, or between dropping a row and
+   * deleting its blob. The age keeps an upload that is being committed right now out of reach.
+   */
+  async sweepOrphanBlobs(olderThanMs: number): Promise<number> {
+    const blobs = this.objects.blobs;
+    if (!blobs.listOlderThan) return 0;
+    const candidates: string[] = [];
+    for await (const ref of blobs.listOlderThan(Date.now() - olderThanMs)) candidates.push(ref);
+    if (candidates.length === 0) return 0;
+    const referenced = await this.objects.repo.referencedBlobs();
+    let removed = 0;
+    for (const ref of candidates) {
+      if (referenced.has(ref)) continue;
+      await blobs.delete(ref);
+      removed++;
+    }
+    return removed;
+  }
+
   async applyLifecycle(bucket: BucketRecord, now: number): Promise<{ expired: number; aborted: number }> {
     const ref = { id: bucket.id, customerId: bucket.customerId, versioning: bucket.versioning };
     const repo = this.objects.repo;

@@ -17,6 +17,11 @@ export interface BlobStore {
   /** A whole small blob in one read (cheaper than a stream for a few KiB). */
   readAll?(ref: string): Promise<Buffer>;
   delete(ref: string): Promise<void>;
+  /**
+   * Every blob last written before `beforeMs` (wall clock), for the sweep of blobs no object
+   * refers to. Stores that cannot list cheaply leave it out, and are not swept.
+   */
+  listOlderThan?(beforeMs: number): AsyncIterable<string>;
   /** Every blob gone (emulator reset). */
   clear(): Promise<void>;
 }

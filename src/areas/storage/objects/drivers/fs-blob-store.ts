@@ -90,6 +90,16 @@ export class FsBlobStore implements BlobStore {
   }
 
   /** Removes temp files not written to for `maxAgeMs`; returns how many. */
+  async *listOlderThan(beforeMs: number): AsyncIterable<string> {
+    for (let i = 0; i < 256; i++) {
+      const dir = join(this.root, i.toString(16).padStart(2, '0'));
+      for (const name of await readdir(dir).catch(() => [] as string[])) {
+        const st = await stat(join(dir, name)).catch(() => null);
+        if (st?.isFile() && st.mtimeMs < beforeMs) yield name;
+      }
+    }
+  }
+
   async sweepTemp(maxAgeMs: number): Promise<number> {
     let removed = 0;
     const before = Date.now() - maxAgeMs;
