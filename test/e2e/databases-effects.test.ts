@@ -105,6 +105,30 @@ describe.each(DB_TYPES)('%s, seen from a client', (dbType) => {
     for (const o of open) await o.end();
   });
 
+  it.runIf(dbType === 'mariadb')(
+    'holds the connection limit across the accounts firewall rules make (one per address)',
+    async () => {
+      const c = await dbCustomer(t);
+      const d = await createDb(t, c, dbType, 'limfw');
+      const base = `/v1/databases/${dbType}/${d.technical_name}`;
+      for (const ip of ['127.0.0.1', '127.0.0.2'])
+        expect(
+          (await t.request('POST', `${base}/firewall`, { key: c.pat, body: { ip_address: ip } })).status,
+        ).toBe(201);
+      const limit = await t.request('PATCH', base, { key: c.key, body: { connection_limit: 10 } });
+      expect(limit.status, limit.text).toBe(200);
+      const open: Conn[] = [];
+      for (let i = 0; i < 10; i++)
+        open.push(await connectAs(dbType, creds(d), i % 2 ? '127.0.0.2' : '127.0.0.1'));
+      const info = await t.request('GET', `${base}/info`, { key: c.key });
+      expect(info.body).toMatchObject({ connection_count: 10, connection_limit: 10 });
+      // Ten in all: an eleventh is refused from either address.
+      await refused(connectAs(dbType, creds(d), '127.0.0.1'));
+      await refused(connectAs(dbType, creds(d), '127.0.0.2'));
+      for (const o of open) await o.end();
+    },
+  );
+
   it('restart ends every session of that database and no other', async () => {
     const a = await dbCustomer(t);
     const d1 = await createDb(t, a, dbType, 'r1');

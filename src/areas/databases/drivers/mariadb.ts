@@ -113,10 +113,16 @@ export class MariadbDriver implements EngineDriver {
       );
   }
 
+  /**
+   * MariaDB limits connections per account (user@host), and a database has one account per
+   * firewall rule: the limit is split across them so that together they admit exactly `limit`
+   * (with at least one each: MAX_USER_CONNECTIONS 0 would mean no limit at all).
+   */
   async setConnectionLimit(db: DatabaseRef, limit: number) {
-    for (const host of await this.hosts(db.user)) {
-      await this.q(`ALTER USER ?@? WITH MAX_USER_CONNECTIONS ${Math.trunc(limit)}`, [db.user, host]);
-    }
+    const hosts = await this.hosts(db.user);
+    const shares = splitLimit(Math.trunc(limit), hosts.length);
+    for (const [i, host] of hosts.entries())
+      await this.q(`ALTER USER ?@? WITH MAX_USER_CONNECTIONS ${shares[i]}`, [db.user, host]);
   }
 
   async terminateSessions(db: DatabaseRef) {
@@ -149,7 +155,7 @@ export class MariadbDriver implements EngineDriver {
       [db.name, db.user],
     );
     const [limit] = await this.q<{ l: number }>(
-      'SELECT MAX(max_user_connections) AS l FROM mysql.user WHERE User = ?',
+      'SELECT SUM(max_user_connections) AS l FROM mysql.user WHERE User = ?',
       [db.user],
     );
     return {
@@ -206,6 +212,8 @@ export class MariadbDriver implements EngineDriver {
     }
     const removed = current.filter((h) => !wanted.includes(h));
     for (const host of removed) await this.q('DROP USER IF EXISTS ?@?', [db.user, host]);
+    // The database's limit, shared again across the accounts it now has.
+    await this.setConnectionLimit(db, db.connectionLimit);
     if (removed.length > 0) {
       // Sessions that came in through an account now gone end at once.
       const sessions = await this.q<{ ID: number; HOST: string }>(
@@ -289,4 +297,11 @@ export function inCidr(ip: string, cidr: string): boolean {
   const bits = Number(bitsText);
   const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
   return (toInt(ip) & mask) >>> 0 === (toInt(net!) & mask) >>> 0;
+}
+
+/** `limit` split into `n` shares that add up to it (each at least 1). */
+export function splitLimit(limit: number, n: number): number[] {
+  if (n <= 0) return [];
+  const base = Math.floor(limit / n);
+  return Array.from({ length: n }, (_, i) => Math.max(1, base + (i < limit % n ? 1 : 0)));
 }
