@@ -69,6 +69,13 @@ const protocol = (path: string, body: unknown) =>
   t.request('POST', `/v1/gpu/worker${path}`, { headers: { authorization: `Bearer ${token}` }, body });
 const put = (url: string, body: Buffer, headers: Record<string, string> = {}) =>
   fetch(url, { method: 'PUT', body, headers });
+/** An upload address for `png` as the job's `image.png`. */
+const uploadAddress = (jobId: string, png: Buffer) =>
+  protocol(`/jobs/${jobId}/uploads`, {
+    name: 'image.png',
+    content_type: 'image/png',
+    size_bytes: png.length,
+  });
 /** A job of `engine` leased by the test's own worker. */
 async function leased(body: Record<string, unknown>, engine: string) {
   const created = await create(body);
@@ -85,11 +92,7 @@ describe('GPU outputs', () => {
       'house-model',
     );
     const png = encodePng(16, 9, () => [10, 20, 30]);
-    const address = await protocol(`/jobs/${id}/uploads`, {
-      name: 'image.png',
-      content_type: 'image/png',
-      size_bytes: png.length,
-    });
+    const address = await uploadAddress(id, png);
     expect(address.status, address.text).toBe(201);
     expect(address.body).toMatchObject({ method: 'PUT', headers: { 'content-type': 'image/png' } });
     const url = address.body.upload_url as string;
@@ -129,11 +132,7 @@ describe('GPU outputs', () => {
       'house-model',
     );
     const huge = encodePng(4097, 1, () => [0, 0, 0]);
-    const address = await protocol(`/jobs/${image}/uploads`, {
-      name: 'image.png',
-      content_type: 'image/png',
-      size_bytes: huge.length,
-    });
+    const address = await uploadAddress(image, huge);
     const r = await put(address.body.upload_url, huge);
     expect(r.status).toBe(422);
     expect(((await r.json()) as { detail: { code: string } }).detail.code).toBe('image_too_large');

@@ -1,7 +1,16 @@
 import { Type } from '@sinclair/typebox';
 import { type CustomerAccess, publicAccess } from '../../kernel/auth/principal.js';
 import { defineRoute } from '../../kernel/http/route.js';
-import { EngineView, JobBody, JobParams, JobView, PresetView, PriceView } from './schemas.js';
+import {
+  EngineView,
+  JobBody,
+  JobParams,
+  JobView,
+  LinkQuery,
+  OutputParams,
+  PresetView,
+  PriceView,
+} from './schemas.js';
 import type { GpuService } from './service.js';
 
 const TAG = 'GPU';
@@ -103,14 +112,8 @@ export function gpuRoutes(gpu: GpuService) {
       tag: TAG,
       summary: 'Download an output: the address in `output_files` (signed, valid one hour)',
       access: publicAccess,
-      params: Type.Object({
-        job_id: Type.String({ minLength: 1, maxLength: 64 }),
-        name: Type.String({ minLength: 1, maxLength: 72 }),
-      }),
-      query: Type.Object(
-        { token: Type.String({ minLength: 10, maxLength: 4000 }) },
-        { additionalProperties: false },
-      ),
+      params: OutputParams,
+      query: LinkQuery,
       produces: 'application/octet-stream',
       response: { 200: Type.String({ description: 'The file (image/png, video/mp4, …)' }) },
       errors: [404],

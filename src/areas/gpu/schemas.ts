@@ -68,6 +68,16 @@ export const PriceView = Type.Object({
 });
 
 export const JobParams = Type.Object({ job_id: Type.String({ minLength: 1, maxLength: 64 }) });
+/** An output file of a job, as downloads and uploads name it. */
+export const OutputParams = Type.Object({
+  job_id: Type.String({ minLength: 1, maxLength: 64 }),
+  name: Type.String({ minLength: 1, maxLength: 72 }),
+});
+/** A signed link's token: in the query string, since the router caps path parameters at 100 characters. */
+export const LinkQuery = Type.Object(
+  { token: Type.String({ minLength: 10, maxLength: 4000 }) },
+  { additionalProperties: false },
+);
 
 export const LeaseBody = Type.Object(
   { engines: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 50 }) },

@@ -9,6 +9,8 @@ import {
   JobParams,
   LeaseBody,
   LeasedJob,
+  LinkQuery,
+  OutputParams,
   UploadAddress,
   UploadBody,
   WorkerView,
@@ -91,14 +93,8 @@ export function gpuWorkerRoutes(protocol: GpuWorkerProtocol, workers: GpuWorkers
       access: publicAccess,
       rawBody: true,
       idempotency: false,
-      params: Type.Object({
-        job_id: Type.String({ minLength: 1, maxLength: 64 }),
-        name: Type.String({ minLength: 1, maxLength: 72 }),
-      }),
-      query: Type.Object(
-        { token: Type.String({ minLength: 10, maxLength: 4000 }) },
-        { additionalProperties: false },
-      ),
+      params: OutputParams,
+      query: LinkQuery,
       response: { 200: Type.Object({ name: Type.String(), size: Type.Integer() }) },
       errors: [403, 409],
       handler: async ({ params, query, raw }) => {
