@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { AREAS } from '../areas/index.js';
 import { serviceOf } from '../areas/wiring.js';
-import type { Config, Role } from '../config/config.js';
+import { type Config, listenerUrl, type Role } from '../config/config.js';
 import { AppError } from '../kernel/errors.js';
 import { buildHttpApp } from '../kernel/http/app.js';
 import { IdempotencyStore } from '../kernel/http/idempotency.js';
@@ -161,7 +161,11 @@ export class Fjord {
         this.kernel.setBoundApiPort(port);
         // With FJORD_API_PORT=0 the address is known only now: rewrite the file's api_url.
         if (this.devCredentialsPath) await ensureDevCredentials(this.kernel);
-        this.kernel.registry.addListener({ role: 'api', protocol: 'http', address: this.kernel.baseUrl() });
+        this.kernel.registry.addListener({
+          role: 'api',
+          protocol: config.tls ? 'https' : 'http',
+          address: listenerUrl(config, port),
+        });
       } else if (role === 'worker') {
         this.kernel.jobs.start();
       }

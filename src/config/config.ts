@@ -45,6 +45,8 @@ export interface Config {
   host: string;
   ports: { api: number; s3: number; dns: number; mqtt: number; rtmp: number };
   publicUrl: string | null;
+  /** PEM certificate and key: the API and S3 listeners answer HTTPS (FJORD_TLS_CERT/KEY). */
+  tls: { cert: string; key: string } | null;
   /** The S3 endpoint as clients reach it (FJORD_S3_PUBLIC_URL); null: derived from host and port. */
   s3PublicUrl: string | null;
   s3: {
@@ -175,6 +177,7 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
       rtmp: value('FJORD_RTMP_PORT', asPort) ?? 1935,
     },
     publicUrl: value('FJORD_PUBLIC_URL', asHttpUrl)?.replace(/\/+$/, '') ?? null,
+    tls: readTls(value('FJORD_TLS_CERT', asString), value('FJORD_TLS_KEY', asString), problems),
     s3PublicUrl: value('FJORD_S3_PUBLIC_URL', asHttpUrl)?.replace(/\/+$/, '') ?? null,
     s3: s3Settings(value, problems),
     roles: (value('FJORD_ROLES', asList) ?? VARIABLES.FJORD_ROLES.values) as Role[],
@@ -323,16 +326,44 @@ function s3Settings(value: ValueOf, problems: string[]): Config['s3'] {
 
 /** The address clients should use for the API (`{base_url}`). */
 export function apiBaseUrl(config: Config, boundPort = config.ports.api): string {
-  if (config.publicUrl) return config.publicUrl;
-  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  return `http://${isIP(host) === 6 ? `[${host}]` : host}:${boundPort}`;
+  return config.publicUrl ?? listenerUrl(config, boundPort);
 }
 
 /** The S3 data plane's address as clients reach it: the `endpoint` of buckets and keys. */
 export function s3EndpointUrl(config: Config, boundPort = config.ports.s3): string {
-  if (config.s3PublicUrl) return config.s3PublicUrl;
+  return config.s3PublicUrl ?? listenerUrl(config, boundPort);
+}
+
+/** `http(s)://host:port` of a listener bound to FJORD_HOST (https with FJORD_TLS_CERT). */
+export function listenerUrl(config: Config, port: number): string {
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  return `http://${isIP(host) === 6 ? `[${host}]` : host}:${boundPort}`;
+  return `${config.tls ? 'https' : 'http'}://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+}
+
+/** Both TLS files or neither, each readable and in PEM. */
+function readTls(
+  certFile: string | undefined,
+  keyFile: string | undefined,
+  problems: string[],
+): { cert: string; key: string } | null {
+  if (!certFile && !keyFile) return null;
+  if (!certFile || !keyFile) {
+    problems.push('FJORD_TLS_CERT and FJORD_TLS_KEY: set both (HTTPS) or neither (HTTP)');
+    return null;
+  }
+  const read = (name: string, file: string, marker: RegExp) => {
+    try {
+      const pem = readFileSync(file, 'utf8');
+      if (!marker.test(pem)) problems.push(`${name}=${JSON.stringify(file)}: not a PEM file`);
+      return pem;
+    } catch (err) {
+      problems.push(`${name}=${JSON.stringify(file)}: ${(err as Error).message}`);
+      return '';
+    }
+  };
+  const cert = read('FJORD_TLS_CERT', certFile, /-----BEGIN CERTIFICATE-----/);
+  const key = read('FJORD_TLS_KEY', keyFile, /-----BEGIN [A-Z ]*PRIVATE KEY-----/);
+  return { cert, key };
 }
 
 function pickFjord(env: Env): Env {

@@ -39,6 +39,15 @@ export const VARIABLES = {
     kind: 'url',
     doc: 'The `{base_url}` clients use, when Fjord runs behind a proxy. Default: `http://<FJORD_HOST>:<FJORD_API_PORT>`.',
   },
+  FJORD_TLS_CERT: {
+    kind: 'string',
+    doc: 'PEM certificate (with its chain) for the API and S3 listeners: set it and FJORD_TLS_KEY and both answer HTTPS only. Read at start; restart to load a renewed one.',
+  },
+  FJORD_TLS_KEY: {
+    kind: 'string',
+    secret: true,
+    doc: 'PEM private key of FJORD_TLS_CERT.',
+  },
   FJORD_S3_PORT: { kind: 'port', default: '9000', doc: 'Port of the S3 data plane (role `s3`).' },
   FJORD_S3_PUBLIC_URL: {
     kind: 'url',

@@ -16,7 +16,7 @@ export interface Received {
 }
 
 /** A self-signed certificate for 127.0.0.1 made with openssl, as a test CA would issue one. */
-function selfSigned(): { key: string; cert: string } {
+export function selfSigned(): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), 'fjord-sms-tls-'));
   try {
     execFileSync(

@@ -42,6 +42,8 @@ export async function buildHttpApp(
   idempotency: IdempotencyStore,
 ): Promise<FastifyInstance> {
   const app = Fastify({
+    // HTTPS when FJORD_TLS_CERT and FJORD_TLS_KEY are set; the app is the same either way.
+    ...((kernel.config.tls ? { https: kernel.config.tls } : {}) as object),
     loggerInstance: kernel.log.child({ role: 'api' }) as FastifyBaseLogger,
     // No child logger per request (a measurable share of a small request's cost): the lines we
     // write name the request id themselves.

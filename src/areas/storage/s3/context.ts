@@ -51,6 +51,13 @@ export class S3Call {
     public principal: Principal,
   ) {}
 
+  /** `https://host/bucket/key` of an object as this request reached Fjord (Location answers). */
+  objectUrl(bucket: string, key: string): string {
+    // A TLS socket (FJORD_TLS_CERT) is https; the Host header is the client's own name for us.
+    const scheme = (this.req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+    return `${scheme}://${this.header('host') ?? ''}/${bucket}/${encodeURIComponent(key).replace(/%2F/g, '/')}`;
+  }
+
   header(name: string): string | undefined {
     const v = this.req.headers[name];
     return Array.isArray(v) ? v.join(',') : v;

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { listenerUrl } from '../../../config/config.js';
 import type { Kernel, RoleServer } from '../../../kernel/kernel.js';
 import type { BucketDirectory, ObjectStats } from '../data-plane-contract.js';
 import { BandwidthMeter } from '../objects/bandwidth.js';
@@ -98,13 +99,19 @@ export function createDataPlane(kernel: Kernel, directory: BucketDirectory): Bui
       maxConnectionsPerKey,
     },
   };
-  const server = new S3Server(env, kernel.config.host, kernel.config.ports.s3, (port) => {
-    kernel.registry.addListener?.({
-      role: 's3',
-      protocol: 'http',
-      address: `http://${kernel.config.host}:${port}`,
-    });
-  });
+  const server = new S3Server(
+    env,
+    kernel.config.host,
+    kernel.config.ports.s3,
+    (port) => {
+      kernel.registry.addListener?.({
+        role: 's3',
+        protocol: kernel.config.tls ? 'https' : 'http',
+        address: listenerUrl(kernel.config, port),
+      });
+    },
+    kernel.config.tls,
+  );
   return {
     stats: new DataPlaneStats(objects),
     servers: [server],

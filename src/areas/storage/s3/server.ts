@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
+import https from 'node:https';
 import type { Role } from '../../../config/config.js';
 import type { RoleServer } from '../../../kernel/kernel.js';
 import { authenticate, type Principal } from './auth.js';
@@ -48,6 +49,7 @@ export class S3Server implements RoleServer {
     private readonly host: string,
     private readonly port: number,
     private readonly onListening: (port: number) => void = () => {},
+    private readonly tls: { cert: string; key: string } | null = null,
   ) {}
 
   get boundPort(): number | null {
@@ -56,9 +58,12 @@ export class S3Server implements RoleServer {
   }
 
   async start(): Promise<void> {
-    const server = http.createServer({ keepAliveTimeout: 30_000, requestTimeout: 0 }, (req, res) => {
-      void this.handle(req, res);
-    });
+    const options = { keepAliveTimeout: 30_000, requestTimeout: 0 };
+    const listener = (req: http.IncomingMessage, res: http.ServerResponse) => void this.handle(req, res);
+    // HTTPS when FJORD_TLS_CERT and FJORD_TLS_KEY are set (the same requests, over TLS).
+    const server: http.Server = this.tls
+      ? https.createServer({ ...options, ...this.tls }, listener)
+      : http.createServer(options, listener);
     server.headersTimeout = 60_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

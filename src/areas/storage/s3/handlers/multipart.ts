@@ -105,11 +105,10 @@ export async function completeMultipartUpload(call: S3Call): Promise<void> {
   const done = await objects.complete(refOf(bucket), upload, listed);
   const headers: Record<string, string> = {};
   if (done.versionId !== 'null') headers['x-amz-version-id'] = done.versionId;
-  const host = call.header('host') ?? '';
   call.xml(
     200,
     'CompleteMultipartUploadResult',
-    el('Location', `http://${host}/${bucket.name}/${encodeURIComponent(upload.key).replace(/%2F/g, '/')}`) +
+    el('Location', call.objectUrl(bucket.name, upload.key)) +
       el('Bucket', bucket.name) +
       el('Key', upload.key) +
       el('ETag', quoteEtag(done.etag)),

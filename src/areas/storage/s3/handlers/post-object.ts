@@ -152,7 +152,7 @@ export async function postObject(call: S3Call): Promise<void> {
     },
   };
   const done = await call.env.objects.putObject(refOf(bucket), key, body, attrs);
-  const location = `http://${call.header('host') ?? ''}/${bucketName}/${encodeURIComponent(key).replace(/%2F/g, '/')}`;
+  const location = call.objectUrl(bucketName, key);
   const out: Record<string, string> = { etag: quoteEtag(done.etag), location };
   if (done.versionId !== 'null') out['x-amz-version-id'] = done.versionId;
   const redirect = fields.get('success_action_redirect') ?? fields.get('redirect');
