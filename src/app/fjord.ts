@@ -26,6 +26,8 @@ import { adminRoutes } from './admin-routes.js';
 import { ensureDevCredentials } from './dev-credentials.js';
 import { fixDataDirModes, securePermissions } from './files.js';
 import { buildKernel } from './kernel-factory.js';
+import { referenceRoutes } from './reference-routes.js';
+import { sdkSample } from './sdk-samples.js';
 import { applySeed, readSeedFile, type Seed } from './seed.js';
 import { systemRoutes } from './system-routes.js';
 
@@ -126,6 +128,7 @@ export class Fjord {
         { rolesUp: () => fjord.rolesUp(), roles: () => [...fjord.startedRoles] },
         () => fjord.openapi(),
       ),
+      ...referenceRoutes(() => kernel.baseUrl()),
     );
     const http = await buildHttpApp(kernel, routes, metrics, idempotency);
     fjord = new Fjord(kernel, areas, http, routes);
@@ -141,10 +144,17 @@ export class Fjord {
     const doc = structuredClone(this.http.swagger()) as any;
     doc.servers = [{ url: this.kernel.baseUrl() }]; // the bound address (FJORD_API_PORT=0)
     const byOperation = new Map(this.routes.map((r) => [r.operationId, r]));
-    for (const path of Object.values(doc.paths ?? {}) as Record<string, Record<string, unknown>>[]) {
-      for (const op of Object.values(path)) {
+    for (const [url, path] of Object.entries(doc.paths ?? {}) as [
+      string,
+      Record<string, Record<string, unknown>>,
+    ][]) {
+      for (const [method, op] of Object.entries(path)) {
         const route = byOperation.get(op['operationId'] as string);
-        if (route) op['x-fjord-access'] = describeAccess(route.access);
+        if (!route) continue;
+        op['x-fjord-access'] = describeAccess(route.access);
+        op['x-codeSamples'] = [
+          sdkSample(method, url, op as Parameters<typeof sdkSample>[2], route.access.kind),
+        ];
       }
     }
     return doc;
