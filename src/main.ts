@@ -7,6 +7,7 @@ import { type DevCredentials, devCredentialsPath } from './app/dev-credentials.j
 import { ALL_MIGRATIONS, Fjord } from './app/fjord.js';
 import { buildKernel } from './app/kernel-factory.js';
 import { generateOpenApiDocument, serialiseOpenApi } from './app/openapi-document.js';
+import { CLI_USAGE, isCliCommand, runCli } from './cli/index.js';
 import { type Config, ConfigError, loadConfig, type Role } from './config/config.js';
 import { VARIABLES } from './config/variables.js';
 import { AppError } from './kernel/errors.js';
@@ -223,9 +224,14 @@ async function emulatorInbox(args: string[]) {
 
 async function main(argv: string[]) {
   const [command, ...rest] = argv;
+  // The API commands (bucket, dns, db, … and op) are a client of a running Fjord.
+  if (isCliCommand(command)) {
+    process.exitCode = await runCli(argv);
+    return;
+  }
   // Asking for help or the version never does anything else (no migration, no start).
   if (argv.some((a) => a === '--help' || a === '-h') || command === 'help') {
-    process.stdout.write(USAGE);
+    process.stdout.write(`${USAGE}\n${CLI_USAGE}`);
     return;
   }
   if (command === '--version' || command === '-v' || command === 'version') {
@@ -254,7 +260,7 @@ async function main(argv: string[]) {
     const parseError = (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     if (err instanceof UsageError || parseError) {
       const message = (err as Error).message;
-      process.stderr.write(`${message ? `fjord: ${message}\n` : ''}${USAGE}`);
+      process.stderr.write(`${message ? `fjord: ${message}\n` : ''}${USAGE}\n${CLI_USAGE}`);
       process.exit(2);
     }
     if (err instanceof AppError) {
