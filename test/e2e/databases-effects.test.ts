@@ -13,10 +13,15 @@ import { TestFjord } from '../helpers/fjord.js';
  */
 let engines: SharedEngines;
 let t: TestFjord;
+const SIZE_QUOTA_MB = 24;
 
 beforeAll(async () => {
   engines = await startSharedEngines();
-  t = await TestFjord.create(engines.env);
+  // Enterprise databases are capped at 24 MB here, so the size quota can be crossed in a test.
+  t = await TestFjord.create({
+    ...engines.env,
+    FJORD_LIMITS: JSON.stringify({ 'databases.size_mb': { enterprise: SIZE_QUOTA_MB } }),
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -128,6 +133,46 @@ describe.each(DB_TYPES)('%s, seen from a client', (dbType) => {
       for (const o of open) await o.end();
     },
   );
+
+  it('blocks writes over the plan’s size and allows them again once back under it', async () => {
+    const c = await dbCustomer(t, 'enterprise');
+    const d = await createDb(t, c, dbType, 'big');
+    const base = `/v1/databases/${dbType}/${d.technical_name}`;
+    const review = async () => {
+      await t.kernel.jobs.enqueue('databases.size.review', {});
+      await t.kernel.jobs.drain();
+    };
+    const fill = await connectAs(dbType, creds(d));
+    // ~30 MB of rows, over the 24 MB quota.
+    await fill.query(
+      dbType === 'postgresql'
+        ? 'CREATE TABLE filler AS SELECT g AS id, repeat(md5(g::text), 32) AS pad FROM generate_series(1, 30000) g'
+        : 'CREATE TABLE filler (id INT PRIMARY KEY, pad TEXT) ENGINE=InnoDB',
+    );
+    if (dbType === 'mariadb') {
+      for (let i = 0; i < 30; i++)
+        await fill.query(
+          `INSERT INTO filler SELECT seq + ${i * 1000}, REPEAT(MD5(seq), 32) FROM seq_1_to_1000`,
+        );
+      await fill.query('ANALYZE TABLE filler');
+    }
+    await fill.end().catch(() => {});
+    await review();
+    expect((await t.request('GET', `${base}/info`, { key: c.key })).body.status).toBe('read_only');
+    const blocked = await connectAs(dbType, creds(d));
+    await expect(blocked.query("INSERT INTO filler (id, pad) VALUES (-1, 'x')")).rejects.toThrow(
+      /read-only|denied/i,
+    );
+    // Deleting is what gets a database back under its quota.
+    if (dbType === 'postgresql') await blocked.query('SET default_transaction_read_only = off');
+    await blocked.query('DROP TABLE filler');
+    await blocked.end().catch(() => {});
+    await review();
+    expect((await t.request('GET', `${base}/info`, { key: c.key })).body.status).toBe('running');
+    const again = await connectAs(dbType, creds(d));
+    await again.query('CREATE TABLE after_quota (id INT)');
+    await again.end();
+  });
 
   it('restart ends every session of that database and no other', async () => {
     const a = await dbCustomer(t);

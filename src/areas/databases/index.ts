@@ -14,6 +14,7 @@ import { extraRoutes } from './routes/extras.js';
 import { firewallRoutes } from './routes/firewall.js';
 import { DatabaseQuotas } from './rules.js';
 import { DatabasesService } from './service.js';
+import { DatabaseSizeQuota, SIZE_REVIEW_JOB, SIZE_REVIEW_SECONDS } from './size-quota.js';
 import { BackupPolicyService } from './snapshots/backup-policy.js';
 import { SnapshotService } from './snapshots/snapshot-service.js';
 import { fsSnapshotStore, ObjectSnapshotStore } from './snapshots/snapshot-store.js';
@@ -90,6 +91,16 @@ export const databasesArea = defineArea({
       },
     });
     await kernel.jobs.schedule(BACKUP_TICK, BACKUP_TICK, 300);
+    const sizeQuota = new DatabaseSizeQuota(
+      repo,
+      service,
+      new DatabaseQuotas(kernel.limits),
+      planOf,
+      kernel.clock,
+      kernel.log,
+    );
+    kernel.jobs.register(SIZE_REVIEW_JOB, { run: async () => void (await sizeQuota.review()) });
+    await kernel.jobs.schedule(SIZE_REVIEW_JOB, SIZE_REVIEW_JOB, SIZE_REVIEW_SECONDS);
 
     kernel.registry.addServiceProvider(async (customerId) => {
       const rows = await service.list(customerId);
@@ -145,6 +156,7 @@ export const databasesArea = defineArea({
           .catch((err) => kernel.log.warn({ err }, 'emptying the database servers failed'));
         await rm(join(config.dataDir, 'databases', 'snapshots'), { recursive: true, force: true });
         await kernel.jobs.schedule(BACKUP_TICK, BACKUP_TICK, 300);
+        await kernel.jobs.schedule(SIZE_REVIEW_JOB, SIZE_REVIEW_JOB, SIZE_REVIEW_SECONDS);
       },
     };
   },

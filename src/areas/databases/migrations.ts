@@ -85,6 +85,13 @@ export const databasesMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026-11-25-0100-database-writes-blocked': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // Since when writes are blocked because the database is over its plan's size (null: not).
+      await db.schema.alterTable('databases').addColumn('writes_blocked_at', 'bigint').execute();
+    },
+  },
   '2026-11-22-0611-database-snapshot-heartbeat': {
     // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
     async up(db: Kysely<any>) {
@@ -106,6 +113,8 @@ export interface DatabasesTable {
   connection_limit: number;
   password_changed_at: number;
   created_at: number;
+  /** Since when writes are blocked for the size quota; null (or absent on insert) when not. */
+  writes_blocked_at?: number | null;
 }
 
 export interface FirewallRulesTable {

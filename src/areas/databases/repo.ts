@@ -65,6 +65,17 @@ export class DatabasesRepo {
       .where('technical_name', '=', name)
       .executeTakeFirst();
   }
+  /** Every database of every customer, in pages (the size review walks them all). */
+  allAfter(afterId: string, limit: number) {
+    return this.db
+      .selectFrom('databases')
+      .selectAll()
+      .where('id', '>', afterId)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+  }
+
   byId(id: string) {
     return this.db.selectFrom('databases').selectAll().where('id', '=', id).executeTakeFirst();
   }

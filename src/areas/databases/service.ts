@@ -242,7 +242,9 @@ export class DatabasesService {
   async serverInfo(row: DatabasesTable) {
     try {
       const d = await this.engines.driver(row.db_type as DbType);
-      return await d.info(this.ref(row));
+      const info = await d.info(this.ref(row));
+      // Over its plan's size, the database takes reads and deletes only (size-quota.ts).
+      return row.writes_blocked_at && info.status === 'running' ? { ...info, status: 'read_only' } : info;
     } catch {
       return { status: 'unknown', sizeBytes: null, connections: null, connectionLimit: null, owner: null };
     }

@@ -49,6 +49,12 @@ export interface EngineDriver {
   drop(db: DatabaseRef): Promise<void>;
   setPassword(db: DatabaseRef, password: string): Promise<void>;
   setConnectionLimit(db: DatabaseRef, limit: number): Promise<void>;
+  /**
+   * Stops (or allows again) writes that make the database grow, for a database over its plan's
+   * size. Reads, deletes and drops keep working, so its owner can get back under the quota.
+   * Sessions open at the time are ended, so every new one has the new rule.
+   */
+  setWritesBlocked(db: DatabaseRef, blocked: boolean): Promise<void>;
   /** Ends every session connected to this database (and only those); returns how many. */
   terminateSessions(db: DatabaseRef): Promise<number>;
   info(db: DatabaseRef): Promise<ServerDatabaseInfo>;

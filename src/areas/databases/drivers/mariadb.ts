@@ -125,6 +125,20 @@ export class MariadbDriver implements EngineDriver {
       await this.q(`ALTER USER ?@? WITH MAX_USER_CONNECTIONS ${shares[i]}`, [db.user, host]);
   }
 
+  /**
+   * MariaDB: the user keeps SELECT, DELETE, DROP and the like on its database and loses what
+   * adds data (INSERT, UPDATE, CREATE …) on every account. A database-level privilege applies to
+   * a session from its next `USE`, so open sessions are ended.
+   */
+  async setWritesBlocked(db: DatabaseRef, blocked: boolean) {
+    const on = `\`${quoteIdent(db.name)}\`.*`;
+    for (const host of await this.hosts(db.user)) {
+      if (blocked) await this.q(`REVOKE ${GROWING_PRIVILEGES} ON ${on} FROM ?@?`, [db.user, host]);
+      else await this.q(`GRANT ALL PRIVILEGES ON ${on} TO ?@?`, [db.user, host]);
+    }
+    if (blocked) await this.terminateSessions(db);
+  }
+
   async terminateSessions(db: DatabaseRef) {
     const rows = await this.q<{ ID: number }>(
       'SELECT ID FROM information_schema.PROCESSLIST WHERE (DB = ? OR USER = ?) AND ID <> CONNECTION_ID()',
@@ -305,3 +319,7 @@ export function splitLimit(limit: number, n: number): number[] {
   const base = Math.floor(limit / n);
   return Array.from({ length: n }, (_, i) => Math.max(1, base + (i < limit % n ? 1 : 0)));
 }
+
+/** What a database over its size quota loses on MariaDB: every privilege that adds data or objects. */
+const GROWING_PRIVILEGES =
+  'INSERT, UPDATE, CREATE, ALTER, INDEX, CREATE VIEW, TRIGGER, CREATE ROUTINE, ALTER ROUTINE, CREATE TEMPORARY TABLES, EVENT';

@@ -98,6 +98,21 @@ export class PostgresDriver implements EngineDriver {
     await this.q(`ALTER ROLE ${quoteIdent(db.user)} CONNECTION LIMIT ${Math.trunc(limit)}`);
   }
 
+  /**
+   * PostgreSQL: new sessions start read-only (`default_transaction_read_only`). The role owns its
+   * database, so a session may switch it off for itself (to delete rows, for instance): on
+   * PostgreSQL the block is a strong signal that the review re-applies, not a wall.
+   */
+  async setWritesBlocked(db: DatabaseRef, blocked: boolean) {
+    const name = quoteIdent(db.name);
+    await this.q(
+      blocked
+        ? `ALTER DATABASE ${name} SET default_transaction_read_only = on`
+        : `ALTER DATABASE ${name} RESET default_transaction_read_only`,
+    );
+    if (blocked) await this.terminateSessions(db);
+  }
+
   async recreateEmpty(db: DatabaseRef) {
     const name = quoteIdent(db.name);
     await this.q(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

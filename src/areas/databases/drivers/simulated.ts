@@ -42,6 +42,9 @@ export class SimulatedDriver implements EngineDriver {
     this.databases.delete(db.name);
   }
   async setPassword() {}
+  async setWritesBlocked() {
+    // Nothing grows in a simulated database.
+  }
   async setConnectionLimit(db: DatabaseRef, limit: number) {
     const d = this.databases.get(db.name);
     if (d) d.limit = limit;
