@@ -32,9 +32,12 @@ export class FirewallService {
     try {
       // PostgreSQL's managed pg_hba.conf holds every database's rules: one writer at a time.
       await this.dbs.exclusive(`firewall:${dbType}`, () =>
-        this.dbs.onServer(dbType, (d) =>
-          d.applyFirewall(this.dbs.ref(row), cidrs, () => this.repo.rulesOfEngine(dbType)),
-        ),
+        this.dbs.onServer(dbType, async (d) => {
+          await d.applyFirewall(this.dbs.ref(row), cidrs, () => this.repo.rulesOfEngine(dbType));
+          // A new MariaDB account starts with every privilege: a database over its size quota
+          // keeps its block on the new account too.
+          if (row.writes_blocked_at) await d.setWritesBlocked(this.dbs.ref(row), true);
+        }),
       );
     } catch (err) {
       if (err instanceof FirewallUnmanaged) throw dbErrors.firewallUnmanaged(err.message);
