@@ -124,3 +124,36 @@ it('keeps manual and automatic snapshots together within the plan’s count', as
   const sixth = await t.request('POST', `${base}/snapshots`, { key: c.key, body: {} });
   expect(sixth.status).toBe(409);
 });
+
+it('a restore into the database itself that fails halfway leaves the database as it was', async () => {
+  const c = await dbCustomer(t);
+  const r = await t.request('POST', '/v1/databases', {
+    key: c.key,
+    body: { db_type: 'postgresql', db_name: 'keep' },
+  });
+  expect(r.status).toBe(201);
+  const base = `/v1/databases/postgresql/${r.body.technical_name}`;
+  const snap = await t.request('POST', `${base}/snapshots`, { key: c.key, body: { name: 'before' } });
+  expect(snap.status, snap.text).toBe(201);
+  const service = t.fjord.areas.get('databases')!.service as DatabasesService;
+  const driver = await service.driver('postgresql');
+  // What the database holds now, written after the snapshot (the simulated engine keeps a text body).
+  const store = (driver as unknown as { databases: Map<string, { body: string }> }).databases;
+  store.get(r.body.technical_name)!.body = 'rows written after the snapshot';
+  const restore = driver.restore.bind(driver);
+  onTestFinished(() => {
+    driver.restore = restore;
+  });
+  driver.restore = async (db) => {
+    store.get(db.name)!.body = 'half a replay';
+    throw new Error('psql exited 3: ERROR: out of disk space');
+  };
+  const res = await t.request('POST', `${base}/restore`, {
+    key: c.key,
+    body: { snapshot_id: snap.body.snapshot_id },
+  });
+  expect(res.status).toBe(502);
+  expect(store.get(r.body.technical_name)!.body).toBe('rows written after the snapshot');
+  // No staging copy is left behind.
+  expect([...store.keys()].filter((n) => n.endsWith('_restore'))).toEqual([]);
+});

@@ -77,6 +77,18 @@ export interface EngineDriver {
   recreateEmpty(db: DatabaseRef): Promise<void>;
   /** Replaces the database's contents with a dump read from `input`. */
   restore(db: DatabaseRef, input: Readable): Promise<void>;
+  /**
+   * A new, empty database beside `db` (same owner and limit) to restore into first, so that a
+   * replay failing halfway never touches `db` itself.
+   */
+  createStaging(db: DatabaseRef): Promise<DatabaseRef>;
+  /**
+   * Puts a fully restored staging database in `db`'s place and drops the old contents. False
+   * when the engine cannot (MariaDB has no database rename): the caller then drops the staging
+   * copy and replays the same dump, which has just gone through, into `db`.
+   */
+  swapIn(db: DatabaseRef, staging: DatabaseRef): Promise<boolean>;
+  dropStaging(staging: DatabaseRef): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -279,6 +279,22 @@ export class MariadbDriver implements EngineDriver {
     });
   }
 
+  async createStaging(db: DatabaseRef): Promise<DatabaseRef> {
+    const staging = { ...db, name: `${db.name.slice(0, 50)}_restore` };
+    await this.q(`DROP DATABASE IF EXISTS \`${quoteIdent(staging.name)}\``);
+    await this.q(`CREATE DATABASE \`${quoteIdent(staging.name)}\``);
+    return staging;
+  }
+
+  /** MariaDB cannot rename a database (and views cannot move between databases): replay instead. */
+  async swapIn() {
+    return false;
+  }
+
+  async dropStaging(staging: DatabaseRef) {
+    await this.q(`DROP DATABASE IF EXISTS \`${quoteIdent(staging.name)}\``);
+  }
+
   async recreateEmpty(db: DatabaseRef) {
     await this.terminateSessions(db);
     await this.q(`DROP DATABASE IF EXISTS \`${quoteIdent(db.name)}\``);

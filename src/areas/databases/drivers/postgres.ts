@@ -113,6 +113,32 @@ export class PostgresDriver implements EngineDriver {
     if (blocked) await this.terminateSessions(db);
   }
 
+  async createStaging(db: DatabaseRef): Promise<DatabaseRef> {
+    const staging = { ...db, name: stagingName(db.name) };
+    const name = quoteIdent(staging.name);
+    await this.q(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await this.q(
+      `CREATE DATABASE ${name} OWNER ${quoteIdent(db.user)} CONNECTION LIMIT ${db.connectionLimit}`,
+    );
+    await this.q(`REVOKE ALL ON DATABASE ${name} FROM PUBLIC`);
+    return staging;
+  }
+
+  /** Two renames and a drop: clients are away from the database only between the renames. */
+  async swapIn(db: DatabaseRef, staging: DatabaseRef) {
+    const old = quoteIdent(`${stagingName(db.name)}_old`);
+    await this.q(`DROP DATABASE IF EXISTS ${old} WITH (FORCE)`);
+    await this.terminateSessions(db);
+    await this.q(`ALTER DATABASE ${quoteIdent(db.name)} RENAME TO ${old}`);
+    await this.q(`ALTER DATABASE ${quoteIdent(staging.name)} RENAME TO ${quoteIdent(db.name)}`);
+    await this.q(`DROP DATABASE ${old} WITH (FORCE)`);
+    return true;
+  }
+
+  async dropStaging(staging: DatabaseRef) {
+    await this.q(`DROP DATABASE IF EXISTS ${quoteIdent(staging.name)} WITH (FORCE)`);
+  }
+
   async recreateEmpty(db: DatabaseRef) {
     const name = quoteIdent(db.name);
     await this.q(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -323,3 +349,6 @@ async function runTool(
 }
 
 export { runTool };
+
+/** The staging database of a restore into `name` (names stay within PostgreSQL's 63 bytes). */
+const stagingName = (name: string) => `${name.slice(0, 50)}_restore`;

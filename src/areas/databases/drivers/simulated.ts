@@ -52,6 +52,20 @@ export class SimulatedDriver implements EngineDriver {
   async terminateSessions() {
     return 0;
   }
+  async createStaging(db: DatabaseRef): Promise<DatabaseRef> {
+    const staging = { ...db, name: `${db.name}_restore` };
+    this.databases.set(staging.name, { limit: db.connectionLimit, body: '' });
+    return staging;
+  }
+  async swapIn(db: DatabaseRef, staging: DatabaseRef) {
+    const restored = this.databases.get(staging.name);
+    if (restored) this.databases.set(db.name, restored);
+    this.databases.delete(staging.name);
+    return true;
+  }
+  async dropStaging(staging: DatabaseRef) {
+    this.databases.delete(staging.name);
+  }
   async recreateEmpty(db: DatabaseRef) {
     const d = this.databases.get(db.name);
     if (d) d.body = '';

@@ -7,7 +7,7 @@ import type { Principal } from '../../../kernel/auth/principal.js';
 import { type Clock, isoOf as iso } from '../../../kernel/clock.js';
 import { newId } from '../../../kernel/ids.js';
 import type { SecretBox } from '../../../kernel/secrets.js';
-import type { DbType } from '../drivers/driver.js';
+import type { DatabaseRef, DbType } from '../drivers/driver.js';
 import type { DatabasesTable, SnapshotsTable } from '../migrations.js';
 import type { DatabasesRepo } from '../repo.js';
 import { dbErrors } from '../rules.js';
@@ -223,6 +223,37 @@ export class SnapshotService {
     return { filename: `${row.technical_name}-${snap.id}.sql.gz`, body };
   }
 
+  /**
+   * A restore into the database itself: the dump is replayed into a staging database first, so a
+   * replay that fails halfway leaves the database as it was. Then the staging copy takes its
+   * place (PostgreSQL renames it), or, where the engine cannot rename (MariaDB), the database is
+   * emptied and the same dump — which has just replayed cleanly — is replayed into it.
+   */
+  private async restoreInPlace(dbType: DbType, db: DatabaseRef, snap: SnapshotsTable) {
+    await this.dbs.onServer(dbType, async (d) => {
+      const staging = await d.createStaging(db);
+      try {
+        await d.restore(staging, await this.dump(snap));
+      } catch (err) {
+        await d
+          .dropStaging(staging)
+          .catch((e) => this.log.warn({ err: e }, 'dropping a restore staging database failed'));
+        throw err;
+      }
+      if (await d.swapIn(db, staging)) return;
+      await d.dropStaging(staging);
+      await d.recreateEmpty(db);
+      await d.restore(db, await this.dump(snap));
+    });
+  }
+
+  /** The snapshot's SQL, decompressed (and decrypted); a missing or damaged one is a clear error. */
+  private dump(snap: SnapshotsTable) {
+    return this.open(snap).catch((err) => {
+      throw dbErrors.snapshotUnreadable(err);
+    });
+  }
+
   async restore(
     principal: Principal,
     dbType: DbType,
@@ -253,22 +284,18 @@ export class SnapshotService {
         customerId: null,
       });
       target = created.row;
-    } else {
-      await this.dbs.onServer(dbType, (d) => d.recreateEmpty(this.dbs.ref(source)));
-    }
-    try {
-      const sql = await this.open(snap).catch((err) => {
-        throw dbErrors.snapshotUnreadable(err);
-      });
-      await this.dbs.onServer(dbType, (d) => d.restore(this.dbs.ref(target), sql));
-    } catch (err) {
-      // A half-restored copy is not left behind to be mistaken for the snapshot's contents.
-      if (created)
+      try {
+        await this.dbs.onServer(dbType, async (d) =>
+          d.restore(this.dbs.ref(created!.row), await this.dump(snap)),
+        );
+      } catch (err) {
+        // A half-restored copy is not left behind to be mistaken for the snapshot's contents.
         await this.dbs
           .delete(principal, dbType, created.row.technical_name)
           .catch((e) => this.log.warn({ err: e }, 'removing a failed restore target failed'));
-      throw err;
-    }
+        throw err;
+      }
+    } else await this.restoreInPlace(dbType, this.dbs.ref(source), snap);
     await this.dbs.record(principal, target, 'database.restored', {
       snapshot_id: snap.id,
       source_db_name: source.technical_name,
