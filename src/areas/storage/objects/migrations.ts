@@ -114,4 +114,20 @@ export const objectMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026-11-25-0500-storage-completed-uploads': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // Uploads completed in the last day, so a retried CompleteMultipartUpload gets the same answer.
+      await db.schema
+        .createTable('storage_completed_uploads')
+        .addColumn('upload_id', 'text', (c) => c.primaryKey())
+        .addColumn('bucket_id', 'text', (c) => c.notNull())
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('parts', 'text', (c) => c.notNull())
+        .addColumn('etag', 'text', (c) => c.notNull())
+        .addColumn('version_id', 'text', (c) => c.notNull())
+        .addColumn('completed_at', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+  },
 };

@@ -2,10 +2,13 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import { AppError } from '../../../kernel/errors.js';
 import { isUniqueViolation } from '../../../kernel/store/dialect.js';
 import type { Store } from '../../../kernel/store/store.js';
-import type { BlobPart, ObjectRow, ObjectTables, PartRow, UploadRow } from './tables.js';
+import type { BlobPart, CompletedUploadRow, ObjectRow, ObjectTables, PartRow, UploadRow } from './tables.js';
 
 /** Blobs no longer named by any row: the caller deletes them after the commit. */
 export type Released = BlobPart[];
+
+/** How long a completed upload is remembered for a retried Complete. */
+const DAY_MS = 86_400_000;
 
 export const blobsOf = (row: Pick<ObjectRow, 'blob'>): BlobPart[] => JSON.parse(row.blob) as BlobPart[];
 
@@ -57,6 +60,29 @@ export class MultipartRepo {
       .selectAll()
       .where('upload_id', '=', uploadId)
       .where('bucket_id', '=', bucketId)
+      .executeTakeFirst();
+  }
+
+  /** Remembers a completed upload for a day (older ones are dropped as new ones come). */
+  async rememberCompleted(row: CompletedUploadRow): Promise<void> {
+    await this.db
+      .deleteFrom('storage_completed_uploads')
+      .where('completed_at', '<', row.completed_at - DAY_MS)
+      .execute();
+    await this.db
+      .insertInto('storage_completed_uploads')
+      .values(row)
+      .onConflict((oc) => oc.column('upload_id').doNothing())
+      .execute();
+  }
+
+  completed(bucketId: string, uploadId: string, since: number): Promise<CompletedUploadRow | undefined> {
+    return this.db
+      .selectFrom('storage_completed_uploads')
+      .selectAll()
+      .where('upload_id', '=', uploadId)
+      .where('bucket_id', '=', bucketId)
+      .where('completed_at', '>=', since)
       .executeTakeFirst();
   }
 

@@ -296,16 +296,48 @@ export class ObjectStore {
     if (released === null) throw s3Errors.noSuchUpload(upload.upload_id);
     this.release(released);
     const attrs: ObjectAttributes = attributesOf(upload);
-    return this.commit(bucket, upload.key, {
+    const done = await this.commit(bucket, upload.key, {
       size,
       etag,
       checksum: null,
       blob: JSON.stringify(blobs),
       attrs,
     });
+    await this.repo
+      .rememberCompleted({
+        upload_id: upload.upload_id,
+        bucket_id: bucket.id,
+        key: upload.key,
+        parts: partsList(listed),
+        etag,
+        version_id: done.versionId,
+        completed_at: this.clock.nowMs(),
+      })
+      .catch((err) => this.log.warn({ err }, 'remembering a completed upload failed'));
+    return done;
+  }
+
+  /**
+   * A Complete sent again for an upload completed in the last day, with the same parts, gets the
+   * first answer again, as AWS gives it (a client whose connection dropped during the first one
+   * retries). Null when there is no such completion: the caller answers NoSuchUpload.
+   */
+  async completedBefore(
+    bucketId: string,
+    key: string,
+    uploadId: string,
+    listed: { partNumber: number; etag: string }[],
+  ): Promise<{ etag: string; versionId: string } | null> {
+    const row = await this.repo.completed(bucketId, uploadId, this.clock.nowMs() - 86_400_000);
+    if (!row || row.key !== key || row.parts !== partsList(listed)) return null;
+    return { etag: row.etag, versionId: row.version_id };
   }
 
   async abort(uploadId: string): Promise<void> {
     this.release((await this.repo.dropUpload(uploadId)) ?? []);
   }
 }
+
+/** The parts a Complete listed, as one comparable string. */
+const partsList = (listed: { partNumber: number; etag: string }[]) =>
+  listed.map((p) => `${p.partNumber}:${p.etag.replace(/"/g, '').toLowerCase()}`).join(',');

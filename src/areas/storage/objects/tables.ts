@@ -47,7 +47,20 @@ export interface UsageRow {
   bytes: number;
 }
 
+/** A multipart upload completed recently: a retried Complete with the same parts gets the same answer. */
+export interface CompletedUploadRow {
+  upload_id: string;
+  bucket_id: string;
+  key: string;
+  /** The completed parts as listed, `number:etag` joined by commas. */
+  parts: string;
+  etag: string;
+  version_id: string;
+  completed_at: number;
+}
+
 export interface ObjectTables {
+  storage_completed_uploads: CompletedUploadRow;
   storage_objects: ObjectRow;
   storage_uploads: UploadRow;
   storage_upload_parts: PartRow;

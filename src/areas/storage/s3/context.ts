@@ -107,8 +107,21 @@ export class S3Call {
     return Buffer.concat(chunks);
   }
 
+  /**
+   * `Expect: 100-continue`: the client waits for a go-ahead before it sends the body. It gets one
+   * only here, when a handler is about to read the body — after authentication and the bucket's
+   * authorisation — so a refused request is answered without its body ever being sent.
+   */
+  continueIfExpected(): void {
+    if (this.continued || !/^100-continue$/i.test(String(this.req.headers['expect'] ?? ''))) return;
+    this.continued = true;
+    this.res.writeContinue();
+  }
+  private continued = false;
+
   /** The request body, de-framed and checked against what its signature declares. */
   bodyReader(limit: number): BodyReader {
+    this.continueIfExpected();
     const p = this.principal;
     return new BodyReader(
       this.req,

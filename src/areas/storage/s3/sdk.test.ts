@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { request } from 'node:http';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -252,6 +253,73 @@ describe('the S3 data plane with the AWS SDK (CRC trailers on)', () => {
     const versions = all.Versions ?? [];
     expect(usage.objects).toBe(versions.length);
     expect(usage.bytes).toBe(versions.reduce((n, v) => n + (v.Size ?? 0), 0));
+  });
+});
+
+describe('retries and edge cases clients meet', () => {
+  it('answers a Complete sent again for a completed upload with the first answer (same parts only)', async () => {
+    const up = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'twice.bin' }));
+    const part = await s3.send(
+      new UploadPartCommand({
+        Bucket: 'photos',
+        Key: 'twice.bin',
+        UploadId: up.UploadId,
+        PartNumber: 1,
+        Body: 'only part',
+      }),
+    );
+    const complete = (etag: string | undefined) =>
+      s3.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: 'photos',
+          Key: 'twice.bin',
+          UploadId: up.UploadId,
+          MultipartUpload: { Parts: [{ PartNumber: 1, ETag: etag }] },
+        }),
+      );
+    const first = await complete(part.ETag);
+    const again = await complete(part.ETag);
+    expect(again.ETag).toBe(first.ETag);
+    expect(again.VersionId).toBe(first.VersionId);
+    await expect(complete('"00000000000000000000000000000000"')).rejects.toMatchObject({
+      name: 'NoSuchUpload',
+    });
+  });
+
+  it('takes an empty continuation token as the top of the listing', async () => {
+    const r = await s3.send(
+      new ListObjectsV2Command({ Bucket: 'photos', ContinuationToken: '', MaxKeys: 1000 }),
+    );
+    expect(r.ContinuationToken).toBe('');
+    expect(r.Contents?.length).toBeGreaterThan(0);
+  });
+
+  it('sends 100 Continue only once the request is authorised', async () => {
+    const send = (headers: Record<string, string>) =>
+      new Promise<{ continued: boolean; status: number }>((resolve, reject) => {
+        const u = new URL(h.endpoint);
+        let continued = false;
+        const req = request({
+          host: u.hostname,
+          port: u.port,
+          method: 'PUT',
+          path: '/photos/expect.txt',
+          headers: { 'content-length': '5', expect: '100-continue', ...headers },
+        });
+        req.on('continue', () => {
+          continued = true;
+          req.end('hello');
+        });
+        req.on('response', (res) => {
+          res.resume();
+          resolve({ continued, status: res.statusCode ?? 0 });
+          if (!continued) req.destroy();
+        });
+        req.on('error', (err) => (continued ? reject(err) : undefined));
+        req.flushHeaders();
+      });
+    // Unsigned, to a private bucket: refused before the body is ever asked for.
+    expect(await send({})).toEqual({ continued: false, status: 403 });
   });
 });
 

@@ -65,6 +65,9 @@ export class S3Server implements RoleServer {
       ? https.createServer({ ...options, ...this.tls }, listener)
       : http.createServer(options, listener);
     server.headersTimeout = 60_000;
+    // `Expect: 100-continue` is answered by the handler once the request is authorised (S3Call
+    // .continueIfExpected), not by Node before anything is checked.
+    server.on('checkContinue', listener);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.port, this.host, () => resolve());

@@ -43,9 +43,10 @@ export async function listObjects(call: S3Call): Promise<void> {
   const token = call.query.get('continuation-token');
   const startAfter = call.query.get('start-after');
   const marker = call.query.get('marker');
-  if (v2 && token !== null) {
+  // An empty token is no position (as on AWS, it is echoed and the listing starts at the top).
+  if (v2 && token) {
     const key = Buffer.from(token, 'base64url').toString('utf8');
-    if (!token || Buffer.from(key).toString('base64url') !== token) {
+    if (Buffer.from(key).toString('base64url') !== token) {
       throw s3Errors.invalidArgument(
         'The continuation token provided is incorrect',
         'continuation-token',

@@ -92,7 +92,7 @@ export async function completeMultipartUpload(call: S3Call): Promise<void> {
   const bucket = await call.requireBucket('s3:PutObject');
   const uploadId = call.query.get('uploadId')!;
   const objects = call.env.objects;
-  const upload = await objects.requireUpload(bucket.id, call.key!, uploadId);
+  const upload = await objects.repo.upload(bucket.id, uploadId);
   const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'CompleteMultipartUpload');
   const listed = (Array.isArray(doc.Part) ? doc.Part : []).map((p: Record<string, unknown>) => {
     const n = Number(asText(p['PartNumber']));
@@ -102,15 +102,19 @@ export async function completeMultipartUpload(call: S3Call): Promise<void> {
   });
   // Answer with a status line at once and keep the connection alive with whitespace, as S3
   // does, would need the error inside a 200; the join is a metadata commit, so it is fast.
-  const done = await objects.complete(refOf(bucket), upload, listed);
+  const done =
+    upload && upload.key === call.key
+      ? await objects.complete(refOf(bucket), upload, listed)
+      : await objects.completedBefore(bucket.id, call.key!, uploadId, listed);
+  if (!done) throw s3Errors.noSuchUpload(uploadId);
   const headers: Record<string, string> = {};
   if (done.versionId !== 'null') headers['x-amz-version-id'] = done.versionId;
   call.xml(
     200,
     'CompleteMultipartUploadResult',
-    el('Location', call.objectUrl(bucket.name, upload.key)) +
+    el('Location', call.objectUrl(bucket.name, call.key!)) +
       el('Bucket', bucket.name) +
-      el('Key', upload.key) +
+      el('Key', call.key!) +
       el('ETag', quoteEtag(done.etag)),
     headers,
   );

@@ -22,6 +22,7 @@ export async function postObject(call: S3Call): Promise<void> {
   const bucketName = call.bucketName!;
   const bucket = await call.env.cache.findBucket(bucketName);
   if (!bucket) throw s3Errors.noSuchBucket(bucketName);
+  call.continueIfExpected();
   const { fields, file } = await readPostForm(call.req, call.header('content-type') ?? '');
   if (!file)
     throw s3Errors.invalidArgument('POST requires exactly one file upload per request.', 'file', '0');
