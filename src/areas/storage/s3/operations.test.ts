@@ -140,6 +140,19 @@ describe('object operations', () => {
         CopySourceRange: `bytes=${5 * 1024 * 1024}-${source.length - 1}`,
       }),
     );
+    // A range past the source's end is InvalidRange (S3's code), not InvalidArgument.
+    await expect(
+      s3.send(
+        new UploadPartCopyCommand({
+          Bucket: 'ops',
+          Key: 'copy.bin',
+          UploadId,
+          PartNumber: 3,
+          CopySource: 'ops/source.bin',
+          CopySourceRange: `bytes=0-${source.length}`,
+        }),
+      ),
+    ).rejects.toMatchObject({ name: 'InvalidRange' });
     await s3.send(
       new CompleteMultipartUploadCommand({
         Bucket: 'ops',

@@ -64,7 +64,9 @@ async function uploadPartCopy(call: S3Call, uploadId: string, partNumber: number
   let end = size - 1;
   if (rangeHeader) {
     const m = /^bytes=(\d+)-(\d+)$/.exec(rangeHeader);
-    if (!m || Number(m[2]) < Number(m[1]) || Number(m[2]) >= size) {
+    // Well formed but past the source's end: InvalidRange, as S3 answers it.
+    if (m && Number(m[2]) >= Number(m[1]) && Number(m[2]) >= size) throw s3Errors.invalidRange(size);
+    if (!m || Number(m[2]) < Number(m[1])) {
       throw s3Errors.invalidArgument(
         'The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy',
         'x-amz-copy-source-range',
