@@ -46,6 +46,8 @@ const DEBIAN_PACKAGES = [
   { name: 'ffmpeg', probe: 'ffprobe' },
   // IoT: the MQTT command-line clients.
   { name: 'mosquitto-clients', probe: 'mosquitto_pub' },
+  // docs/tour.md reads JSON answers with jq, as users do.
+  { name: 'jq', probe: 'jq' },
 ];
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
