@@ -8,7 +8,14 @@ export interface Alias {
   words: string[];
   op: string;
   args?: string[];
+  /**
+   * With `--wait`: the operation that reads the resource back (its path parameter filled from
+   * the answer's `id`), polled until `status` is one of `until`.
+   */
+  wait?: { op: string; param: string; until: string[] };
 }
+
+const GPU_DONE = ['completed', 'failed', 'cancelled'];
 
 export const ALIASES: Alias[] = [
   { words: ['account', 'profile'], op: 'getAccountProfile' },
@@ -54,9 +61,31 @@ export const ALIASES: Alias[] = [
   { words: ['contact', 'get'], op: 'getContact', args: ['contact_id'] },
   { words: ['contact', 'delete'], op: 'deleteContact', args: ['contact_id'] },
   { words: ['gpu', 'job', 'list'], op: 'gpuListJobs' },
-  { words: ['gpu', 'job', 'create'], op: 'gpuCreateJob' },
+  {
+    words: ['gpu', 'job', 'create'],
+    op: 'gpuCreateJob',
+    wait: { op: 'gpuGetJob', param: 'job_id', until: GPU_DONE },
+  },
   { words: ['gpu', 'job', 'get'], op: 'gpuGetJob', args: ['job_id'] },
   { words: ['gpu', 'job', 'cancel'], op: 'gpuCancelJob', args: ['job_id'] },
+  { words: ['vps', 'list'], op: 'vpsList' },
+  {
+    words: ['vps', 'create'],
+    op: 'vpsCreate',
+    wait: { op: 'vpsGet', param: 'vps_id', until: ['running', 'stopped', 'error'] },
+  },
+  { words: ['vps', 'get'], op: 'vpsGet', args: ['vps_id'] },
+  { words: ['vps', 'delete'], op: 'vpsDelete', args: ['vps_id'] },
+  { words: ['vps', 'start'], op: 'vpsStart', args: ['vps_id'] },
+  { words: ['vps', 'stop'], op: 'vpsStop', args: ['vps_id'] },
+  { words: ['k8s', 'cluster', 'list'], op: 'k8sListClusters' },
+  {
+    words: ['k8s', 'cluster', 'create'],
+    op: 'k8sCreateCluster',
+    wait: { op: 'k8sGetCluster', param: 'id', until: ['running', 'error', 'failed'] },
+  },
+  { words: ['k8s', 'cluster', 'get'], op: 'k8sGetCluster', args: ['id'] },
+  { words: ['k8s', 'cluster', 'delete'], op: 'k8sDeleteCluster', args: ['id'] },
 ];
 
 /** The alias whose words begin `words`, longest first. */

@@ -14,13 +14,20 @@ export const CLI_USAGE = `API commands (against the Fjord of \`fjord login\`, FJ
 ${ALIASES.map((a) => `  ${[...a.words, ...(a.args ?? []).map((x) => `<${x}>`)].join(' ')}`).join('\n')}
   db connect <db_type> <db_name>      open psql or mariadb with the database's credentials
 
-  Options: -o json (default: a table) · --url · --token · --operator-token
+  completion                          a bash completion script: source <(fjord completion)
+
+  Options: -o json (default: a table) · --wait (create commands: until the resource is ready)
+           --url · --token · --operator-token
   Exit codes: 0 done · 1 refused by Fjord (the message says why) · 2 usage
 `;
 
 /** True when `command` is one of the API commands (main.ts hands them over). */
 export const isCliCommand = (command: string | undefined) =>
-  command === 'login' || command === 'logout' || command === 'op' || isAliasRoot(command);
+  command === 'login' ||
+  command === 'logout' ||
+  command === 'op' ||
+  command === 'completion' ||
+  isAliasRoot(command);
 
 /** Runs an API command; resolves to the process exit code. */
 export async function runCli(argv: string[], out = (s: string) => process.stdout.write(s)): Promise<number> {
@@ -34,6 +41,10 @@ export async function runCli(argv: string[], out = (s: string) => process.stdout
       if (!options.url || (!options.token && !options['operator-token']))
         throw new CliError('login needs --url and --token (or --operator-token)', 2);
       out(`saved to ${saveLogin(options.url, options.token, options['operator-token'])}\n`);
+      return 0;
+    }
+    if (words[0] === 'completion') {
+      out(completionScript());
       return 0;
     }
     if (words[0] === 'logout') {
@@ -65,12 +76,13 @@ export async function runCli(argv: string[], out = (s: string) => process.stdout
     if (!alias) throw new CliError(`unknown command: fjord ${words.join(' ')} (fjord --help)`, 2);
     const op = ops.get(alias.op);
     if (!op) throw new CliError(`this Fjord does not serve ${alias.op}`, 1);
-    const answer = await callOperation(ctx, op, {
+    let answer = await callOperation(ctx, op, {
       positional: words.slice(alias.words.length),
       positionalNames: alias.args ?? [],
       flags,
       body: options.body,
     });
+    if (options.wait && alias.wait) answer = await waitFor(ctx, ops, alias.wait, answer);
     print(answer, options.output, out);
     return 0;
   } catch (err) {
@@ -89,16 +101,18 @@ interface Options {
   body?: string;
   output: 'table' | 'json';
   help: boolean;
+  wait: boolean;
 }
 
 /** Words, `--field value` pairs and the CLI's own options. */
 function parse(argv: string[]): { words: string[]; flags: [string, string][]; options: Options } {
   const words: string[] = [];
   const flags: [string, string][] = [];
-  const options: Options = { output: 'table', help: false };
+  const options: Options = { output: 'table', help: false, wait: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--help' || arg === '-h') options.help = true;
+    else if (arg === '--wait') options.wait = true;
     else if (arg === '-o' || arg === '--output') options.output = argv[++i] === 'json' ? 'json' : 'table';
     else if (arg.startsWith('--')) {
       const eq = arg.indexOf('=');
@@ -148,4 +162,64 @@ async function connect(
     });
     child.on('exit', (code) => resolve(code ?? 1));
   });
+}
+
+/** Polls the resource a create answered until its status is final (every second, up to 30 minutes). */
+async function waitFor(
+  ctx: Parameters<typeof callOperation>[0],
+  ops: Awaited<ReturnType<typeof loadOperations>>,
+  wait: NonNullable<(typeof ALIASES)[number]['wait']>,
+  created: unknown,
+): Promise<unknown> {
+  const id = (created as { id?: string } | null)?.id;
+  const read = ops.get(wait.op);
+  if (!id || !read) return created;
+  const deadline = Date.now() + 30 * 60_000;
+  for (let answer = created; ; ) {
+    const status = (answer as { status?: string }).status;
+    if (status && wait.until.includes(status)) return answer;
+    if (Date.now() > deadline) throw new CliError(`still ${status} after 30 minutes`);
+    process.stderr.write(`… ${status ?? 'waiting'}\n`);
+    await new Promise((r) => setTimeout(r, 1000));
+    answer = await callOperation(ctx, read, { positional: [id], positionalNames: [wait.param], flags: [] });
+  }
+}
+
+/** Bash completion of the command words (`complete -F`), from the same table the CLI runs on. */
+function completionScript(): string {
+  const words = new Map<string, Set<string>>();
+  const add = (prefix: string, next: string) => {
+    if (!words.has(prefix)) words.set(prefix, new Set());
+    words.get(prefix)!.add(next);
+  };
+  for (const a of ALIASES)
+    for (let i = 0; i < a.words.length; i++) add(a.words.slice(0, i).join(' '), a.words[i]!);
+  for (const w of [
+    'login',
+    'logout',
+    'op',
+    'completion',
+    'start',
+    'migrate',
+    'admin',
+    'openapi',
+    'emulator',
+    'gpu-worker',
+  ])
+    add('', w);
+  add('db', 'connect');
+  add('op', 'list');
+  const cases = [...words]
+    .map(([prefix, next]) => `    "${prefix}") words="${[...next].sort().join(' ')}" ;;`)
+    .join('\n');
+  return `# bash completion for fjord: source <(fjord completion)
+_fjord() {
+  local cur="\${COMP_WORDS[COMP_CWORD]}" prefix="\${COMP_WORDS[*]:1:COMP_CWORD-1}" words=""
+  case "$prefix" in
+${cases}
+  esac
+  COMPREPLY=($(compgen -W "$words" -- "$cur"))
+}
+complete -F _fjord fjord
+`;
 }

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runReferenceWorker } from '../../src/areas/gpu/reference-worker.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
 const FJORD = join(import.meta.dirname, '..', '..', 'bin', 'fjord.js');
@@ -114,5 +115,54 @@ describe('fjord API commands', () => {
     const profile = await fjord(['account', 'profile', '-o', 'json']);
     expect(JSON.parse(profile.stdout).email).toBe(c.email);
     expect((await fjord(['logout'])).stdout).toContain('logged out');
+  });
+
+  it('waits for a job to finish with --wait', async () => {
+    const worker = await t.operator('POST', '/admin/v1/gpu/workers', {
+      name: 'cli',
+      engines: ['reference-image'],
+    });
+    const served = runReferenceWorker({
+      baseUrl: t.kernel.baseUrl(),
+      token: worker.body.token,
+      maxJobs: 1,
+      pollSeconds: 0.05,
+    });
+    const job = await fjord(
+      [
+        'gpu',
+        'job',
+        'create',
+        '--type',
+        'image',
+        '--engine',
+        'reference-image',
+        '--inputs',
+        '{"prompt":"cli"}',
+        '--wait',
+        '-o',
+        'json',
+      ],
+      { ...as(), FJORD_TOKEN: (await t.kernel.identity.createServiceKey(c.id, 'gpu', 'cli')).key },
+    );
+    expect(job.code, job.stderr).toBe(0);
+    expect(JSON.parse(job.stdout)).toMatchObject({
+      status: 'completed',
+      output_files: { image: expect.any(String) },
+    });
+    expect(await served).toBe(1);
+  });
+
+  it('completes command words in bash', async () => {
+    const script = (await fjord(['completion'])).stdout;
+    const complete = async (...words: string[]) => {
+      const { stdout } = await run('bash', [
+        '-c',
+        `${script}\nCOMP_WORDS=(fjord ${words.join(' ')}); COMP_CWORD=${words.length}; _fjord; echo "\${COMPREPLY[*]}"`,
+      ]);
+      return stdout.trim();
+    };
+    expect(await complete('dns', 'z')).toBe('zone');
+    expect(await complete('bucket', '')).toContain('create');
   });
 });
