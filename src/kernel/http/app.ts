@@ -136,7 +136,8 @@ export async function buildHttpApp(
   });
   app.addHook('onResponse', (req, reply, done) => {
     metrics.end(req, reply);
-    const level = reply.statusCode >= 500 ? 'error' : 'info';
+    // A 500 is Fjord's fault; a 502-504 it chose to answer (a back end down, still starting) is not.
+    const level = reply.statusCode === 500 ? 'error' : reply.statusCode > 500 ? 'warn' : 'info';
     // Checked first: the line's object is not even built at a level that drops it.
     if ((req.log as unknown as { isLevelEnabled(l: string): boolean }).isLevelEnabled(level))
       req.log[level](

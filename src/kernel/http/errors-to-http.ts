@@ -119,7 +119,9 @@ function fromAppError(err: AppError): HttpError {
   };
   if (err.options.errors?.length) detail['errors'] = err.options.errors;
   Object.assign(detail, err.options.extra ?? {});
-  return { status, body: { detail }, headers, internal: status >= 500 };
+  // A 502/503 an area chose to answer (a back end down, "still starting") is an answer, not a
+  // fault of Fjord's: logged with its cause when it has one, never as a crash with a stack.
+  return { status, body: { detail }, headers, internal: status === 500 };
 }
 
 interface AjvLikeError {
