@@ -140,13 +140,15 @@ export const databasesArea = defineArea({
       ],
       servers: [
         {
-          // The embedded engines start with the api role (in the background: the API answers
-          // at once, and a request that needs an engine waits for it) and stop with Fjord.
+          // The embedded engines start with the api role (in the background, once every role is
+          // up: the API answers at once, and a request that needs an engine waits for it) and
+          // stop with Fjord.
           role: 'api',
           name: 'database engines',
-          start: async () => {
-            void engines.startAll();
-          },
+          start: async () => {},
+          // Once the process is up: initdb and a first mariadbd start take seconds of CPU that
+          // would otherwise compete with the start itself.
+          afterStart: () => void engines.startAll(),
           stop: () => engines.stop(),
         },
       ],
