@@ -109,6 +109,8 @@ export const s3Errors = {
     ),
   entityTooLarge: () =>
     new S3Error('EntityTooLarge', 400, 'Your proposed upload exceeds the maximum allowed object size.'),
+  invalidPartNumber: () =>
+    new S3Error('InvalidPartNumber', 416, 'The requested partnumber is not satisfiable'),
   invalidPart: () =>
     new S3Error(
       'InvalidPart',

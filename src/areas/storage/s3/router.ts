@@ -117,10 +117,6 @@ export async function routeObject(call: S3Call): Promise<void> {
         await call.requireBucket('s3:GetObject');
         throw s3Errors.notImplemented('GetObjectAttributes is not supported yet.');
       }
-      if (q.has('partNumber')) {
-        await call.requireBucket('s3:GetObject');
-        throw s3Errors.notImplemented('Reading one part of an object (partNumber) is not supported yet.');
-      }
       if (q.has('acl') && call.req.method === 'GET') {
         const bucket = await call.requireBucket('s3:GetObject');
         await findObject(call, bucket, call.key!, q.get('versionId'));

@@ -142,6 +142,18 @@ describe('the S3 data plane with the AWS SDK (CRC trailers on)', () => {
       new GetObjectCommand({ Bucket: 'photos', Key: 'multi.bin', Range: `bytes=${size - 2}-${size + 1}` }),
     );
     expect(Buffer.from(await mid.Body!.transformToByteArray())).toEqual(body.subarray(size - 2, size + 2));
+    // One part of it, by its number: a ranged read with the parts count.
+    const second = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'multi.bin', PartNumber: 2 }));
+    expect(second.PartsCount).toBe(parts.length);
+    expect(second.ContentRange).toBe(`bytes ${size}-${2 * size - 1}/${body.length}`);
+    expect(Buffer.from(await second.Body!.transformToByteArray())).toEqual(body.subarray(size, 2 * size));
+    const last = await s3.send(
+      new HeadObjectCommand({ Bucket: 'photos', Key: 'multi.bin', PartNumber: parts.length }),
+    );
+    expect(last.ContentLength).toBe(body.length - (parts.length - 1) * size);
+    await expect(
+      s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'multi.bin', PartNumber: parts.length + 1 })),
+    ).rejects.toMatchObject({ $metadata: { httpStatusCode: 416 } });
 
     const small = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'small.bin' }));
     const p1 = await s3.send(

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BucketRecord } from '../../data-plane-contract.js';
+import { blobsOf } from '../../objects/multipart-repo.js';
 import type { ObjectAttributes } from '../../objects/object-store.js';
 import type { BucketRef } from '../../objects/repo.js';
 import type { ObjectRow } from '../../objects/tables.js';
@@ -86,12 +87,14 @@ export async function getObject(call: S3Call): Promise<void> {
   const row = await findObject(call, bucket, key, versionId);
   checkConditions(row, (n) => call.header(n));
   const size = Number(row.size);
-  const range = parseRange(call.header('range'), size);
+  const part = partOf(call, row);
+  const range = part?.range ?? parseRange(call.header('range'), size);
   const headers = objectHeaders(
     row,
     call.query,
     call.header('x-amz-checksum-mode')?.toUpperCase() === 'ENABLED' && !range,
   );
+  if (part?.count) headers['x-amz-mp-parts-count'] = part.count;
   if (call.req.method === 'HEAD') {
     if (range) {
       headers['content-range'] = `bytes ${range.start}-${range.end}/${size}`;
@@ -116,6 +119,37 @@ export async function getObject(call: S3Call): Promise<void> {
   if (range) res.setHeader('content-range', `bytes ${start}-${end}/${size}`);
   res.setHeader('content-length', Math.max(0, end - start + 1));
   await pipeline(stream, res);
+}
+
+/**
+ * `?partNumber=N` on GET and HEAD: the bytes of part N of a multipart object, as a ranged read
+ * (206, `Content-Range`, `x-amz-mp-parts-count`). An object written in one piece has one part.
+ * Null when the request names no part.
+ */
+function partOf(
+  call: S3Call,
+  row: ObjectRow,
+): { range: { start: number; end: number }; count: number | null } | null {
+  const raw = call.query.get('partNumber');
+  if (raw === null) return null;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < 1 || n > 10_000)
+    throw s3Errors.invalidArgument(
+      'Part number must be an integer between 1 and 10000, inclusive',
+      'partNumber',
+      raw,
+    );
+  if (call.header('range') !== undefined)
+    throw s3Errors.invalidRequest('Cannot specify both Range header and partNumber query parameter');
+  // A multipart object keeps one blob per part, in order; its ETag ends in -N. Only the last part
+  // may be empty, and an empty part has no blob.
+  const count = Number(/-(\d+)$/.exec(row.etag)?.[1] ?? 0);
+  const sizes = count ? blobsOf(row).map((b) => b.size) : [Number(row.size)];
+  while (sizes.length < count) sizes.push(0);
+  if (n > sizes.length || sizes[n - 1] === 0) throw s3Errors.invalidPartNumber();
+  const multipart = count > 0;
+  const start = sizes.slice(0, n - 1).reduce((a, b) => a + b, 0);
+  return { range: { start, end: start + sizes[n - 1]! - 1 }, count: multipart ? sizes.length : null };
 }
 
 function conditionalWrite(call: S3Call, current: ObjectRow | undefined): void {
