@@ -22,7 +22,9 @@ export function banner(fjord: Fjord, roles: string[], startMs: number): string {
     lines.push(`    ${l.role.padEnd(7)} ${l.protocol.padEnd(6)} ${l.address}`);
   if (roles.includes('api')) {
     const base = kernel.baseUrl();
-    lines.push(`    reference       ${base}/reference   (OpenAPI: ${base}/openapi.json, Swagger UI: ${base}/docs)`);
+    lines.push(
+      `    reference       ${base}/reference   (OpenAPI: ${base}/openapi.json, Swagger UI: ${base}/docs)`,
+    );
   }
   if (roles.includes('worker')) lines.push('    worker          jobs, schedules and webhook delivery');
   const idle = roles.filter(

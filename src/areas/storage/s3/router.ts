@@ -31,6 +31,7 @@ import {
   listParts,
   uploadPart,
 } from './handlers/multipart.js';
+import { getObjectAttributes } from './handlers/object-attributes.js';
 import { copyObject, deleteObject, findObject, getObject, putObject } from './handlers/objects.js';
 import { postObject } from './handlers/post-object.js';
 import { refuseUnsupportedBucket, refuseUnsupportedWrite } from './unsupported.js';
@@ -113,10 +114,7 @@ export async function routeObject(call: S3Call): Promise<void> {
       if (q.has('uploadId') && call.req.method === 'GET') return listParts(call);
       if (q.has('tagging') && call.req.method === 'GET') return getObjectTagging(call);
       // Not done yet, so refused rather than answered with the object's bytes.
-      if (q.has('attributes') && call.req.method === 'GET') {
-        await call.requireBucket('s3:GetObject');
-        throw s3Errors.notImplemented('GetObjectAttributes is not supported yet.');
-      }
+      if (q.has('attributes') && call.req.method === 'GET') return getObjectAttributes(call);
       if (q.has('acl') && call.req.method === 'GET') {
         const bucket = await call.requireBucket('s3:GetObject');
         await findObject(call, bucket, call.key!, q.get('versionId'));
