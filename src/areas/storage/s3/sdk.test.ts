@@ -147,6 +147,21 @@ describe('the S3 data plane with the AWS SDK (CRC trailers on)', () => {
     expect(second.PartsCount).toBe(parts.length);
     expect(second.ContentRange).toBe(`bytes ${size}-${2 * size - 1}/${body.length}`);
     expect(Buffer.from(await second.Body!.transformToByteArray())).toEqual(body.subarray(size, 2 * size));
+    const attributes = await s3.send(
+      new GetObjectAttributesCommand({
+        Bucket: 'photos',
+        Key: 'multi.bin',
+        ObjectAttributes: ['ETag', 'ObjectSize', 'ObjectParts', 'StorageClass'],
+        MaxParts: 2,
+      }),
+    );
+    expect(attributes).toMatchObject({
+      ETag: done.ETag!.replace(/"/g, ''),
+      ObjectSize: body.length,
+      StorageClass: 'STANDARD',
+      ObjectParts: { TotalPartsCount: parts.length, IsTruncated: true, NextPartNumberMarker: '2' },
+    });
+    expect(attributes.ObjectParts?.Parts?.map((p) => p.Size)).toEqual([size, size]);
     const last = await s3.send(
       new HeadObjectCommand({ Bucket: 'photos', Key: 'multi.bin', PartNumber: parts.length }),
     );

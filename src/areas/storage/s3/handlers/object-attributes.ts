@@ -43,7 +43,7 @@ export async function getObjectAttributes(call: S3Call): Promise<void> {
       .filter((p) => p.n > marker)
       .slice(0, max);
     const truncated = marker + page.length < count;
-    xml += `<ObjectParts>${el('TotalPartsCount', count)}${el('PartNumberMarker', marker)}${el(
+    xml += `<ObjectParts>${el('PartsCount', count)}${el('PartNumberMarker', marker)}${el(
       'NextPartNumberMarker',
       page.at(-1)?.n ?? marker,
     )}${el('MaxParts', max)}${el('IsTruncated', truncated)}${page
