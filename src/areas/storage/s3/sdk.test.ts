@@ -313,6 +313,30 @@ describe('retries and edge cases clients meet', () => {
     });
   });
 
+  it('refuses a Complete with If-None-Match: * when the key exists', async () => {
+    await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'exists.bin', Body: 'here' }));
+    const up = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'exists.bin' }));
+    const part = await s3.send(
+      new UploadPartCommand({
+        Bucket: 'photos',
+        Key: 'exists.bin',
+        UploadId: up.UploadId,
+        PartNumber: 1,
+        Body: 'x',
+      }),
+    );
+    const complete = new CompleteMultipartUploadCommand({
+      Bucket: 'photos',
+      Key: 'exists.bin',
+      UploadId: up.UploadId,
+      IfNoneMatch: '*',
+      MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] },
+    });
+    await expect(s3.send(complete)).rejects.toMatchObject({ $metadata: { httpStatusCode: 412 } });
+    const still = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'exists.bin' }));
+    expect(await still.Body!.transformToString()).toBe('here');
+  });
+
   it('takes an empty continuation token as the top of the listing', async () => {
     const r = await s3.send(
       new ListObjectsV2Command({ Bucket: 'photos', ContinuationToken: '', MaxKeys: 1000 }),

@@ -4,7 +4,7 @@ import { S3Error, s3Errors } from '../errors.js';
 import { asText, el, parseXml } from '../xml.js';
 import { maxKeysOf, ownerXml } from './listing.js';
 import { attributesFromHeaders, parseRange, quoteEtag } from './object-headers.js';
-import { bodyFromStream, checkKey, copySource, refOf } from './objects.js';
+import { bodyFromStream, checkKey, conditionalWrite, copySource, refOf } from './objects.js';
 
 export const MAX_PART_BYTES = 5 * 1024 * 1024 * 1024;
 
@@ -104,10 +104,13 @@ export async function completeMultipartUpload(call: S3Call): Promise<void> {
   });
   // Answer with a status line at once and keep the connection alive with whitespace, as S3
   // does, would need the error inside a 200; the join is a metadata commit, so it is fast.
-  const done =
-    upload && upload.key === call.key
-      ? await objects.complete(refOf(bucket), upload, listed)
-      : await objects.completedBefore(bucket.id, call.key!, uploadId, listed);
+  const live = upload && upload.key === call.key;
+  // Conditional writes apply to the object Complete makes, as to a PUT's.
+  if (live && (call.header('if-none-match') || call.header('if-match')))
+    conditionalWrite(call, await objects.repo.latest(bucket.id, call.key!));
+  const done = live
+    ? await objects.complete(refOf(bucket), upload, listed)
+    : await objects.completedBefore(bucket.id, call.key!, uploadId, listed);
   if (!done) throw s3Errors.noSuchUpload(uploadId);
   const headers: Record<string, string> = {};
   if (done.versionId !== 'null') headers['x-amz-version-id'] = done.versionId;

@@ -152,7 +152,8 @@ function partOf(
   return { range: { start, end: start + sizes[n - 1]! - 1 }, count: multipart ? sizes.length : null };
 }
 
-function conditionalWrite(call: S3Call, current: ObjectRow | undefined): void {
+/** `If-None-Match: *` and `If-Match` on a write (PutObject, CompleteMultipartUpload), as S3 checks them. */
+export function conditionalWrite(call: S3Call, current: ObjectRow | undefined): void {
   const ifNoneMatch = call.header('if-none-match');
   const ifMatch = call.header('if-match');
   const live = current && !current.is_delete_marker ? current : undefined;
