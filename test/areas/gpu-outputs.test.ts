@@ -69,6 +69,15 @@ const protocol = (path: string, body: unknown) =>
   t.request('POST', `/v1/gpu/worker${path}`, { headers: { authorization: `Bearer ${token}` }, body });
 const put = (url: string, body: Buffer, headers: Record<string, string> = {}) =>
   fetch(url, { method: 'PUT', body, headers });
+/** The reference worker, serving one job of `engine`; resolves to the jobs it finished. */
+const serveOne = (engine: string) =>
+  runReferenceWorker({
+    baseUrl: t.kernel.baseUrl(),
+    token,
+    maxJobs: 1,
+    pollSeconds: 0.05,
+    engines: [engine],
+  });
 /** An upload address for `png` as the job's `image.png`. */
 const uploadAddress = (jobId: string, png: Buffer) =>
   protocol(`/jobs/${jobId}/uploads`, {
@@ -145,15 +154,7 @@ describe('GPU outputs', () => {
       inputs: { text: 'three short words' },
     });
     expect(created.status, created.text).toBe(201);
-    expect(
-      await runReferenceWorker({
-        baseUrl: t.kernel.baseUrl(),
-        token,
-        maxJobs: 1,
-        pollSeconds: 0.05,
-        engines: ['reference-speech'],
-      }),
-    ).toBe(1);
+    expect(await serveOne('reference-speech')).toBe(1);
     const done = await job(created.body.id);
     expect(done.status).toBe('completed');
     const wav = Buffer.from(await (await fetch(done.output_files.audio)).arrayBuffer());
@@ -245,15 +246,7 @@ describe('GPU outputs', () => {
       }
       await t.advance(61);
       expect((await job(created.body.id)).status).toBe('queued');
-      expect(
-        await runReferenceWorker({
-          baseUrl: t.kernel.baseUrl(),
-          token,
-          maxJobs: 1,
-          pollSeconds: 0.05,
-          engines: ['reference-video'],
-        }),
-      ).toBe(1);
+      expect(await serveOne('reference-video')).toBe(1);
       expect(await job(created.body.id)).toMatchObject({ status: 'completed', progress: 100 });
     },
   );
