@@ -337,6 +337,36 @@ describe('retries and edge cases clients meet', () => {
     expect(await still.Body!.transformToString()).toBe('here');
   });
 
+  it('replaces a part uploaded again under the same number', async () => {
+    const up = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'again.bin' }));
+    const put = (body: string) =>
+      s3.send(
+        new UploadPartCommand({
+          Bucket: 'photos',
+          Key: 'again.bin',
+          UploadId: up.UploadId,
+          PartNumber: 1,
+          Body: body,
+        }),
+      );
+    await put('first');
+    const second = await put('second');
+    const listed = await s3.send(
+      new ListPartsCommand({ Bucket: 'photos', Key: 'again.bin', UploadId: up.UploadId }),
+    );
+    expect(listed.Parts?.map((p) => p.ETag)).toEqual([second.ETag]);
+    await s3.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: 'photos',
+        Key: 'again.bin',
+        UploadId: up.UploadId,
+        MultipartUpload: { Parts: [{ PartNumber: 1, ETag: second.ETag }] },
+      }),
+    );
+    const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'again.bin' }));
+    expect(await got.Body!.transformToString()).toBe('second');
+  });
+
   it('takes an empty continuation token as the top of the listing', async () => {
     const r = await s3.send(
       new ListObjectsV2Command({ Bucket: 'photos', ContinuationToken: '', MaxKeys: 1000 }),
