@@ -1,10 +1,12 @@
 import {
   CreateBucketCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   ListBucketsCommand,
   PutObjectCommand,
   S3Client,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
@@ -103,6 +105,17 @@ describe('the control plane with the S3 data plane', () => {
     await b.s3.send(new DeleteObjectCommand({ Bucket: b.name, Key: 'b/c' }));
     expect((await t.request('GET', `/v1/storage/buckets/${b.name}`, { key: aKey })).body.total_objects).toBe(
       0,
+    );
+    // An incomplete multipart upload does not keep the bucket: it goes with it, as on AWS.
+    const open = await b.s3.send(new CreateMultipartUploadCommand({ Bucket: b.name, Key: 'unfinished' }));
+    await b.s3.send(
+      new UploadPartCommand({
+        Bucket: b.name,
+        Key: 'unfinished',
+        UploadId: open.UploadId,
+        PartNumber: 1,
+        Body: 'x',
+      }),
     );
     expect((await t.request('DELETE', `/v1/storage/buckets/${b.name}`, { key: aKey })).status).toBe(200);
     expect(await errorName(b.s3.send(new ListBucketsCommand({})))).toBe('InvalidAccessKeyId');

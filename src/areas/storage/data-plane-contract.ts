@@ -108,7 +108,8 @@ export interface ObjectStats {
   usage(bucketId: string): Promise<BucketUsage>;
   usageOfCustomer(customerId: string): Promise<BucketUsage>;
   /**
-   * Empty means no object, no version and no incomplete multipart upload. `db` is the caller's
+   * Empty means no object, no version and no delete marker (incomplete multipart uploads are
+   * dropped with the bucket, as on AWS). `db` is the caller's
    * transaction (bucket deletion checks inside the transaction that holds the bucket's lock).
    */
   // biome-ignore lint/suspicious/noExplicitAny: a transaction of the shared store

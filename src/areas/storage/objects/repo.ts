@@ -250,14 +250,9 @@ export class ObjectRepo extends MultipartRepo {
       .where('bucket_id', '=', bucketId)
       .limit(1)
       .executeTakeFirst();
-    if (obj) return false;
-    const up = await db
-      .selectFrom('storage_uploads')
-      .select('upload_id')
-      .where('bucket_id', '=', bucketId)
-      .limit(1)
-      .executeTakeFirst();
-    return !up;
+    // Incomplete multipart uploads do not keep a bucket from being deleted (they go with it), as
+    // on AWS: only objects, versions and delete markers do.
+    return !obj;
   }
 
   /** Deletes every row of a bucket in one transaction; returns the blobs to delete. */

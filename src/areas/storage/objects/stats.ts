@@ -38,12 +38,6 @@ export class DataPlaneStats implements ObjectStats {
   }
 
   /**
-   * One pass of a bucket's lifecycle rules as of `now`: current versions older than
-   * `expiration_days` expire (a delete marker when versioned, gone when not); noncurrent
-   * versions go `noncurrent_version_expiration_days` after they stopped being current, and
-   * a delete marker left alone by that goes too; old incomplete uploads are aborted.
-   */
-  /**
    * Removes blobs no object or part refers to and last written more than `olderThanMs` ago: what a
    * crash leaves between writing a blob and committing its row, or between dropping a row and
    * deleting its blob. The age keeps an upload that is being committed right now out of reach.
@@ -64,6 +58,12 @@ export class DataPlaneStats implements ObjectStats {
     return removed;
   }
 
+  /**
+   * One pass of a bucket's lifecycle rules as of `now`: current versions older than
+   * `expiration_days` expire (a delete marker when versioned, gone when not); noncurrent
+   * versions go `noncurrent_version_expiration_days` after they stopped being current, and
+   * a delete marker left alone by that goes too; old incomplete uploads are aborted.
+   */
   async applyLifecycle(bucket: BucketRecord, now: number): Promise<{ expired: number; aborted: number }> {
     const ref = { id: bucket.id, customerId: bucket.customerId, versioning: bucket.versioning };
     const repo = this.objects.repo;
