@@ -44,6 +44,10 @@ const DEBIAN_PACKAGES = [
   { name: 'mariadb-server', probe: 'mariadbd' },
   // GPU jobs: the reference worker renders test clips with ffmpeg, the tests check them with ffprobe.
   { name: 'ffmpeg', probe: 'ffprobe' },
+  // Speech: flite makes test speech, pocketsphinx (US English model) recognises it; ffmpeg above.
+  { name: 'flite', probe: 'flite' },
+  { name: 'pocketsphinx', probe: 'pocketsphinx_continuous' },
+  { name: 'pocketsphinx-en-us', probe: () => existsSync('/usr/share/pocketsphinx/model/en-us') },
   // IoT: the MQTT command-line clients.
   { name: 'mosquitto-clients', probe: 'mosquitto_pub' },
   // docs/tour.md reads JSON answers with jq, as users do.

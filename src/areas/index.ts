@@ -14,6 +14,7 @@ import { liveArea } from './live/index.js';
 import { llmArea } from './llm/index.js';
 import { regionsArea } from './regions/index.js';
 import { smsArea } from './sms/index.js';
+import { speechArea } from './speech/index.js';
 import { storageArea } from './storage/index.js';
 import { verifyArea } from './verify/index.js';
 import { vpsArea } from './vps/index.js';
@@ -42,4 +43,5 @@ export const AREAS: AreaModule[] = [
   ipArea,
   clustersArea,
   iotArea,
+  speechArea,
 ];

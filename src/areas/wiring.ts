@@ -15,6 +15,7 @@ import type { LiveService } from './live/service.js';
 import type { LlmService } from './llm/service.js';
 import type { RegionsService } from './regions/service.js';
 import type { SmsService } from './sms/service.js';
+import type { SpeechService } from './speech/service.js';
 import type { StorageService } from './storage/service.js';
 import type { VerifyService } from './verify/service.js';
 import type { VpsService } from './vps/service.js';
@@ -42,6 +43,7 @@ export interface AreaServices {
   vps: VpsService;
   clusters: ClusterService;
   iot: IotService;
+  speech: SpeechService;
 }
 
 /**

@@ -103,6 +103,13 @@ export interface Config {
   voice: { callerId: string; simulatedNoAnswer: string[]; simulatedBusy: string[] };
   /** GPU jobs: an operator's catalogue file in place of the shipped one. */
   gpu: { catalogueFile: string | undefined };
+  /** Transcription: the recogniser, and the server of the openai-compatible one. */
+  speech: {
+    engine: 'pocketsphinx' | 'openai-compatible';
+    url: string | undefined;
+    apiKey: string | undefined;
+    model: string;
+  };
   llm: {
     upstreams: LlmUpstreamSettings[];
     models: Record<string, LlmModelSettings>;
@@ -240,6 +247,14 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
       simulatedBusy: value('FJORD_VOICE_SIMULATED_BUSY', asE164List) ?? [],
     },
     gpu: { catalogueFile: value('FJORD_GPU_CATALOGUE', asString) },
+    speech: {
+      engine: (value('FJORD_SPEECH_ENGINE', asEnum) ?? 'pocketsphinx') as
+        | 'pocketsphinx'
+        | 'openai-compatible',
+      url: value('FJORD_SPEECH_URL', asString),
+      apiKey: value('FJORD_SPEECH_API_KEY', asString),
+      model: value('FJORD_SPEECH_MODEL', asString) ?? 'whisper-1',
+    },
     llm: {
       upstreams: value('FJORD_LLM_UPSTREAMS', asLlmUpstreams) ?? [],
       models: value('FJORD_LLM_MODELS', asLlmModels) ?? {},

@@ -270,6 +270,26 @@ export const VARIABLES = {
     kind: 'string',
     doc: 'A JSON file of GPU engines, presets and prices in place of the shipped catalogue (same shape; see docs/gpu.md). Checked whole at start.',
   },
+  FJORD_SPEECH_ENGINE: {
+    kind: 'enum',
+    default: 'pocketsphinx',
+    values: ['pocketsphinx', 'openai-compatible'],
+    doc: 'The speech recogniser of transcription jobs: `pocketsphinx` (embedded, English only) or `openai-compatible` (a server speaking `POST /v1/audio/transcriptions`, FJORD_SPEECH_URL). See docs/speech.md.',
+  },
+  FJORD_SPEECH_URL: {
+    kind: 'string',
+    doc: 'Base address (up to and including `/v1`) of the openai-compatible transcription server: OpenAI, whisper.cpp’s server, a faster-whisper server.',
+  },
+  FJORD_SPEECH_API_KEY: {
+    kind: 'string',
+    secret: true,
+    doc: 'Bearer key for FJORD_SPEECH_URL, when the server needs one.',
+  },
+  FJORD_SPEECH_MODEL: {
+    kind: 'string',
+    default: 'whisper-1',
+    doc: 'The `model` sent to FJORD_SPEECH_URL.',
+  },
   FJORD_LLM_UPSTREAMS: {
     kind: 'string',
     secret: true,

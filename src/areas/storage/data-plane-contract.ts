@@ -152,4 +152,9 @@ export interface InternalObjects {
   get(key: string): Promise<Readable>;
   delete(key: string): Promise<void>;
   usage(): Promise<BucketUsage>;
+  /**
+   * A SigV4 presigned URL through which any HTTP client may PUT this one key, at most `maxBytes`,
+   * for `expiresSeconds` (on the kernel clock). The S3 listener accepts nothing else with it.
+   */
+  presignPut(key: string, maxBytes: number, expiresSeconds: number): string;
 }

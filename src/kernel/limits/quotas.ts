@@ -80,6 +80,8 @@ export const DEFAULT_LIMITS = {
   'vps.snapshots_per_server': { doc: 'Snapshots per virtual server', value: 10 },
   // GPU jobs
   'gpu.concurrent_jobs_per_key': { doc: 'GPU jobs queued or processing per API key', value: 10 },
+  // Speech transcription
+  'speech.file_size_bytes': { doc: 'Size of a file to transcribe (2 GB)', value: 2 * 1024 ** 3 },
   // Managed clusters (our values; deleting clusters count until their removal is confirmed)
   'kubernetes.clusters': { doc: 'Managed Kubernetes clusters per customer', value: perPlan(1, 3, 10, null) },
   // IoT devices (our values; free is about ThingsBoard Cloud's and AWS IoT's free tiers)

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { InternalObjects } from '../data-plane-contract.js';
+import { presignInternalPut, type UploadSigner } from '../s3/internal-upload.js';
 import type { ObjectStore } from './object-store.js';
 import type { BucketRef } from './repo.js';
 
@@ -19,6 +20,7 @@ export class InternalBucket implements InternalObjects {
   constructor(
     private readonly objects: ObjectStore,
     readonly purpose: string,
+    private readonly signer?: UploadSigner,
   ) {
     if (!/^[a-z0-9-]+$/.test(purpose)) throw new Error(`bad internal bucket name ${purpose}`);
     this.ref = { id: `${INTERNAL_OWNER}:${purpose}`, customerId: INTERNAL_OWNER, versioning: 'Unversioned' };
@@ -50,6 +52,11 @@ export class InternalBucket implements InternalObjects {
       { contentType, headers: {}, metadata: {}, tags: {} },
     );
     return { size: result.size, etag: result.md5 };
+  }
+
+  presignPut(key: string, maxBytes: number, expiresSeconds: number): string {
+    if (!this.signer) throw new Error('this data plane cannot presign internal uploads');
+    return presignInternalPut(this.signer, this.purpose, key, maxBytes, expiresSeconds);
   }
 
   async get(key: string): Promise<Readable> {

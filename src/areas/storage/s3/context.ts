@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Clock } from '../../../kernel/clock.js';
 import type { ProtocolMetrics } from '../../../kernel/observe/protocol-metrics.js';
+import type { SecretBox } from '../../../kernel/secrets.js';
 import type { BucketDirectory, BucketRecord } from '../data-plane-contract.js';
 import type { BandwidthMeter } from '../objects/bandwidth.js';
 import type { ObjectStore } from '../objects/object-store.js';
@@ -33,6 +34,8 @@ export interface S3Env {
   metrics?: ProtocolMetrics;
   /** Bytes sent per customer per month, and who is over the plan's bandwidth. */
   bandwidth?: BandwidthMeter;
+  /** Opens the grants of presigned internal uploads (internal-upload.ts). */
+  secrets?: SecretBox;
 }
 
 export class S3Call {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { listenerUrl } from '../../../config/config.js';
+import { listenerUrl, s3EndpointUrl } from '../../../config/config.js';
 import type { Kernel, RoleServer } from '../../../kernel/kernel.js';
 import type { BucketDirectory, ObjectStats } from '../data-plane-contract.js';
 import { BandwidthMeter } from '../objects/bandwidth.js';
@@ -91,6 +91,7 @@ export function createDataPlane(kernel: Kernel, directory: BucketDirectory): Bui
             ),
       kernel.log.child({ area: 's3' }),
     ),
+    secrets: kernel.secrets,
     settings: {
       regions: kernel.config.s3.regions,
       baseDomain: kernel.config.s3.baseDomain,
@@ -121,7 +122,13 @@ export function createDataPlane(kernel: Kernel, directory: BucketDirectory): Bui
     },
     boundPort: () => server.boundPort,
     signingRegions: kernel.config.s3.regions,
-    internalBucket: (purpose) => new InternalBucket(objects, purpose),
+    internalBucket: (purpose) =>
+      new InternalBucket(objects, purpose, {
+        secrets: kernel.secrets,
+        endpoint: () => s3EndpointUrl(kernel.config, server.boundPort ?? undefined),
+        region: kernel.config.s3.regions[0]!,
+        nowMs: () => kernel.clock.nowMs(),
+      }),
     env,
   };
 }

@@ -7,6 +7,7 @@ import { authenticate, type Principal } from './auth.js';
 import { S3Call, type S3Env } from './context.js';
 import { actualHeaders, findRule, preflightHeaders } from './cors.js';
 import { fromAppError, S3Error, s3Errors } from './errors.js';
+import { internalUpload, isInternalUpload } from './internal-upload.js';
 import { s3OperationLabel } from './operation-label.js';
 import { routeBucket, routeObject, routeService } from './router.js';
 import { el, XML_HEADER } from './xml.js';
@@ -127,6 +128,8 @@ export class S3Server implements RoleServer {
       operation = s3OperationLabel(req.method ?? 'GET', bucket, key, query);
       call = new S3Call(this.env, req, res, requestId, bucket, key, query, { kind: 'anonymous' });
       if (req.method === 'OPTIONS') return await this.preflight(call);
+      // A presigned upload into an internal bucket carries its own narrow grant (internal-upload.ts).
+      if (isInternalUpload(query)) return await internalUpload(call, this.env.secrets);
       await this.addCors(call);
       const isPostForm =
         req.method === 'POST' &&

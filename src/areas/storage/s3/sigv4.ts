@@ -296,3 +296,36 @@ export function signRequest(opts: {
     `${ALGORITHM} Credential=${opts.accessKeyId}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}`;
   return headers;
 }
+
+/** A SigV4 presigned URL (query-string authentication, UNSIGNED-PAYLOAD, only `host` signed). */
+export function presignUrl(opts: {
+  method: string;
+  endpoint: string;
+  path: string;
+  accessKeyId: string;
+  secret: string;
+  region: string;
+  nowMs: number;
+  expiresSeconds: number;
+}): string {
+  const url = new URL(opts.endpoint);
+  const amzDate = toAmzDate(opts.nowMs);
+  const date = amzDate.slice(0, 8);
+  const scope = `${date}/${opts.region}/s3/aws4_request`;
+  const params = new URLSearchParams({
+    'X-Amz-Algorithm': ALGORITHM,
+    'X-Amz-Credential': `${opts.accessKeyId}/${scope}`,
+    'X-Amz-Date': amzDate,
+    'X-Amz-Expires': String(opts.expiresSeconds),
+    'X-Amz-SignedHeaders': 'host',
+  });
+  const query = canonicalQuery(params.toString(), false);
+  const path = opts.path
+    .split('/')
+    .map((s) => uriEncode(s))
+    .join('/');
+  const canonical = [opts.method, path, query, `host:${url.host}\n`, 'host', UNSIGNED_PAYLOAD].join('\n');
+  const toSign = [ALGORITHM, amzDate, scope, sha256Hex(canonical)].join('\n');
+  const signature = hmacHex(signingKey(opts.secret, date, opts.region, 's3'), toSign);
+  return `${url.origin}${path}?${query}&X-Amz-Signature=${signature}`;
+}
