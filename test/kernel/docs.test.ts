@@ -40,6 +40,7 @@ describe('the README tells the truth about what is served', () => {
     vps: 'virtual servers',
     clusters: 'managed Kubernetes clusters',
     iot: 'IoT devices',
+    speech: 'speech transcription',
   };
 
   it('names every area Fjord serves in its introduction, and no area as not built that is', async () => {
