@@ -109,6 +109,8 @@ export interface Config {
     url: string | undefined;
     apiKey: string | undefined;
     model: string;
+    /** Transcriptions one worker process runs at once. */
+    concurrency: number;
   };
   llm: {
     upstreams: LlmUpstreamSettings[];
@@ -254,6 +256,7 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
       url: value('FJORD_SPEECH_URL', asString),
       apiKey: value('FJORD_SPEECH_API_KEY', asString),
       model: value('FJORD_SPEECH_MODEL', asString) ?? 'whisper-1',
+      concurrency: value('FJORD_SPEECH_CONCURRENCY', asInteger) ?? 1,
     },
     llm: {
       upstreams: value('FJORD_LLM_UPSTREAMS', asLlmUpstreams) ?? [],

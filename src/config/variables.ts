@@ -285,6 +285,13 @@ export const VARIABLES = {
     secret: true,
     doc: 'Bearer key for FJORD_SPEECH_URL, when the server needs one.',
   },
+  FJORD_SPEECH_CONCURRENCY: {
+    kind: 'integer',
+    default: '1',
+    min: 1,
+    max: 64,
+    doc: 'Transcriptions one `worker` process runs at once (each a recogniser process: about one core each for pocketsphinx).',
+  },
   FJORD_SPEECH_MODEL: {
     kind: 'string',
     default: 'whisper-1',

@@ -386,6 +386,43 @@ describe('many workers on one store', () => {
     expect(await jobsOfKind(kind)).toHaveLength(0);
   });
 
+  it('keeps a job that runs longer than one lease from being taken by another queue', async () => {
+    const kind = freshKind('long');
+    let runs = 0;
+    let release!: () => void;
+    const finished = new Promise<void>((r) => {
+      release = r;
+    });
+    // Leases of 150 ms, renewed every 50 ms while a queue holds the job.
+    const holder = new JobQueue(t.kernel.store, t.kernel.clock, createLogger('silent'), 10, 150);
+    const other = new JobQueue(t.kernel.store, t.kernel.clock, createLogger('silent'), 10, 150);
+    let started!: () => void;
+    const running = new Promise<void>((r) => {
+      started = r;
+    });
+    const handler = {
+      run: async () => {
+        runs++;
+        started();
+        await finished;
+      },
+    };
+    holder.register(kind, handler);
+    other.register(kind, handler);
+    await t.kernel.jobs.enqueue(kind, {});
+    const held = holder.drain();
+    await running;
+    // Four leases' worth of time: without renewal the other queue would take the job again.
+    for (let i = 0; i < 6; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      await other.drain();
+    }
+    release();
+    await held;
+    expect(runs).toBe(1);
+    expect(await jobsOfKind(kind)).toHaveLength(0);
+  });
+
   it('fires a due schedule once across two queues', async () => {
     const kind = freshKind('shared-tick');
     let runs = 0;

@@ -33,9 +33,13 @@ export const speechArea = defineArea({
       () => kernel.baseUrl(),
     );
     // Recognition is a durable job: a worker that dies mid-job leaves it to be claimed again.
+    // At most FJORD_SPEECH_CONCURRENCY at once in this process; the rest wait their turn (and
+    // other worker processes take their own share).
+    const slots = slotsOf(kernel.config.speech.concurrency);
     kernel.jobs.register<{ job_id: string }>(TRANSCRIBE_JOB, {
-      run: (p, ctx) => speech.process(p.job_id, ctx),
+      run: (p, ctx) => slots(() => speech.process(p.job_id, ctx)),
       maxAttempts: TRANSCRIBE_ATTEMPTS,
+      concurrent: kernel.config.speech.concurrency > 1,
     });
     kernel.jobs.register<{ job_id: string }>(EXPIRE_JOB, { run: (p) => speech.expire(p.job_id) });
     kernel.registry.addBackend({
@@ -51,3 +55,19 @@ export const speechArea = defineArea({
     return { service: speech, routes: speechRoutes(speech) };
   },
 });
+
+/** Runs at most `n` of the given tasks at a time, the others in the order they came. */
+function slotsOf(n: number) {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(task: () => Promise<T>): Promise<T> => {
+    if (running >= n) await new Promise<void>((resolve) => waiting.push(resolve));
+    running++;
+    try {
+      return await task();
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  };
+}

@@ -252,18 +252,44 @@ export class JobQueue {
     await this.fireSchedules();
     await this.failAbandoned();
     const jobs = await this.claim();
-    let together: Promise<void>[] = [];
-    for (const job of jobs) {
-      if (this.kinds.get(job.kind)?.concurrent) {
-        together.push(this.runOne(job));
-        continue;
+    // Every claimed job stays leased while this process holds it — waiting its turn in the batch
+    // or running for longer than one lease (a long transcription) — so no other worker, nor this
+    // one's next poll, takes it while it is alive. Only a process that died lets a lease run out.
+    for (const job of jobs) this.held.set(job.id, job.attempts);
+    const renewal = jobs.length ? setInterval(() => void this.renewLeases(), this.leaseMs / 3) : null;
+    renewal?.unref();
+    try {
+      let together: Promise<void>[] = [];
+      for (const job of jobs) {
+        if (this.kinds.get(job.kind)?.concurrent) {
+          together.push(this.runOne(job).finally(() => this.held.delete(job.id)));
+          continue;
+        }
+        await Promise.all(together);
+        together = [];
+        await this.runOne(job).finally(() => this.held.delete(job.id));
       }
       await Promise.all(together);
-      together = [];
-      await this.runOne(job);
+    } finally {
+      if (renewal) clearInterval(renewal);
     }
-    await Promise.all(together);
     return jobs.length;
+  }
+
+  /** Jobs this process claimed and has not finished: id → the attempt it holds. */
+  private readonly held = new Map<string, number>();
+
+  private async renewLeases(): Promise<void> {
+    const until = wallNow() + this.leaseMs;
+    for (const [id, attempts] of this.held)
+      await this.db
+        .updateTable('jobs')
+        .set({ lease_until: until })
+        .where('id', '=', id)
+        .where('status', '=', 'running')
+        .where('attempts', '=', attempts)
+        .execute()
+        .catch((err) => this.log.warn({ err, id }, 'renewing a job lease failed'));
   }
 
   private async fireSchedules(): Promise<void> {
