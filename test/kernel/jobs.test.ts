@@ -423,6 +423,29 @@ describe('many workers on one store', () => {
     expect(await jobsOfKind(kind)).toHaveLength(0);
   });
 
+  it('tells the area once when a job is failed because its worker died on the last attempt', async () => {
+    const kind = freshKind('abandoned');
+    const told: unknown[] = [];
+    const handler = {
+      run: async () => {},
+      maxAttempts: 2,
+      abandoned: async (p: unknown) => void told.push(p),
+    };
+    t.kernel.jobs.register(kind, handler);
+    const other = new JobQueue(t.kernel.store, t.kernel.clock, createLogger('silent'));
+    other.register(kind, handler);
+    const id = (await t.kernel.jobs.enqueue(kind, { what: 'transcription' }))!;
+    // As a worker that died holding its last attempt leaves it.
+    await t.kernel.store.db
+      .updateTable('jobs')
+      .set({ status: 'running', attempts: 2, lease_until: Date.now() - 1000 })
+      .where('id', '=', id)
+      .execute();
+    await Promise.all([t.kernel.jobs.drain(), other.drain()]);
+    expect(told).toEqual([{ what: 'transcription' }]);
+    expect((await jobsOfKind(kind)).map((j) => j.status)).toEqual(['failed']);
+  });
+
   it('fires a due schedule once across two queues', async () => {
     const kind = freshKind('shared-tick');
     let runs = 0;

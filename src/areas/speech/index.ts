@@ -38,6 +38,8 @@ export const speechArea = defineArea({
     const slots = slotsOf(kernel.config.speech.concurrency);
     kernel.jobs.register<{ job_id: string }>(TRANSCRIBE_JOB, {
       run: (p, ctx) => slots(() => speech.process(p.job_id, ctx)),
+      // A worker that died on the last attempt: the transcription fails instead of staying `processing`.
+      abandoned: (p) => speech.abandon(p.job_id),
       maxAttempts: TRANSCRIBE_ATTEMPTS,
       concurrent: kernel.config.speech.concurrency > 1,
     });

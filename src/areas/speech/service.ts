@@ -224,6 +224,15 @@ export class SpeechService {
     }
   }
 
+  /** The worker died on every attempt: the job fails with a message that says so. */
+  async abandon(jobId: string): Promise<void> {
+    await this.repo.transition(jobId, ['queued', 'processing'], {
+      status: 'failed',
+      error_message: `Transcription stopped ${TRANSCRIBE_ATTEMPTS} times without finishing (the worker was lost); upload again to retry.`,
+      completed_at: this.clock.nowMs(),
+    });
+  }
+
   async expire(jobId: string): Promise<void> {
     await this.repo.transition(jobId, ['created'], { status: 'expired', completed_at: this.clock.nowMs() });
   }

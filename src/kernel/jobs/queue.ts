@@ -21,6 +21,11 @@ export interface JobKind<P = unknown> {
    * need no order among themselves). Default: one after another, in due order.
    */
   concurrent?: boolean;
+  /**
+   * Called when a job of this kind is failed because its worker died during the last allowed
+   * attempt (its lease ran out): the area's record of the work must not stay "processing".
+   */
+  abandoned?(payload: P, ctx: JobContext): Promise<void>;
 }
 
 export interface EnqueueOptions {
@@ -319,7 +324,7 @@ export class JobQueue {
   private async failAbandoned(): Promise<void> {
     const now = this.clock.nowMs();
     const wall = wallNow();
-    await this.db
+    const failed = await this.db
       .updateTable('jobs')
       .set({
         status: 'failed',
@@ -331,7 +336,17 @@ export class JobQueue {
       .where('status', '=', 'running')
       .where('lease_until', '<', wall)
       .where((eb) => eb('attempts', '>=', eb.ref('max_attempts')))
+      .returning(['id', 'kind', 'payload', 'attempts'])
       .execute();
+    // Only the process whose update failed a job tells its area, so each hears of it once.
+    for (const job of failed) {
+      const abandoned = this.kinds.get(job.kind)?.abandoned;
+      if (!abandoned) continue;
+      await abandoned(fromJson(job.payload, null) as never, { jobId: job.id, attempt: job.attempts }).catch(
+        (err) =>
+          this.log.warn({ err, job: job.kind, id: job.id }, 'telling an area of an abandoned job failed'),
+      );
+    }
   }
 
   private async claim() {
