@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 export async function audioProblem(path: string): Promise<string | null> {
   let out: string;
   try {
-    out = await run('ffprobe', [
+    out = await runTool('ffprobe', [
       '-v',
       'error',
       '-show_entries',
@@ -34,7 +34,7 @@ export async function audioProblem(path: string): Promise<string | null> {
 
 /** Decodes the first audio stream of any container to 16 kHz mono 16-bit WAV; resolves to its duration in seconds. */
 export async function normalise(input: string, output: string): Promise<number> {
-  await run('ffmpeg', [
+  await runTool('ffmpeg', [
     '-v',
     'error',
     '-nostdin',
@@ -52,7 +52,7 @@ export async function normalise(input: string, output: string): Promise<number> 
     'pcm_s16le',
     output,
   ]);
-  const out = await run('ffprobe', [
+  const out = await runTool('ffprobe', [
     '-v',
     'error',
     '-show_entries',
@@ -64,20 +64,21 @@ export async function normalise(input: string, output: string): Promise<number> 
   return Math.round(Number(out.trim()) * 1000) / 1000 || 0;
 }
 
-function run(binary: string, args: string[]): Promise<string> {
+/** A command's standard output; rejects with the last lines of its standard error when it fails. */
+export function runTool(binary: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     let err = '';
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => {
-      err = (err + c.toString()).slice(-1000);
+      err = (err + c.toString()).slice(-2000);
     });
-    child.on('error', reject);
+    child.on('error', (e) => reject(new Error(`${binary} could not start: ${e.message}`)));
     child.on('close', (code) =>
       code === 0
         ? resolve(Buffer.concat(out).toString('utf8'))
-        : reject(new Error(`${binary}: ${err.trim()}`)),
+        : reject(new Error(`${binary} exited with ${code}: ${err.trim().split('\n').pop() ?? ''}`)),
     );
   });
 }

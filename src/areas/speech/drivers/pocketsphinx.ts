@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { runTool } from '../media.js';
 import { EngineError, type SpeechEngine, segmentsOf, type Transcription, type Word } from './engine.js';
 
 const WORD_LINE = /^(\S+) (\d+(?:\.\d+)?) (\d+(?:\.\d+)?) (-?\d+(?:\.\d+)?)$/;
@@ -52,24 +52,17 @@ export class PocketsphinxEngine implements SpeechEngine {
       throw new EngineError(
         `The pocketsphinx engine recognises English only (asked for ${language}); configure an openai-compatible engine for other languages.`,
       );
-    const output = await run(this.binary, ['-infile', wavPath, '-time', 'yes', '-logfn', '/dev/null']);
+    // The recogniser failing is a refusal of this file, not a passing fault: no retry.
+    const output = await runTool(this.binary, [
+      '-infile',
+      wavPath,
+      '-time',
+      'yes',
+      '-logfn',
+      '/dev/null',
+    ]).catch((err: Error) => {
+      throw new EngineError(err.message);
+    });
     return { language: 'en', segments: segmentsOf(parsePocketsphinx(output).map((words) => ({ words }))) };
   }
-}
-
-function run(binary: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => {
-      err = (err + c.toString()).slice(-2000);
-    });
-    child.on('error', (e) => reject(new EngineError(`${binary} could not start: ${e.message}`)));
-    child.on('close', (code) => {
-      if (code === 0) resolve(Buffer.concat(out).toString('utf8'));
-      else reject(new EngineError(`${binary} exited with ${code}: ${err.trim().split('\n').pop() ?? ''}`));
-    });
-  });
 }
