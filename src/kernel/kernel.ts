@@ -45,11 +45,6 @@ export interface RoleServer {
   name: string;
   start(): Promise<void>;
   stop(): Promise<void>;
-  /**
-   * Work that may wait until every role of the process is up (slow back ends started in the
-   * background, such as the embedded database servers), so it does not delay `/healthz`.
-   */
-  afterStart?(): void;
 }
 
 export type { AreaInstance, AreaModule } from './wiring.js';

@@ -107,14 +107,16 @@ it.runIf(hasMariadbBinaries())(
 
     const second = await startFjord();
     for (const dbType of DB_TYPES) {
-      // The same credentials and port, answered by exactly one server per engine (the new Fjord
-      // replaces the servers it finds, so they answer again within seconds, not at once).
-      const conn = await eventually(() => connectAs(dbType, made[dbType]!), 60_000);
-      expect(await conn.query('SELECT v FROM kept')).toEqual([{ v: 42 }]);
-      await conn.end();
+      // The new Fjord replaces the servers it finds. An API call that needs the engine waits for
+      // the replacement, so only then is a client sure to reach the new server (one reaching the
+      // old one in between is cut off when it stops).
       const info = await api(second.url, 'GET', `/v1/databases/${dbType}/${made[dbType]!.database}`);
       expect(info.status).toBe(200);
       expect(((await info.json()) as { port: number }).port).toBe(made[dbType]!.port);
+      // The same credentials and port, answered by exactly one server per engine.
+      const conn = await eventually(() => connectAs(dbType, made[dbType]!), 60_000);
+      expect(await conn.query('SELECT v FROM kept')).toEqual([{ v: 42 }]);
+      await conn.end();
     }
     expect(enginesOf(store.dataDir)).toHaveLength(2);
 

@@ -140,15 +140,16 @@ export const databasesArea = defineArea({
       ],
       servers: [
         {
-          // The embedded engines start with the api role (in the background, once every role is
-          // up: the API answers at once, and a request that needs an engine waits for it) and
-          // stop with Fjord.
+          // The embedded engines start with the api role (in the background: the API answers
+          // at once, and a request that needs an engine waits for it) and stop with Fjord.
           role: 'api',
           name: 'database engines',
-          start: async () => {},
-          // Once the process is up: initdb and a first mariadbd start take seconds of CPU that
-          // would otherwise compete with the start itself.
-          afterStart: () => void engines.startAll(),
+          // Begun with the role, not after the process is up: after a crash the servers the
+          // dead Fjord left are replaced before anything is reported up (a client reaching the
+          // old server in between would be cut off moments later).
+          start: async () => {
+            void engines.startAll();
+          },
           stop: () => engines.stop(),
         },
       ],
