@@ -35,6 +35,16 @@ export class MqttBroker implements RoleServer {
     private readonly options: { host: string; port: number; onListening?: (address: string) => void },
   ) {}
 
+  /** Whether this process's broker is serving (the process has the `mqtt` role). */
+  listening(): boolean {
+    return this.server !== null;
+  }
+
+  /** Devices connected to this process's broker now. */
+  connectedCount(): number {
+    return this.clients.size;
+  }
+
   port(): number {
     return (this.server?.address() as AddressInfo | null)?.port ?? this.options.port;
   }
@@ -77,6 +87,16 @@ export class MqttBroker implements RoleServer {
           );
           return done(new Error('publish outside the device’s topic tree'));
         }
+        if (packet.topic === `${root}/attributes`) {
+          this.iot.reportAttributes(device, packet.payload as Buffer).then(
+            (ok) => {
+              if (!ok) this.malformed++;
+              done(null);
+            },
+            (err) => done(err as Error),
+          );
+          return;
+        }
         if (packet.topic !== `${root}/telemetry`) return done(null);
         const points = parseTelemetry(packet.payload as Buffer, this.iot.now());
         if (!points) {
@@ -85,7 +105,14 @@ export class MqttBroker implements RoleServer {
           return done(null);
         }
         this.iot.ingest(device, points).then(
-          () => done(null),
+          (rejected) => {
+            if (rejected.length)
+              this.log.info(
+                { device: device.device_id, rejected },
+                'mqtt: points refused by datapoint definitions',
+              );
+            done(null);
+          },
           (err) => {
             this.log.error({ err }, 'mqtt: telemetry not stored');
             done(err as Error);

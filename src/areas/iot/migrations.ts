@@ -1,4 +1,5 @@
 import type { Kysely, Migration } from 'kysely';
+import type { IotCatalogueTables } from './catalogue/tables.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
 type AnyDb = Kysely<any>;
@@ -23,6 +24,12 @@ export interface IotDevicesTable {
   last_seen: number | null;
   created_at: number;
   updated_at: number;
+  /** The profile last applied (null: none, or it was deleted). */
+  profile_id: string | null;
+  /** Latest `battery` / `rssi` telemetry, kept on the row so lists need no telemetry read. */
+  battery_level: number | null;
+  signal_strength: number | null;
+  last_telemetry_at: number | null;
 }
 
 export interface IotDeviceTagsTable {
@@ -58,7 +65,7 @@ export interface IotGroupMembersTable {
   device_pk: string;
 }
 
-export interface IotTables {
+export interface IotTables extends IotCatalogueTables {
   iot_groups: IotGroupsTable;
   iot_group_members: IotGroupMembersTable;
   iot_telemetry: IotTelemetryTable;

@@ -31,6 +31,24 @@ export class IotRepo {
       .executeTakeFirst();
     return Number(r?.n ?? 0);
   }
+  async customersWithDevices(): Promise<string[]> {
+    const rows = await this.db.selectFrom('iot_devices').select('customer_id').distinct().execute();
+    return rows.map((r) => r.customer_id);
+  }
+  async deviceCounts(customerId: string) {
+    const r = await this.db
+      .selectFrom('iot_devices')
+      .select((eb) => [
+        eb.fn.countAll<number>().as('total'),
+        eb.fn.sum<number>('is_online').as('online'),
+        eb.fn.sum<number>('is_active').as('active'),
+      ])
+      .where('customer_id', '=', customerId)
+      .executeTakeFirst();
+    const total = Number(r?.total ?? 0);
+    const online = Number(r?.online ?? 0);
+    return { total, online, offline: total - online, inactive: total - Number(r?.active ?? 0) };
+  }
   device(customerId: string, deviceId: string) {
     return this.db
       .selectFrom('iot_devices')
@@ -122,6 +140,8 @@ export class IotRepo {
     await this.db.deleteFrom('iot_device_tags').where('device_pk', '=', id).execute();
     await this.db.deleteFrom('iot_telemetry').where('device_pk', '=', id).execute();
     await this.db.deleteFrom('iot_group_members').where('device_pk', '=', id).execute();
+    await this.db.deleteFrom('iot_device_hours').where('device_pk', '=', id).execute();
+    await this.db.deleteFrom('iot_device_sessions').where('device_pk', '=', id).execute();
     const r = await this.db.deleteFrom('iot_devices').where('id', '=', id).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }

@@ -3,6 +3,7 @@ import type { CustomerAccess } from '../../kernel/auth/principal.js';
 import { pageOf } from '../../kernel/http/pagination.js';
 import { defineRoute } from '../../kernel/http/route.js';
 import type { IotGroups } from './groups.js';
+import type { IotInsights } from './insights.js';
 import {
   CommandBody,
   CommandView,
@@ -26,6 +27,7 @@ import {
   TelemetryView,
 } from './schemas.js';
 import type { IotService } from './service.js';
+import type { IotTags } from './tags.js';
 
 const TAG = 'IoT';
 const access = (scope: string): CustomerAccess => ({
@@ -37,7 +39,14 @@ const access = (scope: string): CustomerAccess => ({
 });
 const Empty = Type.Null({ description: 'No content' });
 
-export function iotRoutes(iot: IotService, groups: IotGroups) {
+export interface IotParts {
+  iot: IotService;
+  groups: IotGroups;
+  tags: IotTags;
+  insights: IotInsights;
+}
+
+export function iotRoutes({ iot, groups, tags, insights }: IotParts) {
   return [
     defineRoute({
       method: 'POST',
@@ -143,7 +152,7 @@ export function iotRoutes(iot: IotService, groups: IotGroups) {
       params: DeviceParams,
       response: { 200: Type.Object({ tags: Type.Array(Type.String()) }) },
       errors: [404],
-      handler: async ({ principal, params }) => iot.tags(principal.customerId, params.device_id),
+      handler: async ({ principal, params }) => tags.tags(principal.customerId, params.device_id),
     }),
     defineRoute({
       method: 'POST',
@@ -158,7 +167,7 @@ export function iotRoutes(iot: IotService, groups: IotGroups) {
       response: { 200: Type.Object({ added: Type.Array(Type.String()) }) },
       errors: [404],
       handler: async ({ principal, params, body }) =>
-        iot.addTags(principal.customerId, params.device_id, body),
+        tags.addTags(principal.customerId, params.device_id, body),
     }),
     defineRoute({
       method: 'DELETE',
@@ -172,7 +181,7 @@ export function iotRoutes(iot: IotService, groups: IotGroups) {
       response: { 204: Empty },
       errors: [404],
       handler: async ({ principal, params, reply }) => {
-        await iot.removeTag(principal.customerId, params.device_id, params.tag);
+        await tags.removeTag(principal.customerId, params.device_id, params.tag);
         return reply.code(204).send();
       },
     }),
@@ -351,11 +360,16 @@ export function iotRoutes(iot: IotService, groups: IotGroups) {
           }),
           protocol: Type.String(),
           client_id: Type.String(),
-          topics: Type.Object({ telemetry: Type.String(), commands: Type.String(), own_tree: Type.String() }),
+          topics: Type.Object({
+            telemetry: Type.String(),
+            attributes: Type.String(),
+            commands: Type.String(),
+            own_tree: Type.String(),
+          }),
           example: Type.String(),
         }),
       },
-      handler: async () => iot.connectionInfo(),
+      handler: async () => insights.connectionInfo(),
     }),
     defineRoute({
       method: 'GET',
@@ -371,9 +385,11 @@ export function iotRoutes(iot: IotService, groups: IotGroups) {
           device_limit: Type.Union([Type.Integer(), Type.Null()]),
           devices: Type.Integer(),
           group_limit: Type.Union([Type.Integer(), Type.Null()]),
+          rule_limit: Type.Union([Type.Integer(), Type.Null()]),
+          telemetry_retention_days: Type.Union([Type.Integer(), Type.Null()]),
         }),
       },
-      handler: async ({ principal }) => iot.subscription(principal.customerId),
+      handler: async ({ principal }) => insights.subscription(principal.customerId),
     }),
   ];
 }

@@ -7,15 +7,15 @@ import { newId, randomString } from '../../kernel/ids.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
 import { GroupCommit } from '../../kernel/store/group-commit.js';
 import type { Store } from '../../kernel/store/store.js';
+import { ActivityRepo, type ActivitySummary, DAY_MS, type IngestItem } from './activity.js';
+import { Datapoints, type Rejection } from './catalogue/datapoints.js';
 import { iotErrors } from './errors.js';
-import type { IotDevicesTable, IotTelemetryTable } from './migrations.js';
+import type { IotDevicesTable } from './migrations.js';
 import { type DeviceFilter, IotRepo } from './repo.js';
 import { DEVICE_ID_PATTERN } from './schemas.js';
 import { pointValue, rowOf, type TelemetryPoint } from './telemetry.js';
 import type { TelemetryStream } from './telemetry-stream.js';
 
-const MAX_TAGS = 50;
-const TAG_PATTERN = /^[\p{L}\p{N}][\p{L}\p{N} ._:/-]{0,63}$/u;
 const DEVICE_ID = new RegExp(DEVICE_ID_PATTERN);
 
 export interface MqttAddress {
@@ -49,6 +49,9 @@ export const topicRootOf = (mqttUsername: string): string => `devices/${mqttUser
 /** The device side of IoT: devices and their MQTT credentials. */
 export class IotService {
   readonly repo: IotRepo;
+  readonly activity: ActivityRepo;
+  /** Definitions telemetry is checked against (the datapoints API edits them). */
+  readonly datapoints: Datapoints;
 
   constructor(
     private readonly store: Store,
@@ -60,6 +63,8 @@ export class IotService {
     readonly stream: TelemetryStream,
   ) {
     this.repo = IotRepo.of(store);
+    this.activity = ActivityRepo.of(store);
+    this.datapoints = new Datapoints(store, clock, limits);
   }
 
   async create(customerId: string, input: DeviceInput) {
@@ -85,6 +90,10 @@ export class IotService {
       last_seen: null,
       created_at: now,
       updated_at: now,
+      profile_id: null,
+      battery_level: null,
+      signal_strength: null,
+      last_telemetry_at: null,
     };
     // Counted, checked for a clash and inserted under the customer's lock: of many creates at
     // once exactly the room left succeeds, and two creates of one device_id cannot both pass.
@@ -94,14 +103,18 @@ export class IotService {
       if (max !== null && (await repo.countDevices(customerId)) >= max) throw iotErrors.quota(max, plan);
       await repo.insertDevice(row);
     });
-    return { ...(await this.view(row, [])), mqtt_credentials: this.credentials(row, password) };
+    return { ...this.view(row, [], undefined), mqtt_credentials: this.credentials(row, password) };
   }
 
   async list(customerId: string, filter: DeviceFilter, page: PageRequest) {
     const { rows, total } = await this.repo.list(customerId, filter, page.limit, page.offset);
     const tags = await this.repo.tagsOf(rows.map((r) => r.id));
+    const activity = await this.activity.summaries(
+      rows.map((r) => r.id),
+      this.clock.nowMs() - DAY_MS,
+    );
     return {
-      devices: await Promise.all(rows.map((r) => this.view(r, tags.get(r.id) ?? []))),
+      devices: rows.map((r) => this.view(r, tags.get(r.id) ?? [], activity.get(r.id))),
       total,
       page: page.page,
       page_size: page.size,
@@ -111,7 +124,8 @@ export class IotService {
 
   async get(customerId: string, deviceId: string) {
     const row = await this.row(customerId, deviceId);
-    return this.view(row, (await this.repo.tagsOf([row.id])).get(row.id) ?? []);
+    const activity = await this.activity.summaries([row.id], this.clock.nowMs() - DAY_MS);
+    return this.view(row, (await this.repo.tagsOf([row.id])).get(row.id) ?? [], activity.get(row.id));
   }
 
   /** `metadata` replaces the stored object; `is_active: false` refuses the device's next connection. */
@@ -158,63 +172,6 @@ export class IotService {
     return this.credentials(row, password);
   }
 
-  /** How devices reach the broker; no device's secret is in it. */
-  connectionInfo() {
-    const host = this.mqtt.host();
-    const port = this.mqtt.port();
-    return {
-      host,
-      ports: { mqtt: port, mqtts: null, websocket: null },
-      protocol: 'MQTT 3.1.1',
-      client_id: 'the device’s MQTT username',
-      topics: {
-        telemetry: 'devices/{username}/telemetry',
-        commands: 'devices/{username}/commands',
-        own_tree: 'devices/{username}/#',
-      },
-      example: `mosquitto_pub -h ${host} -p ${port} -V mqttv311 -i <username> -u <username> -P <password> -q 1 -t 'devices/<username>/telemetry' -m '{"temperature": 21.5}'`,
-    };
-  }
-
-  async subscription(customerId: string) {
-    const plan = (await this.identity.getCustomer(customerId))?.plan ?? 'free';
-    return {
-      plan,
-      device_limit: this.limits.of('iot.devices', plan),
-      devices: await this.repo.countDevices(customerId),
-      group_limit: this.limits.of('iot.groups', plan),
-    };
-  }
-
-  // --- tags -------------------------------------------------------------------------------------
-
-  async tags(customerId: string, deviceId: string) {
-    const row = await this.row(customerId, deviceId);
-    return { tags: (await this.repo.tagsOf([row.id])).get(row.id) ?? [] };
-  }
-
-  /** Adds the tags the device lacks and answers only those (a repeat is not an error). */
-  async addTags(customerId: string, deviceId: string, tags: string[]) {
-    for (const tag of tags) if (!TAG_PATTERN.test(tag)) throw iotErrors.invalidTag(tag);
-    const row = await this.row(customerId, deviceId);
-    return this.store.unitOfWork({ locks: [`iot:tags:${row.id}`] }, async ({ tx }) => {
-      const repo = IotRepo.over(tx);
-      const have = new Set((await repo.tagsOf([row.id])).get(row.id));
-      const added = [...new Set(tags)].filter((t) => !have.has(t));
-      if (have.size + added.length > MAX_TAGS) throw iotErrors.tooManyTags(MAX_TAGS);
-      const now = this.clock.nowMs();
-      // Positions continue after the highest so far (removals leave gaps, order still holds).
-      let next = (await repo.maxTagPosition(row.id)) + 1;
-      for (const tag of added) await repo.addTag(row.id, tag, next++, now);
-      return { added };
-    });
-  }
-
-  async removeTag(customerId: string, deviceId: string, tag: string) {
-    const row = await this.row(customerId, deviceId);
-    if (!(await this.repo.removeTag(row.id, tag))) throw iotErrors.tagNotFound();
-  }
-
   // --- telemetry --------------------------------------------------------------------------------
 
   /** Fjord's clock (the emulator's may run ahead): telemetry without `ts` is stamped with it. */
@@ -249,12 +206,23 @@ export class IotService {
   }
 
   /**
-   * Stores a device's points; resolves only once they are committed (the broker acknowledges a
-   * QoS 1 message after this). Many messages at once share one transaction.
+   * Checks a message's points against the datapoint definitions and stores those that pass;
+   * resolves only once they are committed (the broker acknowledges a QoS 1 message after this).
+   * Many messages at once share one transaction, with the hourly counters and the device's
+   * latest state written once per device in it.
    */
-  async ingest(device: IotDevicesTable, points: TelemetryPoint[]) {
-    await this.ingestor.submit(points.map((p) => rowOf(device.id, p)));
-    for (const p of points)
+  async ingest(
+    device: IotDevicesTable,
+    points: TelemetryPoint[],
+  ): Promise<{ key: string; why: Rejection }[]> {
+    const { accepted, rejected } = await this.datapoints.check(device.customer_id, points);
+    const at = this.clock.nowMs();
+    await this.ingestor.submit([
+      { device_pk: device.id, at, rows: accepted.map((p) => rowOf(device.id, p)), rejected: rejected.length },
+    ]);
+    const values: Record<string, TelemetryPoint['value']> = {};
+    for (const p of accepted) {
+      values[p.key] = p.value;
       this.stream.emit({
         kind: 'telemetry',
         customer_id: device.customer_id,
@@ -263,17 +231,65 @@ export class IotService {
         value: p.value,
         ts: p.ts,
       });
+    }
+    if (accepted.length)
+      this.stream.emit({
+        kind: 'message',
+        customer_id: device.customer_id,
+        device_id: device.device_id,
+        values,
+        at,
+      });
+    return rejected;
   }
 
-  private readonly ingestor = new GroupCommit<IotTelemetryTable>(
-    (rows) => this.store.unitOfWork({}, async ({ tx }) => IotRepo.over(tx).insertTelemetry(rows)),
+  private readonly ingestor = new GroupCommit<IngestItem>(
+    (items) => this.store.unitOfWork({}, async ({ tx }) => ActivityRepo.over(tx).writeBatch(items)),
     2000,
   );
+
+  /**
+   * A device reports its attributes on `…/attributes`: a JSON object whose `firmware_version` (a
+   * string) sets the device's, and whose other keys are merged into its metadata. Answers false
+   * for a payload that is not such an object (counted as malformed, nothing changes).
+   */
+  async reportAttributes(device: IotDevicesTable, payload: Buffer): Promise<boolean> {
+    let doc: unknown;
+    try {
+      doc = JSON.parse(payload.toString('utf8'));
+    } catch {
+      return false;
+    }
+    if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return false;
+    const { firmware_version, ...rest } = doc as Record<string, unknown>;
+    if (
+      firmware_version !== undefined &&
+      (typeof firmware_version !== 'string' || firmware_version.length > 100)
+    )
+      return false;
+    if (payload.length > 16 * 1024) return false;
+    await this.store.unitOfWork({ locks: [`iot:device:${device.id}`] }, async ({ tx }) => {
+      const repo = IotRepo.over(tx);
+      const row = await repo.byUsername(device.mqtt_username);
+      if (!row) return;
+      const metadata = { ...(JSON.parse(row.metadata) as Record<string, unknown>), ...rest };
+      await repo.updateDevice(row.id, {
+        metadata: JSON.stringify(metadata),
+        ...(typeof firmware_version === 'string' ? { firmware_version } : {}),
+        updated_at: this.clock.nowMs(),
+      });
+    });
+    return true;
+  }
 
   /** The broker saw the device connect or go; kept in the store so every API process sees it. */
   async connection(device: IotDevicesTable, online: boolean, reason = 'disconnect') {
     const at = this.clock.nowMs();
-    await this.repo.setConnection(device.id, online, at);
+    await this.store.unitOfWork({}, async ({ tx }) => {
+      await IotRepo.over(tx).setConnection(device.id, online, at);
+      const activity = ActivityRepo.over(tx);
+      await (online ? activity.openSession(device.id, at) : activity.closeSessions(device.id, at));
+    });
     const base = { customer_id: device.customer_id, device_id: device.device_id, at };
     this.stream.emit(online ? { kind: 'connected', ...base } : { kind: 'disconnected', ...base, reason });
   }
@@ -330,7 +346,8 @@ export class IotService {
 
   // --- helpers ----------------------------------------------------------------------------------
 
-  private async row(customerId: string, deviceId: string) {
+  /** The customer's device, or 404. */
+  async row(customerId: string, deviceId: string) {
     const row = await this.repo.device(customerId, deviceId);
     if (!row) throw iotErrors.deviceNotFound();
     return row;
@@ -347,9 +364,8 @@ export class IotService {
     };
   }
 
-  // Connection state comes from the broker (part of this area still to come): until a device has
-  // connected it is offline, has no score and has sent nothing.
-  private async view(row: IotDevicesTable, tags: string[]) {
+  /** The record every device answer uses; activity is the last 24 h of counters. */
+  private view(row: IotDevicesTable, tags: string[], activity: ActivitySummary | undefined) {
     return {
       device_id: row.device_id,
       name: row.name,
@@ -357,18 +373,25 @@ export class IotService {
       device_type: row.device_type,
       is_active: row.is_active === 1,
       is_online: row.is_online === 1,
-      last_seen: row.last_seen === null ? null : new Date(row.last_seen).toISOString(),
+      last_seen: row.last_seen === null ? null : new Date(Number(row.last_seen)).toISOString(),
       connection_status: row.is_online === 1 ? ('connected' as const) : ('disconnected' as const),
-      stability_score: null,
+      stability_score: row.last_seen === null ? null : stabilityScore(activity?.connects ?? 0),
       firmware_version: row.firmware_version,
       tags,
       metadata: JSON.parse(row.metadata) as Record<string, unknown>,
-      messages_24h: 0,
-      battery_level: null,
-      signal_strength: null,
-      created_at: new Date(row.created_at).toISOString(),
+      messages_24h: activity?.messages ?? 0,
+      battery_level: row.battery_level === null ? null : Number(row.battery_level),
+      signal_strength: row.signal_strength === null ? null : Number(row.signal_strength),
+      created_at: new Date(Number(row.created_at)).toISOString(),
     };
   }
 }
+
+/**
+ * 100 for a device that connected at most once in the last 24 h, 10 less for each reconnect
+ * after that (a device that reconnects ten times a day scores 0).
+ */
+export const stabilityScore = (connects24h: number): number =>
+  Math.max(0, 100 - 10 * Math.max(0, connects24h - 1));
 
 const newPassword = (): string => randomString(32);

@@ -17,6 +17,16 @@ export type IotEvent =
       /** Epoch milliseconds of the point (the device's `ts`, or the time it arrived). */
       ts: number;
     }
+  | {
+      /** A whole accepted message, after its points: rules judge a message's values together. */
+      kind: 'message';
+      customer_id: string;
+      device_id: string;
+      /** The message's accepted values by key (the newest when a key repeats). */
+      values: Record<string, number | boolean | string>;
+      /** Fjord's time of arrival. */
+      at: number;
+    }
   | { kind: 'connected'; customer_id: string; device_id: string; at: number }
   | { kind: 'disconnected'; customer_id: string; device_id: string; at: number; reason: string }
   | { kind: 'deleted'; customer_id: string; device_id: string; at: number };

@@ -18,7 +18,7 @@ export interface LimitRow {
   /** What is counted or measured, and per what. */
   doc: string;
   /** The unit of the value, when it is not a count. */
-  unit?: 'bytes' | 'megabytes' | 'seconds' | 'requests';
+  unit?: 'bytes' | 'megabytes' | 'seconds' | 'days' | 'requests';
   /** One value for every plan, or a value per plan. */
   value: LimitValue | PerPlan;
 }
@@ -87,6 +87,16 @@ export const DEFAULT_LIMITS = {
   // IoT devices (our values; free is about ThingsBoard Cloud's and AWS IoT's free tiers)
   'iot.devices': { doc: 'IoT devices per customer', value: perPlan(10, 100, 1000, null) },
   'iot.groups': { doc: 'IoT device groups per customer (ours)', value: 100 },
+  'iot.profiles': { doc: 'IoT device profiles per customer (ours)', value: 100 },
+  'iot.datapoints': { doc: 'IoT datapoint definitions per customer (ours)', value: 500 },
+  'iot.rules': { doc: 'IoT alarm rules per customer (ours)', value: perPlan(10, 50, 200, null) },
+  'iot.channels': { doc: 'IoT notification channels per customer (ours)', value: 20 },
+  'iot.policies': { doc: 'IoT notification policies per customer (ours)', value: 50 },
+  'iot.telemetry_retention_days': {
+    doc: 'Days IoT telemetry is kept before it is pruned (ours)',
+    unit: 'days',
+    value: perPlan(7, 30, 90, 365),
+  },
   // Live events (our values; like Mux and Cloudflare Stream, bitrate and event counts rise with the plan)
   'live.events': {
     doc: 'Live events per customer, deleted ones not counted',
