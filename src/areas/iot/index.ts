@@ -1,4 +1,12 @@
 import { defineArea } from '../wiring.js';
+import { Alarms } from './alarms/alarms.js';
+import { NotificationSettings } from './alarms/channels.js';
+import { RULES_TICK_JOB, RULES_TICK_SECONDS, RuleEngine } from './alarms/engine.js';
+import { alarmFacts } from './alarms/facts.js';
+import { Notifier, RENOTIFY_JOB } from './alarms/notifier.js';
+import { iotAlarmRoutes } from './alarms/routes.js';
+import { Rules } from './alarms/rules.js';
+import { iotAlarmMigrations } from './alarms/tables.js';
 import { MqttBroker } from './broker.js';
 import { Profiles } from './catalogue/profiles.js';
 import { iotCatalogueRoutes } from './catalogue/routes.js';
@@ -19,7 +27,7 @@ export type { IotEvent } from './telemetry-stream.js';
 export const iotArea = defineArea({
   name: 'iot',
   needs: [],
-  migrations: { ...iotMigrations, ...iotCatalogueMigrations },
+  migrations: { ...iotMigrations, ...iotCatalogueMigrations, ...iotAlarmMigrations },
   async setup(kernel) {
     const stream = new TelemetryStream((err) => kernel.log.error({ err }, 'iot stream listener failed'));
     const mqtt = {
@@ -52,7 +60,22 @@ export const iotArea = defineArea({
         ? { connected: () => broker.connectedCount(), malformed: () => broker.malformed }
         : null,
     );
-    const profiles = new Profiles(kernel.store, kernel.clock, kernel.limits, async () => []);
+    // Part 2: rules judged on the telemetry stream and the clock, alarms, notifications.
+    const alarms = new Alarms(kernel.store, kernel.clock);
+    const rules = new Rules(kernel.store, kernel.clock, kernel.limits, kernel.identity);
+    const engine = new RuleEngine(kernel.store, kernel.clock, alarms, kernel.log.child({ area: 'iot' }));
+    rules.changed = () => engine.forgetRules();
+    engine.attach(stream);
+    const settings = new NotificationSettings(kernel.store, kernel.clock, kernel.limits);
+    const notifier = new Notifier(kernel.store, kernel.clock, settings, alarms, kernel.webhooks, kernel.log);
+    insights.alarms = alarmFacts(kernel.store, alarms);
+    kernel.jobs.register(RULES_TICK_JOB, { run: async () => void (await engine.tick()) });
+    kernel.jobs.register(RENOTIFY_JOB, { run: async () => void (await notifier.renotify()) });
+    await kernel.jobs.schedule(RULES_TICK_JOB, RULES_TICK_JOB, RULES_TICK_SECONDS);
+    await kernel.jobs.schedule(RENOTIFY_JOB, RENOTIFY_JOB, 60);
+    const profiles = new Profiles(kernel.store, kernel.clock, kernel.limits, (customerId, profileId) =>
+      rules.repo.rulesTargeting(customerId, 'profile', profileId),
+    );
     const retention = new Retention(kernel.store, kernel.clock, kernel.limits, kernel.identity, kernel.log);
     kernel.jobs.register(RETENTION_JOB, { run: async () => void (await retention.run()) });
     await kernel.jobs.schedule(RETENTION_JOB, RETENTION_JOB, 3600);
@@ -66,6 +89,7 @@ export const iotArea = defineArea({
           insights,
         }),
         ...iotCatalogueRoutes(iot.datapoints, profiles, insights),
+        ...iotAlarmRoutes(rules, alarms, settings, notifier),
       ],
       servers: [broker],
     };

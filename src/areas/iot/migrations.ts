@@ -1,4 +1,5 @@
 import type { Kysely, Migration } from 'kysely';
+import type { IotAlarmTables } from './alarms/tables.js';
 import type { IotCatalogueTables } from './catalogue/tables.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
@@ -65,7 +66,7 @@ export interface IotGroupMembersTable {
   device_pk: string;
 }
 
-export interface IotTables extends IotCatalogueTables {
+export interface IotTables extends IotCatalogueTables, IotAlarmTables {
   iot_groups: IotGroupsTable;
   iot_group_members: IotGroupMembersTable;
   iot_telemetry: IotTelemetryTable;

@@ -9,6 +9,7 @@ export interface DeviceFilter {
   is_active?: boolean;
   tag?: string;
   group_id?: string;
+  profile_id?: string;
 }
 
 export class IotRepo {
@@ -57,6 +58,17 @@ export class IotRepo {
       .where('device_id', '=', deviceId)
       .executeTakeFirst();
   }
+  byPk(id: string) {
+    return this.db.selectFrom('iot_devices').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+  async groupsOf(devicePk: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('iot_group_members')
+      .select('group_id')
+      .where('device_pk', '=', devicePk)
+      .execute();
+    return rows.map((r) => r.group_id);
+  }
   byUsername(username: string) {
     return this.db
       .selectFrom('iot_devices')
@@ -69,6 +81,7 @@ export class IotRepo {
     if (f.device_type !== undefined) q = q.where('device_type', '=', f.device_type);
     if (f.is_online !== undefined) q = q.where('is_online', '=', f.is_online ? 1 : 0);
     if (f.is_active !== undefined) q = q.where('is_active', '=', f.is_active ? 1 : 0);
+    if (f.profile_id !== undefined) q = q.where('profile_id', '=', f.profile_id);
     if (f.group_id !== undefined) {
       const group = f.group_id;
       q = q.where('id', 'in', (eb) =>
@@ -141,6 +154,13 @@ export class IotRepo {
     await this.db.deleteFrom('iot_telemetry').where('device_pk', '=', id).execute();
     await this.db.deleteFrom('iot_group_members').where('device_pk', '=', id).execute();
     await this.db.deleteFrom('iot_device_hours').where('device_pk', '=', id).execute();
+    // Its alarms, their timelines and rule state go with it, as in ThingsBoard.
+    await this.db
+      .deleteFrom('iot_alarm_events')
+      .where('alarm_id', 'in', (eb) => eb.selectFrom('iot_alarms').select('id').where('device_pk', '=', id))
+      .execute();
+    await this.db.deleteFrom('iot_alarms').where('device_pk', '=', id).execute();
+    await this.db.deleteFrom('iot_rule_state').where('device_pk', '=', id).execute();
     await this.db.deleteFrom('iot_device_sessions').where('device_pk', '=', id).execute();
     const r = await this.db.deleteFrom('iot_devices').where('id', '=', id).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;

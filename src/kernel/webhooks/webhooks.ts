@@ -181,6 +181,26 @@ export class WebhookService {
     });
   }
 
+  /** The state of these deliveries, for an area that keeps its own record pointing at them. */
+  async deliveriesByIds(ids: string[]): Promise<Map<string, DeliveryView>> {
+    const out = new Map<string, DeliveryView>();
+    if (ids.length === 0) return out;
+    const rows = await this.db.selectFrom('webhook_deliveries').selectAll().where('id', 'in', ids).execute();
+    for (const r of rows)
+      out.set(r.id, {
+        id: r.id,
+        event_type: r.event_type,
+        url: r.url,
+        status: r.status,
+        attempts: r.attempts,
+        last_status_code: r.last_status_code,
+        last_error: r.last_error,
+        created_at: new Date(r.created_at).toISOString(),
+        delivered_at: r.delivered_at === null ? null : new Date(r.delivered_at).toISOString(),
+      });
+    return out;
+  }
+
   attemptsOf(deliveryId: string) {
     return this.db
       .selectFrom('webhook_attempts')

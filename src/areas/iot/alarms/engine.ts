@@ -1,0 +1,364 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../../../kernel/clock.js';
+import type { Store } from '../../../kernel/store/store.js';
+import type { IotDevicesTable } from '../migrations.js';
+import { IotRepo } from '../repo.js';
+import { pointValue } from '../telemetry.js';
+import type { IotEvent, TelemetryStream } from '../telemetry-stream.js';
+import type { Alarms } from './alarms.js';
+import {
+  type Condition,
+  filtersMatch,
+  type Scalar,
+  type Schedule,
+  SEVERITIES,
+  SEVERITY_RANK,
+  type Severity,
+  scheduleActive,
+} from './conditions.js';
+import { AlarmRepo } from './repo.js';
+import { type RuleInput, ruleInputOf } from './rules.js';
+import type { IotRulesTable } from './tables.js';
+
+export const RULES_TICK_JOB = 'iot.rules.tick';
+/** Duration and inactivity conditions are judged this often on Fjord's clock (at most this late). */
+export const RULES_TICK_SECONDS = 30;
+/** What another process changed (rules, devices) is seen within this long; this process's at once. */
+const CACHE_MS = 5_000;
+const MAX_DEVICES_CACHED = 10_000;
+
+interface LoadedRule {
+  row: IotRulesTable;
+  input: RuleInput;
+}
+interface DeviceFacts {
+  row: IotDevicesTable;
+  groups: string[];
+  at: number;
+}
+interface Held {
+  count: number;
+  since: number | null;
+}
+
+/**
+ * Evaluates alarm rules: on each accepted message in the process that received it (against the
+ * device's latest values, as ThingsBoard does), and on the clock for duration and inactivity.
+ * Repeating counters and duration starts live in the store (cached here), so a restart or another
+ * process carries on where this one stopped. One device's messages are judged in order.
+ */
+export class RuleEngine {
+  private readonly devices: IotRepo;
+  private readonly repo: AlarmRepo;
+  private rules = new Map<string, { at: number; rules: LoadedRule[] }>();
+  private readonly facts = new Map<string, DeviceFacts>();
+  private readonly latest = new Map<string, Record<string, Scalar>>();
+  private readonly held = new Map<string, Held>();
+  private readonly queues = new Map<string, Promise<void>>();
+  /** Per rule and device: the open alarm's severity, or null when none is open (as last seen). */
+  private readonly open = new Map<string, { severity: Severity | null; at: number }>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly alarms: Alarms,
+    private readonly log: Logger,
+  ) {
+    this.devices = IotRepo.of(store);
+    this.repo = AlarmRepo.of(store);
+    alarms.onEvent((a, event) =>
+      this.open.set(`${a.rule_id}|${a.device_pk}`, {
+        severity: event === 'resolved' ? null : (a.severity as Severity),
+        at: Date.now(),
+      }),
+    );
+  }
+
+  /**
+   * Opens or raises the alarm unless this process knows one of that severity or worse is open:
+   * a condition that stays true costs no write per message.
+   */
+  private async raise(input: Parameters<Alarms['raise']>[0]) {
+    const known = this.knownOpen(input.rule.id, input.device.pk);
+    if (known?.severity && SEVERITY_RANK[known.severity] >= SEVERITY_RANK[input.severity]) return null;
+    const outcome = await this.alarms.raise(input);
+    if (!outcome)
+      this.open.set(`${input.rule.id}|${input.device.pk}`, { severity: input.severity, at: Date.now() });
+    return outcome;
+  }
+
+  /** Resolves the open alarm, unless this process knows none is open. */
+  private async clear(ruleId: string, pk: string, details: Record<string, unknown>) {
+    const known = this.knownOpen(ruleId, pk);
+    if (known && known.severity === null) return;
+    if (!(await this.alarms.clearByRule(ruleId, pk, details)))
+      this.open.set(`${ruleId}|${pk}`, { severity: null, at: Date.now() });
+  }
+
+  private knownOpen(ruleId: string, pk: string) {
+    const hit = this.open.get(`${ruleId}|${pk}`);
+    return hit && Date.now() - hit.at < CACHE_MS ? hit : undefined;
+  }
+
+  attach(stream: TelemetryStream) {
+    return stream.subscribe((e) => this.onEvent(e));
+  }
+
+  /** A rule changed in this process: every cached rule, counter and duration is read again. */
+  forgetRules() {
+    this.rules = new Map();
+    this.held.clear();
+  }
+
+  /** Resolves when every message received so far has been judged (for tests and shutdown). */
+  async settled() {
+    await Promise.all([...this.queues.values()]);
+  }
+
+  private onEvent(e: IotEvent) {
+    if (e.kind === 'telemetry') return;
+    const key = `${e.customer_id}|${e.device_id}`;
+    if (e.kind === 'deleted') {
+      this.facts.delete(key);
+      return;
+    }
+    const prev = this.queues.get(key) ?? Promise.resolve();
+    const next = prev
+      .then(() => this.judge(e))
+      .catch((err) => this.log.error({ err, device: e.device_id }, 'iot: rule evaluation failed'))
+      .finally(() => {
+        if (this.queues.get(key) === next) this.queues.delete(key);
+      });
+    this.queues.set(key, next);
+  }
+
+  private async judge(e: Exclude<IotEvent, { kind: 'telemetry' | 'deleted' }>) {
+    const rules = await this.rulesOf(e.customer_id);
+    if (rules.length === 0) return;
+    const device = await this.factsOf(e.customer_id, e.device_id, e.kind !== 'message');
+    if (!device) return;
+    const applicable = rules.filter((r) => targets(r.row, device));
+    if (applicable.length === 0) return;
+    if (e.kind !== 'message') {
+      // Connected again: inactivity alarms judged on the connection clear.
+      if (e.kind === 'connected')
+        for (const r of applicable)
+          if (inactivityConditions(r.input).some(([, c]) => c.inactivity_basis === 'connection'))
+            await this.clear(r.row.id, device.row.id, { reason: 'device connected' });
+      return;
+    }
+    const values = await this.latestOf(device.row.id);
+    Object.assign(values, e.values);
+    const attributes = attributesOf(device.row);
+    for (const r of applicable) {
+      if (!scheduleActive(r.input.schedule ?? null, e.at)) continue;
+      if (inactivityConditions(r.input).some(([, c]) => (c.inactivity_basis ?? 'telemetry') === 'telemetry'))
+        await this.clear(r.row.id, device.row.id, { reason: 'telemetry received' });
+      let fired: { severity: Severity; condition: Condition } | null = null;
+      for (const severity of SEVERITIES) {
+        const c = r.input.severities[severity];
+        if (!c || c.type === 'inactivity') continue;
+        const match = filtersMatch(c.filters ?? [], values, attributes);
+        if ((await this.step(r.row.id, device.row.id, severity, c, match, e.at)) && !fired)
+          fired = { severity, condition: c };
+      }
+      if (fired)
+        await this.raise({
+          customerId: e.customer_id,
+          rule: { id: r.row.id, name: r.row.name },
+          device: { pk: device.row.id, id: device.row.device_id },
+          severity: fired.severity,
+          details: { condition: fired.condition.type, values: pick(values, fired.condition) },
+        });
+      else if (
+        r.input.clear_condition &&
+        filtersMatch(r.input.clear_condition.filters ?? [], values, attributes)
+      )
+        await this.clear(r.row.id, device.row.id, { values: pick(values, r.input.clear_condition) });
+    }
+  }
+
+  /** Moves a condition's state by one message; answers whether it fires now. */
+  private async step(
+    ruleId: string,
+    pk: string,
+    severity: Severity,
+    c: Condition,
+    match: boolean,
+    at: number,
+  ) {
+    if (c.type === 'simple') return match;
+    const key = `${ruleId}|${pk}|${severity}`;
+    const held = this.held.get(key) ?? (await this.loadHeld(ruleId, pk, severity));
+    const next: Held =
+      c.type === 'repeating'
+        ? { count: match ? held.count + 1 : 0, since: null }
+        : { count: 0, since: match ? (held.since ?? at) : null };
+    if (next.count !== held.count || next.since !== held.since) {
+      this.held.set(key, next);
+      await this.repo.saveState({ rule_id: ruleId, device_pk: pk, severity, ...next, updated_at: at });
+    }
+    if (c.type === 'repeating') return next.count >= (c.count ?? 1);
+    return next.since !== null && at - next.since >= (c.duration_seconds ?? 0) * 1000;
+  }
+
+  private async loadHeld(ruleId: string, pk: string, severity: Severity): Promise<Held> {
+    for (const s of await this.repo.state(ruleId, pk))
+      this.held.set(`${ruleId}|${pk}|${s.severity}`, {
+        count: Number(s.count),
+        since: s.since === null ? null : Number(s.since),
+      });
+    return this.held.get(`${ruleId}|${pk}|${severity}`) ?? { count: 0, since: null };
+  }
+
+  /**
+   * The clock's sweep: duration conditions that have held long enough (also when the device went
+   * quiet) and devices inactive for longer than an inactivity condition allows.
+   */
+  async tick(): Promise<number> {
+    const now = this.clock.nowMs();
+    let raised = 0;
+    const ruleCache = new Map<string, LoadedRule | null>();
+    const ruleOf = async (id: string) => {
+      if (!ruleCache.has(id)) {
+        const row = await this.repo.ruleById(id);
+        ruleCache.set(id, row && row.enabled === 1 ? { row, input: ruleInputOf(row) } : null);
+      }
+      return ruleCache.get(id) ?? null;
+    };
+    for (const s of await this.repo.heldSince(now)) {
+      const r = await ruleOf(s.rule_id);
+      const c = r?.input.severities[s.severity as Severity];
+      if (!r || !c || c.type !== 'duration' || s.since === null) continue;
+      if (now - Number(s.since) < (c.duration_seconds ?? 0) * 1000) continue;
+      if (!scheduleActive(r.input.schedule ?? null, now)) continue;
+      const device = await this.devices.byPk(s.device_pk);
+      if (!device) continue;
+      const outcome = await this.alarms.raise({
+        customerId: r.row.customer_id,
+        rule: { id: r.row.id, name: r.row.name },
+        device: { pk: device.id, id: device.device_id },
+        severity: s.severity as Severity,
+        details: { condition: 'duration', held_since: new Date(Number(s.since)).toISOString() },
+      });
+      if (outcome) raised++;
+    }
+    for (const row of await this.repo.enabledRules()) {
+      const input = ruleInputOf(row);
+      const conditions = inactivityConditions(input);
+      if (conditions.length === 0 || !scheduleActive(input.schedule ?? null, now)) continue;
+      for (const device of await this.targetDevices(row)) {
+        const hit = conditions.find(([, c]) => inactive(device, c, now));
+        if (!hit) continue;
+        const outcome = await this.alarms.raise({
+          customerId: row.customer_id,
+          rule: { id: row.id, name: row.name },
+          device: { pk: device.id, id: device.device_id },
+          severity: hit[0],
+          details: {
+            condition: 'inactivity',
+            basis: hit[1].inactivity_basis ?? 'telemetry',
+            inactivity_seconds: hit[1].inactivity_seconds,
+          },
+        });
+        if (outcome) raised++;
+      }
+    }
+    return raised;
+  }
+
+  private async targetDevices(rule: IotRulesTable): Promise<IotDevicesTable[]> {
+    const v = rule.target_value ?? undefined;
+    const filter =
+      rule.target_type === 'group'
+        ? { group_id: v }
+        : rule.target_type === 'profile'
+          ? { profile_id: v }
+          : rule.target_type === 'device_type'
+            ? { device_type: v }
+            : {};
+    if (rule.target_type === 'device') {
+      const d = await this.devices.device(rule.customer_id, v ?? '');
+      return d ? [d] : [];
+    }
+    return (await this.devices.list(rule.customer_id, { ...filter, is_active: true }, 100_000, 0)).rows;
+  }
+
+  private async rulesOf(customerId: string): Promise<LoadedRule[]> {
+    const hit = this.rules.get(customerId);
+    if (hit && Date.now() - hit.at < CACHE_MS) return hit.rules;
+    const rules = (await this.repo.rules(customerId))
+      .filter((r) => r.enabled === 1)
+      .map((row) => ({ row, input: ruleInputOf(row) }));
+    this.rules.set(customerId, { at: Date.now(), rules });
+    return rules;
+  }
+
+  private async factsOf(customerId: string, deviceId: string, fresh: boolean): Promise<DeviceFacts | null> {
+    const key = `${customerId}|${deviceId}`;
+    const hit = this.facts.get(key);
+    if (hit && !fresh && Date.now() - hit.at < CACHE_MS) return hit;
+    const row = await this.devices.device(customerId, deviceId);
+    if (!row) return null;
+    const facts = { row, groups: await this.devices.groupsOf(row.id), at: Date.now() };
+    if (this.facts.size >= MAX_DEVICES_CACHED) this.facts.clear();
+    this.facts.set(key, facts);
+    return facts;
+  }
+
+  private async latestOf(pk: string): Promise<Record<string, Scalar>> {
+    let values = this.latest.get(pk);
+    if (!values) {
+      values = {};
+      for (const p of await this.devices.latest(pk)) values[p.key] ??= pointValue(p);
+      if (this.latest.size >= MAX_DEVICES_CACHED) this.latest.clear();
+      this.latest.set(pk, values);
+    }
+    return values;
+  }
+}
+
+function targets(rule: IotRulesTable, d: DeviceFacts): boolean {
+  switch (rule.target_type) {
+    case 'all':
+      return true;
+    case 'device':
+      return d.row.device_id === rule.target_value;
+    case 'group':
+      return d.groups.includes(rule.target_value ?? '');
+    case 'profile':
+      return d.row.profile_id === rule.target_value;
+    case 'device_type':
+      return d.row.device_type === rule.target_value;
+  }
+}
+
+const inactivityConditions = (input: RuleInput) =>
+  SEVERITIES.flatMap((s) => {
+    const c = input.severities[s];
+    return c?.type === 'inactivity' ? [[s, c] as [Severity, Condition]] : [];
+  });
+
+function inactive(d: IotDevicesTable, c: Condition, now: number): boolean {
+  const limit = (c.inactivity_seconds ?? 0) * 1000;
+  if (c.inactivity_basis === 'connection')
+    return d.is_online !== 1 && now - Number(d.last_seen ?? d.created_at) >= limit;
+  return now - Number(d.last_telemetry_at ?? d.created_at) >= limit;
+}
+
+function attributesOf(d: IotDevicesTable): Record<string, unknown> {
+  return {
+    ...(JSON.parse(d.metadata) as Record<string, unknown>),
+    device_type: d.device_type,
+    firmware_version: d.firmware_version,
+  };
+}
+
+/** The values a condition looked at, for the alarm's details. */
+function pick(values: Record<string, Scalar>, c: Condition): Record<string, Scalar> {
+  const out: Record<string, Scalar> = {};
+  for (const f of c.filters ?? []) if (values[f.key] !== undefined) out[f.key] = values[f.key]!;
+  return out;
+}
+
+export type { Schedule };
