@@ -305,6 +305,59 @@ describe('virtual server backups', () => {
     expect((await usage('?currency=XYZ')).status).toBe(422);
   });
 
+  it('holds a server being restored, and lets the hold lapse when a restore was cut off', async () => {
+    const id = await stoppedServer('bk-7.example.com');
+    const made = (await backup(id)).body.id as string;
+    // As a Fjord killed mid-restore leaves it: the server held, on the clock.
+    const now = Date.parse((await t.operator('GET', '/admin/v1/clock')).body.now);
+    await sql`UPDATE vps_servers SET status = 'stopped', action = 'restore', next_status = 'stopped', settles_at = ${now + 30 * 60_000}
+      WHERE id = ${id}`.execute(t.kernel.store.db);
+    for (const r of [
+      await act(id, 'start'),
+      await restore(id, made),
+      await backup(id),
+      await t.request('POST', `/v1/vps/${id}/snapshots`, { key: a.pat, body: { name: 's' } }),
+      await t.request('DELETE', `/v1/vps/${id}/backups/${made}`, { key: a.pat }),
+    ]) {
+      expect(r.status).toBe(409);
+      expect(r.body.detail).toMatchObject({ code: 'restore_in_progress', status: 'stopped' });
+    }
+    expect((await t.request('GET', `/v1/vps/${id}`, { key: a.pat })).body.status).toBe('stopped');
+    await t.advance(30 * 60 + 1);
+    expect((await act(id, 'start')).status).toBe(200);
+  });
+
+  it('takes one backup at a time, and marks failed a backup whose taker died', async () => {
+    const id = await stoppedServer('bk-8.example.com');
+    const insert = (backupId: string, heartbeat: number) =>
+      sql`
+      INSERT INTO vps_backups (id, server_id, customer_id, name, kind, status, storage_key, os_template,
+        created_at, heartbeat_at)
+      VALUES (${backupId}, ${id}, ${a.id}, 'x', 'manual', 'creating', ${`${a.id}/${id}/${backupId}.tar.gz`},
+        'debian-12', ${Date.now()}, ${heartbeat})`.execute(t.kernel.store.db);
+    await insert(`live-${id}`, Date.now());
+    const busy = await backup(id);
+    expect(busy.status).toBe(409);
+    expect(busy.body.detail.code).toBe('backup_in_progress');
+    expect(
+      (await t.request('DELETE', `/v1/vps/${id}/backups/live-${id}`, { key: a.pat })).body.detail.code,
+    ).toBe('backup_not_available');
+    expect(
+      (await t.request('GET', `/v1/vps/${id}/backups/live-${id}/download`, { key: a.pat })).body.detail,
+    ).toMatchObject({ code: 'backup_not_available', backup_status: 'creating' });
+    await sql`DELETE FROM vps_backups WHERE id = ${`live-${id}`}`.execute(t.kernel.store.db);
+
+    await insert(`dead-${id}`, Date.now() - 11 * 60_000);
+    expect((await backup(id)).status).toBe(201);
+    await t.advance(301);
+    const dead = ((await backups(id)).body.backups as { id: string; status: string; error: string }[]).find(
+      (x) => x.id === `dead-${id}`,
+    );
+    expect(dead).toMatchObject({ status: 'failed', error: expect.stringContaining('interrupted') });
+    expect((await restore(id, `dead-${id}`)).body.detail.code).toBe('backup_not_available');
+    expect((await t.request('DELETE', `/v1/vps/${id}/backups/dead-${id}`, { key: a.pat })).status).toBe(200);
+  });
+
   it('refuses backups while the server moves, and answers 404 for unknown servers', async () => {
     const id = await create('bk-6.example.com');
     await t.advance(181);
