@@ -219,7 +219,9 @@ export class BackupService {
       await backups.deleteBackup(b.id);
       return b;
     });
-    await this.files.delete(row.storage_key);
+    await this.files.delete(row.storage_key).catch((err) => {
+      this.log.warn({ err, backup: row.id }, 'deleting a backup archive failed; its record is gone');
+    });
     return { status: 'deleted' as const, backup_id: row.id };
   }
 
