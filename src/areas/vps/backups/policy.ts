@@ -102,12 +102,17 @@ export class BackupPolicyService {
       if (!row) continue;
       const s = settle(row, now);
       if (s.action === 'restore' || (s.status !== 'running' && s.status !== 'stopped')) continue;
-      // Moved on first, so a failing server does not make the job take the same backup in a loop.
-      await this.repo.putPolicy({
-        ...p,
-        next_run_at: nextRun(now, p.frequency as Frequency, p.hour_utc, p.day_of_week),
-        last_run_at: now,
+      // Moved on first, so a failing server does not make the job take the same backup in a loop;
+      // under the server's lock, and only if the policy (perhaps just PUT) is still due.
+      const due = await this.store.unitOfWork({ locks: [`vps:server:${p.server_id}`] }, async ({ tx }) => {
+        const repo = BackupRepo.over(tx);
+        const current = await repo.policy(p.server_id);
+        if (current?.enabled !== 1 || current.next_run_at === null || current.next_run_at > now) return null;
+        const next = nextRun(now, current.frequency as Frequency, current.hour_utc, current.day_of_week);
+        await repo.markRun(p.server_id, next, now);
+        return current;
       });
+      if (!due) continue;
       try {
         await this.backups.create(p.customer_id, p.server_id, {}, 'automatic');
         taken++;
@@ -119,7 +124,7 @@ export class BackupPolicyService {
       const available = automatic.filter((b) => b.status === 'available');
       const prune = [
         ...automatic.filter((b) => b.status === 'failed'),
-        ...available.slice(0, Math.max(0, available.length - p.retention_count)),
+        ...available.slice(0, Math.max(0, available.length - due.retention_count)),
       ];
       for (const old of prune) await this.backups.drop(old);
     }

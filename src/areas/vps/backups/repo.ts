@@ -66,6 +66,15 @@ export class BackupRepo {
       .onConflict((oc) => oc.column('server_id').doUpdateSet(changes))
       .execute();
   }
+  /** Moves an enabled policy's next run on; only those two columns, so a PUT meanwhile stands. */
+  async markRun(serverId: string, nextRunAt: number, lastRunAt: number) {
+    await this.db
+      .updateTable('vps_backup_policies')
+      .set({ next_run_at: nextRunAt, last_run_at: lastRunAt })
+      .where('server_id', '=', serverId)
+      .where('enabled', '=', 1)
+      .execute();
+  }
   duePolicies(now: number) {
     return this.db
       .selectFrom('vps_backup_policies')
