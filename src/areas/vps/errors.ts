@@ -61,4 +61,45 @@ export const vpsErrors = {
       extra: { limit: max },
     }),
   snapshotNotFound: () => new AppError('not_found', 'snapshot_not_found', 'No such snapshot on this server.'),
+  backupNotFound: () => new AppError('not_found', 'backup_not_found', 'No such backup of this server.'),
+  backupLimit: (max: number) =>
+    new AppError(
+      'conflict',
+      'backup_limit',
+      `A server keeps at most ${max} manual backups; delete one first (automatic backups are pruned by the policy).`,
+      { extra: { limit: max } },
+    ),
+  backupInProgress: () =>
+    new AppError(
+      'conflict',
+      'backup_in_progress',
+      'A backup of this server is being taken; try again when it is done.',
+    ),
+  restoreInProgress: (status: string) =>
+    new AppError(
+      'conflict',
+      'restore_in_progress',
+      'A backup is being restored onto this server; try again when it is done.',
+      { extra: { status } },
+    ),
+  backupNotAvailable: (status: string) =>
+    new AppError('conflict', 'backup_not_available', `This backup is ${status}, not available.`, {
+      extra: { backup_status: status },
+    }),
+  backupUnreadable: (cause: unknown) =>
+    new AppError(
+      'bad_gateway',
+      'backup_unreadable',
+      'The backup archive could not be read back from object storage intact; the server was not changed.',
+      { cause },
+    ),
+  backupFailed: (cause: unknown) =>
+    new AppError('bad_gateway', 'backup_failed', 'Taking the backup failed; nothing was kept.', { cause }),
+  retentionTooHigh: (max: number) =>
+    new AppError('invalid', 'retention_too_high', `retention_count may be at most ${max}.`, {
+      errors: [{ path: '/body/retention_count', message: `at most ${max}` }],
+      extra: { limit: max },
+    }),
+  badDownloadLink: () =>
+    new AppError('not_found', 'download_link_invalid', 'This download link is unknown or has expired.'),
 };

@@ -1,4 +1,9 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { defineArea, plugsFor } from '../wiring.js';
+import { BackupService } from './backups/backup-service.js';
+import { BackupPolicyService } from './backups/policy.js';
+import { backupRoutes } from './backups/routes.js';
 import { SimulatedVpsDriver } from './drivers/simulated.js';
 import { vpsMigrations } from './migrations.js';
 import { vpsRoutes } from './routes.js';
@@ -6,13 +11,21 @@ import { settle, VpsService } from './service.js';
 
 export { VpsService } from './service.js';
 
-/** Virtual servers: the state machine on the kernel clock, snapshots and quotas, over a driver. */
+const BACKUP_TICK = 'vps.backups.tick';
+const BACKUP_TICK_SECONDS = 300;
+
+/**
+ * Virtual servers: the state machine on the kernel clock, snapshots, backups and quotas, over a
+ * driver. Backup archives live in the storage area's internal `vps-backups` bucket.
+ */
 export const vpsArea = defineArea({
   name: 'vps',
-  needs: ['account', 'regions'],
+  needs: ['account', 'regions', 'storage'],
   migrations: vpsMigrations,
-  setup(kernel, { account, regions }) {
-    const driver = new SimulatedVpsDriver();
+  async setup(kernel, { account, regions, storage }) {
+    const simulatedDisks = join(kernel.config.dataDir, 'vps', 'simulated');
+    const driver = new SimulatedVpsDriver(simulatedDisks);
+    const backupFiles = storage.internalBucket('vps-backups');
     const vps = new VpsService(
       kernel.store,
       kernel.clock,
@@ -21,7 +34,35 @@ export const vpsArea = defineArea({
       regions,
       account,
       driver,
+      backupFiles,
+      kernel.log,
     );
+    const backups = new BackupService(
+      kernel.store,
+      kernel.clock,
+      kernel.limits,
+      regions,
+      driver,
+      backupFiles,
+      kernel.secrets,
+      () => kernel.baseUrl(),
+      kernel.log,
+    );
+    const policies = new BackupPolicyService(kernel.store, backups, kernel.clock, kernel.log);
+    kernel.registry.addBackend({
+      area: 'vps',
+      name: 'backups',
+      driver: 'object-storage',
+      simulated: false,
+      detail: backupFiles.location,
+    });
+    kernel.jobs.register(BACKUP_TICK, {
+      run: async () => {
+        await backups.failAbandoned();
+        await policies.runDue();
+      },
+    });
+    await kernel.jobs.schedule(BACKUP_TICK, BACKUP_TICK, BACKUP_TICK_SECONDS);
     kernel.registry.addBackend({
       area: 'vps',
       name: 'servers',
@@ -55,8 +96,12 @@ export const vpsArea = defineArea({
     });
     return {
       service: vps,
-      routes: vpsRoutes(vps),
+      routes: [...vpsRoutes(vps), ...backupRoutes(backups, policies)],
       plugs: plugsFor({ 'account.ssh-key-usage': (customerId, fps) => vps.keyUsage(customerId, fps) }),
+      onReset: async () => {
+        await rm(simulatedDisks, { recursive: true, force: true });
+        await kernel.jobs.schedule(BACKUP_TICK, BACKUP_TICK, BACKUP_TICK_SECONDS);
+      },
     };
   },
 });

@@ -41,10 +41,48 @@ export interface VpsSnapshotsTable {
   created_at: number;
 }
 
+export type BackupKind = 'manual' | 'automatic';
+export type BackupStatus = 'creating' | 'available' | 'failed';
+
+export interface VpsBackupsTable {
+  id: string;
+  server_id: string;
+  customer_id: string;
+  name: string;
+  description: string | null;
+  kind: string;
+  status: string;
+  /** Key of the archive in the internal `vps-backups` bucket: `<customer>/<server>/<backup>.tar.gz`. */
+  storage_key: string;
+  size_bytes: number | null;
+  sha256: string | null;
+  os_template: string;
+  error: string | null;
+  created_at: number;
+  completed_at: number | null;
+  /** Wall-clock ms the taking process last said it was alive; null once it is done. */
+  heartbeat_at: number | null;
+}
+
+export interface VpsBackupPoliciesTable {
+  server_id: string;
+  customer_id: string;
+  enabled: number;
+  frequency: string;
+  hour_utc: number;
+  day_of_week: number;
+  retention_count: number;
+  next_run_at: number | null;
+  last_run_at: number | null;
+  updated_at: number;
+}
+
 export interface VpsTables {
   vps_servers: VpsServersTable;
   vps_server_keys: VpsServerKeysTable;
   vps_snapshots: VpsSnapshotsTable;
+  vps_backups: VpsBackupsTable;
+  vps_backup_policies: VpsBackupPoliciesTable;
 }
 
 export const vpsMigrations: Record<string, Migration> = {
@@ -95,6 +133,53 @@ export const vpsMigrations: Record<string, Migration> = {
         .addColumn('size_bytes', 'bigint', (c) => c.notNull())
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .addPrimaryKeyConstraint('vps_snapshots_pk', ['server_id', 'name'])
+        .execute();
+    },
+  },
+  '2026-11-26-1100-vps-backups': {
+    async up(db: AnyDb) {
+      await db.schema
+        .createTable('vps_backups')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('server_id', 'text', (c) => c.notNull().references('vps_servers.id').onDelete('cascade'))
+        .addColumn('customer_id', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text')
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('storage_key', 'text', (c) => c.notNull())
+        .addColumn('size_bytes', 'bigint')
+        .addColumn('sha256', 'text')
+        .addColumn('os_template', 'text', (c) => c.notNull())
+        .addColumn('error', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('completed_at', 'bigint')
+        .addColumn('heartbeat_at', 'bigint')
+        .execute();
+      await db.schema
+        .createIndex('vps_backups_server')
+        .on('vps_backups')
+        .columns(['server_id', 'created_at'])
+        .execute();
+      await db.schema
+        .createTable('vps_backup_policies')
+        .addColumn('server_id', 'text', (c) =>
+          c.primaryKey().references('vps_servers.id').onDelete('cascade'),
+        )
+        .addColumn('customer_id', 'text', (c) => c.notNull())
+        .addColumn('enabled', 'integer', (c) => c.notNull())
+        .addColumn('frequency', 'text', (c) => c.notNull())
+        .addColumn('hour_utc', 'integer', (c) => c.notNull())
+        .addColumn('day_of_week', 'integer', (c) => c.notNull())
+        .addColumn('retention_count', 'integer', (c) => c.notNull())
+        .addColumn('next_run_at', 'bigint')
+        .addColumn('last_run_at', 'bigint')
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('vps_backup_policies_due')
+        .on('vps_backup_policies')
+        .columns(['enabled', 'next_run_at'])
         .execute();
     },
   },

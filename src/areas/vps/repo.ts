@@ -33,6 +33,9 @@ export class VpsRepo {
       .where('id', '=', id)
       .executeTakeFirst();
   }
+  byId(id: string) {
+    return this.db.selectFrom('vps_servers').selectAll().where('id', '=', id).executeTakeFirst();
+  }
   async usage(customerId: string): Promise<{ servers: number; vcpus: number }> {
     const r = await this.db
       .selectFrom('vps_servers')
@@ -44,10 +47,19 @@ export class VpsRepo {
   async updateServer(id: string, patch: Partial<VpsServersTable>) {
     await this.db.updateTable('vps_servers').set(patch).where('id', '=', id).execute();
   }
-  async deleteServer(id: string) {
+  /** Deletes the server's rows, backups and policy included; answers its backups' archive keys. */
+  async deleteServer(id: string): Promise<string[]> {
+    const backups = await this.db
+      .selectFrom('vps_backups')
+      .select(['storage_key'])
+      .where('server_id', '=', id)
+      .execute();
+    await this.db.deleteFrom('vps_backup_policies').where('server_id', '=', id).execute();
+    await this.db.deleteFrom('vps_backups').where('server_id', '=', id).execute();
     await this.db.deleteFrom('vps_snapshots').where('server_id', '=', id).execute();
     await this.db.deleteFrom('vps_server_keys').where('server_id', '=', id).execute();
     await this.db.deleteFrom('vps_servers').where('id', '=', id).execute();
+    return backups.map((b) => b.storage_key);
   }
   keysOf(serverId: string) {
     return this.db.selectFrom('vps_server_keys').selectAll().where('server_id', '=', serverId).execute();

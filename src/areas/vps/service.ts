@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { IdentityService } from '../../kernel/auth/identity.js';
 import { type Clock, isoOf } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
@@ -5,6 +6,7 @@ import type { Limits } from '../../kernel/limits/quotas.js';
 import type { Store } from '../../kernel/store/store.js';
 import type { AccountService } from '../account/service.js';
 import type { RegionsService } from '../regions/service.js';
+import type { InternalObjects } from '../storage/service.js';
 import { OS_TEMPLATES, PLANS, planOf, templateOf } from './catalogue.js';
 import type { ServerSpec, VpsDriver } from './drivers/driver.js';
 import { vpsErrors } from './errors.js';
@@ -59,6 +61,9 @@ export class VpsService {
     private readonly regions: RegionsService,
     private readonly account: AccountService,
     readonly driver: VpsDriver,
+    /** Where the servers' backup archives are (deleted with the server). */
+    private readonly backupFiles: InternalObjects,
+    private readonly log: Logger,
   ) {
     this.repo = VpsRepo.of(store);
   }
@@ -236,16 +241,21 @@ export class VpsService {
   }
 
   async remove(customerId: string, id: string) {
-    await this.store.unitOfWork({ locks: [`vps:server:${id}`] }, async ({ tx }) => {
+    const archives = await this.store.unitOfWork({ locks: [`vps:server:${id}`] }, async ({ tx }) => {
       const repo = VpsRepo.over(tx);
       if (!(await repo.server(customerId, id))) throw vpsErrors.notFound();
       await this.driver.destroy(id);
-      await repo.deleteServer(id);
+      return repo.deleteServer(id);
     });
+    // Backups go with the server, as on DigitalOcean and Hetzner: nothing is billed after.
+    for (const key of archives)
+      await this.backupFiles.delete(key).catch((err) => {
+        this.log.warn({ err, key }, 'deleting a backup archive of a deleted server failed');
+      });
     return {
       success: true,
       action: 'delete',
-      message: 'The server, its disk and its snapshots are deleted.',
+      message: 'The server, its disk, its snapshots and its backups are deleted.',
     };
   }
 
@@ -328,6 +338,7 @@ export class VpsService {
       const row = await repo.server(customerId, id);
       if (!row) throw vpsErrors.notFound();
       const s = settle(row, this.clock.nowMs());
+      if (s.action === 'restore') throw vpsErrors.restoreInProgress(s.status);
       if (s.status !== 'stopped') throw vpsErrors.invalidState(action, s.status, ['stopped']);
       await work(repo);
     });
@@ -348,6 +359,7 @@ export class VpsService {
       if (!row) throw vpsErrors.notFound();
       const now = this.clock.nowMs();
       const s = settle(row, now);
+      if (s.action === 'restore') throw vpsErrors.restoreInProgress(s.status);
       if (!from.includes(s.status as VpsStatus)) throw vpsErrors.invalidState(action, s.status, from);
       const keys = await repo.keysOf(id);
       const spec: ServerSpec = {

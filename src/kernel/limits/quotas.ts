@@ -78,6 +78,10 @@ export const DEFAULT_LIMITS = {
   'vps.servers': { doc: 'Virtual servers per customer', value: perPlan(2, 5, 25, null) },
   'vps.vcpus': { doc: 'vCPUs of all virtual servers of a customer', value: perPlan(4, 16, 64, null) },
   'vps.snapshots_per_server': { doc: 'Snapshots per virtual server', value: 10 },
+  'vps.backups_per_server': {
+    doc: 'Backups kept per virtual server of each kind: manual, and automatic (the longest retention) (ours)',
+    value: 7,
+  },
   // GPU jobs
   'gpu.concurrent_jobs_per_key': { doc: 'GPU jobs queued or processing per API key', value: 10 },
   // Speech transcription

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { VpsPlan } from '../catalogue.js';
 
 /** What a driver is told about a server. */
@@ -41,4 +42,15 @@ export interface VpsDriver {
   /** Puts the disk back as it was at the snapshot. */
   rollback(id: string, name: string): Promise<void>;
   deleteSnapshot(id: string, name: string): Promise<void>;
+  /**
+   * A gzip-compressed tar of the server's disk: `fjord-backup.json` (what the archive is, which
+   * server) then the disk's files under `disk/`. Taken while running (crash-consistent, like a
+   * power cut) or stopped. The stream ends with an error when reading the disk fails.
+   */
+  backup(spec: ServerSpec): Promise<Readable>;
+  /**
+   * Replaces the (stopped) server's disk with the archive's. An archive that is damaged or not
+   * this server's is refused before anything on the disk changes.
+   */
+  restore(spec: ServerSpec, archive: Readable): Promise<void>;
 }

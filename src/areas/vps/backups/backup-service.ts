@@ -1,0 +1,403 @@
+import { createHash } from 'node:crypto';
+import { PassThrough, type Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Logger } from 'pino';
+import { type Clock, isoOf } from '../../../kernel/clock.js';
+import { isAppError } from '../../../kernel/errors.js';
+import { newId } from '../../../kernel/ids.js';
+import type { Limits } from '../../../kernel/limits/quotas.js';
+import type { SecretBox } from '../../../kernel/secrets.js';
+import type { Store } from '../../../kernel/store/store.js';
+import type { RegionsService } from '../../regions/service.js';
+import type { InternalObjects } from '../../storage/service.js';
+import { planOf } from '../catalogue.js';
+import type { ServerSpec, VpsDriver } from '../drivers/driver.js';
+import { vpsErrors } from '../errors.js';
+import type { BackupKind, VpsBackupsTable, VpsServersTable } from '../migrations.js';
+import { VpsRepo } from '../repo.js';
+import { settle } from '../service.js';
+import { BackupRepo } from './repo.js';
+
+/** How often a process taking a backup says it is alive, and how long silence means it died. */
+const HEARTBEAT_MS = 30_000;
+const ABANDONED_AFTER_MS = 10 * 60_000;
+/** How long a restore holds the server before the hold lapses by itself (a crashed restore). */
+const RESTORE_HOLD_MS = 30 * 60_000;
+/** Download links are valid this long, on Fjord's clock. */
+export const DOWNLOAD_LINK_SECONDS = 3600;
+const GB = 1000 ** 3;
+
+export interface NewBackup {
+  name?: string;
+  description?: string;
+}
+
+interface DownloadLink {
+  k: 'vps-backup';
+  b: string;
+  c: string;
+  e: number;
+}
+
+/**
+ * Backups of virtual servers: gzip-compressed tar archives of the server's disk, made by the
+ * driver and kept in the storage area's internal `vps-backups` bucket (the same object store as
+ * customers' buckets), restored into the same server, downloadable through signed links.
+ * Automatic backups come from `policy.ts`.
+ */
+export class BackupService {
+  readonly repo: BackupRepo;
+  private readonly servers: VpsRepo;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly limits: Limits,
+    private readonly regions: RegionsService,
+    private readonly driver: VpsDriver,
+    private readonly files: InternalObjects,
+    private readonly secrets: SecretBox,
+    private readonly baseUrl: () => string,
+    private readonly log: Logger,
+  ) {
+    this.repo = BackupRepo.of(store);
+    this.servers = VpsRepo.of(store);
+  }
+
+  /** Manual backups a server may keep, and the longest automatic retention. */
+  maxBackups(): number {
+    return this.limits.of('vps.backups_per_server', 'free') ?? 7;
+  }
+
+  view(b: VpsBackupsTable) {
+    return {
+      id: b.id,
+      vps_id: b.server_id,
+      name: b.name,
+      description: b.description,
+      kind: b.kind as BackupKind,
+      status: b.status,
+      format: 'tar.gz' as const,
+      size_bytes: b.size_bytes === null ? null : Number(b.size_bytes),
+      sha256: b.sha256,
+      os_template: b.os_template,
+      created_at: isoOf(b.created_at)!,
+      completed_at: isoOf(b.completed_at),
+      error: b.error,
+    };
+  }
+
+  async server(customerId: string, id: string): Promise<VpsServersTable> {
+    const row = await this.servers.server(customerId, id);
+    if (!row) throw vpsErrors.notFound();
+    return row;
+  }
+
+  async list(customerId: string, id: string) {
+    await this.server(customerId, id);
+    const rows = await this.repo.backups(id);
+    // Newest first, like the control panels of DigitalOcean and Hetzner.
+    const backups = rows.reverse().map((b) => this.view(b));
+    return { backups, total: backups.length, max_backups: this.maxBackups() };
+  }
+
+  /**
+   * Takes a backup now. The row is reserved under the server's lock (state, running backup and
+   * limit checked there); the archive is written outside it, then the row made `available`.
+   */
+  async create(customerId: string, id: string, input: NewBackup, kind: BackupKind = 'manual') {
+    const max = this.maxBackups();
+    const now = this.clock.nowMs();
+    const backupId = newId();
+    const { row, spec } = await this.store.unitOfWork({ locks: [`vps:server:${id}`] }, async ({ tx }) => {
+      const servers = VpsRepo.over(tx);
+      const backups = BackupRepo.over(tx);
+      const server = await servers.server(customerId, id);
+      if (!server) throw vpsErrors.notFound();
+      const s = settle(server, now);
+      if (s.action === 'restore') throw vpsErrors.restoreInProgress(s.status);
+      if (s.status !== 'running' && s.status !== 'stopped')
+        throw vpsErrors.invalidState('back up', s.status, ['running', 'stopped']);
+      const existing = await backups.backups(id);
+      const alive = Date.now() - ABANDONED_AFTER_MS;
+      if (existing.some((b) => b.status === 'creating' && Number(b.heartbeat_at ?? 0) >= alive))
+        throw vpsErrors.backupInProgress();
+      if (
+        kind === 'manual' &&
+        existing.filter((b) => b.kind === 'manual' && b.status !== 'failed').length >= max
+      )
+        throw vpsErrors.backupLimit(max);
+      const row: VpsBackupsTable = {
+        id: backupId,
+        server_id: id,
+        customer_id: customerId,
+        name: input.name?.trim() || `${kind}-${new Date(now).toISOString().replace(/[:.]/g, '-')}`,
+        description: input.description?.trim() || null,
+        kind,
+        status: 'creating',
+        storage_key: `${customerId}/${id}/${backupId}.tar.gz`,
+        size_bytes: null,
+        sha256: null,
+        os_template: s.os_template,
+        error: null,
+        created_at: now,
+        completed_at: null,
+        heartbeat_at: Date.now(),
+      };
+      await backups.insertBackup(row);
+      return {
+        row,
+        spec: specOf(
+          s,
+          (await servers.keysOf(id)).map((k) => k.public_key),
+        ),
+      };
+    });
+    return this.view(await this.take(row, spec));
+  }
+
+  private async take(row: VpsBackupsTable, spec: ServerSpec): Promise<VpsBackupsTable> {
+    const beat = setInterval(() => {
+      this.repo.updateBackup(row.id, { heartbeat_at: Date.now() }).catch(() => {});
+    }, HEARTBEAT_MS);
+    beat.unref();
+    const hash = createHash('sha256');
+    try {
+      const archive = await this.driver.backup(spec);
+      const hashing = new Transform({
+        transform(chunk: Buffer, _enc, done) {
+          hash.update(chunk);
+          done(null, chunk);
+        },
+      });
+      const body = new PassThrough();
+      pipeline(archive, hashing, body).catch((err) => body.destroy(err as Error));
+      const put = await this.files.put(row.storage_key, body, 'application/gzip');
+      row.size_bytes = put.size;
+    } catch (err) {
+      await this.files.delete(row.storage_key).catch(() => {});
+      await this.repo.updateBackup(row.id, {
+        status: 'failed',
+        error: (err as Error).message.slice(0, 500),
+        heartbeat_at: null,
+      });
+      this.log.warn({ err, backup: row.id, vps: row.server_id }, 'virtual server backup failed');
+      throw vpsErrors.backupFailed(err);
+    } finally {
+      clearInterval(beat);
+    }
+    row.status = 'available';
+    row.sha256 = hash.digest('hex');
+    row.completed_at = this.clock.nowMs();
+    row.heartbeat_at = null;
+    const changed = await this.repo.updateBackup(row.id, {
+      status: row.status,
+      size_bytes: row.size_bytes,
+      sha256: row.sha256,
+      completed_at: row.completed_at,
+      heartbeat_at: null,
+    });
+    if (changed === 0) {
+      // The server (and so this backup) was deleted while the archive was written.
+      await this.files.delete(row.storage_key).catch(() => {});
+      throw vpsErrors.notFound();
+    }
+    return row;
+  }
+
+  async remove(customerId: string, id: string, backupId: string) {
+    const row = await this.store.unitOfWork({ locks: [`vps:server:${id}`] }, async ({ tx }) => {
+      const server = await VpsRepo.over(tx).server(customerId, id);
+      if (!server) throw vpsErrors.notFound();
+      const backups = BackupRepo.over(tx);
+      const b = await backups.backup(id, backupId);
+      if (!b) throw vpsErrors.backupNotFound();
+      const s = settle(server, this.clock.nowMs());
+      if (s.action === 'restore') throw vpsErrors.restoreInProgress(s.status);
+      if (b.status === 'creating' && Number(b.heartbeat_at ?? 0) >= Date.now() - ABANDONED_AFTER_MS)
+        throw vpsErrors.backupNotAvailable(b.status);
+      await backups.deleteBackup(b.id);
+      return b;
+    });
+    await this.files.delete(row.storage_key).catch((err) => {
+      this.log.warn({ err, backup: row.id }, 'deleting a backup archive failed; its record is gone');
+    });
+    return { status: 'deleted' as const, backup_id: row.id };
+  }
+
+  /** Deletes one backup, row and archive (the policy prunes with it). */
+  async drop(b: VpsBackupsTable) {
+    await this.repo.deleteBackup(b.id);
+    await this.files.delete(b.storage_key).catch((err) => {
+      this.log.warn({ err, backup: b.id }, 'deleting a pruned backup archive failed');
+    });
+  }
+
+  /** Deletes the archives of a deleted server's backups (the rows went with the server). */
+  async dropFiles(keys: string[]) {
+    for (const key of keys)
+      await this.files.delete(key).catch((err) => {
+        this.log.warn({ err, key }, 'deleting a backup archive of a deleted server failed');
+      });
+  }
+
+  /**
+   * Puts the stopped server's disk back as it was at the backup. The server is held (no start,
+   * snapshot, rollback or other restore) while the archive is checked against its SHA-256 and
+   * unpacked; a damaged archive changes nothing.
+   */
+  async restore(customerId: string, id: string, backupId: string) {
+    const now = this.clock.nowMs();
+    const { backup, spec } = await this.store.unitOfWork({ locks: [`vps:server:${id}`] }, async ({ tx }) => {
+      const servers = VpsRepo.over(tx);
+      const server = await servers.server(customerId, id);
+      if (!server) throw vpsErrors.notFound();
+      const backup = await BackupRepo.over(tx).backup(id, backupId);
+      if (!backup) throw vpsErrors.backupNotFound();
+      const s = settle(server, now);
+      if (s.action === 'restore') throw vpsErrors.restoreInProgress(s.status);
+      if (s.status !== 'stopped') throw vpsErrors.invalidState('restore', s.status, ['stopped']);
+      if (backup.status !== 'available') throw vpsErrors.backupNotAvailable(backup.status);
+      await servers.updateServer(id, {
+        status: 'stopped',
+        next_status: 'stopped',
+        settles_at: now + RESTORE_HOLD_MS,
+        action: 'restore',
+        running_since: null,
+      });
+      return {
+        backup,
+        spec: specOf(
+          s,
+          (await servers.keysOf(id)).map((k) => k.public_key),
+        ),
+      };
+    });
+    try {
+      await this.verify(backup);
+      await this.driver.restore(spec, await this.files.get(backup.storage_key));
+    } catch (err) {
+      if (isAppError(err)) throw err;
+      throw vpsErrors.backupUnreadable(err);
+    } finally {
+      await this.store
+        .unitOfWork({ locks: [`vps:server:${id}`] }, async ({ tx }) => {
+          const servers = VpsRepo.over(tx);
+          const row = await servers.server(customerId, id);
+          if (row?.action === 'restore')
+            await servers.updateServer(id, { next_status: null, settles_at: null, action: null });
+        })
+        .catch((err) => this.log.warn({ err, vps: id }, 'releasing a server after a restore failed'));
+    }
+    return {
+      status: 'restored' as const,
+      backup_id: backup.id,
+      vps_id: id,
+      restored_at: isoOf(this.clock.nowMs())!,
+      message: `The disk is as it was at backup ${backup.id} (${isoOf(backup.created_at)}); data written since is gone.`,
+    };
+  }
+
+  /** Reads the whole archive back: a missing, short or altered one fails before the disk is touched. */
+  private async verify(b: VpsBackupsTable) {
+    const hash = createHash('sha256');
+    let size = 0;
+    try {
+      for await (const chunk of (await this.files.get(b.storage_key)) as AsyncIterable<Buffer>) {
+        hash.update(chunk);
+        size += chunk.length;
+      }
+    } catch (err) {
+      throw vpsErrors.backupUnreadable(err);
+    }
+    if (size !== Number(b.size_bytes) || hash.digest('hex') !== b.sha256)
+      throw vpsErrors.backupUnreadable(new Error('size or SHA-256 differs from when it was taken'));
+  }
+
+  async downloadLink(customerId: string, id: string, backupId: string) {
+    const server = await this.server(customerId, id);
+    const b = await this.repo.backup(id, backupId);
+    if (!b) throw vpsErrors.backupNotFound();
+    if (b.status !== 'available') throw vpsErrors.backupNotAvailable(b.status);
+    const expires = this.clock.nowMs() + DOWNLOAD_LINK_SECONDS * 1000;
+    const link: DownloadLink = { k: 'vps-backup', b: b.id, c: customerId, e: expires };
+    const token = Buffer.from(this.secrets.seal(JSON.stringify(link))).toString('base64url');
+    return {
+      backup_id: b.id,
+      vps_id: id,
+      download_url: `${this.baseUrl()}/v1/vps/backup-downloads/${b.id}?token=${token}`,
+      expires_at: isoOf(expires)!,
+      filename: fileName(server.hostname, b.id),
+      format: 'tar.gz' as const,
+      size_bytes: Number(b.size_bytes),
+      sha256: b.sha256!,
+    };
+  }
+
+  /** The archive behind a download link, when the link is this backup's and unexpired. */
+  async download(backupId: string, token: string) {
+    let link: DownloadLink;
+    try {
+      link = JSON.parse(this.secrets.open(Buffer.from(token, 'base64url').toString('utf8'))) as DownloadLink;
+    } catch {
+      throw vpsErrors.badDownloadLink();
+    }
+    if (link.k !== 'vps-backup' || link.b !== backupId || link.e < this.clock.nowMs())
+      throw vpsErrors.badDownloadLink();
+    const b = await this.repo.byId(backupId);
+    if (!b || b.customer_id !== link.c || b.status !== 'available') throw vpsErrors.badDownloadLink();
+    const server = await this.servers.server(b.customer_id, b.server_id);
+    if (!server) throw vpsErrors.badDownloadLink();
+    const body: Readable = await this.files.get(b.storage_key).catch((err) => {
+      throw vpsErrors.backupUnreadable(err);
+    });
+    return { filename: fileName(server.hostname, b.id), size: Number(b.size_bytes), body };
+  }
+
+  async usage(customerId: string, id: string, currency?: string) {
+    const server = await this.server(customerId, id);
+    const prices = this.regions.pricing(server.region, currency);
+    const rows = (await this.repo.backups(id)).filter((b) => b.status === 'available');
+    const used = rows.reduce((sum, b) => sum + Number(b.size_bytes ?? 0), 0);
+    const perGb = prices.services['vps']?.['snapshot_gb_per_month'] ?? 0;
+    const round = (x: number, d: number) => Math.round(x * 10 ** d) / 10 ** d;
+    return {
+      vps_id: id,
+      region: server.region,
+      server_status: settle(server, this.clock.nowMs()).status,
+      backup_count: rows.length,
+      manual_backups: rows.filter((b) => b.kind === 'manual').length,
+      automatic_backups: rows.filter((b) => b.kind === 'automatic').length,
+      max_backups: this.maxBackups(),
+      used_bytes: used,
+      used_gb: round(used / GB, 6),
+      price_per_gb_month: perGb,
+      estimated_monthly_cost: round((used / GB) * perGb, 4),
+      currency: prices.currency,
+    };
+  }
+
+  /** Job: marks `failed` the backups whose taking process stopped (a crash, a kill). */
+  async failAbandoned(): Promise<number> {
+    const n = await this.repo.failAbandoned(
+      Date.now() - ABANDONED_AFTER_MS,
+      'interrupted: the process taking the backup stopped',
+    );
+    if (n > 0)
+      this.log.warn({ backups: n }, 'virtual server backups cut off by a stopped process marked failed');
+    return n;
+  }
+}
+
+const fileName = (hostname: string, backupId: string) => `${hostname}-${backupId}.tar.gz`;
+
+/** What the driver is told about a server, from its row and the keys it carries. */
+export function specOf(row: VpsServersTable, publicKeys: string[]): ServerSpec {
+  return {
+    id: row.id,
+    hostname: row.hostname,
+    plan: planOf(row.plan_code)!,
+    osTemplate: row.os_template,
+    publicKeys,
+  };
+}
