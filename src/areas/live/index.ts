@@ -38,7 +38,15 @@ export const liveArea = defineArea({
     // Expired recordings, and events soft-deleted 30 days ago, are purged every hour, on the clock.
     kernel.jobs.register(PURGE_JOB, { run: () => media.purge() });
     kernel.jobs.register<{ event_id: string }>(FINALISE_JOB, {
-      run: (p, ctx) => media.finalise(p.event_id, ctx),
+      run: async (p, ctx) => {
+        try {
+          await media.finalise(p.event_id, ctx);
+        } catch (err) {
+          // The last attempt failed too: the event is `failed` rather than stuck in `processing`.
+          if (ctx.attempt >= FINALISE_ATTEMPTS) await media.finaliseAbandoned(p.event_id);
+          throw err;
+        }
+      },
       maxAttempts: FINALISE_ATTEMPTS,
       backoffSeconds: () => 2,
       abandoned: (p) => media.finaliseAbandoned(p.event_id),
