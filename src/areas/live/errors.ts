@@ -36,4 +36,34 @@ export const liveErrors = {
     ),
   quota: (max: number, plan: string) =>
     new AppError('forbidden', 'quota_exceeded', `The ${plan} plan allows ${max} live events.`),
+  invalid: (path: string, what: string) => {
+    const message = `${path.split('/').pop()} ${what}.`;
+    return new AppError('invalid', 'invalid_field', message, { errors: [{ path, message }] });
+  },
+  tokenQuota: (max: number) =>
+    new AppError('forbidden', 'quota_exceeded', `An event has at most ${max} watch tokens.`),
+  /** Too many failed password or token attempts from one viewer address on one event. */
+  tooManyAttempts: (limit: number, windowSeconds: number, retryAfter: number) =>
+    new AppError(
+      'rate_limited',
+      'too_many_attempts',
+      `At most ${limit} failed attempts in ${windowSeconds / 60} minutes; try again in ${retryAfter} s.`,
+      { extra: { retry_after: retryAfter, limit, window: `${windowSeconds}s` } },
+    ),
+  accessMode: (mode: string, wanted: string) =>
+    new AppError(
+      'conflict',
+      `visibility_${mode}`,
+      `This event's visibility_mode is ${mode}; verify-${wanted} applies to ${wanted} events only.`,
+    ),
+  grantNotFound: () => new AppError('not_found', 'grant_not_found', 'No such access grant for this event.'),
+  grantExpired: () =>
+    new AppError('forbidden', 'grant_expired', 'The access grant has expired; verify again.'),
+  tokenUnusable: (status: string) =>
+    new AppError(
+      'forbidden',
+      `token_${status}`,
+      `The watch token is ${status}; this grant can no longer start playback.`,
+    ),
+  recordingNotFound: () => new AppError('not_found', 'recording_not_found', 'Recording not found.'),
 };

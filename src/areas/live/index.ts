@@ -1,10 +1,13 @@
 import { join } from 'node:path';
 import { defineArea } from '../wiring.js';
+import { LiveAccess } from './access.js';
 import { RtmpIngest } from './ingest.js';
+import { FINALISE_ATTEMPTS, LiveMedia } from './media.js';
 import { liveMigrations } from './migrations.js';
 import { liveRoutes } from './routes.js';
 import { hlsRoutes } from './routes-hls.js';
-import { LiveService } from './service.js';
+import { mediaRoutes } from './routes-media.js';
+import { FINALISE_JOB, LiveService } from './service.js';
 
 export { LiveService } from './service.js';
 
@@ -27,9 +30,27 @@ export const liveArea = defineArea({
       kernel.limits,
       kernel.audit,
       addresses,
+      kernel.jobs,
     );
-    // Soft-deleted events are purged 30 days after deletion, on the clock.
-    kernel.jobs.register(PURGE_JOB, { run: async () => void (await live.purge()) });
+    const sessionsDir = join(kernel.config.dataDir, 'live', 'sessions');
+    const media = new LiveMedia(kernel.store, kernel.clock, live, sessionsDir);
+    const viewers = new LiveAccess(kernel.store, kernel.clock, kernel.limits, kernel.audit, live, kernel.log);
+    // Expired recordings, and events soft-deleted 30 days ago, are purged every hour, on the clock.
+    kernel.jobs.register(PURGE_JOB, { run: () => media.purge() });
+    kernel.jobs.register<{ event_id: string }>(FINALISE_JOB, {
+      run: async (p, ctx) => {
+        try {
+          await media.finalise(p.event_id, ctx);
+        } catch (err) {
+          // The last attempt failed too: the event is `failed` rather than stuck in `processing`.
+          if (ctx.attempt >= FINALISE_ATTEMPTS) await media.finaliseAbandoned(p.event_id);
+          throw err;
+        }
+      },
+      maxAttempts: FINALISE_ATTEMPTS,
+      backoffSeconds: () => 2,
+      abandoned: (p) => media.finaliseAbandoned(p.event_id),
+    });
     await kernel.jobs.schedule(PURGE_JOB, PURGE_JOB, 3600);
     kernel.registry.addCredentialKind({
       name: 'stream-key',
@@ -58,7 +79,6 @@ export const liveArea = defineArea({
         },
       ];
     });
-    const sessionsDir = join(kernel.config.dataDir, 'live', 'sessions');
     const ingest = new RtmpIngest(live, kernel.log.child({ role: 'rtmp' }), {
       host: kernel.config.host,
       port: kernel.config.ports.rtmp,
@@ -73,7 +93,11 @@ export const liveArea = defineArea({
     });
     return {
       service: live,
-      routes: [...liveRoutes(live), ...hlsRoutes(live, sessionsDir)],
+      routes: [
+        ...liveRoutes(live),
+        ...mediaRoutes(media, viewers),
+        ...hlsRoutes(live, viewers, media, sessionsDir),
+      ],
       servers: [ingest],
       onReset: async () => {
         await kernel.jobs.schedule(PURGE_JOB, PURGE_JOB, 3600);

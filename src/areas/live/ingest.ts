@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { newId } from '../../kernel/ids.js';
 import type { RoleServer } from '../../kernel/kernel.js';
+import { StreamMeter } from './meter.js';
 import { findPublishName } from './rtmp-sniff.js';
 import type { LiveService } from './service.js';
 
@@ -13,6 +14,10 @@ const MAX_SNIFF = 64 * 1024;
 const UPSTREAM_WAIT_MS = 10_000;
 /** A connection that has not published by then is closed (and its ffmpeg with it). */
 const PUBLISH_WAIT_MS = 15_000;
+/** How often a session's measurements are stored and the event's state checked. */
+const PROGRESS_MS = 2_000;
+/** Reports in a row above the event's bitrate limit before the stream is cut (about 6 s). */
+const OVER_BITRATE_REPORTS = 3;
 
 export interface IngestOptions {
   host: string;
@@ -93,9 +98,12 @@ export class RtmpIngest implements RoleServer {
     let eventId: string | null = null;
     let ended = false;
     let bytes = 0;
+    const meter = new StreamMeter(() => this.live.now());
+    let progress: NodeJS.Timeout | null = null;
     const end = (reason: string) => {
       if (ended) return;
       ended = true;
+      if (progress) clearInterval(progress);
       client.destroy();
       upstream?.destroy();
       const c = child;
@@ -105,7 +113,7 @@ export class RtmpIngest implements RoleServer {
       }
       if (eventId)
         void this.live
-          .ingestEnded(eventId, sessionId, reason, bytes)
+          .ingestEnded(eventId, sessionId, reason, bytes, meter.metrics(), meter.lastFrameAt)
           .catch((err) => this.log.warn({ err }, 'rtmp: recording the end of a session failed'));
     };
     client.on('error', () => end('encoder_error'));
@@ -137,9 +145,14 @@ export class RtmpIngest implements RoleServer {
           '-hls_segment_filename',
           join(dir, 'seg%05d.ts'),
           join(dir, 'index.m3u8'),
+          // A second output: one line per packet copied (stream, timestamps, size, keyframe flag),
+          // which the meter turns into bitrate, frame rate and keyframe interval.
+          ...['-map', '0', '-c', 'copy', '-f', 'framecrc', 'pipe:1'],
         ],
-        { stdio: ['ignore', 'ignore', 'pipe'] },
+        { stdio: ['ignore', 'pipe', 'pipe'] },
       );
+      child.stdout?.setEncoding('utf8');
+      child.stdout?.on('data', (d: string) => meter.feed(d));
       this.children.add(child);
       await writeFile(join(dir, 'ffmpeg.pid'), String(child.pid));
       let stderr = '';
@@ -185,6 +198,7 @@ export class RtmpIngest implements RoleServer {
           eventId = id;
           clearTimeout(publishTimer);
           for (const b of held.splice(0)) up.write(b);
+          progress = this.watch(id, sessionId, meter, () => bytes, end);
         },
         (err) => {
           this.log.warn({ err }, 'rtmp: checking a stream key failed');
@@ -193,6 +207,42 @@ export class RtmpIngest implements RoleServer {
       );
     });
     client.resume();
+  }
+
+  /**
+   * Every two seconds: stores what the meter measured on the session, cuts the stream when the
+   * event no longer takes it (stopped, deleted, key rotated away) or when it stays above the
+   * event's `max_bitrate_kbps`.
+   */
+  private watch(
+    eventId: string,
+    sessionId: string,
+    meter: StreamMeter,
+    bytes: () => number,
+    end: (reason: string) => void,
+  ): NodeJS.Timeout {
+    let over = 0;
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      const metrics = meter.metrics();
+      this.live
+        .ingestProgress(eventId, sessionId, metrics, bytes(), meter.lastFrameAt)
+        .then(
+          ({ accept, maxBitrateKbps }) => {
+            if (!accept) return end('event_stopped');
+            over = metrics.bitrate_kbps !== null && metrics.bitrate_kbps > maxBitrateKbps ? over + 1 : 0;
+            if (over >= OVER_BITRATE_REPORTS) end('bitrate_exceeded');
+          },
+          (err) => this.log.warn({ err }, 'rtmp: storing session measurements failed'),
+        )
+        .finally(() => {
+          busy = false;
+        });
+    }, PROGRESS_MS);
+    timer.unref();
+    return timer;
   }
 }
 

@@ -112,13 +112,18 @@ export class LiveRepo {
       .execute();
   }
 
-  /** Events soft-deleted before `before`: purged for good. */
-  async purgeDeleted(before: number): Promise<number> {
-    const r = await this.db
-      .deleteFrom('live_events')
+  /** Events soft-deleted before `before`: the ones to purge for good. */
+  async deletedBefore(before: number): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('live_events')
+      .select('id')
       .where('deleted_at', 'is not', null)
       .where('deleted_at', '<', before)
-      .executeTakeFirst();
-    return Number(r.numDeletedRows);
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db.deleteFrom('live_events').where('id', '=', id).execute();
   }
 }

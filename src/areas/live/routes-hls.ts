@@ -2,21 +2,36 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { publicAccess } from '../../kernel/auth/principal.js';
+import { AppError } from '../../kernel/errors.js';
 import { defineRoute } from '../../kernel/http/route.js';
+import type { LiveAccess } from './access.js';
 import { liveErrors } from './errors.js';
-import { SlugParams, WatchView } from './schemas.js';
+import { type LiveMedia, segmentDurations } from './media.js';
+import {
+  ConsumeGrantBody,
+  ConsumeResult,
+  SlugParams,
+  VerifyPasswordBody,
+  VerifyResult,
+  VerifyTokenBody,
+  WatchView,
+} from './schemas.js';
 import type { LiveService } from './service.js';
 
 const FILE = /^(index\.m3u8|seg\d{5}\.ts)$/;
+const VIEWER_TAG = 'Live events (viewer)';
 
-/** HLS playlists and segments, straight from the ingest's session directory. */
-export function hlsRoutes(live: LiveService, sessionsDir: string) {
+/**
+ * The viewer side: the watch view, password and token checks that issue access grants, and the
+ * HLS playlists and segments, straight from the ingest's session directory, counted for stats.
+ */
+export function hlsRoutes(live: LiveService, viewers: LiveAccess, media: LiveMedia, sessionsDir: string) {
   return [
     defineRoute({
       method: 'GET',
       url: '/v1/live-events/watch/:slug',
       operationId: 'getLiveEventWatchView',
-      tag: 'Live events (viewer)',
+      tag: VIEWER_TAG,
       summary: 'What a watch or embed page shows for an event (no authentication)',
       description:
         'Polled every 10 seconds by the watch page. `live_playback` is present only when the event is live and public; drafts and unknown slugs answer 404.',
@@ -27,27 +42,97 @@ export function hlsRoutes(live: LiveService, sessionsDir: string) {
       handler: async ({ params }) => live.watch(params.slug) as never,
     }),
     defineRoute({
+      method: 'POST',
+      url: '/v1/live-events/watch/:slug/verify-password',
+      operationId: 'verifyLiveEventPassword',
+      tag: VIEWER_TAG,
+      summary: "Check a viewer's password; a correct one gets an access grant (`ag_…`)",
+      description:
+        "A wrong password answers 200 with `verified: false` and is logged (the audit trail of the event's customer); after 10 failed attempts from one address in 10 minutes the endpoint answers 429 with `Retry-After`. 409 when the event is not a `password` event.",
+      access: publicAccess,
+      params: SlugParams,
+      body: VerifyPasswordBody,
+      response: { 200: VerifyResult },
+      errors: [404, 409, 429],
+      handler: async ({ params, body, raw }) => viewers.verifyPassword(params.slug, body.password, raw.ip),
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/v1/live-events/watch/:slug/verify-token',
+      operationId: 'verifyLiveEventToken',
+      tag: VIEWER_TAG,
+      summary: 'Check a watch token; a valid one gets an access grant (`use_count` is not changed)',
+      description:
+        'An unknown, expired or used-up token answers 200 with `verified: false` and a `reason`. Unknown tokens count as failed attempts (10 per address in 10 minutes, then 429). 409 when the event is not a `token` event.',
+      access: publicAccess,
+      params: SlugParams,
+      body: VerifyTokenBody,
+      response: { 200: VerifyResult },
+      errors: [404, 409, 429],
+      handler: async ({ params, body, raw }) => viewers.verifyToken(params.slug, body.token, raw.ip),
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/v1/live-events/watch/:slug/consume-grant',
+      operationId: 'consumeLiveEventGrant',
+      tag: VIEWER_TAG,
+      summary: 'Playback starts: consume an access grant (idempotent)',
+      description:
+        "The first call counts one use of the grant's watch token and makes the grant the viewer's playback pass; later calls answer `already_consumed: true` and count nothing. 403 `grant_expired` for a grant past `access_grant_expires_at` (verify again), 403 `token_expired`/`token_exhausted` when its token can no longer start playback.",
+      access: publicAccess,
+      params: SlugParams,
+      body: ConsumeGrantBody,
+      response: { 200: ConsumeResult },
+      errors: [403, 404],
+      handler: async ({ params, body }) => viewers.consumeGrant(params.slug, body.access_grant),
+    }),
+    defineRoute({
       method: 'GET',
       url: '/live/hls/:event_id/:file',
       operationId: 'getLiveEventHls',
-      tag: 'Live events (viewer)',
-      summary: 'An HLS playlist (`index.m3u8`) or segment (`segNNNNN.ts`) of a public event',
+      tag: VIEWER_TAG,
+      summary: 'An HLS playlist (`index.m3u8`) or segment (`segNNNNN.ts`) of an event',
       description:
-        'The playlist is not cached (it grows while the event is live); segments never change and may be cached for a day.',
+        "Public events need nothing; `password` and `token` events need `grant`, a consumed access grant (the playlist then names its segments with the grant). The playlist is not cached (it grows while the event is live); segments never change and may be cached for a day. Each segment served is counted in the event's stats.",
       access: publicAccess,
       idempotency: false,
       params: Type.Object({ event_id: Type.String(), file: Type.String() }),
+      query: Type.Object({ grant: Type.Optional(Type.String({ maxLength: 200 })) }),
       response: { 200: Type.String() },
       produces: 'application/vnd.apple.mpegurl',
-      errors: [404],
-      handler: async ({ params, reply }) => {
-        const session = FILE.test(params.file) ? await live.playbackSession(params.event_id) : null;
-        if (!session) throw liveErrors.eventNotFound(params.event_id);
-        const body = await readFile(join(sessionsDir, session, params.file)).catch(() => null);
+      errors: [403, 404],
+      handler: async ({ params, query, reply, raw }) => {
+        const row = FILE.test(params.file) ? await live.playbackEvent(params.event_id) : null;
+        if (!row) throw liveErrors.eventNotFound(params.event_id);
+        const grantId = await viewers.mayPlay(row, query.grant);
+        if (grantId === false)
+          throw new AppError(
+            'forbidden',
+            'access_required',
+            'This event needs a consumed access grant (`grant`).',
+          );
+        const dir = join(sessionsDir, row.last_session_id!);
+        const body = await readFile(join(dir, params.file)).catch(() => null);
         if (!body) throw liveErrors.eventNotFound(params.event_id);
         const playlist = params.file.endsWith('.m3u8');
         reply.header('content-type', playlist ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
-        reply.header('cache-control', playlist ? 'no-cache' : 'public, max-age=86400, immutable');
+        const scope = row.visibility_mode === 'public' ? 'public' : 'private';
+        reply.header('cache-control', playlist ? 'no-cache' : `${scope}, max-age=86400, immutable`);
+        if (playlist) {
+          await media.countPlaylist(row.id);
+          if (!query.grant) return body;
+          const q = `?grant=${encodeURIComponent(query.grant)}`;
+          return body
+            .toString('utf8')
+            .split('\n')
+            .map((l) => (l && !l.startsWith('#') ? `${l}${q}` : l))
+            .join('\n');
+        }
+        // A viewer is the grant they play with, or a keyed hash of address and browser.
+        const viewer =
+          grantId ?? (await viewers.clientKey(row.id, `${raw.ip}|${raw.headers['user-agent'] ?? ''}`));
+        const index = await readFile(join(dir, 'index.m3u8'), 'utf8').catch(() => '');
+        await media.countSegment(row.id, viewer, body.length, segmentDurations(index).get(params.file) ?? 0);
         return body;
       },
     }),

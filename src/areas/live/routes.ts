@@ -15,11 +15,11 @@ import {
 } from './schemas.js';
 import type { LiveService } from './service.js';
 
-const TAG = 'Live events';
-const rateLimit = ['live-events'];
+export const TAG = 'Live events';
+export const rateLimit = ['live-events'];
 
 /** An API key of the `live-events` service, a PAT with `live-events:read`/`:write`, or an OIDC token. */
-const access = (write: boolean): CustomerAccess => ({
+export const access = (write: boolean): CustomerAccess => ({
   kind: 'customer',
   services: ['live-events'],
   scopes: [write ? 'live-events:write' : 'live-events:read'],

@@ -155,3 +155,203 @@ export const WatchView = Type.Object({
 });
 
 export const SlugParams = Type.Object({ slug: Type.String() });
+
+// --- viewer access ----------------------------------------------------------------------------
+
+const Playback = Nullable(Type.Object({ hls_url: Type.String(), protocol: Type.Literal('hls') }));
+
+export const VerifyPasswordBody = Type.Object({ password: Type.String({ minLength: 1, maxLength: 200 }) });
+export const VerifyTokenBody = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 200, description: 'The full token value (`wt_…`)' }),
+});
+export const ConsumeGrantBody = Type.Object({
+  access_grant: Type.String({
+    pattern: '^ag_',
+    maxLength: 200,
+    description: 'From verify-password or verify-token',
+  }),
+});
+
+export const VerifyResult = Type.Object({
+  verified: Type.Boolean(),
+  reason: Nullable(
+    Type.Union([Type.Literal('invalid'), Type.Literal('expired'), Type.Literal('exhausted')], {
+      description: 'Why `verified` is false: a wrong secret, or a token past its expiry or its uses',
+    }),
+  ),
+  access_grant: Nullable(Type.String({ description: '`ag_…`: consume it when playback starts' })),
+  access_grant_expires_at: NullableTimestamp(),
+  watch_state: Type.Union(WATCH_STATES.map((s) => Type.Literal(s))),
+  playback_mode: Type.Union([Type.Literal('live'), Type.Literal('replay'), Type.Literal('none')]),
+  live_playback: Playback,
+  replay_playback: Playback,
+});
+
+export const ConsumeResult = Type.Object({
+  consumed: Type.Boolean(),
+  already_consumed: Type.Boolean(),
+  playback_expires_at: NullableTimestamp(),
+});
+
+// --- watch tokens -----------------------------------------------------------------------------
+
+export const CreateTokenBody = Type.Object(
+  {
+    name: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'A label, e.g. who it is for' }),
+    ),
+    expires_at: Type.Optional(Nullable(Iso)),
+    max_uses: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 }))),
+  },
+  { additionalProperties: false },
+);
+
+export const WatchToken = Type.Object({
+  id: Type.String(),
+  event_id: Type.String(),
+  name: Nullable(Type.String()),
+  token_prefix: Type.String({ description: 'The first characters of the token, to tell tokens apart' }),
+  status: Type.Union([Type.Literal('active'), Type.Literal('expired'), Type.Literal('exhausted')]),
+  expires_at: NullableTimestamp(),
+  max_uses: Nullable(Type.Integer()),
+  use_count: Type.Integer(),
+  last_used_at: NullableTimestamp(),
+  created_at: Timestamp(),
+});
+
+export const CreatedWatchToken = Type.Intersect([
+  WatchToken,
+  Type.Object({ token: Type.String({ description: 'Shown once; Fjord keeps only a hash' }) }),
+]);
+
+export const WatchTokenList = Type.Object({
+  tokens: Type.Array(WatchToken),
+  page: Type.Integer(),
+  per_page: Type.Integer(),
+  total: Type.Integer(),
+});
+
+export const PageQuery = pageQuery('per_page', 20, 100);
+
+// --- sessions, ingest, health, recordings, stats ------------------------------------------------
+
+const Video = Nullable(
+  Type.Object({ codec: Type.String(), width: Nullable(Type.Integer()), height: Nullable(Type.Integer()) }),
+);
+const Audio = Nullable(
+  Type.Object({
+    codec: Type.String(),
+    sample_rate: Nullable(Type.Integer()),
+    channels: Nullable(Type.String()),
+  }),
+);
+
+export const IngestSession = Type.Object({
+  id: Type.String(),
+  event_id: Type.String(),
+  status: Type.Union([Type.Literal('active'), Type.Literal('ended')]),
+  started_at: Timestamp(),
+  ended_at: NullableTimestamp(),
+  end_reason: Nullable(Type.String({ description: 'Why the connection ended (see the live events guide)' })),
+  duration_seconds: Type.Integer(),
+  bytes_received: Type.Integer(),
+  video: Video,
+  audio: Audio,
+  bitrate_kbps: Nullable(Type.Integer()),
+  frame_rate: Nullable(Type.Number()),
+  keyframe_interval_seconds: Nullable(Type.Number()),
+  dropped_frames: Type.Integer(),
+  last_frame_at: NullableTimestamp(),
+});
+
+export const IngestSessionList = Type.Object({
+  sessions: Type.Array(IngestSession),
+  page: Type.Integer(),
+  per_page: Type.Integer(),
+  total: Type.Integer(),
+});
+
+export const IngestInfo = Type.Object({
+  event_id: Type.String(),
+  ingest_url: Type.String(),
+  protocol: Type.Literal('rtmp'),
+  stream_key: Type.Object({
+    prefix: Nullable(
+      Type.String({ description: 'First characters of the current key (the key is not kept)' }),
+    ),
+    rotated_at: NullableTimestamp(),
+  }),
+  publish_url: Type.String({ description: '`{ingest_url}/{stream_key}`' }),
+  status: Type.Union([Type.Literal('idle'), Type.Literal('receiving')]),
+  accepts_stream: Type.Boolean({ description: 'Whether an encoder may connect in the current status' }),
+  current_session: Nullable(IngestSession),
+  recommended: Type.Object({
+    video_codec: Type.String(),
+    audio_codec: Type.String(),
+    keyframe_interval_seconds: Type.Integer(),
+    max_bitrate_kbps: Type.Integer(),
+  }),
+});
+
+export const IngestHealth = Type.Object({
+  event_id: Type.String(),
+  status: Type.Union([
+    Type.Literal('idle'),
+    Type.Literal('healthy'),
+    Type.Literal('warning'),
+    Type.Literal('unhealthy'),
+  ]),
+  reasons: Type.Array(
+    Type.Object({
+      code: Type.String(),
+      severity: Type.Union([Type.Literal('warning'), Type.Literal('critical')]),
+      message: Type.String(),
+    }),
+  ),
+  session_id: Nullable(Type.String()),
+  bitrate_kbps: Nullable(Type.Integer()),
+  max_bitrate_kbps: Type.Integer(),
+  frame_rate: Nullable(Type.Number()),
+  keyframe_interval_seconds: Nullable(Type.Number()),
+  dropped_frames: Type.Integer(),
+  last_frame_at: NullableTimestamp(),
+  seconds_since_last_frame: Nullable(Type.Integer()),
+  checked_at: Timestamp(),
+});
+
+export const Recording = Type.Object({
+  id: Type.String(),
+  event_id: Type.String(),
+  session_id: Type.String(),
+  status: Type.Literal('ready'),
+  format: Type.Literal('hls'),
+  duration_seconds: Type.Number(),
+  size_bytes: Type.Integer(),
+  segment_count: Type.Integer(),
+  started_at: Timestamp(),
+  ended_at: Timestamp(),
+  expires_at: Timestamp(),
+  created_at: Timestamp(),
+});
+
+export const RecordingList = Type.Object({
+  recordings: Type.Array(Recording),
+  page: Type.Integer(),
+  per_page: Type.Integer(),
+  total: Type.Integer(),
+});
+
+export const EventStats = Type.Object({
+  event_id: Type.String(),
+  status: Status,
+  current_viewers: Type.Integer(),
+  peak_viewers: Type.Integer(),
+  peak_at: NullableTimestamp(),
+  total_viewers: Type.Integer(),
+  minutes_watched: Type.Number(),
+  segments_served: Type.Integer(),
+  bytes_served: Type.Integer(),
+  playlist_requests: Type.Integer(),
+  live_duration_seconds: Type.Integer(),
+  measured_at: Timestamp(),
+});

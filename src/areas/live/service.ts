@@ -6,11 +6,14 @@ import type { Credential } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
 import { AppError } from '../../kernel/errors.js';
 import { newId, randomString } from '../../kernel/ids.js';
+import type { JobQueue } from '../../kernel/jobs/queue.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
-import { insertUnique } from '../../kernel/store/dialect.js';
+import { insertUnique, toJson } from '../../kernel/store/dialect.js';
 import type { Store } from '../../kernel/store/store.js';
 import { liveErrors } from './errors.js';
 import { ALLOWED, assertAllowed, initialStatus, statusAfterStop } from './lifecycle.js';
+import { MediaRepo } from './media-repo.js';
+import type { StreamMetrics } from './meter.js';
 import type { LiveEventsTable } from './migrations.js';
 import { LiveRepo } from './repo.js';
 import type { EventStatus, Visibility } from './schemas.js';
@@ -21,6 +24,8 @@ export { liveErrors } from './errors.js';
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number) => Promise<Buffer>;
 const DEFAULT_RETENTION_DAYS = 7;
 export const SOFT_DELETE_DAYS = 30;
+/** The job that finalises an event's recordings after it stops (`ending` → `processing` → `ended`). */
+export const FINALISE_JOB = 'live.recordings.finalise';
 
 /** Where encoders and viewers reach Fjord. */
 export interface LiveAddresses {
@@ -103,11 +108,16 @@ export class LiveService {
     private readonly limits: Limits,
     private readonly audit: AuditTrail,
     private readonly addresses: LiveAddresses,
+    private readonly jobs: JobQueue,
   ) {
     this.repo = LiveRepo.of(store);
   }
 
-  private async planOf(customerId: string): Promise<string> {
+  now(): number {
+    return this.clock.nowMs();
+  }
+
+  async planOf(customerId: string): Promise<string> {
     return (await this.identity.getCustomer(customerId))?.plan ?? 'free';
   }
 
@@ -234,6 +244,8 @@ export class LiveService {
       ingest_session_id: null,
       ingest_started_at: null,
       last_session_id: null,
+      stream_key_prefix: streamKey.slice(0, 7),
+      stream_key_rotated_at: null,
       created_at: now,
       updated_at: now,
       deleted_at: null,
@@ -272,6 +284,13 @@ export class LiveService {
     return row;
   }
 
+  /** The event inside a unit of work (404 when it is not the customer's). */
+  async loadIn(tx: Parameters<typeof LiveRepo.over>[0], customerId: string, id: string) {
+    const row = await LiveRepo.over(tx).get(customerId, id);
+    if (!row) throw liveErrors.eventNotFound(id);
+    return row;
+  }
+
   async detail(customerId: string, id: string) {
     const row = await this.load(customerId, id);
     const receiving = row.ingest_session_id !== null;
@@ -281,8 +300,7 @@ export class LiveService {
       current_session: receiving
         ? { id: row.ingest_session_id!, started_at: iso(row.ingest_started_at)! }
         : null,
-      // Recordings are not kept as separate objects yet: none is counted.
-      recording_count: 0,
+      recording_count: await MediaRepo.of(this.store).countRecordings(row.id),
     };
   }
 
@@ -290,13 +308,13 @@ export class LiveService {
   private async move<T>(
     customerId: string,
     id: string,
-    fn: (row: LiveEventsTable, repo: LiveRepo) => Promise<T>,
+    fn: (row: LiveEventsTable, repo: LiveRepo, tx: Parameters<typeof LiveRepo.over>[0]) => Promise<T>,
   ): Promise<T> {
     return this.store.unitOfWork({ locks: [`live:event:${id}`] }, async ({ tx }) => {
       const repo = LiveRepo.over(tx);
       const row = await repo.get(customerId, id);
       if (!row) throw liveErrors.eventNotFound(id);
-      return fn(row, repo);
+      return fn(row, repo, tx);
     });
   }
 
@@ -341,11 +359,15 @@ export class LiveService {
   }
 
   async stop(customerId: string, actor: Credential, id: string) {
-    return this.transition(customerId, actor, id, 'stop', (row) => {
+    const view = await this.transition(customerId, actor, id, 'stop', async (row, tx) => {
       assertAllowed('stop', row.status);
       const next = statusAfterStop(row.status, row.record_enabled === 1);
+      // The recording is finalised by a job once the encoder is gone (written with the move).
+      if (next === 'ending') await this.jobs.enqueue(FINALISE_JOB, { event_id: row.id }, { db: tx });
       return next === 'ready' ? { status: next } : { status: next, actual_end_at: this.clock.nowMs() };
     });
+    if (view.status === 'ending') this.jobs.wake(FINALISE_JOB);
+    return view;
   }
 
   private async transition(
@@ -353,10 +375,13 @@ export class LiveService {
     actor: Credential,
     id: string,
     what: string,
-    decide: (row: LiveEventsTable) => Partial<LiveEventsTable>,
+    decide: (
+      row: LiveEventsTable,
+      tx: Parameters<typeof LiveRepo.over>[0],
+    ) => Partial<LiveEventsTable> | Promise<Partial<LiveEventsTable>>,
   ) {
-    const row = await this.move(customerId, id, async (row, repo) => {
-      const changes = { ...decide(row), updated_at: this.clock.nowMs() };
+    const row = await this.move(customerId, id, async (row, repo, tx) => {
+      const changes = { ...(await decide(row, tx)), updated_at: this.clock.nowMs() };
       await repo.update(row.id, changes);
       return { ...row, ...changes };
     });
@@ -368,7 +393,13 @@ export class LiveService {
     const key = newStreamKey();
     await this.move(customerId, id, async (row, repo) => {
       assertAllowed('rotateKey', row.status);
-      await repo.update(row.id, { stream_key_hash: hashStreamKey(key), updated_at: this.clock.nowMs() });
+      const now = this.clock.nowMs();
+      await repo.update(row.id, {
+        stream_key_hash: hashStreamKey(key),
+        stream_key_prefix: key.slice(0, 7),
+        stream_key_rotated_at: now,
+        updated_at: now,
+      });
     });
     await this.record(customerId, actor, 'live_event.rotate_key', id);
     return { id, stream_key: key, ingest_url: this.addresses.ingestUrl() };
@@ -401,8 +432,47 @@ export class LiveService {
         changes.actual_start_at = row.actual_start_at ?? now;
       }
       await repo.update(row.id, changes);
+      await MediaRepo.over(tx).insertSession({
+        id: sessionId,
+        event_id: row.id,
+        customer_id: row.customer_id,
+        started_at: now,
+        ended_at: null,
+        end_reason: null,
+        bytes_received: 0,
+        metrics: null,
+        last_frame_at: null,
+        updated_at: now,
+      });
       return row.id;
     });
+  }
+
+  /**
+   * The ingest's periodic report of a session: what ffmpeg measures of the stream, stored on the
+   * session so every process can show it. Answers whether the stream may go on (the event was
+   * stopped: no) and the event's bitrate limit.
+   */
+  async ingestProgress(
+    eventId: string,
+    sessionId: string,
+    metrics: StreamMetrics,
+    bytes: number,
+    lastFrameAt: number | null,
+  ): Promise<{ accept: boolean; maxBitrateKbps: number }> {
+    await MediaRepo.of(this.store).updateSession(sessionId, {
+      metrics: toJson(metrics),
+      bytes_received: bytes,
+      last_frame_at: lastFrameAt,
+      updated_at: this.clock.nowMs(),
+    });
+    const row = await this.repo.byId(eventId);
+    const accept =
+      !!row &&
+      row.deleted_at === null &&
+      row.ingest_session_id === sessionId &&
+      (ALLOWED.ingest as readonly string[]).includes(row.status);
+    return { accept, maxBitrateKbps: row?.max_bitrate_kbps ?? 0 };
   }
 
   /**
@@ -411,20 +481,44 @@ export class LiveService {
    */
   async ingestRestarted(): Promise<void> {
     await this.repo.clearSessions();
+    await MediaRepo.of(this.store).endOpenSessions(this.clock.nowMs(), 'ingest_restarted');
   }
 
-  /** The ingest's report that an encoder connection ended. The event's status stays as it is. */
-  async ingestEnded(eventId: string, sessionId: string, _reason: string, _bytes: number): Promise<void> {
-    await this.store.unitOfWork({ locks: [`live:event:${eventId}`] }, async ({ tx }) => {
+  /**
+   * The ingest's report that an encoder connection ended, with why and how many bytes it sent.
+   * The event's status stays as it is; a stopped event waiting for its encoder to leave has its
+   * recordings finalised now.
+   */
+  async ingestEnded(
+    eventId: string,
+    sessionId: string,
+    reason: string,
+    bytes: number,
+    metrics?: StreamMetrics,
+    lastFrameAt?: number | null,
+  ): Promise<void> {
+    const ending = await this.store.unitOfWork({ locks: [`live:event:${eventId}`] }, async ({ tx }) => {
+      const now = this.clock.nowMs();
+      const media = MediaRepo.over(tx);
+      const session = await media.session(sessionId);
+      if (session && session.ended_at === null)
+        await media.updateSession(sessionId, {
+          ended_at: now,
+          end_reason: reason,
+          bytes_received: Math.max(bytes, session.bytes_received),
+          ...(metrics ? { metrics: toJson(metrics) } : {}),
+          ...(lastFrameAt ? { last_frame_at: lastFrameAt } : {}),
+          updated_at: now,
+        });
       const repo = LiveRepo.over(tx);
       const row = await repo.byId(eventId);
-      if (!row || row.ingest_session_id !== sessionId) return;
-      await repo.update(eventId, {
-        ingest_session_id: null,
-        ingest_started_at: null,
-        updated_at: this.clock.nowMs(),
-      });
+      if (!row || row.ingest_session_id !== sessionId) return false;
+      await repo.update(eventId, { ingest_session_id: null, ingest_started_at: null, updated_at: now });
+      if (row.status !== 'ending') return false;
+      await this.jobs.enqueue(FINALISE_JOB, { event_id: eventId }, { db: tx });
+      return true;
     });
+    if (ending) this.jobs.wake(FINALISE_JOB);
   }
 
   /**
@@ -432,12 +526,10 @@ export class LiveService {
    * that are public and not drafts (password, token and tenant-only viewing need access grants,
    * which this build does not issue yet).
    */
-  async playbackSession(eventId: string): Promise<string | null> {
+  async playbackEvent(eventId: string): Promise<LiveEventsTable | null> {
     const row = await this.repo.byId(eventId);
-    if (!row || row.deleted_at !== null || row.status === 'draft' || row.visibility_mode !== 'public')
-      return null;
-    if (row.status === 'rehearsal') return null;
-    return row.last_session_id;
+    if (!row || row.deleted_at !== null || row.status === 'draft' || row.status === 'rehearsal') return null;
+    return row.last_session_id ? row : null;
   }
 
   private async record(customerId: string, actor: Credential, action: string, eventId: string) {
@@ -456,11 +548,6 @@ export class LiveService {
     const row = await this.repo.bySlug(slug);
     if (!row || row.status === 'draft') throw liveErrors.eventNotFound();
     return watchView(row, this.view(row).hls_url, this.clock.nowMs());
-  }
-
-  /** Purges events soft-deleted more than 30 days ago (on the clock). */
-  async purge(): Promise<number> {
-    return this.repo.purgeDeleted(this.clock.nowMs() - SOFT_DELETE_DAYS * 86_400_000);
   }
 }
 

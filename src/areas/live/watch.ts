@@ -41,10 +41,14 @@ export function watchState(row: LiveEventsTable, hasAccess: boolean): WatchState
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-/** The public watch view. Playback addresses only when the viewer may see them (public events here). */
-export function watchView(row: LiveEventsTable, hlsUrl: string, nowMs: number) {
+/**
+ * The public watch view. Playback addresses only when the viewer may see them: public events, or
+ * a viewer who verified a password or token (`grant`: the HLS address then carries the grant).
+ */
+export function watchView(row: LiveEventsTable, hlsUrl: string, nowMs: number, grant: string | null = null) {
   const requiresAuth = row.visibility_mode !== 'public';
-  const state = watchState(row, !requiresAuth);
+  const state = watchState(row, !requiresAuth || grant !== null);
+  if (grant !== null) hlsUrl = `${hlsUrl}?grant=${encodeURIComponent(grant)}`;
   const live = state === 'live' && row.last_session_id !== null;
   return {
     event_id: row.id,

@@ -116,6 +116,21 @@ export const DEFAULT_LIMITS = {
     unit: 'seconds',
     value: 60,
   },
+  'live.tokens_per_event': { doc: 'Watch tokens per live event (ours)', value: 10000 },
+  'live.access_failures': {
+    doc: 'Failed verify-password or verify-token attempts one viewer address may make on one event in 10 minutes; more answer 429 (ours)',
+    value: 10,
+  },
+  'live.access_grant_seconds': {
+    doc: 'How long an access grant (`ag_…`) may wait to be consumed (ours)',
+    unit: 'seconds',
+    value: 600,
+  },
+  'live.playback_grant_seconds': {
+    doc: 'How long a consumed access grant lets its viewer fetch the HLS (ours)',
+    unit: 'seconds',
+    value: 43200,
+  },
   // IP intelligence (tiers are the area's subscriptions, not plans; bursts are rate-limit rows)
   'ip.free_requests_per_day': { doc: 'IP intelligence requests per UTC day, free tier', value: 1000 },
   'ip.professional_requests_per_day': {
