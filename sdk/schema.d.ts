@@ -3279,6 +3279,156 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/vps/{vps_id}/backups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The server’s backups, newest first
+         * @description Accepts a service key for vps, or a PAT with `vps:read`, or an OIDC token.
+         */
+        get: operations["vpsBackups"];
+        put?: never;
+        /**
+         * Back the server up now (running or stopped); answers once the archive is stored
+         * @description Accepts a service key for vps, or a PAT with `vps:write`, or an OIDC token.
+         */
+        post: operations["vpsCreateBackup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vps/{vps_id}/backups/{backup_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a backup for good
+         * @description Accepts a service key for vps, or a PAT with `vps:write`, or an OIDC token.
+         */
+        delete: operations["vpsDeleteBackup"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vps/{vps_id}/backups/{backup_id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put a stopped server’s disk back as it was at the backup
+         * @description Accepts a service key for vps, or a PAT with `vps:write`, or an OIDC token.
+         */
+        post: operations["vpsRestoreBackup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vps/{vps_id}/backups/{backup_id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A signed link to the backup’s tar.gz archive, valid one hour
+         * @description The archive holds the whole disk (keys included), so the link takes `vps:write`. GET `download_url` without credentials until `expires_at`.
+         *
+         *     Accepts a service key for vps, or a PAT with `vps:write`, or an OIDC token.
+         */
+        get: operations["vpsDownloadBackup"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vps/backup-downloads/{backup_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The backup archive behind a download link (the link is the credential)
+         * @description No credential needed.
+         */
+        get: operations["vpsBackupFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vps/{vps_id}/backup-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The automatic backup schedule and retention (disabled until set)
+         * @description Accepts a service key for vps, or a PAT with `vps:read`, or an OIDC token.
+         */
+        get: operations["vpsBackupPolicy"];
+        /**
+         * Set the automatic backup schedule (daily or weekly, at an hour UTC) and retention
+         * @description Accepts a service key for vps, or a PAT with `vps:write`, or an OIDC token.
+         */
+        put: operations["vpsPutBackupPolicy"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/vps/{vps_id}/backup-usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Bytes the server’s backups take in object storage and their monthly price
+         * @description Accepts a service key for vps, or a PAT with `vps:read`, or an OIDC token.
+         */
+        get: operations["vpsBackupUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/live-events/events": {
         parameters: {
             query?: never;
@@ -3443,6 +3593,136 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/live-events/events/{event_id}/recordings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an event's recordings, newest first
+         * @description With `record_enabled`, the HLS of each encoder connection made while the event was live is kept as a recording when the event stops (`ending` → `processing` → `ended`), for `retention_days`.
+         *
+         *     Accepts a service key for live-events, or a PAT with `live-events:read`.
+         */
+        get: operations["listLiveEventRecordings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/live-events/events/{event_id}/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an event's watch tokens, newest first (never their values)
+         * @description Accepts a service key for live-events, or a PAT with `live-events:read`.
+         */
+        get: operations["listLiveEventWatchTokens"];
+        put?: never;
+        /**
+         * Create a watch token (the token is shown once)
+         * @description Viewers of a `token` event present it to verify-token. `expires_at` and `max_uses` are optional; a use is counted when a grant from the token is consumed (playback starts).
+         *
+         *     Accepts a service key for live-events, or a PAT with `live-events:write`.
+         */
+        post: operations["createLiveEventWatchToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/live-events/events/{event_id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Viewing statistics, counted from the HLS segments Fjord serves
+         * @description A viewer is current while they fetched a segment in the last 30 seconds; viewers are counted without keeping their addresses.
+         *
+         *     Accepts a service key for live-events, or a PAT with `live-events:read`.
+         */
+        get: operations["getLiveEventStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/live-events/events/{event_id}/ingest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where to stream (RTMP address, stream key prefix) and what the encoder sends now
+         * @description Accepts a service key for live-events, or a PAT with `live-events:read`.
+         */
+        get: operations["getLiveEventIngest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/live-events/events/{event_id}/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Ingest health with reasons (bitrate, keyframes, audio, stalls, dropped frames)
+         * @description Accepts a service key for live-events, or a PAT with `live-events:read`.
+         */
+        get: operations["getLiveEventHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/live-events/events/{event_id}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Encoder connections, newest first: start, end, why it ended, bytes received
+         * @description Accepts a service key for live-events, or a PAT with `live-events:read`.
+         */
+        get: operations["listLiveEventSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/live-events/watch/{slug}": {
         parameters: {
             query?: never;
@@ -3465,6 +3745,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/live-events/watch/{slug}/verify-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a viewer's password; a correct one gets an access grant (`ag_…`)
+         * @description A wrong password answers 200 with `verified: false` and is logged (the audit trail of the event's customer); after 10 failed attempts from one address in 10 minutes the endpoint answers 429 with `Retry-After`. 409 when the event is not a `password` event.
+         *
+         *     No credential needed.
+         */
+        post: operations["verifyLiveEventPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/live-events/watch/{slug}/verify-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a watch token; a valid one gets an access grant (`use_count` is not changed)
+         * @description An unknown, expired or used-up token answers 200 with `verified: false` and a `reason`. Unknown tokens count as failed attempts (10 per address in 10 minutes, then 429). 409 when the event is not a `token` event.
+         *
+         *     No credential needed.
+         */
+        post: operations["verifyLiveEventToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/live-events/watch/{slug}/consume-grant": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Playback starts: consume an access grant (idempotent)
+         * @description The first call counts one use of the grant's watch token and makes the grant the viewer's playback pass; later calls answer `already_consumed: true` and count nothing. 403 `grant_expired` for a grant past `access_grant_expires_at` (verify again), 403 `token_expired`/`token_exhausted` when its token can no longer start playback.
+         *
+         *     No credential needed.
+         */
+        post: operations["consumeLiveEventGrant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/live/hls/{event_id}/{file}": {
         parameters: {
             query?: never;
@@ -3473,8 +3819,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * An HLS playlist (`index.m3u8`) or segment (`segNNNNN.ts`) of a public event
-         * @description The playlist is not cached (it grows while the event is live); segments never change and may be cached for a day.
+         * An HLS playlist (`index.m3u8`) or segment (`segNNNNN.ts`) of an event
+         * @description Public events need nothing; `password` and `token` events need `grant`, a consumed access grant (the playlist then names its segments with the grant). The playlist is not cached (it grows while the event is live); segments never change and may be cached for a day. Each segment served is counted in the event's stats.
          *
          *     No credential needed.
          */
@@ -4345,6 +4691,566 @@ export interface paths {
          * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
          */
         get: operations["iotSubscription"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/datapoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Datapoint definitions, by key
+         * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
+         */
+        get: operations["iotListDatapoints"];
+        put?: never;
+        /**
+         * Define a telemetry key: name, unit, type, range and rounding; ingest checks points against it
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        post: operations["iotCreateDatapoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/datapoints/{datapoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A datapoint definition
+         * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
+         */
+        get: operations["iotGetDatapoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a datapoint definition (stored points stay; the key is no longer checked)
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        delete: operations["iotDeleteDatapoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a datapoint definition (not its key); applies from the next point
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        patch: operations["iotUpdateDatapoint"];
+        trace?: never;
+    };
+    "/v1/iot/profiles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Device profiles, oldest first
+         * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
+         */
+        get: operations["iotListProfiles"];
+        put?: never;
+        /**
+         * Create a device profile: device_type, default metadata and the datapoints its devices report
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        post: operations["iotCreateProfile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/profiles/{profile_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A device profile
+         * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
+         */
+        get: operations["iotGetProfile"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a device profile (refused while alarm rules target it; devices keep their values)
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        delete: operations["iotDeleteProfile"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a device profile (devices it was applied to keep what they have until it is applied again)
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        patch: operations["iotUpdateProfile"];
+        trace?: never;
+    };
+    "/v1/iot/profiles/{profile_id}/apply/{device_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply a profile to a device: its device_type, and its metadata keys the device lacks
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        post: operations["iotApplyProfile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/devices/{device_id}/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A device’s health score from uptime, open alarms, connection stability and telemetry freshness
+         * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
+         */
+        get: operations["iotDeviceHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This month’s use: devices, messages, points stored and refused, notifications
+         * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
+         */
+        get: operations["iotUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Devices online and offline, the last 24 hours of traffic, open alarms and rules
+         * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
+         */
+        get: operations["iotStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Alarm rules, oldest first
+         * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
+         */
+        get: operations["iotListRules"];
+        put?: never;
+        /**
+         * Create an alarm rule: its devices, a condition per severity, a clear condition and a schedule
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        post: operations["iotCreateRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/rules/{rule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An alarm rule
+         * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
+         */
+        get: operations["iotGetRule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an alarm rule (its alarms stay in the history)
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        delete: operations["iotDeleteRule"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an alarm rule; it applies from the next message (counters start again)
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        patch: operations["iotUpdateRule"];
+        trace?: never;
+    };
+    "/v1/iot/rules/{rule_id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable an alarm rule (judged from the next message)
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        post: operations["iotEnableRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/rules/{rule_id}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable an alarm rule (not judged; its counters are forgotten; open alarms stay)
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        post: operations["iotDisableRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/alarms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Alarms, newest first, filtered by status, severity, device, rule and time
+         * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
+         */
+        get: operations["iotListAlarms"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/alarms/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Alarm counts by status, and open alarms by severity
+         * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
+         */
+        get: operations["iotAlarmSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/alarms/{alarm_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An alarm
+         * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
+         */
+        get: operations["iotGetAlarm"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/alarms/{alarm_id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every move of an alarm, oldest first, with who or what made it
+         * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
+         */
+        get: operations["iotAlarmTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/alarms/{alarm_id}/acknowledge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acknowledge an active alarm (it stays open until resolved)
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        post: operations["iotAcknowledgeAlarm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/alarms/{alarm_id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve an active or acknowledged alarm
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        post: operations["iotResolveAlarm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/alarms/{alarm_id}/reopen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reopen a resolved alarm (active again, unacknowledged)
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        post: operations["iotReopenAlarm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/notifications/channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Notification channels
+         * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
+         */
+        get: operations["iotListChannels"];
+        put?: never;
+        /**
+         * Create a notification channel (webhook: config.url)
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        post: operations["iotCreateChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/notifications/channels/{channel_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A notification channel
+         * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
+         */
+        get: operations["iotGetChannel"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a notification channel (refused while a policy sends to it)
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        delete: operations["iotDeleteChannel"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a notification channel
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        patch: operations["iotUpdateChannel"];
+        trace?: never;
+    };
+    "/v1/iot/notifications/channels/{channel_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a clearly marked test notification through a channel; answers its delivery
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        post: operations["iotTestChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/notifications/policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Notification policies
+         * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
+         */
+        get: operations["iotListPolicies"];
+        put?: never;
+        /**
+         * Create a notification policy: which alarms go to which channels, on which events, and when not
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        post: operations["iotCreatePolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/iot/notifications/policies/{policy_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A notification policy
+         * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
+         */
+        get: operations["iotGetPolicy"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a notification policy
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        delete: operations["iotDeletePolicy"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a notification policy
+         * @description Accepts a service key for iot, or a PAT with `iot:write`, or an OIDC token.
+         */
+        patch: operations["iotUpdatePolicy"];
+        trace?: never;
+    };
+    "/v1/iot/notifications/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Notification deliveries, newest first, with their status, response code and error
+         * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
+         */
+        get: operations["iotListDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -27029,6 +27935,1089 @@ export interface operations {
             };
         };
     };
+    vpsBackups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                vps_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Newest first */
+                        backups: {
+                            id: string;
+                            vps_id: string;
+                            name: string;
+                            description: string | null;
+                            /** @description `manual` (POST …/backups) or `automatic` (the backup policy) */
+                            kind: "manual" | "automatic";
+                            /** @description `creating`, `available` or `failed` */
+                            status: string;
+                            /** @enum {string} */
+                            format: "tar.gz";
+                            /** @description Size of the archive in object storage; null until available */
+                            size_bytes: number | null;
+                            sha256: string | null;
+                            os_template: string;
+                            created_at: string;
+                            completed_at: string | null;
+                            error: string | null;
+                        }[];
+                        total: number;
+                        /** @description Manual backups a server keeps; also the longest retention */
+                        max_backups: number;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    vpsCreateBackup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                vps_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        vps_id: string;
+                        name: string;
+                        description: string | null;
+                        /** @description `manual` (POST …/backups) or `automatic` (the backup policy) */
+                        kind: "manual" | "automatic";
+                        /** @description `creating`, `available` or `failed` */
+                        status: string;
+                        /** @enum {string} */
+                        format: "tar.gz";
+                        /** @description Size of the archive in object storage; null until available */
+                        size_bytes: number | null;
+                        sha256: string | null;
+                        os_template: string;
+                        created_at: string;
+                        completed_at: string | null;
+                        error: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Back end failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    vpsDeleteBackup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                vps_id: string;
+                backup_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "deleted";
+                        backup_id: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    vpsRestoreBackup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                vps_id: string;
+                backup_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "restored";
+                        backup_id: string;
+                        vps_id: string;
+                        restored_at: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Back end failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    vpsDownloadBackup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                vps_id: string;
+                backup_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        backup_id: string;
+                        vps_id: string;
+                        /** @description GET it without credentials until expires_at */
+                        download_url: string;
+                        expires_at: string;
+                        filename: string;
+                        /** @enum {string} */
+                        format: "tar.gz";
+                        size_bytes: number;
+                        sha256: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    vpsBackupFile: {
+        parameters: {
+            query: {
+                token: string;
+            };
+            header?: never;
+            path: {
+                backup_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tar.gz archive */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": string;
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Back end failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    vpsBackupPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                vps_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        vps_id: string;
+                        enabled: boolean;
+                        frequency: "daily" | "weekly";
+                        hour_utc: number;
+                        /** @description 0 = Sunday; weekly backups only */
+                        day_of_week: number;
+                        /** @description Automatic backups kept; the oldest go first */
+                        retention_count: number;
+                        max_retention: number;
+                        next_run_at: string | null;
+                        last_run_at: string | null;
+                        updated_at: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    vpsPutBackupPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                vps_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    enabled: boolean;
+                    frequency?: "daily" | "weekly";
+                    hour_utc?: number;
+                    day_of_week?: number;
+                    retention_count?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        vps_id: string;
+                        enabled: boolean;
+                        frequency: "daily" | "weekly";
+                        hour_utc: number;
+                        /** @description 0 = Sunday; weekly backups only */
+                        day_of_week: number;
+                        /** @description Automatic backups kept; the oldest go first */
+                        retention_count: number;
+                        max_retention: number;
+                        next_run_at: string | null;
+                        last_run_at: string | null;
+                        updated_at: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    vpsBackupUsage: {
+        parameters: {
+            query?: {
+                currency?: string;
+            };
+            header?: never;
+            path: {
+                vps_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        vps_id: string;
+                        region: string;
+                        /** @description Backups are billed in every status, stopped included */
+                        server_status: string;
+                        backup_count: number;
+                        manual_backups: number;
+                        automatic_backups: number;
+                        max_backups: number;
+                        used_bytes: number;
+                        /** @description used_bytes / 10^9 */
+                        used_gb: number;
+                        price_per_gb_month: number;
+                        estimated_monthly_cost: number;
+                        currency: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listLiveEvents: {
         parameters: {
             query?: {
@@ -28349,6 +30338,881 @@ export interface operations {
             };
         };
     };
+    listLiveEventRecordings: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Items per page (at most 100) */
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        recordings: {
+                            id: string;
+                            event_id: string;
+                            session_id: string;
+                            /** @enum {string} */
+                            status: "ready";
+                            /** @enum {string} */
+                            format: "hls";
+                            duration_seconds: number;
+                            size_bytes: number;
+                            segment_count: number;
+                            /** Format: date-time */
+                            started_at: string;
+                            /** Format: date-time */
+                            ended_at: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        page: number;
+                        per_page: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listLiveEventWatchTokens: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Items per page (at most 100) */
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tokens: {
+                            id: string;
+                            event_id: string;
+                            name: string | null;
+                            /** @description The first characters of the token, to tell tokens apart */
+                            token_prefix: string;
+                            status: "active" | "expired" | "exhausted";
+                            expires_at: string | null;
+                            max_uses: number | null;
+                            use_count: number;
+                            last_used_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        page: number;
+                        per_page: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createLiveEventWatchToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A label, e.g. who it is for */
+                    name?: string;
+                    expires_at?: string | null;
+                    max_uses?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        event_id: string;
+                        name: string | null;
+                        /** @description The first characters of the token, to tell tokens apart */
+                        token_prefix: string;
+                        status: "active" | "expired" | "exhausted";
+                        expires_at: string | null;
+                        max_uses: number | null;
+                        use_count: number;
+                        last_used_at: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                    } & {
+                        /** @description Shown once; Fjord keeps only a hash */
+                        token: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLiveEventStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        event_id: string;
+                        status: "draft" | "scheduled" | "ready" | "rehearsal" | "live" | "ending" | "ended" | "processing" | "failed" | "cancelled";
+                        current_viewers: number;
+                        peak_viewers: number;
+                        peak_at: string | null;
+                        total_viewers: number;
+                        minutes_watched: number;
+                        segments_served: number;
+                        bytes_served: number;
+                        playlist_requests: number;
+                        live_duration_seconds: number;
+                        /** Format: date-time */
+                        measured_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLiveEventIngest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        event_id: string;
+                        ingest_url: string;
+                        /** @enum {string} */
+                        protocol: "rtmp";
+                        stream_key: {
+                            prefix: string | null;
+                            rotated_at: string | null;
+                        };
+                        /** @description `{ingest_url}/{stream_key}` */
+                        publish_url: string;
+                        status: "idle" | "receiving";
+                        /** @description Whether an encoder may connect in the current status */
+                        accepts_stream: boolean;
+                        current_session: {
+                            id: string;
+                            event_id: string;
+                            status: "active" | "ended";
+                            /** Format: date-time */
+                            started_at: string;
+                            ended_at: string | null;
+                            end_reason: string | null;
+                            duration_seconds: number;
+                            bytes_received: number;
+                            video: {
+                                codec: string;
+                                width: number | null;
+                                height: number | null;
+                            } | null;
+                            audio: {
+                                codec: string;
+                                sample_rate: number | null;
+                                channels: string | null;
+                            } | null;
+                            bitrate_kbps: number | null;
+                            frame_rate: number | null;
+                            keyframe_interval_seconds: number | null;
+                            dropped_frames: number;
+                            last_frame_at: string | null;
+                        } | null;
+                        recommended: {
+                            video_codec: string;
+                            audio_codec: string;
+                            keyframe_interval_seconds: number;
+                            max_bitrate_kbps: number;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLiveEventHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        event_id: string;
+                        status: "idle" | "healthy" | "warning" | "unhealthy";
+                        reasons: {
+                            code: string;
+                            severity: "warning" | "critical";
+                            message: string;
+                        }[];
+                        session_id: string | null;
+                        bitrate_kbps: number | null;
+                        max_bitrate_kbps: number;
+                        frame_rate: number | null;
+                        keyframe_interval_seconds: number | null;
+                        dropped_frames: number;
+                        last_frame_at: string | null;
+                        seconds_since_last_frame: number | null;
+                        /** Format: date-time */
+                        checked_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listLiveEventSessions: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Items per page (at most 100) */
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sessions: {
+                            id: string;
+                            event_id: string;
+                            status: "active" | "ended";
+                            /** Format: date-time */
+                            started_at: string;
+                            ended_at: string | null;
+                            end_reason: string | null;
+                            duration_seconds: number;
+                            bytes_received: number;
+                            video: {
+                                codec: string;
+                                width: number | null;
+                                height: number | null;
+                            } | null;
+                            audio: {
+                                codec: string;
+                                sample_rate: number | null;
+                                channels: string | null;
+                            } | null;
+                            bitrate_kbps: number | null;
+                            frame_rate: number | null;
+                            keyframe_interval_seconds: number | null;
+                            dropped_frames: number;
+                            last_frame_at: string | null;
+                        }[];
+                        page: number;
+                        per_page: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getLiveEventWatchView: {
         parameters: {
             query?: never;
@@ -28447,9 +31311,369 @@ export interface operations {
             };
         };
     };
-    getLiveEventHls: {
+    verifyLiveEventPassword: {
         parameters: {
             query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        verified: boolean;
+                        reason: ("invalid" | "expired" | "exhausted") | null;
+                        access_grant: string | null;
+                        access_grant_expires_at: string | null;
+                        watch_state: "not_started" | "access_required" | "live" | "rehearsal_hidden" | "processing_replay" | "replay_available" | "ended_no_replay" | "cancelled";
+                        playback_mode: "live" | "replay" | "none";
+                        live_playback: {
+                            hls_url: string;
+                            /** @enum {string} */
+                            protocol: "hls";
+                        } | null;
+                        replay_playback: {
+                            hls_url: string;
+                            /** @enum {string} */
+                            protocol: "hls";
+                        } | null;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    verifyLiveEventToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The full token value (`wt_…`) */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        verified: boolean;
+                        reason: ("invalid" | "expired" | "exhausted") | null;
+                        access_grant: string | null;
+                        access_grant_expires_at: string | null;
+                        watch_state: "not_started" | "access_required" | "live" | "rehearsal_hidden" | "processing_replay" | "replay_available" | "ended_no_replay" | "cancelled";
+                        playback_mode: "live" | "replay" | "none";
+                        live_playback: {
+                            hls_url: string;
+                            /** @enum {string} */
+                            protocol: "hls";
+                        } | null;
+                        replay_playback: {
+                            hls_url: string;
+                            /** @enum {string} */
+                            protocol: "hls";
+                        } | null;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    consumeLiveEventGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description From verify-password or verify-token */
+                    access_grant: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        consumed: boolean;
+                        already_consumed: boolean;
+                        playback_expires_at: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLiveEventHls: {
+        parameters: {
+            query?: {
+                grant?: string;
+            };
             header?: never;
             path: {
                 event_id: string;
@@ -28470,6 +31694,15 @@ export interface operations {
             };
             /** @description Malformed request (e.g. invalid JSON) */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -34107,6 +37340,7 @@ export interface operations {
                         client_id: string;
                         topics: {
                             telemetry: string;
+                            attributes: string;
                             commands: string;
                             own_tree: string;
                         };
@@ -34172,6 +37406,8 @@ export interface operations {
                         device_limit: number | null;
                         devices: number;
                         group_limit: number | null;
+                        rule_limit: number | null;
+                        telemetry_retention_days: number | null;
                     };
                 };
             };
@@ -34186,6 +37422,5471 @@ export interface operations {
             };
             /** @description Valid credential without the needed service or scope */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotListDatapoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        datapoints: {
+                            id: string;
+                            key: string;
+                            name: string;
+                            unit: string | null;
+                            /** @description Values of another type are refused at ingest */
+                            data_type: "number" | "integer" | "boolean" | "string";
+                            min: number | null;
+                            max: number | null;
+                            decimals: number | null;
+                            description: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotCreateDatapoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The telemetry key, as devices send it */
+                    key: string;
+                    name: string;
+                    unit?: string | null;
+                    /** @description Values of another type are refused at ingest */
+                    data_type: "number" | "integer" | "boolean" | "string";
+                    min?: number | null;
+                    max?: number | null;
+                    decimals?: number | null;
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        key: string;
+                        name: string;
+                        unit: string | null;
+                        /** @description Values of another type are refused at ingest */
+                        data_type: "number" | "integer" | "boolean" | "string";
+                        min: number | null;
+                        max: number | null;
+                        decimals: number | null;
+                        description: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotGetDatapoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                datapoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        key: string;
+                        name: string;
+                        unit: string | null;
+                        /** @description Values of another type are refused at ingest */
+                        data_type: "number" | "integer" | "boolean" | "string";
+                        min: number | null;
+                        max: number | null;
+                        decimals: number | null;
+                        description: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotDeleteDatapoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                datapoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotUpdateDatapoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                datapoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    unit?: string | null;
+                    /** @description Values of another type are refused at ingest */
+                    data_type?: "number" | "integer" | "boolean" | "string";
+                    min?: number | null;
+                    max?: number | null;
+                    decimals?: number | null;
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        key: string;
+                        name: string;
+                        unit: string | null;
+                        /** @description Values of another type are refused at ingest */
+                        data_type: "number" | "integer" | "boolean" | "string";
+                        min: number | null;
+                        max: number | null;
+                        decimals: number | null;
+                        description: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotListProfiles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        profiles: {
+                            id: string;
+                            name: string;
+                            description: string | null;
+                            device_type: string | null;
+                            /** @description Free-form JSON object */
+                            default_metadata: {
+                                [key: string]: unknown;
+                            };
+                            datapoint_keys: string[];
+                            /** @description Devices the profile was last applied to */
+                            device_count: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotCreateProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    description?: string | null;
+                    device_type?: string | null;
+                    /** @description Free-form JSON object */
+                    default_metadata?: {
+                        [key: string]: unknown;
+                    };
+                    datapoint_keys?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        description: string | null;
+                        device_type: string | null;
+                        /** @description Free-form JSON object */
+                        default_metadata: {
+                            [key: string]: unknown;
+                        };
+                        datapoint_keys: string[];
+                        /** @description Devices the profile was last applied to */
+                        device_count: number;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotGetProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                profile_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        description: string | null;
+                        device_type: string | null;
+                        /** @description Free-form JSON object */
+                        default_metadata: {
+                            [key: string]: unknown;
+                        };
+                        datapoint_keys: string[];
+                        /** @description Devices the profile was last applied to */
+                        device_count: number;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotDeleteProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                profile_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotUpdateProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                profile_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string | null;
+                    device_type?: string | null;
+                    /** @description Free-form JSON object */
+                    default_metadata?: {
+                        [key: string]: unknown;
+                    };
+                    datapoint_keys?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        description: string | null;
+                        device_type: string | null;
+                        /** @description Free-form JSON object */
+                        default_metadata: {
+                            [key: string]: unknown;
+                        };
+                        datapoint_keys: string[];
+                        /** @description Devices the profile was last applied to */
+                        device_count: number;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotApplyProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                profile_id: string;
+                device_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        profile_id: string;
+                        device_id: string;
+                        device_type: string | null;
+                        /** @description Free-form JSON object */
+                        metadata: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        applied_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotDeviceHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                device_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        device_id: string;
+                        health_score: number;
+                        health_status: "healthy" | "degraded" | "unhealthy" | "offline" | "unknown";
+                        components: {
+                            uptime: number;
+                            alarm_burden: number;
+                            connection_stability: number;
+                            telemetry_freshness: number;
+                        };
+                        /** Format: date-time */
+                        checked_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        period_start: string;
+                        /** Format: date-time */
+                        period_end: string;
+                        plan: string;
+                        devices: number;
+                        device_limit: number | null;
+                        /** @description Telemetry messages accepted this month */
+                        messages: number;
+                        /** @description Points accepted this month */
+                        points_stored: number;
+                        /** @description Points refused by datapoint definitions this month */
+                        points_rejected: number;
+                        /** @description Points held now, within retention */
+                        stored_points: number;
+                        telemetry_retention_days: number | null;
+                        /** @description Alarm notifications sent this month */
+                        notifications: number;
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        devices: {
+                            total: number;
+                            online: number;
+                            offline: number;
+                            inactive: number;
+                        };
+                        last_24h: {
+                            messages: number;
+                            points: number;
+                            points_rejected: number;
+                            connects: number;
+                        };
+                        alarms: {
+                            active: number;
+                            acknowledged: number;
+                        };
+                        rules: {
+                            total: number;
+                            enabled: number;
+                        };
+                        broker: {
+                            connected_here: number;
+                            malformed_messages_here: number;
+                        } | null;
+                        /** Format: date-time */
+                        checked_at: string;
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotListRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        rules: {
+                            id: string;
+                            name: string;
+                            description: string | null;
+                            enabled: boolean;
+                            target: {
+                                type: string;
+                                value: string | null;
+                            };
+                            /** @description A condition per severity; at least one */
+                            severities: {
+                                critical?: {
+                                    type: "simple" | "repeating" | "duration" | "inactivity";
+                                    /** @description All must hold (AND) */
+                                    filters?: {
+                                        key: string;
+                                        /** @description telemetry (default) or device metadata */
+                                        source?: "telemetry" | "attribute";
+                                        operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                        value?: number | boolean | string;
+                                        min?: number;
+                                        max?: number;
+                                    }[];
+                                    /** @description repeating: messages in a row */
+                                    count?: number;
+                                    /** @description duration: seconds the filters must hold */
+                                    duration_seconds?: number;
+                                    /** @description inactivity: seconds without activity */
+                                    inactivity_seconds?: number;
+                                    inactivity_basis?: "telemetry" | "connection";
+                                };
+                                major?: {
+                                    type: "simple" | "repeating" | "duration" | "inactivity";
+                                    /** @description All must hold (AND) */
+                                    filters?: {
+                                        key: string;
+                                        /** @description telemetry (default) or device metadata */
+                                        source?: "telemetry" | "attribute";
+                                        operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                        value?: number | boolean | string;
+                                        min?: number;
+                                        max?: number;
+                                    }[];
+                                    /** @description repeating: messages in a row */
+                                    count?: number;
+                                    /** @description duration: seconds the filters must hold */
+                                    duration_seconds?: number;
+                                    /** @description inactivity: seconds without activity */
+                                    inactivity_seconds?: number;
+                                    inactivity_basis?: "telemetry" | "connection";
+                                };
+                                minor?: {
+                                    type: "simple" | "repeating" | "duration" | "inactivity";
+                                    /** @description All must hold (AND) */
+                                    filters?: {
+                                        key: string;
+                                        /** @description telemetry (default) or device metadata */
+                                        source?: "telemetry" | "attribute";
+                                        operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                        value?: number | boolean | string;
+                                        min?: number;
+                                        max?: number;
+                                    }[];
+                                    /** @description repeating: messages in a row */
+                                    count?: number;
+                                    /** @description duration: seconds the filters must hold */
+                                    duration_seconds?: number;
+                                    /** @description inactivity: seconds without activity */
+                                    inactivity_seconds?: number;
+                                    inactivity_basis?: "telemetry" | "connection";
+                                };
+                                warning?: {
+                                    type: "simple" | "repeating" | "duration" | "inactivity";
+                                    /** @description All must hold (AND) */
+                                    filters?: {
+                                        key: string;
+                                        /** @description telemetry (default) or device metadata */
+                                        source?: "telemetry" | "attribute";
+                                        operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                        value?: number | boolean | string;
+                                        min?: number;
+                                        max?: number;
+                                    }[];
+                                    /** @description repeating: messages in a row */
+                                    count?: number;
+                                    /** @description duration: seconds the filters must hold */
+                                    duration_seconds?: number;
+                                    /** @description inactivity: seconds without activity */
+                                    inactivity_seconds?: number;
+                                    inactivity_basis?: "telemetry" | "connection";
+                                };
+                            };
+                            clear_condition: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            } | null;
+                            schedule: {
+                                timezone: string;
+                                /** @description 1 = Monday … 7 = Sunday */
+                                days: number[];
+                                /** @description HH:MM, local time */
+                                start: string;
+                                /** @description HH:MM, local time */
+                                end: string;
+                            } | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotCreateRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    description?: string | null;
+                    enabled?: boolean;
+                    target?: {
+                        type: "all" | "device" | "group" | "profile" | "device_type";
+                        value?: string | null;
+                    };
+                    /** @description A condition per severity; at least one */
+                    severities: {
+                        critical?: {
+                            type: "simple" | "repeating" | "duration" | "inactivity";
+                            /** @description All must hold (AND) */
+                            filters?: {
+                                key: string;
+                                /** @description telemetry (default) or device metadata */
+                                source?: "telemetry" | "attribute";
+                                operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                value?: number | boolean | string;
+                                min?: number;
+                                max?: number;
+                            }[];
+                            /** @description repeating: messages in a row */
+                            count?: number;
+                            /** @description duration: seconds the filters must hold */
+                            duration_seconds?: number;
+                            /** @description inactivity: seconds without activity */
+                            inactivity_seconds?: number;
+                            inactivity_basis?: "telemetry" | "connection";
+                        };
+                        major?: {
+                            type: "simple" | "repeating" | "duration" | "inactivity";
+                            /** @description All must hold (AND) */
+                            filters?: {
+                                key: string;
+                                /** @description telemetry (default) or device metadata */
+                                source?: "telemetry" | "attribute";
+                                operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                value?: number | boolean | string;
+                                min?: number;
+                                max?: number;
+                            }[];
+                            /** @description repeating: messages in a row */
+                            count?: number;
+                            /** @description duration: seconds the filters must hold */
+                            duration_seconds?: number;
+                            /** @description inactivity: seconds without activity */
+                            inactivity_seconds?: number;
+                            inactivity_basis?: "telemetry" | "connection";
+                        };
+                        minor?: {
+                            type: "simple" | "repeating" | "duration" | "inactivity";
+                            /** @description All must hold (AND) */
+                            filters?: {
+                                key: string;
+                                /** @description telemetry (default) or device metadata */
+                                source?: "telemetry" | "attribute";
+                                operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                value?: number | boolean | string;
+                                min?: number;
+                                max?: number;
+                            }[];
+                            /** @description repeating: messages in a row */
+                            count?: number;
+                            /** @description duration: seconds the filters must hold */
+                            duration_seconds?: number;
+                            /** @description inactivity: seconds without activity */
+                            inactivity_seconds?: number;
+                            inactivity_basis?: "telemetry" | "connection";
+                        };
+                        warning?: {
+                            type: "simple" | "repeating" | "duration" | "inactivity";
+                            /** @description All must hold (AND) */
+                            filters?: {
+                                key: string;
+                                /** @description telemetry (default) or device metadata */
+                                source?: "telemetry" | "attribute";
+                                operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                value?: number | boolean | string;
+                                min?: number;
+                                max?: number;
+                            }[];
+                            /** @description repeating: messages in a row */
+                            count?: number;
+                            /** @description duration: seconds the filters must hold */
+                            duration_seconds?: number;
+                            /** @description inactivity: seconds without activity */
+                            inactivity_seconds?: number;
+                            inactivity_basis?: "telemetry" | "connection";
+                        };
+                    };
+                    clear_condition?: {
+                        type: "simple" | "repeating" | "duration" | "inactivity";
+                        /** @description All must hold (AND) */
+                        filters?: {
+                            key: string;
+                            /** @description telemetry (default) or device metadata */
+                            source?: "telemetry" | "attribute";
+                            operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                            value?: number | boolean | string;
+                            min?: number;
+                            max?: number;
+                        }[];
+                        /** @description repeating: messages in a row */
+                        count?: number;
+                        /** @description duration: seconds the filters must hold */
+                        duration_seconds?: number;
+                        /** @description inactivity: seconds without activity */
+                        inactivity_seconds?: number;
+                        inactivity_basis?: "telemetry" | "connection";
+                    } | null;
+                    schedule?: {
+                        timezone: string;
+                        /** @description 1 = Monday … 7 = Sunday */
+                        days: number[];
+                        /** @description HH:MM, local time */
+                        start: string;
+                        /** @description HH:MM, local time */
+                        end: string;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        description: string | null;
+                        enabled: boolean;
+                        target: {
+                            type: string;
+                            value: string | null;
+                        };
+                        /** @description A condition per severity; at least one */
+                        severities: {
+                            critical?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                            major?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                            minor?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                            warning?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                        };
+                        clear_condition: {
+                            type: "simple" | "repeating" | "duration" | "inactivity";
+                            /** @description All must hold (AND) */
+                            filters?: {
+                                key: string;
+                                /** @description telemetry (default) or device metadata */
+                                source?: "telemetry" | "attribute";
+                                operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                value?: number | boolean | string;
+                                min?: number;
+                                max?: number;
+                            }[];
+                            /** @description repeating: messages in a row */
+                            count?: number;
+                            /** @description duration: seconds the filters must hold */
+                            duration_seconds?: number;
+                            /** @description inactivity: seconds without activity */
+                            inactivity_seconds?: number;
+                            inactivity_basis?: "telemetry" | "connection";
+                        } | null;
+                        schedule: {
+                            timezone: string;
+                            /** @description 1 = Monday … 7 = Sunday */
+                            days: number[];
+                            /** @description HH:MM, local time */
+                            start: string;
+                            /** @description HH:MM, local time */
+                            end: string;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotGetRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        description: string | null;
+                        enabled: boolean;
+                        target: {
+                            type: string;
+                            value: string | null;
+                        };
+                        /** @description A condition per severity; at least one */
+                        severities: {
+                            critical?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                            major?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                            minor?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                            warning?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                        };
+                        clear_condition: {
+                            type: "simple" | "repeating" | "duration" | "inactivity";
+                            /** @description All must hold (AND) */
+                            filters?: {
+                                key: string;
+                                /** @description telemetry (default) or device metadata */
+                                source?: "telemetry" | "attribute";
+                                operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                value?: number | boolean | string;
+                                min?: number;
+                                max?: number;
+                            }[];
+                            /** @description repeating: messages in a row */
+                            count?: number;
+                            /** @description duration: seconds the filters must hold */
+                            duration_seconds?: number;
+                            /** @description inactivity: seconds without activity */
+                            inactivity_seconds?: number;
+                            inactivity_basis?: "telemetry" | "connection";
+                        } | null;
+                        schedule: {
+                            timezone: string;
+                            /** @description 1 = Monday … 7 = Sunday */
+                            days: number[];
+                            /** @description HH:MM, local time */
+                            start: string;
+                            /** @description HH:MM, local time */
+                            end: string;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotDeleteRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotUpdateRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string | null;
+                    enabled?: boolean;
+                    target?: {
+                        type: "all" | "device" | "group" | "profile" | "device_type";
+                        value?: string | null;
+                    };
+                    /** @description A condition per severity; at least one */
+                    severities?: {
+                        critical?: {
+                            type: "simple" | "repeating" | "duration" | "inactivity";
+                            /** @description All must hold (AND) */
+                            filters?: {
+                                key: string;
+                                /** @description telemetry (default) or device metadata */
+                                source?: "telemetry" | "attribute";
+                                operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                value?: number | boolean | string;
+                                min?: number;
+                                max?: number;
+                            }[];
+                            /** @description repeating: messages in a row */
+                            count?: number;
+                            /** @description duration: seconds the filters must hold */
+                            duration_seconds?: number;
+                            /** @description inactivity: seconds without activity */
+                            inactivity_seconds?: number;
+                            inactivity_basis?: "telemetry" | "connection";
+                        };
+                        major?: {
+                            type: "simple" | "repeating" | "duration" | "inactivity";
+                            /** @description All must hold (AND) */
+                            filters?: {
+                                key: string;
+                                /** @description telemetry (default) or device metadata */
+                                source?: "telemetry" | "attribute";
+                                operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                value?: number | boolean | string;
+                                min?: number;
+                                max?: number;
+                            }[];
+                            /** @description repeating: messages in a row */
+                            count?: number;
+                            /** @description duration: seconds the filters must hold */
+                            duration_seconds?: number;
+                            /** @description inactivity: seconds without activity */
+                            inactivity_seconds?: number;
+                            inactivity_basis?: "telemetry" | "connection";
+                        };
+                        minor?: {
+                            type: "simple" | "repeating" | "duration" | "inactivity";
+                            /** @description All must hold (AND) */
+                            filters?: {
+                                key: string;
+                                /** @description telemetry (default) or device metadata */
+                                source?: "telemetry" | "attribute";
+                                operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                value?: number | boolean | string;
+                                min?: number;
+                                max?: number;
+                            }[];
+                            /** @description repeating: messages in a row */
+                            count?: number;
+                            /** @description duration: seconds the filters must hold */
+                            duration_seconds?: number;
+                            /** @description inactivity: seconds without activity */
+                            inactivity_seconds?: number;
+                            inactivity_basis?: "telemetry" | "connection";
+                        };
+                        warning?: {
+                            type: "simple" | "repeating" | "duration" | "inactivity";
+                            /** @description All must hold (AND) */
+                            filters?: {
+                                key: string;
+                                /** @description telemetry (default) or device metadata */
+                                source?: "telemetry" | "attribute";
+                                operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                value?: number | boolean | string;
+                                min?: number;
+                                max?: number;
+                            }[];
+                            /** @description repeating: messages in a row */
+                            count?: number;
+                            /** @description duration: seconds the filters must hold */
+                            duration_seconds?: number;
+                            /** @description inactivity: seconds without activity */
+                            inactivity_seconds?: number;
+                            inactivity_basis?: "telemetry" | "connection";
+                        };
+                    };
+                    clear_condition?: {
+                        type: "simple" | "repeating" | "duration" | "inactivity";
+                        /** @description All must hold (AND) */
+                        filters?: {
+                            key: string;
+                            /** @description telemetry (default) or device metadata */
+                            source?: "telemetry" | "attribute";
+                            operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                            value?: number | boolean | string;
+                            min?: number;
+                            max?: number;
+                        }[];
+                        /** @description repeating: messages in a row */
+                        count?: number;
+                        /** @description duration: seconds the filters must hold */
+                        duration_seconds?: number;
+                        /** @description inactivity: seconds without activity */
+                        inactivity_seconds?: number;
+                        inactivity_basis?: "telemetry" | "connection";
+                    } | null;
+                    schedule?: {
+                        timezone: string;
+                        /** @description 1 = Monday … 7 = Sunday */
+                        days: number[];
+                        /** @description HH:MM, local time */
+                        start: string;
+                        /** @description HH:MM, local time */
+                        end: string;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        description: string | null;
+                        enabled: boolean;
+                        target: {
+                            type: string;
+                            value: string | null;
+                        };
+                        /** @description A condition per severity; at least one */
+                        severities: {
+                            critical?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                            major?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                            minor?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                            warning?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                        };
+                        clear_condition: {
+                            type: "simple" | "repeating" | "duration" | "inactivity";
+                            /** @description All must hold (AND) */
+                            filters?: {
+                                key: string;
+                                /** @description telemetry (default) or device metadata */
+                                source?: "telemetry" | "attribute";
+                                operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                value?: number | boolean | string;
+                                min?: number;
+                                max?: number;
+                            }[];
+                            /** @description repeating: messages in a row */
+                            count?: number;
+                            /** @description duration: seconds the filters must hold */
+                            duration_seconds?: number;
+                            /** @description inactivity: seconds without activity */
+                            inactivity_seconds?: number;
+                            inactivity_basis?: "telemetry" | "connection";
+                        } | null;
+                        schedule: {
+                            timezone: string;
+                            /** @description 1 = Monday … 7 = Sunday */
+                            days: number[];
+                            /** @description HH:MM, local time */
+                            start: string;
+                            /** @description HH:MM, local time */
+                            end: string;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotEnableRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        description: string | null;
+                        enabled: boolean;
+                        target: {
+                            type: string;
+                            value: string | null;
+                        };
+                        /** @description A condition per severity; at least one */
+                        severities: {
+                            critical?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                            major?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                            minor?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                            warning?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                        };
+                        clear_condition: {
+                            type: "simple" | "repeating" | "duration" | "inactivity";
+                            /** @description All must hold (AND) */
+                            filters?: {
+                                key: string;
+                                /** @description telemetry (default) or device metadata */
+                                source?: "telemetry" | "attribute";
+                                operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                value?: number | boolean | string;
+                                min?: number;
+                                max?: number;
+                            }[];
+                            /** @description repeating: messages in a row */
+                            count?: number;
+                            /** @description duration: seconds the filters must hold */
+                            duration_seconds?: number;
+                            /** @description inactivity: seconds without activity */
+                            inactivity_seconds?: number;
+                            inactivity_basis?: "telemetry" | "connection";
+                        } | null;
+                        schedule: {
+                            timezone: string;
+                            /** @description 1 = Monday … 7 = Sunday */
+                            days: number[];
+                            /** @description HH:MM, local time */
+                            start: string;
+                            /** @description HH:MM, local time */
+                            end: string;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotDisableRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        description: string | null;
+                        enabled: boolean;
+                        target: {
+                            type: string;
+                            value: string | null;
+                        };
+                        /** @description A condition per severity; at least one */
+                        severities: {
+                            critical?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                            major?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                            minor?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                            warning?: {
+                                type: "simple" | "repeating" | "duration" | "inactivity";
+                                /** @description All must hold (AND) */
+                                filters?: {
+                                    key: string;
+                                    /** @description telemetry (default) or device metadata */
+                                    source?: "telemetry" | "attribute";
+                                    operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                    value?: number | boolean | string;
+                                    min?: number;
+                                    max?: number;
+                                }[];
+                                /** @description repeating: messages in a row */
+                                count?: number;
+                                /** @description duration: seconds the filters must hold */
+                                duration_seconds?: number;
+                                /** @description inactivity: seconds without activity */
+                                inactivity_seconds?: number;
+                                inactivity_basis?: "telemetry" | "connection";
+                            };
+                        };
+                        clear_condition: {
+                            type: "simple" | "repeating" | "duration" | "inactivity";
+                            /** @description All must hold (AND) */
+                            filters?: {
+                                key: string;
+                                /** @description telemetry (default) or device metadata */
+                                source?: "telemetry" | "attribute";
+                                operator: ">" | ">=" | "<" | "<=" | "==" | "!=" | "between" | "contains";
+                                value?: number | boolean | string;
+                                min?: number;
+                                max?: number;
+                            }[];
+                            /** @description repeating: messages in a row */
+                            count?: number;
+                            /** @description duration: seconds the filters must hold */
+                            duration_seconds?: number;
+                            /** @description inactivity: seconds without activity */
+                            inactivity_seconds?: number;
+                            inactivity_basis?: "telemetry" | "connection";
+                        } | null;
+                        schedule: {
+                            timezone: string;
+                            /** @description 1 = Monday … 7 = Sunday */
+                            days: number[];
+                            /** @description HH:MM, local time */
+                            start: string;
+                            /** @description HH:MM, local time */
+                            end: string;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotListAlarms: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Items per page (at most 200) */
+                page_size?: number;
+                /** @description open = active or acknowledged */
+                status?: "active" | "acknowledged" | "resolved" | "open";
+                severity?: "critical" | "major" | "minor" | "warning";
+                device_id?: string;
+                rule_id?: string;
+                from?: string;
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        alarms: {
+                            id: string;
+                            rule_id: string;
+                            rule_name: string;
+                            device_id: string;
+                            severity: "critical" | "major" | "minor" | "warning";
+                            status: "active" | "acknowledged" | "resolved";
+                            acknowledged: boolean;
+                            cleared_by: ("rule" | "user") | null;
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            acknowledged_at: string | null;
+                            acknowledged_by: string | null;
+                            resolved_at: string | null;
+                            resolved_by: string | null;
+                            last_notified_at: string | null;
+                        }[];
+                        total: number;
+                        page: number;
+                        page_size: number;
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotAlarmSummary: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        open: number;
+                        by_status: {
+                            active: number;
+                            acknowledged: number;
+                            resolved: number;
+                        };
+                        open_by_severity: {
+                            critical: number;
+                            major: number;
+                            minor: number;
+                            warning: number;
+                        };
+                        /** Format: date-time */
+                        checked_at: string;
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotGetAlarm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                alarm_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        rule_id: string;
+                        rule_name: string;
+                        device_id: string;
+                        severity: "critical" | "major" | "minor" | "warning";
+                        status: "active" | "acknowledged" | "resolved";
+                        acknowledged: boolean;
+                        cleared_by: ("rule" | "user") | null;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        acknowledged_at: string | null;
+                        acknowledged_by: string | null;
+                        resolved_at: string | null;
+                        resolved_by: string | null;
+                        last_notified_at: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotAlarmTimeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                alarm_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        alarm_id: string;
+                        events: {
+                            /** Format: date-time */
+                            at: string;
+                            /** @description created, severity_changed, acknowledged, resolved, reopened or notified */
+                            event: string;
+                            /** @description rule:<id>, notifier, or the credential that asked (pat:<id>, …) */
+                            actor: string;
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotAcknowledgeAlarm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                alarm_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        rule_id: string;
+                        rule_name: string;
+                        device_id: string;
+                        severity: "critical" | "major" | "minor" | "warning";
+                        status: "active" | "acknowledged" | "resolved";
+                        acknowledged: boolean;
+                        cleared_by: ("rule" | "user") | null;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        acknowledged_at: string | null;
+                        acknowledged_by: string | null;
+                        resolved_at: string | null;
+                        resolved_by: string | null;
+                        last_notified_at: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotResolveAlarm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                alarm_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        rule_id: string;
+                        rule_name: string;
+                        device_id: string;
+                        severity: "critical" | "major" | "minor" | "warning";
+                        status: "active" | "acknowledged" | "resolved";
+                        acknowledged: boolean;
+                        cleared_by: ("rule" | "user") | null;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        acknowledged_at: string | null;
+                        acknowledged_by: string | null;
+                        resolved_at: string | null;
+                        resolved_by: string | null;
+                        last_notified_at: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotReopenAlarm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                alarm_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        rule_id: string;
+                        rule_name: string;
+                        device_id: string;
+                        severity: "critical" | "major" | "minor" | "warning";
+                        status: "active" | "acknowledged" | "resolved";
+                        acknowledged: boolean;
+                        cleared_by: ("rule" | "user") | null;
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        acknowledged_at: string | null;
+                        acknowledged_by: string | null;
+                        resolved_at: string | null;
+                        resolved_by: string | null;
+                        last_notified_at: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotListChannels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        channels: {
+                            id: string;
+                            name: string;
+                            channel_type: string;
+                            config: {
+                                [key: string]: unknown;
+                            };
+                            enabled: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotCreateChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @enum {string} */
+                    channel_type: "webhook";
+                    /** @description webhook: {"url": "https://…"} */
+                    config: {
+                        [key: string]: unknown;
+                    };
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        channel_type: string;
+                        config: {
+                            [key: string]: unknown;
+                        };
+                        enabled: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotGetChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        channel_type: string;
+                        config: {
+                            [key: string]: unknown;
+                        };
+                        enabled: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotDeleteChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotUpdateChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @enum {string} */
+                    channel_type?: "webhook";
+                    /** @description webhook: {"url": "https://…"} */
+                    config?: {
+                        [key: string]: unknown;
+                    };
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        channel_type: string;
+                        config: {
+                            [key: string]: unknown;
+                        };
+                        enabled: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotTestChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        channel_id: string;
+                        policy_id: string | null;
+                        alarm_id: string | null;
+                        event: string;
+                        test: boolean;
+                        status: "pending" | "delivered" | "failed" | "suppressed";
+                        attempts: number;
+                        response_code: number | null;
+                        error: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        completed_at: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotListPolicies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        policies: {
+                            id: string;
+                            name: string;
+                            enabled: boolean;
+                            channel_ids: string[];
+                            severities: string[] | null;
+                            rule_ids: string[] | null;
+                            group_ids: string[] | null;
+                            device_ids: string[] | null;
+                            events: string[];
+                            renotify_minutes: number | null;
+                            quiet_hours: {
+                                timezone: string;
+                                start: string;
+                                end: string;
+                            } | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotCreatePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    enabled?: boolean;
+                    channel_ids: string[];
+                    severities?: ("critical" | "major" | "minor" | "warning")[] | null;
+                    rule_ids?: string[] | null;
+                    group_ids?: string[] | null;
+                    device_ids?: string[] | null;
+                    /** @description Default: created and escalated */
+                    events?: ("created" | "escalated" | "acknowledged" | "resolved" | "reopened")[];
+                    renotify_minutes?: number | null;
+                    quiet_hours?: {
+                        timezone: string;
+                        /** @description HH:MM, local time */
+                        start: string;
+                        /** @description HH:MM, local time */
+                        end: string;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        enabled: boolean;
+                        channel_ids: string[];
+                        severities: string[] | null;
+                        rule_ids: string[] | null;
+                        group_ids: string[] | null;
+                        device_ids: string[] | null;
+                        events: string[];
+                        renotify_minutes: number | null;
+                        quiet_hours: {
+                            timezone: string;
+                            start: string;
+                            end: string;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotGetPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                policy_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        enabled: boolean;
+                        channel_ids: string[];
+                        severities: string[] | null;
+                        rule_ids: string[] | null;
+                        group_ids: string[] | null;
+                        device_ids: string[] | null;
+                        events: string[];
+                        renotify_minutes: number | null;
+                        quiet_hours: {
+                            timezone: string;
+                            start: string;
+                            end: string;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotDeletePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                policy_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotUpdatePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                policy_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    enabled?: boolean;
+                    channel_ids?: string[];
+                    severities?: ("critical" | "major" | "minor" | "warning")[] | null;
+                    rule_ids?: string[] | null;
+                    group_ids?: string[] | null;
+                    device_ids?: string[] | null;
+                    /** @description Default: created and escalated */
+                    events?: ("created" | "escalated" | "acknowledged" | "resolved" | "reopened")[];
+                    renotify_minutes?: number | null;
+                    quiet_hours?: {
+                        timezone: string;
+                        /** @description HH:MM, local time */
+                        start: string;
+                        /** @description HH:MM, local time */
+                        end: string;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        enabled: boolean;
+                        channel_ids: string[];
+                        severities: string[] | null;
+                        rule_ids: string[] | null;
+                        group_ids: string[] | null;
+                        device_ids: string[] | null;
+                        events: string[];
+                        renotify_minutes: number | null;
+                        quiet_hours: {
+                            timezone: string;
+                            start: string;
+                            end: string;
+                        } | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    iotListDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Items per page (at most 200) */
+                page_size?: number;
+                channel_id?: string;
+                alarm_id?: string;
+                status?: "pending" | "delivered" | "failed" | "suppressed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deliveries: {
+                            id: string;
+                            channel_id: string;
+                            policy_id: string | null;
+                            alarm_id: string | null;
+                            event: string;
+                            test: boolean;
+                            status: "pending" | "delivered" | "failed" | "suppressed";
+                            attempts: number;
+                            response_code: number | null;
+                            error: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            completed_at: string | null;
+                        }[];
+                        total: number;
+                        page: number;
+                        page_size: number;
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -59,7 +59,7 @@ export class RuleEngine {
   private readonly open = new Map<string, { severity: Severity | null; at: number }>();
 
   constructor(
-    private readonly store: Store,
+    store: Store,
     private readonly clock: Clock,
     private readonly alarms: Alarms,
     private readonly log: Logger,
