@@ -4513,7 +4513,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Stored telemetry points, newest first
+         * Stored telemetry, newest first: raw points, or avg/min/max/sum/count per interval
          * @description Accepts a service key for iot, or a PAT with `iot:read`, or an OIDC token.
          */
         get: operations["iotDeviceTelemetry"];
@@ -36196,6 +36196,10 @@ export interface operations {
                 from?: string;
                 to?: string;
                 limit?: number;
+                /** @description none (raw points, default) or a function over each interval */
+                aggregation?: "none" | "avg" | "min" | "max" | "sum" | "count";
+                /** @description Seconds per interval (default 3600) */
+                interval?: number;
             };
             header?: never;
             path: {
@@ -36213,11 +36217,18 @@ export interface operations {
                 content: {
                     "application/json": {
                         device_id: string;
+                        aggregation: string;
+                        interval: number | null;
                         points: {
                             key: string;
-                            /** Format: date-time */
+                            /**
+                             * Format: date-time
+                             * @description The point’s time, or the start of its interval
+                             */
                             ts: string;
-                            value: number | boolean | string;
+                            value: (number | boolean | string) | null;
+                            /** @description Points in the interval (1 for a raw point) */
+                            count: number;
                         }[];
                     };
                 };

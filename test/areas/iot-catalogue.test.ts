@@ -256,6 +256,43 @@ describe('IoT health, stats and retention', () => {
     expect((await get('/v1/iot/devices/probe-health/health', b.pat)).status).toBe(404);
   });
 
+  it('aggregates telemetry per interval with avg, min, max, sum and count', async () => {
+    const c = await device('probe-agg');
+    const client = await connect(c);
+    const base = Math.floor(iot().now() / 3_600_000) * 3_600_000 - 3 * 3_600_000;
+    await client.publishAsync(
+      `${c.topic_root}/telemetry`,
+      JSON.stringify([
+        { ts: base, values: { t: 10 } },
+        { ts: base + 600_000, values: { t: 20 } },
+        { ts: base + 3_600_000, values: { t: 30 } },
+        { ts: base + 3_601_000, values: { t: 'warm' } },
+      ]),
+      { qos: 1 },
+    );
+    const q = (fn: string) =>
+      get(
+        `/v1/iot/devices/probe-agg/telemetry?aggregation=${fn}&interval=3600&from=${new Date(base).toISOString()}&to=${new Date(base + 7_199_000).toISOString()}`,
+      );
+    const avg = (await q('avg')).body;
+    expect(avg).toMatchObject({ aggregation: 'avg', interval: 3600 });
+    expect(avg.points).toEqual([
+      { key: 't', ts: new Date(base + 3_600_000).toISOString(), value: 30, count: 2 },
+      { key: 't', ts: new Date(base).toISOString(), value: 15, count: 2 },
+    ]);
+    expect((await q('min')).body.points.map((p: { value: number }) => p.value)).toEqual([30, 10]);
+    expect((await q('max')).body.points.map((p: { value: number }) => p.value)).toEqual([30, 20]);
+    expect((await q('sum')).body.points.map((p: { value: number }) => p.value)).toEqual([30, 30]);
+    expect((await q('count')).body.points.map((p: { value: number }) => p.value)).toEqual([2, 2]);
+    const raw = (await get('/v1/iot/devices/probe-agg/telemetry?limit=2')).body;
+    expect(raw).toMatchObject({ aggregation: 'none', interval: null });
+    expect(raw.points[0]).toMatchObject({ key: 't', value: 'warm', count: 1 });
+    const tooMany = await get(
+      '/v1/iot/devices/probe-agg/telemetry?aggregation=avg&interval=1&from=2020-01-01T00:00:00Z',
+    );
+    expect([tooMany.status, tooMany.body.detail.code]).toEqual([422, 'invalid_time_window']);
+  });
+
   it('prunes telemetry past the plan’s retention on the clock', async () => {
     const c = await device('probe-old');
     const client = await connect(c);

@@ -34,6 +34,8 @@ export const iotErrors = {
     new AppError('not_found', 'device_not_found', `No such devices: ${ids.join(', ')}.`, {
       extra: { unknown_device_ids: ids },
     }),
+  badWindow: (message: string) =>
+    new AppError('invalid', 'invalid_time_window', message, { errors: [{ path: '/query', message }] }),
   brokerNotHere: () =>
     new AppError(
       'unavailable',

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Store } from '../../kernel/store/store.js';
 import type { AnyDb } from '../../kernel/store/unit-of-work.js';
 import type { IotDevicesTable, IotGroupsTable, IotTables, IotTelemetryTable } from './migrations.js';
@@ -182,6 +182,36 @@ export class IotRepo {
     if (q.from !== undefined) query = query.where('ts', '>=', q.from);
     if (q.to !== undefined) query = query.where('ts', '<=', q.to);
     return query.orderBy('ts', 'desc').orderBy('key').limit(q.limit).execute();
+  }
+  /**
+   * Points of each key grouped in buckets of `intervalMs` (from the epoch, UTC), newest bucket
+   * first. avg/min/max/sum look at numbers only; count counts every point.
+   */
+  aggregate(
+    devicePk: string,
+    q: {
+      keys?: string[];
+      from: number;
+      to: number;
+      limit: number;
+      fn: 'avg' | 'min' | 'max' | 'sum' | 'count';
+      intervalMs: number;
+    },
+  ) {
+    const ms = sql.lit(q.intervalMs);
+    const bucket = sql<number>`(${sql.ref('ts')} / ${ms}) * ${ms}`;
+    const value =
+      q.fn === 'count'
+        ? sql<number>`count(*)`
+        : sql<number | null>`${sql.raw(q.fn)}(${sql.ref('value_num')})`;
+    let query = this.db
+      .selectFrom('iot_telemetry')
+      .select(['key', bucket.as('bucket'), value.as('value'), sql<number>`count(*)`.as('n')])
+      .where('device_pk', '=', devicePk)
+      .where('ts', '>=', q.from)
+      .where('ts', '<=', q.to);
+    if (q.keys?.length) query = query.where('key', 'in', q.keys);
+    return query.groupBy(['key', bucket]).orderBy('bucket', 'desc').orderBy('key').limit(q.limit).execute();
   }
   /** The newest point of each key. */
   latest(devicePk: string) {

@@ -26,7 +26,7 @@ import {
   TelemetryQuery,
   TelemetryView,
 } from './schemas.js';
-import type { IotService } from './service.js';
+import type { IotService, TelemetryRequest } from './service.js';
 import type { IotTags } from './tags.js';
 
 const TAG = 'IoT';
@@ -190,7 +190,7 @@ export function iotRoutes({ iot, groups, tags, insights }: IotParts) {
       url: '/v1/iot/devices/:device_id/telemetry',
       operationId: 'iotDeviceTelemetry',
       tag: TAG,
-      summary: 'Stored telemetry points, newest first',
+      summary: 'Stored telemetry, newest first: raw points, or avg/min/max/sum/count per interval',
       access: access('iot:read'),
       rateLimit: ['iot'],
       params: DeviceParams,
@@ -206,6 +206,8 @@ export function iotRoutes({ iot, groups, tags, insights }: IotParts) {
           from: query.from === undefined ? undefined : Date.parse(query.from),
           to: query.to === undefined ? undefined : Date.parse(query.to),
           limit: query.limit ?? 100,
+          aggregation: query.aggregation as TelemetryRequest['aggregation'],
+          interval: query.interval,
         }),
     }),
     defineRoute({

@@ -101,11 +101,29 @@ export const TelemetryQuery = Type.Object({
   from: Type.Optional(Type.String({ format: 'date-time' })),
   to: Type.Optional(Type.String({ format: 'date-time' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000, default: 100 })),
+  aggregation: Type.Optional(
+    Type.Union(
+      ['none', 'avg', 'min', 'max', 'sum', 'count'].map((a) => Type.Literal(a)),
+      { description: 'none (raw points, default) or a function over each interval' },
+    ),
+  ),
+  interval: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 31 * 86_400, description: 'Seconds per interval (default 3600)' }),
+  ),
 });
 const Value = Type.Union([Type.Number(), Type.Boolean(), Type.String()]);
 export const TelemetryView = Type.Object({
   device_id: Type.String(),
-  points: Type.Array(Type.Object({ key: Type.String(), ts: Timestamp(), value: Value })),
+  aggregation: Type.String(),
+  interval: Nullable(Type.Integer({ description: 'Seconds per interval; null for raw points' })),
+  points: Type.Array(
+    Type.Object({
+      key: Type.String(),
+      ts: Timestamp('The point’s time, or the start of its interval'),
+      value: Nullable(Value),
+      count: Type.Integer({ description: 'Points in the interval (1 for a raw point)' }),
+    }),
+  ),
 });
 export const LatestView = Type.Object({
   device_id: Type.String(),
