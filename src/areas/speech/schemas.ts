@@ -79,7 +79,7 @@ export const JobView = Type.Object({
 export const ListQuery = Type.Object({
   status: Type.Optional(Status),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 })),
 });
 
 export const ListView = Type.Object({
