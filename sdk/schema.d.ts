@@ -19495,7 +19495,7 @@ export interface operations {
                 page_size?: number;
                 status?: "QUEUED" | "SCHEDULED" | "SENDING" | "SENT" | "DELIVERED" | "FAILED" | "CANCELLED" | "RECEIVED";
                 direction?: "OUTBOUND" | "INBOUND";
-                message_type?: "PLAIN" | "REPLY" | "VERIFY";
+                message_type?: "PLAIN" | "REPLY" | "VERIFY" | "ALERT";
                 /** @description created_at ≥ this */
                 date_from?: string;
                 /** @description created_at < this */
@@ -19520,7 +19520,7 @@ export interface operations {
                         messages: {
                             id: string;
                             direction: "OUTBOUND" | "INBOUND";
-                            message_type: "PLAIN" | "REPLY" | "VERIFY";
+                            message_type: "PLAIN" | "REPLY" | "VERIFY" | "ALERT";
                             from_number: string;
                             to_number: string;
                             body: string;
@@ -19614,7 +19614,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         direction: "OUTBOUND" | "INBOUND";
-                        message_type: "PLAIN" | "REPLY" | "VERIFY";
+                        message_type: "PLAIN" | "REPLY" | "VERIFY" | "ALERT";
                         from_number: string;
                         to_number: string;
                         body: string;
@@ -41621,8 +41621,7 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    /** @enum {string} */
-                    channel_type: "webhook";
+                    channel_type: "webhook" | "email" | "sms";
                     /** @description webhook: {"url": "https://…"} */
                     config: {
                         [key: string]: unknown;
@@ -41974,8 +41973,7 @@ export interface operations {
             content: {
                 "application/json": {
                     name?: string;
-                    /** @enum {string} */
-                    channel_type?: "webhook";
+                    channel_type?: "webhook" | "email" | "sms";
                     /** @description webhook: {"url": "https://…"} */
                     config?: {
                         [key: string]: unknown;

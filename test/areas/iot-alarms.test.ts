@@ -321,6 +321,57 @@ describe('IoT notifications', () => {
     expect(hook!.json).toMatchObject({ type: 'iot.alarm.test', test: true });
   });
 
+  it('sends alarms by e-mail (through the mail inbox) and by SMS (through the SMS area)', async () => {
+    expect((await post('/v1/sms/sender-profiles', { name: 'Main', sender_id: '+4791000001' })).status).toBe(
+      201,
+    );
+    const mail = await post('/v1/iot/notifications/channels', {
+      name: 'mail',
+      channel_type: 'email',
+      config: { to: ['ops@example.test'] },
+    });
+    const sms = await post('/v1/iot/notifications/channels', {
+      name: 'sms',
+      channel_type: 'sms',
+      config: { to: ['+4791234567'] },
+    });
+    expect([mail.status, sms.status]).toEqual([201, 201]);
+    const badMail = await post('/v1/iot/notifications/channels', {
+      name: 'x',
+      channel_type: 'email',
+      config: { to: ['not an address'] },
+    });
+    expect(badMail.body.detail.errors[0].path).toBe('/body/config/to');
+    await post('/v1/iot/notifications/policies', {
+      name: 'people',
+      channel_ids: [mail.body.id, sms.body.id],
+      device_ids: ['mail-1'],
+    });
+    const d = await device('mail-1');
+    await rule({
+      name: 'overheat',
+      target: { type: 'device', value: 'mail-1' },
+      severities: { critical: { type: 'simple', filters: [{ key: 't', operator: '>', value: 1 }] } },
+    });
+    await d.send({ t: 5 });
+    const deliveries = await eventually(async () => {
+      const list = (await get('/v1/iot/notifications/deliveries?status=delivered')).body.deliveries.filter(
+        (x: { channel_id: string }) => x.channel_id === mail.body.id || x.channel_id === sms.body.id,
+      );
+      expect(list).toHaveLength(2);
+      return list;
+    }, 5000);
+    expect(deliveries.every((x: { event: string }) => x.event === 'created')).toBe(true);
+    const inbox = (await t.operator('GET', '/admin/v1/emulator/inbox?to=ops@example.test')).body.messages;
+    expect(inbox[0].subject).toBe('[Fjord IoT] CRITICAL alarm created on mail-1: overheat');
+    expect(inbox[0].text).toContain('"t":5');
+    const texts = await t.request('GET', '/v1/sms/messages', {
+      key: a.pat,
+      query: { recipient: '+4791234567', message_type: 'ALERT' },
+    });
+    expect(texts.body.total).toBe(1);
+  });
+
   it('throttles a flapping device, holds notifications in quiet hours and repeats while unacknowledged', async () => {
     const ch = await post('/v1/iot/notifications/channels', {
       name: 'flap',

@@ -1,9 +1,9 @@
 import { defineArea } from '../wiring.js';
 import { Alarms } from './alarms/alarms.js';
-import { NotificationSettings } from './alarms/channels.js';
+import { type ChannelType, NotificationSettings } from './alarms/channels.js';
 import { RULES_TICK_JOB, RULES_TICK_SECONDS, RuleEngine } from './alarms/engine.js';
 import { alarmFacts } from './alarms/facts.js';
-import { Notifier, RENOTIFY_JOB } from './alarms/notifier.js';
+import { type AlertSenders, Notifier, RENOTIFY_JOB } from './alarms/notifier.js';
 import { iotAlarmRoutes } from './alarms/routes.js';
 import { Rules } from './alarms/rules.js';
 import { iotAlarmMigrations } from './alarms/tables.js';
@@ -27,8 +27,10 @@ export type { IotEvent } from './telemetry-stream.js';
 export const iotArea = defineArea({
   name: 'iot',
   needs: [],
+  // E-mail and SMS alarm notifications go out through these areas when they run.
+  optional: ['verify', 'sms'],
   migrations: { ...iotMigrations, ...iotCatalogueMigrations, ...iotAlarmMigrations },
-  async setup(kernel) {
+  async setup(kernel, { verify, sms }) {
     const stream = new TelemetryStream((err) => kernel.log.error({ err }, 'iot stream listener failed'));
     const mqtt = {
       host: () => new URL(kernel.baseUrl()).hostname,
@@ -66,8 +68,31 @@ export const iotArea = defineArea({
     const engine = new RuleEngine(kernel.store, kernel.clock, alarms, kernel.log.child({ area: 'iot' }));
     rules.changed = () => engine.forgetRules();
     engine.attach(stream);
-    const settings = new NotificationSettings(kernel.store, kernel.clock, kernel.limits);
-    const notifier = new Notifier(kernel.store, kernel.clock, settings, alarms, kernel.webhooks, kernel.log);
+    const senders: AlertSenders = {
+      mail: verify
+        ? async (customerId, to, subject, text) =>
+            (await verify.sendNotificationMail(customerId, { to, subject, text })).messageId
+        : undefined,
+      sms: sms
+        ? async (customerId, to, message) =>
+            (await sms.sendSystemMessage({ customerId, to, message, kind: 'ALERT' })).messageId
+        : undefined,
+    };
+    const available = new Set<ChannelType>([
+      'webhook',
+      ...(verify ? ['email' as const] : []),
+      ...(sms ? ['sms' as const] : []),
+    ]);
+    const settings = new NotificationSettings(kernel.store, kernel.clock, kernel.limits, available);
+    const notifier = new Notifier(
+      kernel.store,
+      kernel.clock,
+      settings,
+      alarms,
+      kernel.webhooks,
+      senders,
+      kernel.log,
+    );
     insights.alarms = alarmFacts(kernel.store, alarms);
     kernel.jobs.register(RULES_TICK_JOB, { run: async () => void (await engine.tick()) });
     kernel.jobs.register(RENOTIFY_JOB, { run: async () => void (await notifier.renotify()) });

@@ -138,7 +138,8 @@ export const smsMigrations: Record<string, Migration> = {
 
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected';
 export type Direction = 'OUTBOUND' | 'INBOUND';
-export type MessageType = 'PLAIN' | 'REPLY' | 'VERIFY';
+/** ALERT: a notification another area sends (IoT alarms). */
+export type MessageType = 'PLAIN' | 'REPLY' | 'VERIFY' | 'ALERT';
 export type MessageStatus =
   | 'QUEUED'
   | 'SCHEDULED'

@@ -62,7 +62,7 @@ export const SmsMessage = Type.Object(
   {
     id: Type.String(),
     direction: lit('OUTBOUND', 'INBOUND'),
-    message_type: lit('PLAIN', 'REPLY', 'VERIFY'),
+    message_type: lit('PLAIN', 'REPLY', 'VERIFY', 'ALERT'),
     from_number: Type.String(),
     to_number: Type.String(),
     body: Type.String(),
@@ -90,7 +90,7 @@ export const MessageListQuery = Type.Object(
     page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
     status: Type.Optional(MessageStatusSchema),
     direction: Type.Optional(lit('OUTBOUND', 'INBOUND')),
-    message_type: Type.Optional(lit('PLAIN', 'REPLY', 'VERIFY')),
+    message_type: Type.Optional(lit('PLAIN', 'REPLY', 'VERIFY', 'ALERT')),
     date_from: Type.Optional(Type.String({ format: 'date-time', description: 'created_at ≥ this' })),
     date_to: Type.Optional(Type.String({ format: 'date-time', description: 'created_at < this' })),
     recipient: Type.Optional(Type.String({ maxLength: 32, description: 'to_number, E.164' })),

@@ -67,15 +67,15 @@ export class SmsService {
   // ---- for other areas (the verify area sends its codes through here)
 
   /**
-   * Sends a system message (a verification code) through the normal pipeline as message type
-   * `kind`: from the given or the default sender profile, which must be approved.
+   * Sends a system message (a verification code, an IoT alarm) through the normal pipeline as
+   * message type `kind`: from the given or the default sender profile, which must be approved.
    */
   async sendSystemMessage(input: {
     customerId: string;
     to: string;
     message: string;
     senderProfileId?: string | null;
-    kind: 'VERIFY';
+    kind: 'VERIFY' | 'ALERT';
   }): Promise<{ messageId: string; units: number; cost: { amount: number; currency: string } }> {
     const to = toE164(input.to);
     if (!to) throw smsErrors.invalidNumber('/body/recipient', input.to);

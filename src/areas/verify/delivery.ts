@@ -62,6 +62,22 @@ export class Delivery {
     return domains[0] ? `no-reply@${domains[0]}` : this.d.mailFrom;
   }
 
+  /**
+   * A plain notification e-mail for another area (IoT alarms), from the same sender a code would
+   * come from; resolves with the Message-ID once the server accepted it.
+   */
+  async notificationMail(customerId: string, mail: { to: string; subject: string; text: string }) {
+    const from = await this.prepare(customerId, 'email');
+    return this.d.mail.send({
+      from,
+      to: mail.to,
+      subject: mail.subject,
+      text: mail.text,
+      html: `<pre>${mail.text.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!)}</pre>`,
+      headers: { 'Auto-Submitted': 'auto-generated' },
+    });
+  }
+
   /** Returns the status the session has once handed over: `delivered` for accepted e-mail. */
   async deliver(s: VerifySessionsTable, code: string): Promise<'pending' | 'delivered'> {
     const locale = s.locale as Locale;

@@ -68,6 +68,11 @@ export class VerifyService {
     private readonly currency: string = DEFAULT_CURRENCY,
   ) {}
 
+  /** For other areas: sends a notification e-mail through Fjord's mail delivery (SMTP or the inbox). */
+  sendNotificationMail(customerId: string, mail: { to: string; subject: string; text: string }) {
+    return this.delivery.notificationMail(customerId, mail);
+  }
+
   /** The IP-intelligence area plugs its reputation service in here. */
   setIpReputation(reputation: IpReputation): void {
     this.ipReputation = reputation;

@@ -8,7 +8,11 @@ import type { IotTables } from '../migrations.js';
 import { SEVERITIES, validTimezone } from './conditions.js';
 import type { IotChannelsTable, IotPoliciesTable } from './tables.js';
 
-export const CHANNEL_TYPES = ['webhook'] as const;
+export const CHANNEL_TYPES = ['webhook', 'email', 'sms'] as const;
+export type ChannelType = (typeof CHANNEL_TYPES)[number];
+const MAX_RECIPIENTS = 10;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const E164 = /^\+[1-9][0-9]{6,14}$/;
 export const POLICY_EVENTS = ['created', 'escalated', 'acknowledged', 'resolved', 'reopened'] as const;
 
 export interface ChannelInput {
@@ -44,6 +48,13 @@ export const notifyErrors = {
     }),
   quota: (what: string, max: number) =>
     new AppError('forbidden', 'quota_exceeded', `An account has at most ${max} notification ${what}.`),
+  unavailable: (type: string) =>
+    new AppError(
+      'invalid',
+      'channel_type_unavailable',
+      `This Fjord does not run the area that delivers ${type} (${type === 'sms' ? 'sms' : 'verify'}).`,
+      { errors: [{ path: '/body/channel_type', message: `${type} is not available here` }] },
+    ),
   channelInUse: (policies: string[]) =>
     new AppError(
       'conflict',
@@ -65,6 +76,8 @@ export class NotificationSettings {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly limits: Limits,
+    /** Channel types this Fjord can deliver (e-mail and SMS need their areas). */
+    private readonly available: ReadonlySet<ChannelType>,
   ) {
     this.db = store.typed<IotTables>();
   }
@@ -77,7 +90,7 @@ export class NotificationSettings {
       id: newId(),
       customer_id: customerId,
       name: input.name,
-      channel_type: checkChannel(input.channel_type, input.config),
+      channel_type: this.check(input.channel_type, input.config),
       config: JSON.stringify(input.config),
       enabled: input.enabled === false ? 0 : 1,
       created_at: now,
@@ -126,7 +139,7 @@ export class NotificationSettings {
     const next: IotChannelsTable = {
       ...row,
       name: patch.name ?? row.name,
-      channel_type: checkChannel(type, config),
+      channel_type: this.check(type, config),
       config: JSON.stringify(config),
       enabled: patch.enabled === undefined ? row.enabled : patch.enabled ? 1 : 0,
       updated_at: this.clock.nowMs(),
@@ -144,6 +157,12 @@ export class NotificationSettings {
     );
     if (using.length) throw notifyErrors.channelInUse(using.map((p) => p.id));
     await this.db.deleteFrom('iot_channels').where('id', '=', id).execute();
+  }
+
+  private check(type: string, config: Record<string, unknown>): ChannelType {
+    const checked = checkChannel(type, config);
+    if (!this.available.has(checked)) throw notifyErrors.unavailable(checked);
+    return checked;
   }
 
   // --- policies ------------------------------------------------------------------------------
@@ -234,22 +253,34 @@ async function count(db: Db, table: 'iot_channels' | 'iot_policies', customerId:
   return Number(r?.n ?? 0);
 }
 
-function checkChannel(type: string, config: Record<string, unknown>): IotChannelsTable['channel_type'] {
+function checkChannel(type: string, config: Record<string, unknown>): ChannelType {
   if (!(CHANNEL_TYPES as readonly string[]).includes(type))
-    throw notifyErrors.invalid(
-      '/body/channel_type',
-      `Fjord delivers alarm notifications by ${CHANNEL_TYPES.join(', ')}`,
-    );
-  const url = config['url'];
-  let parsed: URL | null = null;
-  try {
-    parsed = typeof url === 'string' ? new URL(url) : null;
-  } catch {
-    parsed = null;
+    throw notifyErrors.invalid('/body/channel_type', `one of ${CHANNEL_TYPES.join(', ')}`);
+  if (type === 'webhook') {
+    const url = config['url'];
+    let parsed: URL | null = null;
+    try {
+      parsed = typeof url === 'string' ? new URL(url) : null;
+    } catch {
+      parsed = null;
+    }
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol))
+      throw notifyErrors.invalid('/body/config/url', 'a webhook channel needs config.url, an http(s) URL');
+    return 'webhook';
   }
-  if (!parsed || !['http:', 'https:'].includes(parsed.protocol))
-    throw notifyErrors.invalid('/body/config/url', 'a webhook channel needs config.url, an http(s) URL');
-  return 'webhook';
+  const to = config['to'];
+  const valid = type === 'email' ? EMAIL : E164;
+  if (
+    !Array.isArray(to) ||
+    to.length === 0 ||
+    to.length > MAX_RECIPIENTS ||
+    !to.every((x) => typeof x === 'string' && valid.test(x))
+  )
+    throw notifyErrors.invalid(
+      '/body/config/to',
+      `an ${type} channel needs config.to, 1-${MAX_RECIPIENTS} ${type === 'email' ? 'e-mail addresses' : 'E.164 numbers (+4791234567)'}`,
+    );
+  return type as ChannelType;
 }
 
 const json = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T));

@@ -19,6 +19,12 @@ export const THROTTLE_COUNT = 10;
 export const THROTTLE_WINDOW_MS = 10 * 60_000;
 
 type Db = Kysely<IotTables>;
+
+/** How e-mail and SMS leave (the verify and SMS areas' services); absent when those areas are. */
+export interface AlertSenders {
+  mail?: (customerId: string, to: string, subject: string, text: string) => Promise<string>;
+  sms?: (customerId: string, to: string, text: string) => Promise<string>;
+}
 type NotifyEvent = AlarmEvent | 'renotify';
 
 export interface DeliveryFilter {
@@ -42,6 +48,7 @@ export class Notifier {
     private readonly settings: NotificationSettings,
     private readonly alarms: Alarms,
     private readonly webhooks: WebhookService,
+    private readonly senders: AlertSenders,
     private readonly log: Logger,
   ) {
     this.db = store.typed<IotTables>();
@@ -195,14 +202,20 @@ export class Notifier {
   ): Promise<string> {
     const now = this.clock.nowMs();
     const config = channelView(channel).config;
-    const webhookId = d.suppressed
-      ? null
-      : await this.webhooks.send({
-          customerId: channel.customer_id,
-          url: String(config['url']),
-          eventType: String(d.payload['type']),
-          payload: d.payload,
-        });
+    const webhookId =
+      d.suppressed || channel.channel_type !== 'webhook'
+        ? null
+        : await this.webhooks.send({
+            customerId: channel.customer_id,
+            url: String(config['url']),
+            eventType: String(d.payload['type']),
+            payload: d.payload,
+          });
+    // E-mail and SMS are handed over now, once per recipient; no retry (SMS has its own).
+    const handed =
+      d.suppressed || channel.channel_type === 'webhook'
+        ? null
+        : await this.handOver(channel, config['to'] as string[], d.payload);
     const row: IotDeliveriesTable = {
       id: newId(),
       customer_id: channel.customer_id,
@@ -210,16 +223,36 @@ export class Notifier {
       policy_id: d.policyId,
       alarm_id: d.alarm?.id ?? null,
       event: d.event,
-      status: d.suppressed ? 'suppressed' : 'pending',
-      error: d.suppressed,
+      status: d.suppressed ? 'suppressed' : handed ? (handed.error ? 'failed' : 'delivered') : 'pending',
+      error: d.suppressed ?? handed?.error ?? null,
       response_code: null,
       test: d.alarm ? 0 : 1,
       webhook_delivery_id: webhookId,
       created_at: now,
-      completed_at: d.suppressed ? now : null,
+      completed_at: d.suppressed || handed ? now : null,
     };
     await this.db.insertInto('iot_deliveries').values(row).execute();
     return row.id;
+  }
+
+  /** Sends an e-mail or SMS to every recipient; the error names those that failed. */
+  private async handOver(channel: IotChannelsTable, to: string[], payload: Record<string, unknown>) {
+    const { subject, text, short } = alertText(payload);
+    const failed: string[] = [];
+    for (const recipient of to) {
+      try {
+        if (channel.channel_type === 'email') {
+          if (!this.senders.mail) throw new Error('e-mail is not available');
+          await this.senders.mail(channel.customer_id, recipient, subject, text);
+        } else {
+          if (!this.senders.sms) throw new Error('SMS is not available');
+          await this.senders.sms(channel.customer_id, recipient, short);
+        }
+      } catch (err) {
+        failed.push(`${recipient}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    return { error: failed.length ? failed.join('; ').slice(0, 1000) : null };
   }
 
   private async row(id: string) {
@@ -269,4 +302,29 @@ function quiet(q: { timezone: string; start: string; end: string }, ms: number):
   // The same start and end: quiet all day (a channel muted until the policy changes).
   if (start === end) return true;
   return start < end ? minute >= start && minute < end : minute >= start || minute < end;
+}
+
+/** The words of an e-mail or SMS notification. */
+function alertText(payload: Record<string, unknown>) {
+  const alarm = payload['alarm'] as
+    | { severity: string; device_id: string; rule_name: string; status: string; details: unknown; id: string }
+    | undefined;
+  const event = String(payload['type']).replace('iot.alarm.', '');
+  if (!alarm) {
+    const text = 'This is a test notification from Fjord IoT. No alarm was raised.';
+    return { subject: '[Fjord IoT] Test notification', text, short: text };
+  }
+  const head = `${alarm.severity.toUpperCase()} alarm ${event} on ${alarm.device_id}: ${alarm.rule_name}`;
+  const text = [
+    head,
+    '',
+    `Alarm:    ${alarm.id}`,
+    `Device:   ${alarm.device_id}`,
+    `Rule:     ${alarm.rule_name}`,
+    `Severity: ${alarm.severity}`,
+    `Status:   ${alarm.status}`,
+    `Details:  ${JSON.stringify(alarm.details)}`,
+    `Sent at:  ${String(payload['sent_at'])}`,
+  ].join('\n');
+  return { subject: `[Fjord IoT] ${head}`, text, short: `Fjord IoT: ${head}`.slice(0, 300) };
 }
