@@ -8,7 +8,9 @@ import { createServer, request, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import { HttpsReceiver } from '../helpers/https-receiver.js';
 import { hasRedisServer, startThrowawayRedis } from '../helpers/redis.js';
 import { s3ClientFor } from '../helpers/s3.js';
@@ -24,6 +26,7 @@ interface Proc {
   api?: string;
   s3?: string;
   dns?: number;
+  mqtt?: number;
 }
 
 describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('scaled out on PostgreSQL and Redis', () => {
@@ -47,6 +50,7 @@ describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('scaled out on Pos
     FJORD_API_PORT: '0',
     FJORD_S3_PORT: '0',
     FJORD_DNS_PORT: '0',
+    FJORD_MQTT_PORT: '0',
     FJORD_DNS_RRL_RATE: '0',
     FJORD_DEV_CREDENTIALS: '0',
     FJORD_LOG_LEVEL: 'warn',
@@ -79,6 +83,7 @@ describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('scaled out on Pos
           api: /^\s*api\s+http\s+(http:\S+)/m.exec(out)?.[1],
           s3: /^\s*s3\s+http\s+(http:\S+)/m.exec(out)?.[1],
           dns: Number(/^\s*dns\s+dns \(udp\+tcp\) [\d.]+:(\d+)/m.exec(out)?.[1]) || undefined,
+          mqtt: Number(/^\s*mqtt\s+mqtt \(tcp\)\s+[\d.]+:(\d+)/m.exec(out)?.[1]) || undefined,
         };
         procs.push(p);
         resolve(p);
@@ -163,6 +168,7 @@ describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('scaled out on Pos
       start('dns'),
       start('worker'),
       start('worker'),
+      start('mqtt'),
     ]);
     lb = await startBalancer(apis);
     const created = JSON.parse(
@@ -356,6 +362,36 @@ describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('scaled out on Pos
       after = await call(b!, 'GET', '/admin/v1/clock', undefined, op);
     }
     expect(after.body.offset_seconds).toBeGreaterThanOrEqual(before.body.offset_seconds + 3600);
+  });
+
+  it('sends a command through an api process to a device on the mqtt process; a delete there drops it', async () => {
+    const broker = procs.find((p) => p.mqtt)!;
+    expect(broker.mqtt, 'the mqtt process names its port in the banner').toBeGreaterThan(0);
+    const d = await call(lb, 'POST', '/v1/iot/devices', { name: 'cluster device', device_id: 'cluster-dev' });
+    expect(d.status, d.text).toBe(201);
+    const c = d.body.mqtt_credentials;
+    const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${broker.mqtt}`, {
+      username: c.username,
+      password: c.password,
+      clientId: c.client_id,
+      reconnectPeriod: 0,
+      protocolVersion: 4,
+    });
+    try {
+      await client.subscribeAsync(`${c.topic_root}/commands`, { qos: 1 });
+      const received = new Promise<string>((resolve) => client.on('message', (_t, p) => resolve(p.toString())));
+      await eventually(async () => {
+        expect((await call(lb, 'GET', '/v1/iot/devices/cluster-dev')).body.is_online).toBe(true);
+      }, 10_000);
+      const cmd = await call(lb, 'POST', '/v1/iot/devices/cluster-dev/commands', { name: 'open' });
+      expect(cmd.status, cmd.text).toBe(202);
+      expect(JSON.parse(await received)).toMatchObject({ name: 'open', id: cmd.body.command_id });
+      const closed = new Promise<void>((resolve) => client.on('close', () => resolve()));
+      expect((await call(lb, 'DELETE', '/v1/iot/devices/cluster-dev')).status).toBe(204);
+      await closed;
+    } finally {
+      client.end(true);
+    }
   });
 
   it('gives the jobs of a worker killed mid-job to another worker, and every delivery is made', async () => {

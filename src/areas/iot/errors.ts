@@ -36,12 +36,10 @@ export const iotErrors = {
     }),
   badWindow: (message: string) =>
     new AppError('invalid', 'invalid_time_window', message, { errors: [{ path: '/query', message }] }),
-  brokerNotHere: () =>
-    new AppError(
-      'unavailable',
-      'broker_not_running',
-      'This Fjord process does not run the MQTT broker (role mqtt), so it cannot send commands.',
-    ),
+  commandTooLarge: (max: number) =>
+    new AppError('invalid', 'command_too_large', `A command (name and params as JSON) is at most ${max} bytes.`, {
+      errors: [{ path: '/body/params', message: `at most ${max} bytes with the name` }],
+    }),
   deviceOffline: (id: string) =>
     new AppError(
       'conflict',

@@ -330,13 +330,13 @@ export function iotRoutes({ iot, groups, tags, insights }: IotParts) {
       url: '/v1/iot/devices/:device_id/commands',
       operationId: 'iotSendCommand',
       tag: TAG,
-      summary: 'Send a command to a connected device (QoS 1 on its commands topic)',
+      summary: 'Send a command to a connected device (QoS 1 on its commands topic), through any Fjord process',
       access: access('iot:write'),
       rateLimit: ['iot'],
       params: DeviceParams,
       body: CommandBody,
       response: { 202: CommandView },
-      errors: [404, 409, 503],
+      errors: [404, 409],
       handler: async ({ principal, params, body, reply }) => {
         reply.code(202);
         return iot.sendCommand(principal.customerId, params.device_id, body);

@@ -32,6 +32,11 @@ export interface DeviceInput {
   metadata?: Record<string, unknown>;
 }
 
+const REVOKE_CHANNEL = 'fjord_iot_revoke';
+const COMMAND_CHANNEL = 'fjord_iot_command';
+/** A command travels in a store notice (PostgreSQL's NOTIFY takes under 8000 bytes). */
+const MAX_COMMAND_BYTES = 6000;
+
 /** Aggregated telemetry answers at most this many intervals per key. */
 const MAX_BUCKETS = 10_000;
 
@@ -78,6 +83,7 @@ export class IotService {
     this.repo = IotRepo.of(store);
     this.activity = ActivityRepo.of(store);
     this.datapoints = new Datapoints(store, clock, limits);
+    this.listen();
   }
 
   async create(customerId: string, input: DeviceInput) {
@@ -152,7 +158,7 @@ export class IotService {
     if (patch.metadata !== undefined) changes.metadata = JSON.stringify(patch.metadata);
     if (patch.is_active !== undefined) changes.is_active = patch.is_active ? 1 : 0;
     await this.repo.updateDevice(row.id, changes);
-    if (patch.is_active === false) this.revocations.emit('revoke', row.mqtt_username);
+    if (patch.is_active === false) this.revoke(row.mqtt_username);
     return this.get(customerId, deviceId);
   }
 
@@ -164,7 +170,7 @@ export class IotService {
       IotRepo.over(tx).deleteDevice(row.id),
     );
     if (!deleted) throw iotErrors.deviceNotFound();
-    this.revocations.emit('revoke', row.mqtt_username);
+    this.revoke(row.mqtt_username);
     this.stream.emit({
       kind: 'deleted',
       customer_id: customerId,
@@ -181,7 +187,7 @@ export class IotService {
       mqtt_password_hash: hashMqttPassword(password),
       updated_at: this.clock.nowMs(),
     });
-    this.revocations.emit('revoke', row.mqtt_username);
+    this.revoke(row.mqtt_username);
     return this.credentials(row, password);
   }
 
@@ -333,18 +339,23 @@ export class IotService {
   commandSink: ((username: string, topic: string, payload: string) => Promise<boolean>) | null = null;
 
   /**
-   * Sends a command to the device's commands topic at QoS 1. The device must be connected to the
-   * broker of this process; the answer says the broker handed it over (delivery is the client's
-   * PUBACK, which MQTT gives the broker, not the sender).
+   * Sends a command to the device's commands topic at QoS 1, through whichever `mqtt` process
+   * holds the device's connection: this process's broker when it does, else a store notice every
+   * broker hears (LISTEN/NOTIFY on PostgreSQL). `sent` means a broker was handed it; delivery is
+   * the device's PUBACK to that broker. A device that is not connected answers 409.
    */
   async sendCommand(customerId: string, deviceId: string, command: { name: string; params?: unknown }) {
     const row = await this.row(customerId, deviceId);
-    if (!this.commandSink) throw iotErrors.brokerNotHere();
     const id = newId();
     const sentAt = new Date(this.clock.nowMs()).toISOString();
     const topic = `${topicRootOf(row.mqtt_username)}/commands`;
     const payload = JSON.stringify({ id, name: command.name, params: command.params ?? {}, sent_at: sentAt });
-    if (!(await this.commandSink(row.mqtt_username, topic, payload))) throw iotErrors.deviceOffline(deviceId);
+    if (Buffer.byteLength(payload) > MAX_COMMAND_BYTES) throw iotErrors.commandTooLarge(MAX_COMMAND_BYTES);
+    const here = (await this.commandSink?.(row.mqtt_username, topic, payload)) ?? false;
+    if (!here) {
+      if (row.is_online !== 1) throw iotErrors.deviceOffline(deviceId);
+      await this.store.publish(COMMAND_CHANNEL, JSON.stringify({ username: row.mqtt_username, topic, payload }));
+    }
     return {
       command_id: id,
       device_id: deviceId,
@@ -357,6 +368,24 @@ export class IotService {
 
   /** Logins that must end now (deleted, deactivated, rotated): the broker in this process listens. */
   readonly revocations = new EventEmitter();
+
+  /** Ends the device's live connection here at once, and in every other `mqtt` process by notice. */
+  private revoke(username: string) {
+    this.revocations.emit('revoke', username);
+    this.store.publish(REVOKE_CHANNEL, username).catch(() => {});
+  }
+
+  /** Hears revocations and commands other processes sent (only a process with a broker acts). */
+  private listen() {
+    this.store.subscribe(REVOKE_CHANNEL, (username) => {
+      if (username) this.revocations.emit('revoke', username);
+    });
+    this.store.subscribe(COMMAND_CHANNEL, (notice) => {
+      if (!notice || !this.commandSink) return;
+      const { username, topic, payload } = JSON.parse(notice) as { username: string; topic: string; payload: string };
+      void this.commandSink(username, topic, payload).catch(() => {});
+    });
+  }
 
   // --- the broker's side ------------------------------------------------------------------------
 
