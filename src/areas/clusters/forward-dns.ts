@@ -1,5 +1,4 @@
 import type { DnsLookup } from '../../kernel/net/resolver.js';
-import type { ServedRecord } from '../dns/server-contract.js';
 import type { DnsService } from '../dns/service.js';
 
 /** The IPv4 addresses a name resolves to (CNAMEs followed); throws ResolverError when no answer came. */
@@ -33,7 +32,7 @@ export function forwardDns(dns: DnsService | undefined, resolver: DnsLookup): Fo
         let here = zone.records.filter((r) => r.name === current);
         if (here.length === 0 && current !== zone.apex)
           here = zone.records.filter((r) => r.name === `*.${current.slice(current.indexOf('.') + 1)}`);
-        const addresses = here.flatMap((r: ServedRecord) => (r.data.type === 'A' ? [r.data.address] : []));
+        const addresses = here.flatMap((r) => (r.data.type === 'A' ? [r.data.address] : []));
         if (addresses.length > 0) return addresses;
         const cname = here.find((r) => r.data.type === 'CNAME');
         if (!cname || cname.data.type !== 'CNAME') return [];
