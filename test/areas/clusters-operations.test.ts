@@ -1,12 +1,15 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
+import { Resolver } from 'node:dns/promises';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { PROVISIONING_SECONDS } from '../../src/areas/clusters/lifecycle.js';
 import { expectAuthMatrix, expectTenantIsolation } from '../helpers/contracts.js';
+import { dnsServerOf } from '../helpers/dns-records.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { FakeResolver } from './ip-fixtures.js';
 
@@ -15,6 +18,7 @@ let t: TestFjord;
 let a: TestCustomer;
 let b: TestCustomer;
 const resolver = new FakeResolver();
+const execFileAsync = promisify(execFile);
 
 beforeAll(async () => {
   const address = await resolver.start();
@@ -22,7 +26,10 @@ beforeAll(async () => {
     FJORD_LIMITS: JSON.stringify({ 'kubernetes.clusters': 20 }),
     FJORD_RATE_LIMITS: JSON.stringify({ kubernetes: { points: 10_000, duration: 60 } }),
     FJORD_RESOLVER: address,
+    // Fjord's DNS server on a port of its own, to query the reverse zone it serves.
+    FJORD_DNS_PORT: '0',
   });
+  await t.fjord.start(['dns']);
   a = await t.customer();
   b = await t.customer();
 });
@@ -50,6 +57,21 @@ const history = async (url: string, key = a.pat) =>
     details: Record<string, unknown>;
   }[];
 const nowMs = async () => Date.parse((await t.advance(0)).now);
+
+/** Waits until Fjord's DNS server answers the reverse lookup of `address` as `ok` wants (notices may lag). */
+async function servedPtr(address: string, ok: (names: string[]) => boolean): Promise<string[]> {
+  const lookup = new Resolver({ timeout: 500, tries: 1 });
+  lookup.setServers([`127.0.0.1:${dnsServerOf(t).port()}`]);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    await dnsServerOf(t).settled();
+    const names = await lookup.reverse(address).catch(() => [] as string[]);
+    if (ok(names)) return names;
+    if (Date.now() > deadline)
+      throw new Error(`PTR of ${address} not served (last: ${JSON.stringify(names)})`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 describe('kubeconfig', () => {
   it('is refused until the cluster runs, then a real kubeconfig with a per-download certificate', async () => {
@@ -253,7 +275,17 @@ describe('floating addresses and reverse DNS', () => {
     const view = (await t.request('GET', c.url, { key: a.pat })).body;
     expect(view.public_ips[1].ptr_record).toBe('out.elsewhere.example');
 
+    // Fjord's DNS serves the PTR in the pool's reverse zone; dig -x finds it.
+    expect(await servedPtr(ip, (names) => names.includes('out.elsewhere.example'))).toEqual([
+      'out.elsewhere.example',
+    ]);
+    const port = String(dnsServerOf(t).port());
+    // Asynchronously: the DNS server answering dig runs in this process.
+    const dig = await execFileAsync('dig', ['-x', ip, '@127.0.0.1', '-p', port, '+short']);
+    expect(dig.stdout.trim()).toBe('out.elsewhere.example.');
+
     expect((await ptr(ip, null)).body.ptr_record).toBeNull();
+    expect(await servedPtr(ip, (names) => names.length === 0)).toEqual([]);
     const ptrs = (await history(c.url)).filter((h) => h.action === 'cluster.ip.ptr');
     expect(ptrs.map((h) => h.details.ptr_record)).toEqual([
       'mail.ptr-zone.example',

@@ -6,6 +6,7 @@ import { forwardDns } from './forward-dns.js';
 import { ClusterIpService } from './ips.js';
 import { KubeconfigService } from './kubeconfig.js';
 import { clusterMigrations } from './migrations.js';
+import { reverseZones } from './reverse-dns.js';
 import { clusterRoutes } from './routes.js';
 import { clusterExtraRoutes } from './routes-extras.js';
 import { ClusterService } from './service.js';
@@ -40,6 +41,8 @@ export const clustersArea = defineArea({
       kernel.clock,
       driver,
       forwardDns(dns, createResolver(kernel.config.resolver)),
+      reverseZones(dns, kernel.identity, kernel.log),
+      kernel.log,
     );
     const backups = new BackupService(kernel.store, kernel.clock, driver, kernel.log);
     kernel.jobs.register(BACKUP_JOB, { run: async () => void (await backups.runDue()) });

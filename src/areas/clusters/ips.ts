@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { Principal } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
@@ -11,6 +12,7 @@ import { FLOATING_IP_PLAN, floatingIpView } from './ip-view.js';
 import { DELETE_SECONDS, phaseOf } from './lifecycle.js';
 import type { K8sClustersTable } from './migrations.js';
 import { ClusterRepo } from './repo.js';
+import type { ReverseZones } from './reverse-dns.js';
 import { actorOf, customerLock, historyEntry, presentCluster } from './service.js';
 
 /** Floating addresses one cluster may hold. */
@@ -27,11 +29,13 @@ export class ClusterIpService {
     private readonly clock: Clock,
     private readonly driver: ClusterDriver,
     private readonly forward: ForwardDns,
+    private readonly reverse: ReverseZones,
+    private readonly log: Logger,
   ) {}
 
   async allocate(principal: Principal, id: string) {
     const now = this.clock.nowMs();
-    return this.store.unitOfWork(
+    const view = await this.store.unitOfWork(
       { locks: [customerLock(principal.customerId), POOL_LOCK] },
       async ({ tx }) => {
         const repo = ClusterRepo.over(tx);
@@ -62,11 +66,23 @@ export class ClusterIpService {
         return view;
       },
     );
+    // A PTR a former holder of the address left in Fjord's reverse zone goes now.
+    await this.serve(view.address, null);
+    return view;
+  }
+
+  /** Mirrors a PTR into Fjord's reverse zone; the address's own record is already committed. */
+  private async serve(address: string, name: string | null) {
+    try {
+      await this.reverse.setPtr(address, name);
+    } catch (err) {
+      this.log.warn({ err, address }, 'PTR record not written to the reverse zone');
+    }
   }
 
   async release(principal: Principal, id: string, address: string) {
     const now = this.clock.nowMs();
-    await this.store.unitOfWork(
+    const hadPtr = await this.store.unitOfWork(
       { locks: [customerLock(principal.customerId), POOL_LOCK] },
       async ({ tx }) => {
         const repo = ClusterRepo.over(tx);
@@ -89,8 +105,10 @@ export class ClusterIpService {
             now,
           ),
         );
+        return ip.ptr_record !== null;
       },
     );
+    if (hadPtr) await this.serve(address, null);
   }
 
   /**
@@ -122,24 +140,29 @@ export class ClusterIpService {
         );
     }
     const now = this.clock.nowMs();
-    return this.store.unitOfWork({ locks: [customerLock(principal.customerId)] }, async ({ tx }) => {
-      const repo = ClusterRepo.over(tx);
-      const row = await runningCluster(repo, principal.customerId, id, now, 'setting reverse DNS');
-      const ip = (await repo.ipsOf([id])).find((x) => x.address === address);
-      if (!ip) throw clusterErrors.notFound('IP address');
-      await this.driver.setReverseDns({ address, name });
-      await repo.setPtr(ip.id, name);
-      await repo.record(
-        historyEntry(
-          id,
-          actorOf(principal),
-          'cluster.ip.ptr',
-          { address, ptr_record: name, previous: ip.ptr_record },
-          now,
-        ),
-      );
-      return floatingIpView({ ...ip, ptr_record: name }, multiplierOf(row));
-    });
+    const view = await this.store.unitOfWork(
+      { locks: [customerLock(principal.customerId)] },
+      async ({ tx }) => {
+        const repo = ClusterRepo.over(tx);
+        const row = await runningCluster(repo, principal.customerId, id, now, 'setting reverse DNS');
+        const ip = (await repo.ipsOf([id])).find((x) => x.address === address);
+        if (!ip) throw clusterErrors.notFound('IP address');
+        await this.driver.setReverseDns({ address, name });
+        await repo.setPtr(ip.id, name);
+        await repo.record(
+          historyEntry(
+            id,
+            actorOf(principal),
+            'cluster.ip.ptr',
+            { address, ptr_record: name, previous: ip.ptr_record },
+            now,
+          ),
+        );
+        return floatingIpView({ ...ip, ptr_record: name }, multiplierOf(row));
+      },
+    );
+    await this.serve(address, name);
+    return view;
   }
 
   private async floatingOf(customerId: string, id: string, address: string) {
