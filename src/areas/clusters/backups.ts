@@ -2,7 +2,11 @@ import type { Logger } from 'pino';
 import type { Principal } from '../../kernel/auth/principal.js';
 import { type Clock, isoOf } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
+
+export { DEFAULT_POLICY } from './backup-take.js';
+
 import type { Store } from '../../kernel/store/store.js';
+import { type BackupKind, DAY_MS, DEFAULT_POLICY, stamp, takeBackup } from './backup-take.js';
 import { type Cron, CronError, nextRun, parseCron } from './cron.js';
 import type { ClusterDriver } from './drivers/driver.js';
 import { clusterErrors } from './errors.js';
@@ -11,21 +15,12 @@ import type { K8sBackupPoliciesTable, K8sBackupsTable, K8sClustersTable } from '
 import { ClusterRepo } from './repo.js';
 import { actorOf, customerLock, historyEntry, presentCluster } from './service.js';
 
-const DAY_MS = 86_400_000;
 /** The cluster's local time: the time zone of its region's city. */
 export const TIME_ZONES: Record<string, string> = {
   no: 'Europe/Oslo',
   se: 'Europe/Stockholm',
   dk: 'Europe/Copenhagen',
   fi: 'Europe/Helsinki',
-};
-/** A cluster's policy until it is changed: off, daily at 03:00 local time, a week kept. */
-export const DEFAULT_POLICY = {
-  enabled: false,
-  schedule_cron: '0 3 * * *',
-  retention_days: 7,
-  include_volumes: true,
-  namespaces: null as string[] | null,
 };
 /** Backups one run of the policy job takes for one cluster while catching up; the next run goes on. */
 const MAX_CATCH_UP = 500;
@@ -47,7 +42,6 @@ const zoneOf = (row: K8sClustersTable) => TIME_ZONES[row.region] ?? 'UTC';
 /** Backups are taken while the cluster runs (an upgrade included); not while it provisions or is deleted. */
 const takesBackups = (row: K8sClustersTable, at: number) =>
   ['running', 'upgrading'].includes(phaseOf(row, at).status);
-const stamp = (ms: number) => new Date(ms).toISOString().replace(/[-:T]/g, '').slice(0, 14);
 const statusOf = (b: K8sBackupsTable, now: number) =>
   b.error !== null ? 'Failed' : now < b.completed_at ? 'InProgress' : 'Completed';
 
@@ -262,39 +256,16 @@ export class BackupService {
     return taken;
   }
 
-  private async take(
+  private take(
     repo: ClusterRepo,
     row: K8sClustersTable,
-    kind: 'manual' | 'scheduled',
+    kind: BackupKind,
     at: number,
     namespaces: string[] | null,
     policy: { retention_days: number; include_volumes: boolean },
     names: Set<string>,
   ) {
-    const { seconds, itemsCount } = await this.driver.startBackup({
-      clusterId: row.id,
-      namespaces,
-      includeVolumes: policy.include_volumes,
-    });
-    let name = `${row.name}-${kind}-${stamp(at)}`;
-    for (let i = 2; names.has(name); i++) name = `${row.name}-${kind}-${stamp(at)}-${i}`;
-    names.add(name);
-    const completed = at + seconds * 1000;
-    const backup: K8sBackupsTable = {
-      id: newId(),
-      cluster_id: row.id,
-      kind,
-      name,
-      namespaces: namespaces === null ? null : JSON.stringify(namespaces),
-      include_volumes: policy.include_volumes ? 1 : 0,
-      started_at: at,
-      completed_at: completed,
-      expires_at: completed + policy.retention_days * DAY_MS,
-      items_count: itemsCount,
-      error: null,
-    };
-    await repo.insertBackup(backup);
-    return backup;
+    return takeBackup(repo, this.driver, row, kind, at, namespaces, policy, names);
   }
 
   private policyView(row: K8sClustersTable, p: K8sBackupPoliciesTable | undefined, now: number) {

@@ -184,7 +184,7 @@ export const BackupPolicyBody = Type.Object({
 });
 export const BackupView = Type.Object({
   id: Type.String(),
-  kind: Type.String({ description: '`scheduled` or `manual`' }),
+  kind: Type.String({ description: '`scheduled`, `manual` or `pre-upgrade`' }),
   name: Type.String(),
   status: Type.String({ description: '`InProgress`, then `Completed`' }),
   started_at: Type.String(),

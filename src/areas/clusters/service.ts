@@ -6,6 +6,7 @@ import { newId } from '../../kernel/ids.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
 import type { Store } from '../../kernel/store/store.js';
 import type { AccountService } from '../account/service.js';
+import { DEFAULT_POLICY, takeBackup } from './backup-take.js';
 import {
   type Currency,
   DEFAULT_CONTROL_PLANE,
@@ -50,6 +51,10 @@ interface StoredPool extends PoolInput {
   /** The last change: nodes before it, and when it ends (nodes drained or joined). */
   from_count?: number;
   change_ends_at?: number;
+}
+interface Change {
+  patch: Partial<K8sClustersTable>;
+  details: object;
 }
 /** Draining a node (cordon, evict pods) and joining a new one, in seconds. */
 export const DRAIN_SECONDS = 60;
@@ -201,16 +206,36 @@ export class ClusterService {
 
   /** Takes a backup first, then upgrades; `upgrading` until both are done, then `running` on the new version. */
   async upgrade(principal: Principal, id: string, version: string) {
-    return this.change(principal, id, 'upgrade', (row, now) => {
+    return this.change(principal, id, 'upgrade', async (row, now, repo) => {
       const current = versionOf(row, now);
       if (!nextMinor(current).includes(version))
         throw clusterErrors.invalid(
           `From ${current} a cluster upgrades to ${nextMinor(current).join(', ') || 'nothing yet'}.`,
           '/body/version',
         );
+      // The backup taken first is a real one: listed, restorable, kept as the policy keeps backups.
+      // It holds the cluster's resources (volumes are not touched by an upgrade).
+      const names = new Set((await repo.backupNames(id)).map((b) => b.name));
+      const retention = (await repo.policy(id))?.retention_days ?? DEFAULT_POLICY.retention_days;
+      const backup = await takeBackup(
+        repo,
+        this.driver,
+        row,
+        'pre-upgrade',
+        now,
+        null,
+        { retention_days: retention, include_volumes: false },
+        names,
+      );
       return {
         patch: { version: current, upgrade_to: version, upgrade_started_at: now },
-        details: { from: current, to: version, backup_first: true },
+        details: {
+          from: current,
+          to: version,
+          backup_first: true,
+          backup: backup.id,
+          backup_name: backup.name,
+        },
       };
     });
   }
@@ -286,7 +311,7 @@ export class ClusterService {
     principal: Principal,
     id: string,
     op: string,
-    decide: (row: K8sClustersTable, now: number) => { patch: Partial<K8sClustersTable>; details: object },
+    decide: (row: K8sClustersTable, now: number, repo: ClusterRepo) => Change | Promise<Change>,
     allowed: string[] = ['running'],
   ) {
     const now = this.clock.nowMs();
@@ -297,7 +322,7 @@ export class ClusterService {
         const row = await presentCluster(repo, principal.customerId, id, now);
         const status = phaseOf(row, now).status;
         if (!allowed.includes(status)) throw clusterErrors.notReady(status, op);
-        const { patch, details } = decide(row, now);
+        const { patch, details } = await decide(row, now, repo);
         await repo.update(id, patch);
         await repo.record(this.entry(id, principal, `cluster.${op}`, details, now));
         return { row: { ...row, ...patch }, ips: await repo.ipsOf([id]) };
