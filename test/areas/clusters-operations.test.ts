@@ -11,6 +11,7 @@ import { PROVISIONING_SECONDS } from '../../src/areas/clusters/lifecycle.js';
 import { expectAuthMatrix, expectTenantIsolation } from '../helpers/contracts.js';
 import { dnsServerOf } from '../helpers/dns-records.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+import { expectLimitHolds } from '../helpers/race.js';
 import { FakeResolver } from './ip-fixtures.js';
 
 /** Kubeconfig, floating addresses and reverse DNS, backup policy, backups and restores. */
@@ -294,6 +295,29 @@ describe('floating addresses and reverse DNS', () => {
       null,
     ]);
     expect(ptrs[1]!.details.previous).toBe('mail.ptr-zone.example');
+  });
+});
+
+describe('floating addresses when requests arrive together', () => {
+  it('holds 8 per cluster and never hands one address to two clusters', async () => {
+    const mine = await cluster('race-ips');
+    const theirs = await cluster('race-ips-b', { key: b.pat });
+    const [x, y] = await Promise.all([
+      expectLimitHolds({
+        room: 8,
+        attempts: 12,
+        send: () => t.request('POST', `${mine.url}/ips`, { key: a.pat }),
+        refusal: { status: 403, code: 'quota_exceeded' },
+      }),
+      expectLimitHolds({
+        room: 8,
+        attempts: 12,
+        send: () => t.request('POST', `${theirs.url}/ips`, { key: b.pat }),
+        refusal: { status: 403, code: 'quota_exceeded' },
+      }),
+    ]);
+    const addresses = [...x.succeeded, ...y.succeeded].map((r) => r.body.address);
+    expect(new Set(addresses).size).toBe(16);
   });
 });
 
