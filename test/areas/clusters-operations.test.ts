@@ -5,8 +5,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { clusterErrors } from '../../src/areas/clusters/errors.js';
+import type { ClusterService } from '../../src/areas/clusters/index.js';
 import { PROVISIONING_SECONDS } from '../../src/areas/clusters/lifecycle.js';
 import { expectAuthMatrix, expectTenantIsolation } from '../helpers/contracts.js';
 import { dnsServerOf } from '../helpers/dns-records.js';
@@ -151,10 +153,10 @@ describe('kubeconfig', () => {
     expect(expires2).toBeGreaterThanOrEqual(before2);
     expect(expires2).toBeLessThanOrEqual(after2);
 
-    for (const bad of ['10', '2592001', 'soon'])
-      expect(
-        (await t.request('GET', `${c.url}/kubeconfig?expiry_seconds=${bad}`, { key: a.pat })).status,
-      ).toBe(422);
+    const expiry = (v: string) => t.request('GET', `${c.url}/kubeconfig?expiry_seconds=${v}`, { key: a.pat });
+    expect(code(await expiry('10'))).toBe('invalid_request');
+    expect(code(await expiry('2592001'))).toBe('invalid_request');
+    expect((await expiry('soon')).status).toBe(422);
 
     const downloads = (await history(c.url)).filter((h) => h.action === 'cluster.kubeconfig');
     expect(downloads).toHaveLength(2);
@@ -470,6 +472,63 @@ describe('backups', () => {
       namespaces: ['shop'],
       restore: r.body.restore,
     });
+  });
+});
+
+describe('state rules', () => {
+  it('refuses address and backup changes while a cluster provisions or is being deleted', async () => {
+    const p = await cluster('rules-pending', { running: false });
+    expect(code(await t.request('DELETE', `${p.url}/ips/198.51.100.1`, { key: a.pat }))).toBe('not_ready');
+    const ptr = await t.request('PUT', `${p.url}/ips/198.51.100.1/ptr`, {
+      key: a.pat,
+      body: { ptr_record: 'x.example.net' },
+    });
+    expect(ptr.status).toBe(409);
+    expect(code(ptr)).toBe('not_ready');
+    // A policy may be set while it provisions; it starts once the cluster runs.
+    expect(
+      (await t.request('PUT', `${p.url}/backup-policy`, { key: a.pat, body: { enabled: true } })).body,
+    ).toMatchObject({
+      enabled: true,
+      active: false,
+    });
+
+    const c = await cluster('rules-deleting');
+    const bk = (await t.request('POST', `${c.url}/backups`, { key: a.pat, body: {} })).body.id as string;
+    await t.advance(90);
+    expect(
+      (await t.request('DELETE', c.url, { key: a.pat, body: { confirm_name: 'rules-deleting' } })).status,
+    ).toBe(202);
+    for (const [method, path, body] of [
+      ['PUT', '/backup-policy', { enabled: true }],
+      ['POST', '/backups', {}],
+      ['POST', `/backups/${bk}/restore`, {}],
+      ['POST', '/ips', {}],
+      ['GET', '/kubeconfig', undefined],
+    ] as const) {
+      const r = await t.request(method, `${c.url}${path}`, { key: a.pat, body });
+      expect(r.status, `${method} ${path}`).toBe(409);
+      expect(code(r)).toBe('not_ready');
+    }
+    // Reads go on until removal is confirmed.
+    expect((await t.request('GET', `${c.url}/backups`, { key: a.pat })).body.backups).toHaveLength(1);
+    expect((await t.request('GET', `${c.url}/backup-policy`, { key: a.pat })).status).toBe(200);
+  });
+
+  it('answers capacity (503) when the driver has no address left', async () => {
+    const c = await cluster('rules-capacity');
+    const k8s = t.fjord.areas.get('clusters')!.service as ClusterService;
+    const spy = vi
+      .spyOn(k8s.driver, 'allocateAddress')
+      .mockRejectedValueOnce(clusterErrors.capacity('No floating IPv4 address is free in this region.'));
+    try {
+      const r = await t.request('POST', `${c.url}/ips`, { key: a.pat });
+      expect(r.status).toBe(503);
+      expect(code(r)).toBe('capacity');
+    } finally {
+      spy.mockRestore();
+    }
+    expect((await history(c.url)).map((h) => h.action)).toEqual(['cluster.create']);
   });
 });
 
