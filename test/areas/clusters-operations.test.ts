@@ -269,6 +269,11 @@ describe('floating addresses and reverse DNS', () => {
     expect(ok.body).toMatchObject({ address: ip, kind: 'floating', ptr_record: 'mail.ptr-zone.example' });
     expect((await record('smtp', 'CNAME', 'mail.ptr-zone.example.')).status).toBe(201);
     expect((await ptr(ip, 'smtp.ptr-zone.example')).body.ptr_record).toBe('smtp.ptr-zone.example');
+    // A wildcard answers for names that do not exist below it.
+    expect((await record('*.pool', 'A', ip)).status).toBe(201);
+    expect((await ptr(ip, 'node-7.pool.ptr-zone.example')).body.ptr_record).toBe(
+      'node-7.pool.ptr-zone.example',
+    );
 
     // A name outside Fjord's zones goes through the resolver.
     resolver.set('out.elsewhere.example', 'A', ip);
@@ -293,6 +298,7 @@ describe('floating addresses and reverse DNS', () => {
     expect(ptrs.map((h) => h.details.ptr_record)).toEqual([
       'mail.ptr-zone.example',
       'smtp.ptr-zone.example',
+      'node-7.pool.ptr-zone.example',
       'out.elsewhere.example',
       null,
     ]);

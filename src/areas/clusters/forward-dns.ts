@@ -29,9 +29,19 @@ export function forwardDns(dns: DnsService | undefined, resolver: DnsLookup): Fo
       for (let hop = 0; hop <= MAX_CNAME_HOPS; hop++) {
         const zone = await servedZone(current);
         if (!zone) return resolver.a(current);
-        let here = zone.records.filter((r) => r.name === current);
-        if (here.length === 0 && current !== zone.apex)
-          here = zone.records.filter((r) => r.name === `*.${current.slice(current.indexOf('.') + 1)}`);
+        // A name that does not exist (no records at or below it) is answered by the wildcard of its
+        // closest existing ancestor, as RFC 4592 has it.
+        const exists = (n: string) => zone.records.some((r) => r.name === n || r.name.endsWith(`.${n}`));
+        let owner = current;
+        if (!exists(current)) {
+          let encloser = current;
+          while (encloser !== zone.apex) {
+            encloser = encloser.slice(encloser.indexOf('.') + 1);
+            if (exists(encloser)) break;
+          }
+          owner = `*.${encloser}`;
+        }
+        const here = zone.records.filter((r) => r.name === owner);
         const addresses = here.flatMap((r) => (r.data.type === 'A' ? [r.data.address] : []));
         if (addresses.length > 0) return addresses;
         const cname = here.find((r) => r.data.type === 'CNAME');
