@@ -208,9 +208,9 @@ export class BackupService {
     }
     let expired = 0;
     for (const b of await read.expiredBackups(now, EXPIRE_BATCH)) {
-      await this.store.unitOfWork({}, async ({ tx }) => {
+      const gone = await this.store.unitOfWork({}, async ({ tx }) => {
         const repo = ClusterRepo.over(tx);
-        await repo.deleteBackup(b.id);
+        if (!(await repo.deleteBackup(b.id))) return false;
         await repo.record(
           historyEntry(
             b.cluster_id,
@@ -220,8 +220,9 @@ export class BackupService {
             now,
           ),
         );
+        return true;
       });
-      expired++;
+      if (gone) expired++;
     }
     return { taken, expired };
   }

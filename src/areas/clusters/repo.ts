@@ -152,8 +152,10 @@ export class ClusterRepo {
       .limit(limit)
       .execute();
   }
-  async deleteBackup(id: string) {
-    await this.db.deleteFrom('k8s_backups').where('id', '=', id).execute();
+  /** Whether this call deleted it (another worker may have been first). */
+  async deleteBackup(id: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('k8s_backups').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
   }
   lastRestore(clusterId: string) {
     return this.db
