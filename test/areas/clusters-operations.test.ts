@@ -166,6 +166,15 @@ describe('kubeconfig', () => {
     expect(downloads[1]!.details.credential_id).not.toBe(downloads[0]!.details.credential_id);
   });
 
+  it('keeps names that look like other YAML values strings', async () => {
+    for (const name of ['null', '1234']) {
+      const c = await cluster(name);
+      const doc = parseYaml((await t.request('GET', `${c.url}/kubeconfig`, { key: a.pat })).text);
+      expect(doc['current-context']).toBe(name);
+      expect(doc.contexts[0].name).toBe(name);
+    }
+  });
+
   it('needs kubernetes:write: a read-only token may read the cluster but not download its kubeconfig', async () => {
     const c = await cluster('kube-scope');
     const ro = await t.kernel.identity.createPat(a.id, ['kubernetes:read'], 'read only');

@@ -93,6 +93,8 @@ export class KubeconfigService {
 }
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+/** Every name is quoted: a cluster called `null`, `yes` or `1234` stays a string to YAML readers. */
+const q = (s: string) => JSON.stringify(s);
 
 /**
  * The kubeconfig as `kubectl` writes one. The expiry is stated twice: in the comment at the top for
@@ -121,12 +123,12 @@ export function renderKubeconfig(
     'apiVersion: v1',
     'kind: Config',
     'clusters:',
-    `- name: ${row.technical_name}`,
+    `- name: ${q(row.technical_name)}`,
     '  cluster:',
     `    certificate-authority-data: ${b64(c.caPem)}`,
-    `    server: https://${row.gateway_ip}:${API_PORT}`,
+    `    server: ${q(`https://${row.gateway_ip}:${API_PORT}`)}`,
     'users:',
-    `- name: ${userName}`,
+    `- name: ${q(userName)}`,
     '  user:',
     `    client-certificate-data: ${b64(c.certPem)}`,
     `    client-key-data: ${b64(c.keyPem)}`,
@@ -138,11 +140,11 @@ export function renderKubeconfig(
     `        issued_at: "${issued}"`,
     `        expires_at: "${expires}"`,
     'contexts:',
-    `- name: ${row.name}`,
+    `- name: ${q(row.name)}`,
     '  context:',
-    `    cluster: ${row.technical_name}`,
-    `    user: ${userName}`,
-    `current-context: ${row.name}`,
+    `    cluster: ${q(row.technical_name)}`,
+    `    user: ${q(userName)}`,
+    `current-context: ${q(row.name)}`,
     'preferences: {}',
     '',
   ].join('\n');
