@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   PROVISIONING_SECONDS,
   PROVISIONING_STEPS,
+  UPGRADE_BACKUP_SECONDS,
   UPGRADE_SECONDS,
 } from '../../src/areas/clusters/lifecycle.js';
 import { DRAIN_SECONDS, JOIN_SECONDS } from '../../src/areas/clusters/service.js';
@@ -162,7 +163,22 @@ describe('managed clusters', () => {
       'cluster.api-access',
       'cluster.upgrade',
     ]);
-    expect(history[2].details).toEqual({ from: '1.34', to: '1.35', backup_first: true });
+    expect(history[2].details).toMatchObject({ from: '1.34', to: '1.35', backup_first: true });
+    // The backup taken first is listed, Completed, and restorable.
+    const backups = (await t.request('GET', `${url}/backups`, { key: a.pat })).body.backups;
+    expect(backups).toEqual([
+      expect.objectContaining({
+        id: history[2].details.backup,
+        kind: 'pre-upgrade',
+        name: history[2].details.backup_name,
+        status: 'Completed',
+        include_volumes: false,
+        namespaces: null,
+      }),
+    ]);
+    expect(Date.parse(backups[0].completed_at) - Date.parse(backups[0].started_at)).toBe(
+      UPGRADE_BACKUP_SECONDS * 1000,
+    );
   });
 
   it('adds, scales (draining first) and deletes node pools, keeping at least one', async () => {

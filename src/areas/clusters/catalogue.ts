@@ -224,3 +224,20 @@ export function estimate(
     monthly_total: major(total),
   };
 }
+
+/** Days in the year that turn a monthly price into a daily one (12 months over 365 days). */
+const DAYS_PER_YEAR = 365;
+
+/**
+ * The price of one day of a plan billed per day (floating addresses), per currency: the monthly
+ * price after the region multiplier, × 12 / 365, rounded half up to a whole minor unit.
+ */
+export function dailyPrices(planCode: string, multiplier: number): Record<string, number> {
+  const plan = planOf(planCode)!;
+  const out: Record<string, number> = {};
+  for (const c of CURRENCIES) {
+    const monthly = applyBp(monthlyMinor(plan, c), bpOf(multiplier));
+    out[c] = major(Math.floor((monthly * 12 * 2 + DAYS_PER_YEAR) / (DAYS_PER_YEAR * 2)));
+  }
+  return out;
+}

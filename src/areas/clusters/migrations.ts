@@ -1,4 +1,4 @@
-import type { Kysely, Migration } from 'kysely';
+import type { ColumnDefinitionBuilder, Kysely, Migration } from 'kysely';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
 type AnyDb = Kysely<any>;
@@ -35,9 +35,70 @@ export interface K8sHistoryTable {
   at: number;
 }
 
+/** The cluster's CA: made at the first kubeconfig download, its key sealed with the data key. */
+export interface K8sClusterCasTable {
+  cluster_id: string;
+  cert_pem: string;
+  key_sealed: string;
+  created_at: number;
+}
+
+/** Floating addresses (the gateway address lives on the cluster row). */
+export interface K8sIpsTable {
+  id: string;
+  cluster_id: string;
+  customer_id: string;
+  address: string;
+  ptr_record: string | null;
+  allocated_at: number;
+}
+
+export interface K8sBackupPoliciesTable {
+  cluster_id: string;
+  enabled: number;
+  schedule_cron: string;
+  retention_days: number;
+  include_volumes: number;
+  /** JSON array, or null: every namespace the customer created. */
+  namespaces: string | null;
+  /** The next scheduled run (null while disabled). */
+  next_run_at: number | null;
+  updated_at: number;
+}
+
+export interface K8sBackupsTable {
+  id: string;
+  cluster_id: string;
+  kind: string;
+  name: string;
+  namespaces: string | null;
+  include_volumes: number;
+  started_at: number;
+  /** When the driver finishes it: `InProgress` before, `Completed` after. */
+  completed_at: number;
+  expires_at: number;
+  items_count: number;
+  error: string | null;
+}
+
+export interface K8sRestoresTable {
+  id: string;
+  cluster_id: string;
+  backup_id: string;
+  name: string;
+  namespaces: string | null;
+  started_at: number;
+  completed_at: number;
+}
+
 export interface ClusterTables {
   k8s_clusters: K8sClustersTable;
   k8s_history: K8sHistoryTable;
+  k8s_cluster_cas: K8sClusterCasTable;
+  k8s_ips: K8sIpsTable;
+  k8s_backup_policies: K8sBackupPoliciesTable;
+  k8s_backups: K8sBackupsTable;
+  k8s_restores: K8sRestoresTable;
 }
 
 export const clusterMigrations: Record<string, Migration> = {
@@ -81,6 +142,81 @@ export const clusterMigrations: Record<string, Migration> = {
         .createIndex('k8s_history_cluster')
         .on('k8s_history')
         .columns(['cluster_id', 'at'])
+        .execute();
+    },
+  },
+  '2026-11-26-1100-k8s-access-ips-backups': {
+    async up(db: AnyDb) {
+      const cluster = (c: ColumnDefinitionBuilder) =>
+        c.notNull().references('k8s_clusters.id').onDelete('cascade');
+      await db.schema
+        .createTable('k8s_cluster_cas')
+        .addColumn('cluster_id', 'text', (c) => cluster(c).primaryKey())
+        .addColumn('cert_pem', 'text', (c) => c.notNull())
+        .addColumn('key_sealed', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('k8s_ips')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('cluster_id', 'text', cluster)
+        .addColumn('customer_id', 'text', (c) => c.notNull())
+        .addColumn('address', 'text', (c) => c.notNull())
+        .addColumn('ptr_record', 'text')
+        .addColumn('allocated_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('k8s_ips_cluster').on('k8s_ips').column('cluster_id').execute();
+      await db.schema.createIndex('k8s_ips_address').on('k8s_ips').column('address').execute();
+      await db.schema
+        .createTable('k8s_backup_policies')
+        .addColumn('cluster_id', 'text', (c) => cluster(c).primaryKey())
+        .addColumn('enabled', 'integer', (c) => c.notNull())
+        .addColumn('schedule_cron', 'text', (c) => c.notNull())
+        .addColumn('retention_days', 'integer', (c) => c.notNull())
+        .addColumn('include_volumes', 'integer', (c) => c.notNull())
+        .addColumn('namespaces', 'text')
+        .addColumn('next_run_at', 'bigint')
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('k8s_backup_policies_due')
+        .on('k8s_backup_policies')
+        .column('next_run_at')
+        .execute();
+      await db.schema
+        .createTable('k8s_backups')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('cluster_id', 'text', cluster)
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('namespaces', 'text')
+        .addColumn('include_volumes', 'integer', (c) => c.notNull())
+        .addColumn('started_at', 'bigint', (c) => c.notNull())
+        .addColumn('completed_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('items_count', 'integer', (c) => c.notNull())
+        .addColumn('error', 'text')
+        .execute();
+      await db.schema
+        .createIndex('k8s_backups_cluster')
+        .on('k8s_backups')
+        .columns(['cluster_id', 'started_at'])
+        .execute();
+      await db.schema.createIndex('k8s_backups_expiry').on('k8s_backups').column('expires_at').execute();
+      await db.schema
+        .createTable('k8s_restores')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('cluster_id', 'text', cluster)
+        .addColumn('backup_id', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('namespaces', 'text')
+        .addColumn('started_at', 'bigint', (c) => c.notNull())
+        .addColumn('completed_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('k8s_restores_cluster')
+        .on('k8s_restores')
+        .columns(['cluster_id', 'started_at'])
         .execute();
     },
   },

@@ -91,13 +91,17 @@ export const PoolView = Type.Object({
   labels: Type.Record(Type.String(), Type.String()),
   taints: Type.Array(Taint),
 });
-const PublicIp = Type.Object({
+export const PublicIp = Type.Object({
   id: Type.String(),
   address: Type.String(),
   family: Type.String(),
-  kind: Type.String(),
+  kind: Type.String({ description: '`gateway` (included in the cluster fee) or `floating`' }),
   included: Type.Boolean(),
   ptr_record: Nullable(Type.String()),
+  allocated_at: Nullable(Type.String()),
+  daily_price: Type.Union([Money, Type.Null()], {
+    description: 'What a day of the address costs, per currency (null: included)',
+  }),
 });
 export const ClusterView = Type.Object({
   id: Type.String(),
@@ -140,3 +144,56 @@ export const UpgradeBody = Type.Object({ version: Type.String() });
 export const ApiAccessBody = Type.Object({ cidrs: Type.Array(Type.String(), { maxItems: 100 }) });
 export const PoolParams = Type.Object({ id: Type.String(), pool: Type.String() });
 export const ScaleBody = Type.Object({ count: Type.Integer() });
+
+export const KubeconfigQuery = Type.Object({
+  expiry_seconds: Type.Optional(
+    Type.Integer({
+      description: 'Life of the client certificate: 600-2592000 seconds (default 604800, a week)',
+    }),
+  ),
+});
+export const KubeconfigYaml = Type.String({ description: 'A kubeconfig (YAML)' });
+export const IpParams = Type.Object({ id: Type.String(), ip: Type.String() });
+export const AllocateIpBody = Type.Object(
+  { family: Type.Optional(Type.Literal('IPv4', { description: 'Only IPv4 is offered (the default)' })) },
+  { additionalProperties: false },
+);
+export const PtrBody = Type.Object({
+  ptr_record: Type.Union([Type.String({ maxLength: 254 }), Type.Null()], {
+    description: 'A host name that already resolves to the address; null removes the PTR record',
+  }),
+});
+const Namespaces = Type.Array(Type.String({ maxLength: 63 }), { maxItems: 50 });
+export const BackupPolicyView = Type.Object({
+  enabled: Type.Boolean(),
+  schedule_cron: Type.String(),
+  retention_days: Type.Integer(),
+  include_volumes: Type.Boolean(),
+  namespaces: Type.Union([Namespaces, Type.Null()]),
+  active: Type.Boolean(),
+  time_zone: Type.String({ description: 'The cluster’s local time, in which `schedule_cron` runs' }),
+  next_run_at: Nullable(Type.String()),
+  updated_at: Type.String(),
+});
+export const BackupPolicyBody = Type.Object({
+  enabled: Type.Optional(Type.Boolean()),
+  schedule_cron: Type.Optional(Type.String({ maxLength: 200 })),
+  retention_days: Type.Optional(Type.Integer()),
+  include_volumes: Type.Optional(Type.Boolean()),
+  namespaces: Type.Optional(Type.Union([Namespaces, Type.Null()])),
+});
+export const BackupView = Type.Object({
+  id: Type.String(),
+  kind: Type.String({ description: '`scheduled`, `manual` or `pre-upgrade`' }),
+  name: Type.String(),
+  status: Type.String({ description: '`InProgress`, then `Completed`' }),
+  started_at: Type.String(),
+  completed_at: Nullable(Type.String()),
+  expires_at: Type.String(),
+  items_count: Type.Integer(),
+  error: Nullable(Type.String()),
+  namespaces: Type.Union([Namespaces, Type.Null()]),
+  include_volumes: Type.Boolean(),
+});
+export const NamespacesBody = Type.Object({ namespaces: Type.Optional(Namespaces) });
+export const BackupParams = Type.Object({ id: Type.String(), backup: Type.String() });

@@ -6,6 +6,7 @@ import { newId } from '../../kernel/ids.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
 import type { Store } from '../../kernel/store/store.js';
 import type { AccountService } from '../account/service.js';
+import { DEFAULT_POLICY, takeBackup } from './backup-take.js';
 import {
   type Currency,
   DEFAULT_CONTROL_PLANE,
@@ -20,12 +21,13 @@ import {
 } from './catalogue.js';
 import type { ClusterDriver } from './drivers/driver.js';
 import { clusterErrors } from './errors.js';
+import { publicIps } from './ip-view.js';
 import { DELETE_SECONDS, phaseOf, versionOf } from './lifecycle.js';
-import type { K8sClustersTable } from './migrations.js';
+import type { K8sClustersTable, K8sIpsTable } from './migrations.js';
 import { ClusterRepo } from './repo.js';
 import { checkCidrs, checkClusterName, checkLabels, checkPoolName, checkTaints } from './validation.js';
 
-const API_PORT = 7443;
+export const API_PORT = 7443;
 const DAY_MS = 86_400_000;
 
 export interface PoolInput {
@@ -49,6 +51,10 @@ interface StoredPool extends PoolInput {
   /** The last change: nodes before it, and when it ends (nodes drained or joined). */
   from_count?: number;
   change_ends_at?: number;
+}
+interface Change {
+  patch: Partial<K8sClustersTable>;
+  details: object;
 }
 /** Draining a node (cordon, evict pods) and joining a new one, in seconds. */
 export const DRAIN_SECONDS = 60;
@@ -130,7 +136,7 @@ export class ClusterService {
     };
     // Name and count are checked and the row written under the account's lock: two creates at once
     // cannot both take the last place or the same name.
-    await this.store.unitOfWork({ locks: [`k8s:customer:${principal.customerId}`] }, async ({ tx }) => {
+    await this.store.unitOfWork({ locks: [customerLock(principal.customerId)] }, async ({ tx }) => {
       const repo = ClusterRepo.over(tx);
       const present = await repo.present(principal.customerId, now - DELETE_SECONDS * 1000);
       if (present.some((c) => c.name === input.name)) throw clusterErrors.nameTaken(input.name);
@@ -151,17 +157,19 @@ export class ClusterService {
 
   async list(customerId: string) {
     const clusters = await this.repo.present(customerId, this.clock.nowMs() - DELETE_SECONDS * 1000);
-    return { clusters: clusters.map((c) => this.view(c)), total: clusters.length };
+    const ips = await this.repo.ipsOf(clusters.map((c) => c.id));
+    return { clusters: clusters.map((c) => this.view(c, ips)), total: clusters.length };
   }
 
   async get(customerId: string, id: string) {
-    return this.view(await this.find(customerId, id));
+    const row = await this.find(customerId, id);
+    return this.view(row, await this.repo.ipsOf([id]));
   }
 
   async remove(principal: Principal, id: string, confirmName: string) {
     const now = this.clock.nowMs();
     const after = await this.store.unitOfWork(
-      { locks: [`k8s:customer:${principal.customerId}`] },
+      { locks: [customerLock(principal.customerId)] },
       async ({ tx }) => {
         const repo = ClusterRepo.over(tx);
         const row = await presentCluster(repo, principal.customerId, id, now);
@@ -170,10 +178,10 @@ export class ClusterService {
           throw clusterErrors.invalid('confirm_name must equal the cluster name.', '/body/confirm_name');
         await repo.update(id, { status: 'deleting', delete_requested_at: now });
         await repo.record(this.entry(id, principal, 'cluster.delete', { final_backup_kept_days: 30 }, now));
-        return { ...row, status: 'deleting', delete_requested_at: now };
+        return { row: { ...row, status: 'deleting', delete_requested_at: now }, ips: await repo.ipsOf([id]) };
       },
     );
-    return this.view(after);
+    return this.view(after.row, after.ips);
   }
 
   async history(customerId: string, id: string) {
@@ -198,16 +206,36 @@ export class ClusterService {
 
   /** Takes a backup first, then upgrades; `upgrading` until both are done, then `running` on the new version. */
   async upgrade(principal: Principal, id: string, version: string) {
-    return this.change(principal, id, 'upgrade', (row, now) => {
+    return this.change(principal, id, 'upgrade', async (row, now, repo) => {
       const current = versionOf(row, now);
       if (!nextMinor(current).includes(version))
         throw clusterErrors.invalid(
           `From ${current} a cluster upgrades to ${nextMinor(current).join(', ') || 'nothing yet'}.`,
           '/body/version',
         );
+      // The backup taken first is a real one: listed, restorable, kept as the policy keeps backups.
+      // It holds the cluster's resources (volumes are not touched by an upgrade).
+      const names = new Set((await repo.backupNames(id)).map((b) => b.name));
+      const retention = (await repo.policy(id))?.retention_days ?? DEFAULT_POLICY.retention_days;
+      const backup = await takeBackup(
+        repo,
+        this.driver,
+        row,
+        'pre-upgrade',
+        now,
+        null,
+        { retention_days: retention, include_volumes: false },
+        names,
+      );
       return {
         patch: { version: current, upgrade_to: version, upgrade_started_at: now },
-        details: { from: current, to: version, backup_first: true },
+        details: {
+          from: current,
+          to: version,
+          backup_first: true,
+          backup: backup.id,
+          backup_name: backup.name,
+        },
       };
     });
   }
@@ -283,29 +311,30 @@ export class ClusterService {
     principal: Principal,
     id: string,
     op: string,
-    decide: (row: K8sClustersTable, now: number) => { patch: Partial<K8sClustersTable>; details: object },
+    decide: (row: K8sClustersTable, now: number, repo: ClusterRepo) => Change | Promise<Change>,
     allowed: string[] = ['running'],
   ) {
     const now = this.clock.nowMs();
     const after = await this.store.unitOfWork(
-      { locks: [`k8s:customer:${principal.customerId}`] },
+      { locks: [customerLock(principal.customerId)] },
       async ({ tx }) => {
         const repo = ClusterRepo.over(tx);
         const row = await presentCluster(repo, principal.customerId, id, now);
         const status = phaseOf(row, now).status;
         if (!allowed.includes(status)) throw clusterErrors.notReady(status, op);
-        const { patch, details } = decide(row, now);
+        const { patch, details } = await decide(row, now, repo);
         await repo.update(id, patch);
         await repo.record(this.entry(id, principal, `cluster.${op}`, details, now));
-        return { ...row, ...patch };
+        return { row: { ...row, ...patch }, ips: await repo.ipsOf([id]) };
       },
     );
-    return this.view(after);
+    return this.view(after.row, after.ips);
   }
 
   // --- helpers ----------------------------------------------------------------------------------
 
-  private async find(customerId: string, id: string) {
+  /** The customer's present cluster (404 otherwise), read outside any unit. */
+  async find(customerId: string, id: string) {
     const row = (await this.repo.present(customerId, this.clock.nowMs() - DELETE_SECONDS * 1000)).find(
       (c) => c.id === id,
     );
@@ -352,17 +381,10 @@ export class ClusterService {
   }
 
   private entry(clusterId: string, principal: Principal, action: string, details: object, at: number) {
-    return {
-      id: newId(),
-      cluster_id: clusterId,
-      action,
-      actor: `${principal.credential.kind}:${principal.credential.id}`,
-      details: JSON.stringify(details),
-      at,
-    };
+    return historyEntry(clusterId, actorOf(principal), action, details, at);
   }
 
-  view(row: K8sClustersTable) {
+  view(row: K8sClustersTable, ips: K8sIpsTable[] = []) {
     const now = this.clock.nowMs();
     const phase = phaseOf(row, now);
     const region = regionOf(row.region)!;
@@ -400,18 +422,7 @@ export class ClusterService {
           taints: p.taints ?? [],
         };
       }),
-      public_ips: running
-        ? [
-            {
-              id: `${row.id}-gw`,
-              address: row.gateway_ip,
-              family: 'IPv4',
-              kind: 'gateway',
-              included: true,
-              ptr_record: null,
-            },
-          ]
-        : [],
+      public_ips: running ? publicIps(row, phase.running_since!, ips) : [],
       ssh_key_ids: JSON.parse(row.ssh_key_ids) as string[],
       created_at: isoOf(row.created_at)!,
       running_since: isoOf(phase.running_since),
@@ -435,8 +446,18 @@ function poolStatus(p: StoredPool, running: boolean, now: number): string {
   return p.count < p.from_count! ? 'draining' : 'scaling';
 }
 
+/** Every change of an account's clusters (and their addresses, backups) is serialised on this. */
+export const customerLock = (customerId: string) => `k8s:customer:${customerId}`;
+
+/** Who did it, as history shows it: the credential (`pat:<id>`, `oidc:<id>`) or `system:<job>`. */
+export const actorOf = (principal: Principal) => `${principal.credential.kind}:${principal.credential.id}`;
+
+export function historyEntry(clusterId: string, actor: string, action: string, details: object, at: number) {
+  return { id: newId(), cluster_id: clusterId, action, actor, details: JSON.stringify(details), at };
+}
+
 /** The customer's cluster `id`, unless gone (removed, or deleted longer ago than the removal takes): 404. */
-async function presentCluster(repo: ClusterRepo, customerId: string, id: string, now: number) {
+export async function presentCluster(repo: ClusterRepo, customerId: string, id: string, now: number) {
   const row = (await repo.present(customerId, now - DELETE_SECONDS * 1000)).find((c) => c.id === id);
   if (!row) throw clusterErrors.notFound();
   return row;
