@@ -379,7 +379,9 @@ describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('scaled out on Pos
     });
     try {
       await client.subscribeAsync(`${c.topic_root}/commands`, { qos: 1 });
-      const received = new Promise<string>((resolve) => client.on('message', (_t, p) => resolve(p.toString())));
+      const received = new Promise<string>((resolve) =>
+        client.on('message', (_t, p) => resolve(p.toString())),
+      );
       await eventually(async () => {
         expect((await call(lb, 'GET', '/v1/iot/devices/cluster-dev')).body.is_online).toBe(true);
       }, 10_000);

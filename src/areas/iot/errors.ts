@@ -37,9 +37,14 @@ export const iotErrors = {
   badWindow: (message: string) =>
     new AppError('invalid', 'invalid_time_window', message, { errors: [{ path: '/query', message }] }),
   commandTooLarge: (max: number) =>
-    new AppError('invalid', 'command_too_large', `A command (name and params as JSON) is at most ${max} bytes.`, {
-      errors: [{ path: '/body/params', message: `at most ${max} bytes with the name` }],
-    }),
+    new AppError(
+      'invalid',
+      'command_too_large',
+      `A command (name and params as JSON) is at most ${max} bytes.`,
+      {
+        errors: [{ path: '/body/params', message: `at most ${max} bytes with the name` }],
+      },
+    ),
   deviceOffline: (id: string) =>
     new AppError(
       'conflict',

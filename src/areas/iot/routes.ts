@@ -330,7 +330,8 @@ export function iotRoutes({ iot, groups, tags, insights }: IotParts) {
       url: '/v1/iot/devices/:device_id/commands',
       operationId: 'iotSendCommand',
       tag: TAG,
-      summary: 'Send a command to a connected device (QoS 1 on its commands topic), through any Fjord process',
+      summary:
+        'Send a command to a connected device (QoS 1 on its commands topic), through any Fjord process',
       access: access('iot:write'),
       rateLimit: ['iot'],
       params: DeviceParams,

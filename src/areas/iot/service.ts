@@ -354,7 +354,10 @@ export class IotService {
     const here = (await this.commandSink?.(row.mqtt_username, topic, payload)) ?? false;
     if (!here) {
       if (row.is_online !== 1) throw iotErrors.deviceOffline(deviceId);
-      await this.store.publish(COMMAND_CHANNEL, JSON.stringify({ username: row.mqtt_username, topic, payload }));
+      await this.store.publish(
+        COMMAND_CHANNEL,
+        JSON.stringify({ username: row.mqtt_username, topic, payload }),
+      );
     }
     return {
       command_id: id,
@@ -382,7 +385,11 @@ export class IotService {
     });
     this.store.subscribe(COMMAND_CHANNEL, (notice) => {
       if (!notice || !this.commandSink) return;
-      const { username, topic, payload } = JSON.parse(notice) as { username: string; topic: string; payload: string };
+      const { username, topic, payload } = JSON.parse(notice) as {
+        username: string;
+        topic: string;
+        payload: string;
+      };
       void this.commandSink(username, topic, payload).catch(() => {});
     });
   }
