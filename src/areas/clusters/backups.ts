@@ -10,7 +10,7 @@ import { type BackupKind, DAY_MS, DEFAULT_POLICY, stamp, takeBackup } from './ba
 import { type Cron, CronError, nextRun, parseCron } from './cron.js';
 import type { ClusterDriver } from './drivers/driver.js';
 import { clusterErrors } from './errors.js';
-import { phaseOf } from './lifecycle.js';
+import { phaseOf, serves } from './lifecycle.js';
 import type { K8sBackupPoliciesTable, K8sBackupsTable, K8sClustersTable } from './migrations.js';
 import { ClusterRepo } from './repo.js';
 import { actorOf, customerLock, historyEntry, presentCluster } from './service.js';
@@ -41,7 +41,7 @@ export interface PolicyInput {
 const zoneOf = (row: K8sClustersTable) => TIME_ZONES[row.region] ?? 'UTC';
 /** Backups are taken while the cluster runs (an upgrade included); not while it provisions or is deleted. */
 const takesBackups = (row: K8sClustersTable, at: number) =>
-  ['running', 'upgrading'].includes(phaseOf(row, at).status);
+  ['running', 'upgrading', 'degraded'].includes(phaseOf(row, at).status);
 const statusOf = (b: K8sBackupsTable, now: number) =>
   b.error !== null ? 'Failed' : now < b.completed_at ? 'InProgress' : 'Completed';
 
@@ -122,7 +122,7 @@ export class BackupService {
       const repo = ClusterRepo.over(tx);
       const row = await presentCluster(repo, principal.customerId, id, now);
       const status = phaseOf(row, now).status;
-      if (status !== 'running') throw clusterErrors.notReady(status, 'a backup');
+      if (!serves(status)) throw clusterErrors.notReady(status, 'a backup');
       const policy = this.policyView(row, await repo.policy(id), now);
       const names = new Set((await repo.backupNames(id)).map((b) => b.name));
       const backup = await this.take(repo, row, 'manual', now, checked, policy, names);
@@ -143,7 +143,7 @@ export class BackupService {
       const backup = (await repo.backups(id, now)).find((b) => b.id === backupId);
       if (!backup) throw clusterErrors.notFound('Backup');
       const status = phaseOf(row, now).status;
-      if (status !== 'running') throw clusterErrors.notReady(status, 'a restore');
+      if (!serves(status)) throw clusterErrors.notReady(status, 'a restore');
       const backupStatus = statusOf(backup, now);
       if (backupStatus !== 'Completed') throw clusterErrors.backupNotReady(backupStatus);
       const held: string[] | null = backup.namespaces === null ? null : JSON.parse(backup.namespaces);

@@ -2,6 +2,7 @@ import { createResolver } from '../../kernel/net/resolver.js';
 import { defineArea } from '../wiring.js';
 import { BackupService } from './backups.js';
 import { SimulatedClusterDriver } from './drivers/driver.js';
+import { ClusterFaults, clusterFaultRoutes } from './faults.js';
 import { forwardDns } from './forward-dns.js';
 import { ClusterIpService } from './ips.js';
 import { KubeconfigService } from './kubeconfig.js';
@@ -80,7 +81,11 @@ export const clustersArea = defineArea({
     );
     return {
       service: k8s,
-      routes: [...clusterRoutes(k8s), ...clusterExtraRoutes({ kubeconfig, ips, backups })],
+      routes: [
+        ...clusterRoutes(k8s),
+        ...clusterExtraRoutes({ kubeconfig, ips, backups }),
+        ...clusterFaultRoutes(new ClusterFaults(kernel.store, kernel.clock)),
+      ],
       onReset: schedule,
     };
   },

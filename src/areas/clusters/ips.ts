@@ -9,7 +9,7 @@ import type { ClusterDriver } from './drivers/driver.js';
 import { clusterErrors } from './errors.js';
 import type { ForwardDns } from './forward-dns.js';
 import { FLOATING_IP_PLAN, floatingIpView } from './ip-view.js';
-import { DELETE_SECONDS, phaseOf } from './lifecycle.js';
+import { DELETE_SECONDS, phaseOf, serves } from './lifecycle.js';
 import type { K8sClustersTable } from './migrations.js';
 import { ClusterRepo } from './repo.js';
 import type { ReverseZones } from './reverse-dns.js';
@@ -185,6 +185,6 @@ const multiplierOf = (row: K8sClustersTable) => regionOf(row.region)?.price_mult
 async function runningCluster(repo: ClusterRepo, customerId: string, id: string, now: number, op: string) {
   const row = await presentCluster(repo, customerId, id, now);
   const status = phaseOf(row, now).status;
-  if (status !== 'running') throw clusterErrors.notReady(status, op);
+  if (!serves(status)) throw clusterErrors.notReady(status, op);
   return row;
 }

@@ -4,7 +4,7 @@ import { newId } from '../../kernel/ids.js';
 import type { SecretBox } from '../../kernel/secrets.js';
 import type { Store } from '../../kernel/store/store.js';
 import { clusterErrors } from './errors.js';
-import { phaseOf } from './lifecycle.js';
+import { phaseOf, serves } from './lifecycle.js';
 import type { K8sClustersTable } from './migrations.js';
 import { ClusterRepo } from './repo.js';
 import { API_PORT, actorOf, customerLock, historyEntry, presentCluster } from './service.js';
@@ -44,7 +44,7 @@ export class KubeconfigService {
       const repo = ClusterRepo.over(tx);
       const row = await presentCluster(repo, principal.customerId, id, now);
       const status = phaseOf(row, now).status;
-      if (status !== 'running') throw clusterErrors.notReady(status, 'a kubeconfig');
+      if (!serves(status)) throw clusterErrors.notReady(status, 'a kubeconfig');
       let ca = await repo.ca(id);
       if (!ca) {
         const made = createCa(CA_SUBJECT.commonName, now, CA_YEARS);

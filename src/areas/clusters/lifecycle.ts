@@ -26,7 +26,7 @@ export const UPGRADE_BACKUP_SECONDS = 30;
 export const UPGRADE_SECONDS = UPGRADE_BACKUP_SECONDS + 240;
 
 export interface Phase {
-  status: 'provisioning' | 'running' | 'upgrading' | 'deleting';
+  status: 'provisioning' | 'running' | 'upgrading' | 'deleting' | 'error' | 'degraded' | 'suspended';
   provisioning_step: string | null;
   running_since: number | null;
 }
@@ -36,7 +36,14 @@ interface Timeline {
   delete_requested_at: number | null;
   upgrade_to: string | null;
   upgrade_started_at: number | null;
+  /** An injected fault (operator API, simulated driver): see `faulted`. */
+  fault?: string | null;
+  fault_step?: string | null;
+  fault_at?: number | null;
 }
+
+/** A degraded cluster still serves: what needs a running cluster works on it too. */
+export const serves = (status: Phase['status']): boolean => status === 'running' || status === 'degraded';
 
 const upgradeDone = (row: Timeline, now: number) =>
   row.upgrade_started_at === null || now >= row.upgrade_started_at + UPGRADE_SECONDS * 1000;
@@ -47,6 +54,11 @@ export function versionOf(row: Timeline & { version: string }, now: number): str
 }
 
 export function phaseOf(row: Timeline, now: number): Phase {
+  return faulted(row, now, clockPhase(row, now));
+}
+
+/** The state the clock alone gives. */
+function clockPhase(row: Timeline, now: number): Phase {
   const readyAt = row.created_at + PROVISIONING_SECONDS * 1000;
   const runningSince = now >= readyAt ? readyAt : null;
   if (row.delete_requested_at !== null)
@@ -61,4 +73,33 @@ export function phaseOf(row: Timeline, now: number): Phase {
     if (now < at) return { status: 'provisioning', provisioning_step: step, running_since: null };
   }
   return { status: 'running', provisioning_step: null, running_since: readyAt };
+}
+
+/** Start of a provisioning step (ms), from the creation time. */
+function stepStart(created: number, step: string): number {
+  let at = created;
+  for (const [name, seconds] of PROVISIONING_STEPS) {
+    if (name === step) return at;
+    at += seconds * 1000;
+  }
+  return at;
+}
+
+/**
+ * An injected fault over the clock's state: `error` stops the cluster (at a provisioning step
+ * when one is named, once the clock reaches it); `degraded` marks a running or upgrading cluster;
+ * `suspended` holds any cluster. A deletion goes on whatever the fault.
+ */
+function faulted(row: Timeline, now: number, phase: Phase): Phase {
+  if (!row.fault || phase.status === 'deleting') return phase;
+  if (row.fault === 'error') {
+    // Named step: provisioning runs until the clock reaches it (a step already passed fails now).
+    if (row.fault_step && now < stepStart(row.created_at, row.fault_step)) return phase;
+    return { status: 'error', provisioning_step: row.fault_step ?? null, running_since: null };
+  }
+  if (row.fault === 'degraded')
+    return phase.status === 'running' || phase.status === 'upgrading'
+      ? { ...phase, status: 'degraded' }
+      : phase;
+  return { ...phase, status: 'suspended' };
 }

@@ -24,6 +24,19 @@ export interface K8sClustersTable {
   /** The version an upgrade moves to, and when it started (a backup first, then the upgrade). */
   upgrade_to: string | null;
   upgrade_started_at: number | null;
+  /** Injected by the operator (simulated driver): `error`, `degraded` or `suspended`. */
+  fault: string | null;
+  /** `error` only: the provisioning step that fails. */
+  fault_step: string | null;
+  fault_message: string | null;
+  fault_at: number | null;
+}
+
+/** A region the operator marked out of capacity: creates there answer 503 `capacity`. */
+export interface K8sCapacityTable {
+  region: string;
+  message: string | null;
+  updated_at: number;
 }
 
 export interface K8sHistoryTable {
@@ -94,6 +107,7 @@ export interface K8sRestoresTable {
 export interface ClusterTables {
   k8s_clusters: K8sClustersTable;
   k8s_history: K8sHistoryTable;
+  k8s_capacity: K8sCapacityTable;
   k8s_cluster_cas: K8sClusterCasTable;
   k8s_ips: K8sIpsTable;
   k8s_backup_policies: K8sBackupPoliciesTable;
@@ -217,6 +231,20 @@ export const clusterMigrations: Record<string, Migration> = {
         .createIndex('k8s_restores_cluster')
         .on('k8s_restores')
         .columns(['cluster_id', 'started_at'])
+        .execute();
+    },
+  },
+  '2026-11-26-1300-k8s-faults': {
+    async up(db: AnyDb) {
+      await db.schema.alterTable('k8s_clusters').addColumn('fault', 'text').execute();
+      await db.schema.alterTable('k8s_clusters').addColumn('fault_step', 'text').execute();
+      await db.schema.alterTable('k8s_clusters').addColumn('fault_message', 'text').execute();
+      await db.schema.alterTable('k8s_clusters').addColumn('fault_at', 'bigint').execute();
+      await db.schema
+        .createTable('k8s_capacity')
+        .addColumn('region', 'text', (c) => c.primaryKey())
+        .addColumn('message', 'text')
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
         .execute();
     },
   },

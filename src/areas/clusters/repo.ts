@@ -172,4 +172,9 @@ export class ClusterRepo {
   clusterById(id: string) {
     return this.db.selectFrom('k8s_clusters').selectAll().where('id', '=', id).executeTakeFirst();
   }
+
+  /** The region's capacity mark, when the operator marked it out of capacity. */
+  capacityOut(region: string) {
+    return this.db.selectFrom('k8s_capacity').selectAll().where('region', '=', region).executeTakeFirst();
+  }
 }

@@ -102,7 +102,7 @@ export function clusterRoutes(k8s: ClusterService) {
       rateLimit,
       body: ClusterBody,
       response: { 202: ClusterView },
-      errors: [403, 409, 422],
+      errors: [403, 409, 422, 503],
       handler: async ({ principal, body, reply }) => {
         reply.code(202);
         return k8s.create(principal, body);

@@ -22,7 +22,7 @@ import {
 import type { ClusterDriver } from './drivers/driver.js';
 import { clusterErrors } from './errors.js';
 import { publicIps } from './ip-view.js';
-import { DELETE_SECONDS, phaseOf, versionOf } from './lifecycle.js';
+import { DELETE_SECONDS, phaseOf, serves, versionOf } from './lifecycle.js';
 import type { K8sClustersTable, K8sIpsTable } from './migrations.js';
 import { ClusterRepo } from './repo.js';
 import { checkCidrs, checkClusterName, checkLabels, checkPoolName, checkTaints } from './validation.js';
@@ -133,7 +133,16 @@ export class ClusterService {
       delete_requested_at: null,
       upgrade_to: null,
       upgrade_started_at: null,
+      fault: null,
+      fault_step: null,
+      fault_message: null,
+      fault_at: null,
     };
+    const outOfCapacity = await this.repo.capacityOut(region.code);
+    if (outOfCapacity)
+      throw clusterErrors.capacity(
+        outOfCapacity.message ?? `Region ${region.code} has no capacity for new clusters now.`,
+      );
     // Name and count are checked and the row written under the account's lock: two creates at once
     // cannot both take the last place or the same name.
     await this.store.unitOfWork({ locks: [customerLock(principal.customerId)] }, async ({ tx }) => {
@@ -321,7 +330,8 @@ export class ClusterService {
         const repo = ClusterRepo.over(tx);
         const row = await presentCluster(repo, principal.customerId, id, now);
         const status = phaseOf(row, now).status;
-        if (!allowed.includes(status)) throw clusterErrors.notReady(status, op);
+        if (!allowed.includes(status) && !(serves(status) && allowed.includes('running')))
+          throw clusterErrors.notReady(status, op);
         const { patch, details } = await decide(row, now, repo);
         await repo.update(id, patch);
         await repo.record(this.entry(id, principal, `cluster.${op}`, details, now));
@@ -400,7 +410,9 @@ export class ClusterService {
       plan_code: row.plan_code,
       version: versionOf(row, now),
       status: phase.status,
-      status_message: this.driver.statusMessage(phase.status, phase.provisioning_step),
+      status_message:
+        this.driver.statusMessage(phase.status, phase.provisioning_step) +
+        (row.fault && row.fault_message ? ` (${row.fault_message})` : ''),
       provisioning_step: phase.provisioning_step,
       api_endpoint: running ? `${row.gateway_ip}:${API_PORT}` : null,
       api_ip_filter: JSON.parse(row.api_ip_filter) as string[],
