@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { HttpsReceiver, signatureValid } from '../helpers/https-receiver.js';
+import { expectLimitHolds } from '../helpers/race.js';
 
 /**
  * Alarm rules judged on real MQTT telemetry (MQTT.js) and on the clock, the alarm state machine,
@@ -18,7 +19,11 @@ beforeAll(async () => {
   hooks = new HttpsReceiver();
   await hooks.listen();
   t = await TestFjord.create(
-    { FJORD_MQTT_PORT: '0', FJORD_WEBHOOK_ALLOW_PRIVATE: '1' },
+    {
+      FJORD_MQTT_PORT: '0',
+      FJORD_WEBHOOK_ALLOW_PRIVATE: '1',
+      FJORD_LIMITS: JSON.stringify({ 'iot.rules': 30, 'iot.devices': 50 }),
+    },
     { fetchImpl: hooks.fetch },
   );
   await t.fjord.start(['api', 'mqtt']);
@@ -269,6 +274,51 @@ describe('IoT alarm rules and alarms', () => {
     await eventually(async () => expect(await alarmsOf('hum-1')).toHaveLength(1), 5000);
   });
 
+  it('never judges one account’s telemetry by another account’s rules', async () => {
+    await device('shared-id');
+    await rule({
+      name: 'a watches shared-id',
+      target: { type: 'device', value: 'shared-id' },
+      severities: { critical: { type: 'simple', filters: [{ key: 'x', operator: '>', value: 0 }] } },
+    });
+    const theirs = await device('shared-id', b.pat);
+    await theirs.send({ x: 99 });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await alarmsOf('shared-id')).toHaveLength(0);
+    expect((await get('/v1/iot/alarms', b.pat)).body.total).toBe(0);
+    expect((await get('/v1/iot/rules', b.pat)).body.rules).toHaveLength(0);
+  });
+
+  it('routes by severity: a policy for critical alarms ignores a warning', async () => {
+    const ch = await post('/v1/iot/notifications/channels', {
+      name: 'critical only',
+      channel_type: 'webhook',
+      config: { url: `${hooks.base}/critical` },
+    });
+    await post('/v1/iot/notifications/policies', {
+      name: 'critical only',
+      channel_ids: [ch.body.id],
+      severities: ['critical'],
+      device_ids: ['sev-1'],
+    });
+    const d = await device('sev-1');
+    await rule({
+      name: 'levels',
+      target: { type: 'device', value: 'sev-1' },
+      severities: {
+        critical: { type: 'simple', filters: [{ key: 'v', operator: '>=', value: 10 }] },
+        warning: { type: 'simple', filters: [{ key: 'v', operator: '>=', value: 5 }] },
+      },
+    });
+    await d.send({ v: 6 });
+    await eventually(async () => expect(await alarmsOf('sev-1')).toHaveLength(1), 5000);
+    await t.advance(1);
+    expect((await get(`/v1/iot/notifications/deliveries?channel_id=${ch.body.id}`)).body.total).toBe(0);
+    await d.send({ v: 12 });
+    const [hook] = await received('/critical', 1);
+    expect(hook!.json).toMatchObject({ type: 'iot.alarm.escalated', alarm: { severity: 'critical' } });
+  });
+
   it('refuses bad rules, channels and policies with a clear error', async () => {
     const none = await post('/v1/iot/rules', { name: 'x', severities: {} });
     expect([none.status, none.body.detail.code]).toEqual([422, 'invalid_rule']);
@@ -304,6 +354,37 @@ describe('IoT alarm rules and alarms', () => {
     const del = await t.request('DELETE', `/v1/iot/notifications/channels/${used}`, { key: a.pat });
     expect([del.status, del.body.detail.code]).toEqual([409, 'channel_in_use']);
     expect((await get(`/v1/iot/notifications/channels/${used}`, b.pat)).status).toBe(404);
+  });
+});
+
+describe('IoT limits under concurrency', () => {
+  it('holds the rule and channel limits when creates arrive at once', async () => {
+    const c = await t.customer();
+    await expectLimitHolds({
+      room: 30,
+      attempts: 40,
+      send: (i) =>
+        post(
+          '/v1/iot/rules',
+          {
+            name: `r${i}`,
+            severities: { warning: { type: 'simple', filters: [{ key: 'k', operator: '>', value: i }] } },
+          },
+          c.pat,
+        ),
+      refusal: { status: 403, code: 'quota_exceeded' },
+    });
+    await expectLimitHolds({
+      room: 20,
+      attempts: 30,
+      send: (i) =>
+        post(
+          '/v1/iot/notifications/channels',
+          { name: `c${i}`, channel_type: 'webhook', config: { url: `${hooks.base}/c${i}` } },
+          c.pat,
+        ),
+      refusal: { status: 403, code: 'quota_exceeded' },
+    });
   });
 });
 
