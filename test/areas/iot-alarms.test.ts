@@ -1,8 +1,9 @@
-import mqtt, { type MqttClient } from 'mqtt';
+import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { HttpsReceiver, signatureValid } from '../helpers/https-receiver.js';
+import { connectDevice, registerDevice } from '../helpers/iot.js';
 import { expectLimitHolds } from '../helpers/race.js';
 
 /**
@@ -41,17 +42,8 @@ const post = (url: string, body?: unknown, key = a.pat) => t.request('POST', url
 
 /** A registered, connected device that publishes telemetry at QoS 1. */
 async function device(deviceId: string, key = a.pat) {
-  const r = await post('/v1/iot/devices', { name: deviceId, device_id: deviceId }, key);
-  expect(r.status).toBe(201);
-  const c = r.body.mqtt_credentials;
-  const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${c.port}`, {
-    username: c.username,
-    password: c.password,
-    clientId: c.client_id,
-    reconnectPeriod: 0,
-    protocolVersion: 4,
-  });
-  clients.push(client);
+  const c = await registerDevice(t, key, deviceId);
+  const client = await connectDevice(c, clients);
   return {
     client,
     send: (values: Record<string, unknown>) =>

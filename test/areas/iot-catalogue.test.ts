@@ -1,7 +1,8 @@
-import mqtt, { type MqttClient } from 'mqtt';
+import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IotService } from '../../src/areas/iot/service.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+import { connectDevice, type DeviceCreds, registerDevice } from '../helpers/iot.js';
 import { expectLimitHolds } from '../helpers/race.js';
 
 /**
@@ -23,33 +24,9 @@ afterAll(async () => {
   await t.close();
 });
 
-interface Creds {
-  username: string;
-  password: string;
-  client_id: string;
-  port: number;
-  topic_root: string;
-}
 const iot = () => t.fjord.areas.get('iot')!.service as IotService;
-async function device(deviceId: string, key = a.pat): Promise<Creds> {
-  const r = await t.request('POST', '/v1/iot/devices', {
-    key,
-    body: { name: deviceId, device_id: deviceId },
-  });
-  expect(r.status).toBe(201);
-  return r.body.mqtt_credentials;
-}
-async function connect(c: Creds) {
-  const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${c.port}`, {
-    username: c.username,
-    password: c.password,
-    clientId: c.client_id,
-    reconnectPeriod: 0,
-    protocolVersion: 4,
-  });
-  clients.push(client);
-  return client;
-}
+const device = (deviceId: string, key = a.pat) => registerDevice(t, key, deviceId);
+const connect = (c: DeviceCreds) => connectDevice(c, clients);
 const get = (url: string, key = a.pat) => t.request('GET', url, { key });
 
 describe('IoT datapoints', () => {

@@ -12,6 +12,25 @@ export interface DeviceFilter {
   profile_id?: string;
 }
 
+type Owned =
+  | 'iot_devices'
+  | 'iot_groups'
+  | 'iot_profiles'
+  | 'iot_datapoints'
+  | 'iot_rules'
+  | 'iot_channels'
+  | 'iot_policies';
+
+/** How many rows of `table` a customer owns: what every per-account IoT limit counts. */
+export async function countOwned(db: Kysely<IotTables>, table: Owned, customerId: string): Promise<number> {
+  const r = await db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('customer_id', '=', customerId)
+    .executeTakeFirst();
+  return Number(r?.n ?? 0);
+}
+
 export class IotRepo {
   constructor(readonly db: Kysely<IotTables>) {}
   static of(store: Store) {
@@ -24,13 +43,8 @@ export class IotRepo {
   async insertDevice(row: IotDevicesTable) {
     await this.db.insertInto('iot_devices').values(row).execute();
   }
-  async countDevices(customerId: string): Promise<number> {
-    const r = await this.db
-      .selectFrom('iot_devices')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('customer_id', '=', customerId)
-      .executeTakeFirst();
-    return Number(r?.n ?? 0);
+  countDevices(customerId: string): Promise<number> {
+    return countOwned(this.db, 'iot_devices', customerId);
   }
   async customersWithDevices(): Promise<string[]> {
     const rows = await this.db.selectFrom('iot_devices').select('customer_id').distinct().execute();
@@ -242,13 +256,8 @@ export class IotRepo {
   async insertGroup(row: IotGroupsTable) {
     await this.db.insertInto('iot_groups').values(row).execute();
   }
-  async countGroups(customerId: string): Promise<number> {
-    const r = await this.db
-      .selectFrom('iot_groups')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('customer_id', '=', customerId)
-      .executeTakeFirst();
-    return Number(r?.n ?? 0);
+  countGroups(customerId: string): Promise<number> {
+    return countOwned(this.db, 'iot_groups', customerId);
   }
   groups(customerId: string) {
     return this.db

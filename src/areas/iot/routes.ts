@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import type { CustomerAccess } from '../../kernel/auth/principal.js';
 import { pageOf } from '../../kernel/http/pagination.js';
 import { defineRoute } from '../../kernel/http/route.js';
+import { iotAccess } from './catalogue/routes.js';
 import type { IotGroups } from './groups.js';
 import type { IotInsights } from './insights.js';
 import {
@@ -30,13 +30,7 @@ import type { IotService, TelemetryRequest } from './service.js';
 import type { IotTags } from './tags.js';
 
 const TAG = 'IoT';
-const access = (scope: string): CustomerAccess => ({
-  kind: 'customer',
-  services: ['iot'],
-  scopes: [scope],
-  oidc: true,
-  bearer: true,
-});
+const access = iotAccess;
 const Empty = Type.Null({ description: 'No content' });
 
 export interface IotParts {

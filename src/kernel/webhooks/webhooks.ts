@@ -44,6 +44,18 @@ export interface DeliveryView {
   delivered_at: string | null;
 }
 
+const deliveryView = (r: KernelTables['webhook_deliveries']): DeliveryView => ({
+  id: r.id,
+  event_type: r.event_type,
+  url: r.url,
+  status: r.status,
+  attempts: r.attempts,
+  last_status_code: r.last_status_code,
+  last_error: r.last_error,
+  created_at: new Date(r.created_at).toISOString(),
+  delivered_at: r.delivered_at === null ? null : new Date(r.delivered_at).toISOString(),
+});
+
 /**
  * One outbound delivery service for every area: signed JSON POSTs under a per-customer secret,
  * retried with exponential backoff for 24 h, every attempt written to the delivery log.
@@ -135,17 +147,7 @@ export class WebhookService {
       .orderBy('id', 'desc')
       .limit(limit)
       .execute();
-    const deliveries = rows.map((r) => ({
-      id: r.id,
-      event_type: r.event_type,
-      url: r.url,
-      status: r.status,
-      attempts: r.attempts,
-      last_status_code: r.last_status_code,
-      last_error: r.last_error,
-      created_at: new Date(r.created_at).toISOString(),
-      delivered_at: r.delivered_at === null ? null : new Date(r.delivered_at).toISOString(),
-    }));
+    const deliveries = rows.map(deliveryView);
     return { deliveries, total: Number(total?.n ?? 0) };
   }
 
@@ -186,18 +188,7 @@ export class WebhookService {
     const out = new Map<string, DeliveryView>();
     if (ids.length === 0) return out;
     const rows = await this.db.selectFrom('webhook_deliveries').selectAll().where('id', 'in', ids).execute();
-    for (const r of rows)
-      out.set(r.id, {
-        id: r.id,
-        event_type: r.event_type,
-        url: r.url,
-        status: r.status,
-        attempts: r.attempts,
-        last_status_code: r.last_status_code,
-        last_error: r.last_error,
-        created_at: new Date(r.created_at).toISOString(),
-        delivered_at: r.delivered_at === null ? null : new Date(r.delivered_at).toISOString(),
-      });
+    for (const r of rows) out.set(r.id, deliveryView(r));
     return out;
   }
 

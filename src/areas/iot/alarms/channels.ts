@@ -5,6 +5,7 @@ import { newId } from '../../../kernel/ids.js';
 import type { Limits } from '../../../kernel/limits/quotas.js';
 import type { Store } from '../../../kernel/store/store.js';
 import type { IotTables } from '../migrations.js';
+import { countOwned } from '../repo.js';
 import { SEVERITIES, validTimezone } from './conditions.js';
 import type { IotChannelsTable, IotPoliciesTable } from './tables.js';
 
@@ -99,7 +100,7 @@ export class NotificationSettings {
     const max = this.limits.of('iot.channels');
     await this.store.unitOfWork({ locks: [`iot:channels:${customerId}`] }, async ({ tx }) => {
       const db = tx as Db;
-      if (max !== null && (await count(db, 'iot_channels', customerId)) >= max)
+      if (max !== null && (await countOwned(db, 'iot_channels', customerId)) >= max)
         throw notifyErrors.quota('channels', max);
       await db.insertInto('iot_channels').values(row).execute();
     });
@@ -174,7 +175,7 @@ export class NotificationSettings {
     const max = this.limits.of('iot.policies');
     await this.store.unitOfWork({ locks: [`iot:policies:${customerId}`] }, async ({ tx }) => {
       const db = tx as Db;
-      if (max !== null && (await count(db, 'iot_policies', customerId)) >= max)
+      if (max !== null && (await countOwned(db, 'iot_policies', customerId)) >= max)
         throw notifyErrors.quota('policies', max);
       await db.insertInto('iot_policies').values(row).execute();
     });
@@ -242,15 +243,6 @@ export class NotificationSettings {
     if (p.quiet_hours && !validTimezone(p.quiet_hours.timezone))
       throw notifyErrors.invalid('/body/quiet_hours/timezone', 'not an IANA time zone');
   }
-}
-
-async function count(db: Db, table: 'iot_channels' | 'iot_policies', customerId: string) {
-  const r = await db
-    .selectFrom(table)
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('customer_id', '=', customerId)
-    .executeTakeFirst();
-  return Number(r?.n ?? 0);
 }
 
 function checkChannel(type: string, config: Record<string, unknown>): ChannelType {

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Store } from '../../../kernel/store/store.js';
 import type { AnyDb } from '../../../kernel/store/unit-of-work.js';
 import type { IotTables } from '../migrations.js';
+import { countOwned } from '../repo.js';
 import type { IotAlarmEventsTable, IotAlarmsTable, IotRuleStateTable, IotRulesTable } from './tables.js';
 
 type Db = Kysely<IotTables>;
@@ -30,13 +31,8 @@ export class AlarmRepo {
   async insertRule(row: IotRulesTable) {
     await this.db.insertInto('iot_rules').values(row).execute();
   }
-  async countRules(customerId: string): Promise<number> {
-    const r = await this.db
-      .selectFrom('iot_rules')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('customer_id', '=', customerId)
-      .executeTakeFirst();
-    return Number(r?.n ?? 0);
+  countRules(customerId: string): Promise<number> {
+    return countOwned(this.db, 'iot_rules', customerId);
   }
   rules(customerId: string) {
     return this.db

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Store } from '../../../kernel/store/store.js';
 import type { AnyDb } from '../../../kernel/store/unit-of-work.js';
 import type { IotTables } from '../migrations.js';
+import { countOwned } from '../repo.js';
 import type { IotDatapointsTable, IotProfilesTable } from './tables.js';
 
 /** Datapoint definitions and profiles. */
@@ -41,13 +42,8 @@ export class CatalogueRepo {
       .where('key', '=', key)
       .executeTakeFirst();
   }
-  async countDatapoints(customerId: string): Promise<number> {
-    const r = await this.db
-      .selectFrom('iot_datapoints')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('customer_id', '=', customerId)
-      .executeTakeFirst();
-    return Number(r?.n ?? 0);
+  countDatapoints(customerId: string): Promise<number> {
+    return countOwned(this.db, 'iot_datapoints', customerId);
   }
   async updateDatapoint(id: string, row: IotDatapointsTable) {
     const { id: _id, customer_id: _c, key: _k, created_at: _at, ...rest } = row;
@@ -60,13 +56,8 @@ export class CatalogueRepo {
   async insertProfile(row: IotProfilesTable) {
     await this.db.insertInto('iot_profiles').values(row).execute();
   }
-  async countProfiles(customerId: string): Promise<number> {
-    const r = await this.db
-      .selectFrom('iot_profiles')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('customer_id', '=', customerId)
-      .executeTakeFirst();
-    return Number(r?.n ?? 0);
+  countProfiles(customerId: string): Promise<number> {
+    return countOwned(this.db, 'iot_profiles', customerId);
   }
   profiles(customerId: string) {
     return this.db
