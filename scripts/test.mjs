@@ -50,6 +50,8 @@ const DEBIAN_PACKAGES = [
   { name: 'pocketsphinx-en-us', probe: () => existsSync('/usr/share/pocketsphinx/model/en-us') },
   // IoT: the MQTT command-line clients.
   { name: 'mosquitto-clients', probe: 'mosquitto_pub' },
+  // Clusters: kubectl reads the kubeconfig Fjord hands out.
+  { name: 'kubernetes-client', probe: 'kubectl' },
   // docs/tour.md reads JSON answers with jq, as users do.
   { name: 'jq', probe: 'jq' },
 ];
