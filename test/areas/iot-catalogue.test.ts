@@ -233,6 +233,21 @@ describe('IoT health, stats and retention', () => {
     expect((await get('/v1/iot/devices/probe-health/health', b.pat)).status).toBe(404);
   });
 
+  it('lists each device as a service of the account', async () => {
+    await device('probe-service');
+    const services = (await get('/v1/account/services')).body as {
+      id: string;
+      service_type: string;
+      status: string;
+      api: { base_url: string };
+    }[];
+    const mine = services.find((e) => e.service_type === 'iot' && e.id === 'probe-service');
+    expect(mine).toMatchObject({ status: 'disconnected' });
+    expect(mine!.api.base_url).toMatch(/\/v1\/iot\/devices\/probe-service$/);
+    const theirs = (await get('/v1/account/services', b.pat)).body as { id: string }[];
+    expect(theirs.some((e) => e.id === 'probe-service')).toBe(false);
+  });
+
   it('aggregates telemetry per interval with avg, min, max, sum and count', async () => {
     const c = await device('probe-agg');
     const client = await connect(c);

@@ -104,6 +104,30 @@ export const iotArea = defineArea({
     const retention = new Retention(kernel.store, kernel.clock, kernel.limits, kernel.identity, kernel.log);
     kernel.jobs.register(RETENTION_JOB, { run: async () => void (await retention.run()) });
     await kernel.jobs.schedule(RETENTION_JOB, RETENTION_JOB, 3600);
+    // Devices are services of the account (GET /v1/account/services), the first 1000 of them.
+    kernel.registry.addServiceProvider(async (customerId) =>
+      (await iot.list(customerId, {}, { page: 1, size: 1000, limit: 1000, offset: 0 })).devices.map((d) => ({
+        id: d.device_id,
+        service_type: 'iot',
+        name: d.name,
+        status: d.is_active ? d.connection_status : 'inactive',
+        region: null,
+        created_at: d.created_at,
+        metadata: {
+          device_type: d.device_type,
+          is_online: d.is_online,
+          last_seen: d.last_seen,
+          messages_24h: d.messages_24h,
+          mqtt: `${mqtt.host()}:${mqtt.port()}`,
+        },
+        api: {
+          kind: 'rest',
+          openapi: `${kernel.baseUrl()}/openapi.json`,
+          docs: `${kernel.baseUrl()}/docs`,
+          base_url: `${kernel.baseUrl()}/v1/iot/devices/${encodeURIComponent(d.device_id)}`,
+        },
+      })),
+    );
     return {
       service: iot,
       routes: [
