@@ -1,6 +1,6 @@
 // Scaled out as DESIGN.md promises: every role as separate OS processes on one PostgreSQL and one
-// Redis — 2 × api behind a round-robin balancer, 2 × s3, 2 × dns, 1 × worker — giving the same
-// results as one process. Runs in the PostgreSQL pass of the suite (`npm run test:cluster` runs
+// Redis — 2 × api behind a round-robin balancer, 2 × s3, 2 × dns, 2 × worker, 2 × mqtt, 1 × rtmp —
+// giving the same results as one process. Runs in the PostgreSQL pass of the suite (`npm run test:cluster` runs
 // it alone).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -169,6 +169,8 @@ describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('scaled out on Pos
       start('worker'),
       start('worker'),
       start('mqtt'),
+      start('mqtt'),
+      start('rtmp'),
     ]);
     lb = await startBalancer(apis);
     const created = JSON.parse(
@@ -364,35 +366,38 @@ describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('scaled out on Pos
     expect(after.body.offset_seconds).toBeGreaterThanOrEqual(before.body.offset_seconds + 3600);
   });
 
-  it('sends a command through an api process to a device on the mqtt process; a delete there drops it', async () => {
-    const broker = procs.find((p) => p.mqtt)!;
-    expect(broker.mqtt, 'the mqtt process names its port in the banner').toBeGreaterThan(0);
-    const d = await call(lb, 'POST', '/v1/iot/devices', { name: 'cluster device', device_id: 'cluster-dev' });
-    expect(d.status, d.text).toBe(201);
-    const c = d.body.mqtt_credentials;
-    const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${broker.mqtt}`, {
-      username: c.username,
-      password: c.password,
-      clientId: c.client_id,
-      reconnectPeriod: 0,
-      protocolVersion: 4,
-    });
-    try {
-      await client.subscribeAsync(`${c.topic_root}/commands`, { qos: 1 });
-      const received = new Promise<string>((resolve) =>
-        client.on('message', (_t, p) => resolve(p.toString())),
-      );
-      await eventually(async () => {
-        expect((await call(lb, 'GET', '/v1/iot/devices/cluster-dev')).body.is_online).toBe(true);
-      }, 10_000);
-      const cmd = await call(lb, 'POST', '/v1/iot/devices/cluster-dev/commands', { name: 'open' });
-      expect(cmd.status, cmd.text).toBe(202);
-      expect(JSON.parse(await received)).toMatchObject({ name: 'open', id: cmd.body.command_id });
-      const closed = new Promise<void>((resolve) => client.on('close', () => resolve()));
-      expect((await call(lb, 'DELETE', '/v1/iot/devices/cluster-dev')).status).toBe(204);
-      await closed;
-    } finally {
-      client.end(true);
+  it('sends commands through the api processes to devices on either mqtt process; a delete drops them', async () => {
+    const brokers = procs.filter((p) => p.mqtt);
+    expect(brokers.map((p) => p.mqtt! > 0)).toEqual([true, true]);
+    for (const [i, broker] of brokers.entries()) {
+      const deviceId = `cluster-dev-${i}`;
+      const d = await call(lb, 'POST', '/v1/iot/devices', { name: 'cluster device', device_id: deviceId });
+      expect(d.status, d.text).toBe(201);
+      const c = d.body.mqtt_credentials;
+      const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${broker.mqtt}`, {
+        username: c.username,
+        password: c.password,
+        clientId: c.client_id,
+        reconnectPeriod: 0,
+        protocolVersion: 4,
+      });
+      try {
+        await client.subscribeAsync(`${c.topic_root}/commands`, { qos: 1 });
+        const received = new Promise<string>((resolve) =>
+          client.on('message', (_t, p) => resolve(p.toString())),
+        );
+        await eventually(async () => {
+          expect((await call(lb, 'GET', `/v1/iot/devices/${deviceId}`)).body.is_online).toBe(true);
+        }, 10_000);
+        const cmd = await call(lb, 'POST', `/v1/iot/devices/${deviceId}/commands`, { name: 'open' });
+        expect(cmd.status, cmd.text).toBe(202);
+        expect(JSON.parse(await received)).toMatchObject({ name: 'open', id: cmd.body.command_id });
+        const closed = new Promise<void>((resolve) => client.on('close', () => resolve()));
+        expect((await call(lb, 'DELETE', `/v1/iot/devices/${deviceId}`)).status).toBe(204);
+        await closed;
+      } finally {
+        client.end(true);
+      }
     }
   });
 
