@@ -1,5 +1,9 @@
+import { createHash } from 'node:crypto';
 import { defineArea } from '../wiring.js';
+import type { AppsDriver } from './drivers/driver.js';
+import { PodmanAppsDriver } from './drivers/podman.js';
 import { SimulatedAppsDriver } from './drivers/simulated.js';
+import { appsIngress } from './ingress.js';
 import { appsMigrations } from './migrations.js';
 import { appsRoutes } from './routes.js';
 import { AppsService } from './service.js';
@@ -12,7 +16,11 @@ export const appsArea = defineArea({
   needs: ['regions'],
   migrations: appsMigrations,
   setup(kernel, { regions }) {
-    const driver = new SimulatedAppsDriver();
+    const settings = kernel.config.apps;
+    // Containers carry this tag, so a start adopts or removes only this install's own.
+    const owner = createHash('sha256').update(kernel.config.dataDir).digest('hex').slice(0, 16);
+    const driver: AppsDriver =
+      settings.driver === 'podman' ? new PodmanAppsDriver(owner, kernel.log) : new SimulatedAppsDriver();
     const apps = new AppsService(
       kernel.store,
       kernel.clock,
@@ -21,13 +29,16 @@ export const appsArea = defineArea({
       kernel.secrets,
       regions,
       driver,
+      settings.domain,
     );
     kernel.registry.addBackend({
       area: 'apps',
       name: 'containers',
       driver: driver.name,
       simulated: driver.simulated,
-      detail: 'no container runs: deploys, health checks and scale to zero follow the clock',
+      detail: driver.simulated
+        ? 'no container runs: deploys, health checks and scale to zero follow the clock'
+        : `podman with runc; ingress on port ${settings.ingressPort} for *.${settings.domain}`,
     });
     kernel.registry.addServiceProvider(async (customerId) =>
       (await apps.serviceEntries(customerId)).map((a) => ({
@@ -46,6 +57,10 @@ export const appsArea = defineArea({
         },
       })),
     );
-    return { service: apps, routes: appsRoutes(apps) };
+    return {
+      service: apps,
+      routes: appsRoutes(apps),
+      servers: driver.ensureRunning ? [appsIngress(kernel, apps, settings.ingressPort)] : [],
+    };
   },
 });

@@ -43,6 +43,15 @@ export class AppsRepo {
       .where((eb) => eb.or([eb('id', '=', idOrName), eb('name', '=', idOrName)]))
       .executeTakeFirst();
   }
+  appById(id: string) {
+    return this.db.selectFrom('apps_apps').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+  appByHost(hostLabel: string) {
+    return this.db.selectFrom('apps_apps').selectAll().where('host_label', '=', hostLabel).executeTakeFirst();
+  }
+  allApps() {
+    return this.db.selectFrom('apps_apps').selectAll().orderBy('created_at').execute();
+  }
   appByName(customerId: string, name: string) {
     return this.db
       .selectFrom('apps_apps')

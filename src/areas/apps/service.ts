@@ -5,8 +5,8 @@ import type { Limits } from '../../kernel/limits/quotas.js';
 import type { SecretBox } from '../../kernel/secrets.js';
 import type { Store } from '../../kernel/store/store.js';
 import type { RegionsService } from '../regions/service.js';
-import { APP_PLANS, APPS_DOMAIN, appPlanOf, DEFAULTS, REGION_SERVICE } from './catalogue.js';
-import type { AppsDriver, HealthCheck, RevisionSpec } from './drivers/driver.js';
+import { APP_PLANS, appPlanOf, DEFAULTS, REGION_SERVICE } from './catalogue.js';
+import type { AppsDriver, DeployVerdict, HealthCheck, RevisionSpec } from './drivers/driver.js';
 import { appsErrors } from './errors.js';
 import {
   type AppStatus,
@@ -63,6 +63,8 @@ export class AppsService {
     private readonly secrets: SecretBox,
     private readonly regions: RegionsService,
     readonly driver: AppsDriver,
+    /** The domain app hosts are named under. */
+    readonly domain: string,
   ) {
     this.repo = AppsRepo.of(store);
   }
@@ -82,7 +84,7 @@ export class AppsService {
     const appId = newId();
     const revisionId = newId();
     // Counted and inserted under the customer's lock: two creates at once cannot both take the last place.
-    await this.store.unitOfWork({ locks: [`apps:customer:${customerId}`] }, async ({ tx }) => {
+    const launch = await this.store.unitOfWork({ locks: [`apps:customer:${customerId}`] }, async ({ tx }) => {
       const repo = AppsRepo.over(tx);
       if (await repo.appByName(customerId, name)) throw appsErrors.exists(name);
       if (maxApps !== null && (await repo.countApps(customerId)) >= maxApps) throw appsErrors.quota(maxApps);
@@ -103,8 +105,9 @@ export class AppsService {
         updated_at: now,
       };
       await repo.insertApp(app);
-      await this.startDeploy(repo, app, revisionId, 1, settings, now);
+      return this.startDeploy(repo, app, revisionId, 1, settings, now);
     });
+    launch();
     return this.get(customerId, appId);
   }
 
@@ -137,11 +140,11 @@ export class AppsService {
   async deploy(customerId: string, idOrName: string, input: RevisionInput) {
     const tier = (await this.identity.getCustomer(customerId))?.plan ?? 'free';
     const keep = this.limits.of('apps.revisions_per_app', tier) ?? Number.MAX_SAFE_INTEGER;
-    const revisionId = await this.locked(customerId, idOrName, async (repo, s, now) => {
+    const [revisionId, launch] = await this.locked(customerId, idOrName, async (repo, s, now) => {
       const settings = this.settings(input, s.latest, tier);
       if (s.app.pending_revision_id) throw appsErrors.deployInProgress(s.pending?.number ?? 0);
       const id = newId();
-      await this.startDeploy(repo, s.app, id, (s.latest?.number ?? 0) + 1, settings, now);
+      const launch = await this.startDeploy(repo, s.app, id, (s.latest?.number ?? 0) + 1, settings, now);
       await repo.updateApp(s.app.id, { pending_revision_id: id, updated_at: now });
       // Keep the newest revisions; older ones that neither serve nor deploy go.
       const all = await repo.revisions(s.app.id);
@@ -150,8 +153,9 @@ export class AppsService {
         .filter((r) => r.id !== s.app.serving_revision_id && r.id !== id)
         .map((r) => r.id);
       await repo.deleteRevisions(extra);
-      return id;
+      return [id, launch] as const;
     });
+    launch();
     return this.revision(customerId, idOrName, revisionId);
   }
 
@@ -336,6 +340,7 @@ export class AppsService {
       healthCheck: s.healthCheck,
     };
     const outcome = await this.driver.deploy(spec);
+    const timed = 'pending' in outcome ? null : outcome;
     await repo.insertRevision({
       id,
       app_id: app.id,
@@ -355,13 +360,109 @@ export class AppsService {
       idle_timeout_seconds: s.idle,
       health_check: JSON.stringify(s.healthCheck),
       status: 'deploying',
-      next_status: outcome.healthy ? 'ready' : 'failed',
-      settles_at: now + outcome.seconds * 1000,
-      failure_reason: outcome.healthy ? null : outcome.reason,
+      next_status: timed ? (timed.healthy ? 'ready' : 'failed') : null,
+      settles_at: timed ? now + timed.seconds * 1000 : null,
+      failure_reason: timed && !timed.healthy ? timed.reason : null,
       created_at: now,
       ready_at: null,
       failed_at: null,
     });
+    // Started once the revision is stored (the caller's unit of work has committed).
+    return () => {
+      if (!timed) this.driver.launch?.(spec, (v) => this.reportDeploy(app.id, id, v));
+    };
+  }
+
+  /** A driver's verdict on a deploy it launched: the revision settles, and traffic moves if healthy. */
+  async reportDeploy(appId: string, revisionId: string, verdict: DeployVerdict): Promise<void> {
+    await this.store.unitOfWork({ locks: [`apps:app:${appId}`] }, async ({ tx }) => {
+      const repo = AppsRepo.over(tx);
+      const app = await repo.appById(appId);
+      const rev = await repo.revision(appId, revisionId);
+      if (!app || !rev || rev.status !== 'deploying') return;
+      const now = this.clock.nowMs();
+      await repo.updateRevision(revisionId, {
+        status: verdict.healthy ? 'ready' : 'failed',
+        next_status: null,
+        settles_at: null,
+        ready_at: verdict.healthy ? now : null,
+        failed_at: verdict.healthy ? null : now,
+        failure_reason: verdict.healthy ? null : verdict.reason,
+      });
+      if (app.pending_revision_id !== revisionId) return;
+      if (verdict.healthy) {
+        if (app.serving_revision_id) await this.driver.retire(appId, app.serving_revision_id);
+        await repo.updateApp(appId, {
+          serving_revision_id: revisionId,
+          pending_revision_id: null,
+          traffic_moved_at: now,
+          updated_at: now,
+        });
+      } else {
+        await repo.updateApp(appId, { pending_revision_id: null, updated_at: now });
+      }
+    });
+  }
+
+  /**
+   * The ingress's question for a host: the serving revision to send the request to (with its
+   * secrets opened for the process), after counting the request against the idle timer.
+   */
+  async route(
+    hostLabel: string,
+  ): Promise<{ spec: RevisionSpec } | { refused: 'not_found' | 'suspended' | 'no_revision' }> {
+    const raw = await this.repo.appByHost(hostLabel);
+    if (!raw) return { refused: 'not_found' };
+    const now = this.clock.nowMs();
+    const s = await this.load(this.repo, raw, now);
+    if (s.app.suspended_at !== null) return { refused: 'suspended' };
+    if (!s.serving) return { refused: 'no_revision' };
+    const running = this.instances(s, now).some((i) => i.revision_id === s.serving!.id);
+    // One write a second at most per app: the idle timer needs no finer grain.
+    if (running ? now - (s.app.last_request_at ?? 0) >= 1000 : true)
+      await this.repo.updateApp(s.app.id, { last_request_at: now, ...(running ? {} : { woke_at: now }) });
+    return { spec: this.specOf(s.app, s.serving) };
+  }
+
+  /** Revisions that should have instances as of now on the clock: the rest are stopped. */
+  async wantedRevisions(): Promise<Set<string>> {
+    const now = this.clock.nowMs();
+    const wanted = new Set<string>();
+    for (const raw of await this.repo.allApps()) {
+      const s = await this.load(this.repo, raw, now);
+      for (const i of this.instances(s, now)) wanted.add(i.revision_id);
+    }
+    return wanted;
+  }
+
+  /** Stops the instances the clock says should no longer run (idle, suspended, replaced). */
+  async sweep(): Promise<void> {
+    const running = this.driver.runningRevisions?.() ?? [];
+    if (!running.length) return;
+    const wanted = await this.wantedRevisions();
+    for (const rev of running) if (!wanted.has(rev)) await this.driver.retire('', rev);
+  }
+
+  private specOf(app: AppsAppsTable, r: AppsRevisionsTable): RevisionSpec {
+    return {
+      appId: app.id,
+      revisionId: r.id,
+      hostLabel: app.host_label,
+      image: r.image,
+      command: parse<string[]>(r.command),
+      args: parse<string[]>(r.args),
+      port: r.port,
+      env: parse<Record<string, string>>(r.env)!,
+      secrets: r.secrets_sealed
+        ? (JSON.parse(this.secrets.open(r.secrets_sealed)) as Record<string, string>)
+        : {},
+      plan: appPlanOf(r.plan_code)!,
+      concurrency: r.concurrency,
+      minInstances: r.min_instances,
+      maxInstances: r.max_instances,
+      idleTimeoutSeconds: r.idle_timeout_seconds,
+      healthCheck: parse<HealthCheck>(r.health_check)!,
+    };
   }
 
   private async find(repo: AppsRepo, customerId: string, idOrName: string) {
@@ -453,7 +554,7 @@ export class AppsService {
       id: s.app.id,
       name: s.app.name,
       region: s.app.region,
-      url: `https://${s.app.host_label}.${APPS_DOMAIN}`,
+      url: `https://${s.app.host_label}.${this.domain}`,
       status,
       status_message: this.note(this.appMessage(s, status, running)),
       current_revision: s.serving

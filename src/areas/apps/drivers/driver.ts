@@ -33,7 +33,12 @@ export interface RevisionSpec {
  */
 export type DeployOutcome =
   | { healthy: true; seconds: number }
-  | { healthy: false; seconds: number; reason: string };
+  | { healthy: false; seconds: number; reason: string }
+  /** Not known yet: the driver starts it in `launch` and reports the health check's verdict. */
+  | { pending: true };
+
+/** A health check's verdict on a deploy the driver started in `launch`. */
+export type DeployVerdict = { healthy: true } | { healthy: false; reason: string };
 
 /**
  * A back end that runs container apps. `simulated` follows the states on the clock; a `podman`
@@ -48,6 +53,25 @@ export interface AppsDriver {
   readonly coldStartSeconds: number;
   /** Pulls the image and starts a first instance; says whether and when it passes its health check. */
   deploy(spec: RevisionSpec): Promise<DeployOutcome>;
+  /**
+   * Starts a deploy whose outcome was `pending`, after its revision is stored; calls `report` once
+   * with the health check's verdict. Drivers whose outcomes are timed leave it out.
+   */
+  launch?(spec: RevisionSpec, report: (verdict: DeployVerdict) => Promise<void>): void;
+  /**
+   * A running instance's address for the ingress, starting one (a cold start) when none runs;
+   * rejects when it does not become healthy. Only drivers with an ingress have it.
+   */
+  ensureRunning?(spec: RevisionSpec): Promise<{ host: string; port: number }>;
+  /** Revisions with instances now (drivers that run something). */
+  runningRevisions?(): string[];
+  /**
+   * At start: keeps (adopts) the instances of `keep` left by an earlier run and removes every
+   * other instance this install started.
+   */
+  adopt?(keep: ReadonlySet<string>): Promise<{ adopted: number; removed: number }>;
+  /** Stops what the driver started (not the containers: they are adopted at the next start). */
+  close?(): Promise<void>;
   /** Stops a revision's instances (it no longer serves). */
   retire(appId: string, revisionId: string): Promise<void>;
   /** Stops everything of the app and frees what it holds. */
