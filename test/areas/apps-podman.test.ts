@@ -1,0 +1,204 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
+import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+
+/**
+ * Container apps with the podman driver: a tiny HTTP server image built from a local root
+ * filesystem (busybox, no registry), deployed and reached through the ingress by host name; a
+ * revision failing its health check while the first keeps serving; rollback; scale to zero on the
+ * clock and a cold start; env and secrets reaching the process; tenant isolation by host.
+ * Skipped, with the reason, where podman cannot run containers.
+ */
+const PODMAN = ['--runtime', 'runc', '--cgroup-manager', 'cgroupfs', '--events-backend', 'file'];
+const IMAGE = 'localhost/fjord-apps-test/web:1';
+
+function podmanUsable(): string | null {
+  try {
+    execFileSync('podman', ['--version'], { stdio: 'pipe' });
+  } catch {
+    return 'podman is not installed (Debian: apt-get install podman runc busybox-static)';
+  }
+  if (!existsSync('/bin/busybox') && !existsSync('/usr/bin/busybox'))
+    return 'busybox-static is not installed';
+  return null;
+}
+const skipReason = podmanUsable();
+if (skipReason) console.warn(`apps podman tier skipped: ${skipReason}`);
+
+function buildImage() {
+  const root = mkdtempSync(join(tmpdir(), 'fjord-apps-rootfs-'));
+  try {
+    mkdirSync(join(root, 'bin'));
+    mkdirSync(join(root, 'www'));
+    mkdirSync(join(root, 'tmp'));
+    const busybox = existsSync('/bin/busybox') ? '/bin/busybox' : '/usr/bin/busybox';
+    copyFileSync(busybox, join(root, 'bin/busybox'));
+    chmodSync(join(root, 'bin/busybox'), 0o755);
+    symlinkSync('busybox', join(root, 'bin/sh'));
+    const tar = join(root, '..', `${root.split('/').pop()}.tar`);
+    execFileSync('tar', ['-C', root, '-cf', tar, '.']);
+    // The server writes what its environment says into its page, then serves it.
+    const script =
+      'echo "hello $GREETING $TOKEN" > /www/index.html; echo started on $PORT; exec /bin/busybox httpd -f -p $PORT -h /www';
+    execFileSync('podman', [
+      ...PODMAN,
+      'import',
+      '--change',
+      `CMD ["/bin/sh", "-c", ${JSON.stringify(script)}]`,
+      tar,
+      IMAGE,
+    ]);
+    rmSync(tar, { force: true });
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+let t: TestFjord;
+let a: TestCustomer;
+let b: TestCustomer;
+let ingressPort = 0;
+
+/** A GET through the ingress with a chosen Host header. */
+function viaIngress(host: string, path = '/'): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: ingressPort, path, headers: { host } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => {
+        body += c;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+const hostOf = (url: string) => new URL(url).host;
+const containersOf = (appId: string) =>
+  execFileSync('podman', [...PODMAN, 'ps', '-q', '--filter', `label=fjord.app=${appId}`], {
+    encoding: 'utf8',
+  })
+    .trim()
+    .split('\n')
+    .filter(Boolean);
+const revisionStatus = async (app: string, n: number) =>
+  (await t.request('GET', `/v1/apps/${app}/revisions/${n}`, { key: a.pat })).body.status as string;
+
+describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
+  const appIds: string[] = [];
+  beforeAll(async () => {
+    buildImage();
+    t = await TestFjord.create({
+      FJORD_APPS_DRIVER: 'podman',
+      FJORD_APPS_INGRESS_PORT: '0',
+      FJORD_API_PORT: '0',
+      FJORD_RATE_LIMITS: JSON.stringify({ 'container-apps': { points: 10_000, duration: 60 } }),
+    });
+    await t.fjord.start(['api']);
+    const listener = t.kernel.registry.listeners.find((l) => l.protocol === 'http (apps ingress)');
+    ingressPort = Number(listener!.address.split(':').pop());
+    a = await t.customer();
+    b = await t.customer();
+  }, 120_000);
+  afterAll(async () => {
+    for (const id of appIds) {
+      const ids = containersOf(id);
+      if (ids.length) execFileSync('podman', [...PODMAN, 'rm', '-f', '-t', '0', ...ids]);
+    }
+    await t?.close();
+  });
+
+  it('deploys, serves by host name, keeps serving through a failed revision, rolls back, scales to zero and cold-starts', async () => {
+    const c = await t.request('POST', '/v1/apps', {
+      key: a.pat,
+      body: {
+        name: 'web',
+        image: IMAGE,
+        env: { GREETING: 'from-env' },
+        secrets: { TOKEN: 'from-secret' },
+        idle_timeout_seconds: 10,
+      },
+    });
+    expect(c.status).toBe(201);
+    expect(c.body).toMatchObject({ status: 'deploying', driver: 'podman', simulated: false });
+    expect(c.body.status_message).not.toContain('Simulated');
+    const id = c.body.id as string;
+    appIds.push(id);
+    const host = hostOf(c.body.url);
+    await eventually(async () => expect(await revisionStatus(id, 1)).toBe('ready'), 30_000);
+    expect((await t.request('GET', `/v1/apps/${id}`, { key: a.pat })).body).toMatchObject({
+      status: 'running',
+      current_revision: { number: 1 },
+    });
+
+    const first = await viaIngress(host);
+    expect(first).toEqual({ status: 200, body: 'hello from-env from-secret\n' });
+
+    // A revision whose health check path is missing fails; the first keeps serving.
+    const bad = await t.request('POST', `/v1/apps/${id}/revisions`, {
+      key: a.pat,
+      body: {
+        env: { GREETING: 'two' },
+        health_check: { path: '/missing', interval_seconds: 1, failure_threshold: 2 },
+      },
+    });
+    expect(bad.status).toBe(201);
+    await eventually(async () => expect(await revisionStatus(id, 2)).toBe('failed'), 30_000);
+    const failed = await t.request('GET', `/v1/apps/${id}/revisions/2`, { key: a.pat });
+    expect(failed.body.status_message).toContain('/missing');
+    expect(await viaIngress(host)).toEqual({ status: 200, body: 'hello from-env from-secret\n' });
+
+    // A good revision takes the traffic; rolling back brings the first one back (cold start).
+    const good = await t.request('POST', `/v1/apps/${id}/revisions`, {
+      key: a.pat,
+      body: { env: { GREETING: 'three' }, health_check: { path: '/' } },
+    });
+    expect(good.status).toBe(201);
+    await eventually(async () => expect(await revisionStatus(id, 3)).toBe('ready'), 30_000);
+    expect(await viaIngress(host)).toEqual({ status: 200, body: 'hello three from-secret\n' });
+    const back = await t.request('POST', `/v1/apps/${id}/rollback`, {
+      key: a.pat,
+      body: { revision_id: '1' },
+    });
+    expect(back.body).toMatchObject({ current_revision: { number: 1 } });
+    expect(await viaIngress(host)).toEqual({ status: 200, body: 'hello from-env from-secret\n' });
+    await eventually(async () => expect(containersOf(id)).toHaveLength(1), 10_000);
+
+    // Idle past the timeout on the clock: the sweep stops the container; a request cold-starts it.
+    await t.advance(11);
+    expect((await t.request('GET', `/v1/apps/${id}`, { key: a.pat })).body.status).toBe('scaled_to_zero');
+    await eventually(async () => expect(containersOf(id)).toHaveLength(0), 10_000);
+    expect(await viaIngress(host)).toEqual({ status: 200, body: 'hello from-env from-secret\n' });
+    expect(containersOf(id)).toHaveLength(1);
+
+    // Suspended: 503, and the container goes.
+    await t.request('POST', `/v1/apps/${id}/suspend`, { key: a.pat });
+    const suspended = await viaIngress(host);
+    expect(suspended.status).toBe(503);
+    await eventually(async () => expect(containersOf(id)).toHaveLength(0), 10_000);
+  }, 180_000);
+
+  it('routes only an app’s own host, never another customer’s', async () => {
+    const mine = await t.request('POST', '/v1/apps', { key: b.pat, body: { name: 'web', image: IMAGE } });
+    appIds.push(mine.body.id);
+    await eventually(
+      async () =>
+        expect((await t.request('GET', `/v1/apps/${mine.body.id}`, { key: b.pat })).body.status).toBe(
+          'running',
+        ),
+      30_000,
+    );
+    expect((await viaIngress(hostOf(mine.body.url))).body).toBe('hello  \n');
+    expect((await viaIngress(`web-nosuchaccount.apps.fjord.test`)).status).toBe(404);
+    expect((await viaIngress('example.com')).status).toBe(404);
+    // Deleting the app removes its container.
+    await t.request('DELETE', `/v1/apps/${mine.body.id}`, { key: b.pat });
+    expect(containersOf(mine.body.id)).toHaveLength(0);
+  }, 120_000);
+});
