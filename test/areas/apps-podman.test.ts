@@ -3,7 +3,11 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, sy
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APP_PLANS } from '../../src/areas/apps/catalogue.js';
+import type { RevisionSpec } from '../../src/areas/apps/drivers/driver.js';
+import { PodmanAppsDriver } from '../../src/areas/apps/drivers/podman.js';
 import { eventually } from '../helpers/eventually.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
@@ -183,6 +187,45 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
     expect(suspended.status).toBe(503);
     await eventually(async () => expect(containersOf(id)).toHaveLength(0), 10_000);
   }, 180_000);
+
+  it('adopts at start the containers that should still run and removes the others', async () => {
+    const owner = `test-${Date.now().toString(36)}`;
+    const spec = (rev: string): RevisionSpec => ({
+      appId: `adopt-app-${owner}`,
+      revisionId: rev,
+      hostLabel: 'adopt',
+      image: IMAGE,
+      command: null,
+      args: null,
+      port: 8080,
+      env: { GREETING: 'adopted' },
+      secrets: {},
+      plan: APP_PLANS[0]!,
+      concurrency: 80,
+      minInstances: 0,
+      maxInstances: 1,
+      idleTimeoutSeconds: 60,
+      healthCheck: { path: '/', interval_seconds: 5, timeout_seconds: 2, failure_threshold: 3 },
+    });
+    appIds.push(`adopt-app-${owner}`);
+    const first = new PodmanAppsDriver(owner, pino({ level: 'silent' }));
+    await first.ensureRunning(spec(`${owner}-keep`));
+    await first.ensureRunning(spec(`${owner}-drop`));
+    expect(containersOf(`adopt-app-${owner}`)).toHaveLength(2);
+    // A new process (the first one crashed): it keeps what should run and removes the rest.
+    const second = new PodmanAppsDriver(owner, pino({ level: 'silent' }));
+    expect(await second.adopt(new Set([`${owner}-keep`]))).toEqual({ adopted: 1, removed: 1 });
+    expect(second.runningRevisions()).toEqual([`${owner}-keep`]);
+    const target = await second.ensureRunning(spec(`${owner}-keep`));
+    const body = await (await fetch(`http://${target.host}:${target.port}/`)).text();
+    expect(body).toBe('hello adopted \n');
+    expect(containersOf(`adopt-app-${owner}`)).toHaveLength(1);
+    // Another install's containers are never touched.
+    const stranger = new PodmanAppsDriver(`${owner}-other`, pino({ level: 'silent' }));
+    expect(await stranger.adopt(new Set())).toEqual({ adopted: 0, removed: 0 });
+    await second.destroy(`adopt-app-${owner}`);
+    expect(containersOf(`adopt-app-${owner}`)).toHaveLength(0);
+  }, 120_000);
 
   it('routes only an app’s own host, never another customer’s', async () => {
     const mine = await t.request('POST', '/v1/apps', { key: b.pat, body: { name: 'web', image: IMAGE } });
