@@ -143,6 +143,11 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
 
     const first = await viaIngress(host);
     expect(first).toEqual({ status: 200, body: 'hello from-env from-secret\n' });
+    const logs = await t.request('GET', `/v1/apps/${id}/logs`, { key: a.pat });
+    expect(logs.body.simulated).toBe(false);
+    expect(logs.body.lines).toContainEqual(
+      expect.objectContaining({ revision_number: 1, stream: 'stdout', text: 'started on 8080' }),
+    );
 
     // A revision whose health check path is missing fails; the first keeps serving.
     const bad = await t.request('POST', `/v1/apps/${id}/revisions`, {

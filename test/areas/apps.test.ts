@@ -175,6 +175,14 @@ describe('container apps (simulated driver)', () => {
     expect(failed.body).toMatchObject({ status: 'failed', serving: false, failed_at: expect.any(String) });
     expect(failed.body.status_message).toContain('Health check GET /');
 
+    const logs = await t.request('GET', `/v1/apps/${id}/logs?lines=3`, { key: a.pat });
+    expect(logs.status).toBe(200);
+    expect(logs.body.simulated).toBe(true);
+    expect(logs.body.lines).toHaveLength(3);
+    expect(logs.body.lines.at(-1)).toMatchObject({ revision_number: 3, stream: 'stderr' });
+    expect(logs.body.lines.at(-1).text).toContain('[simulated] Health check GET /');
+    expect((await t.request('GET', `/v1/apps/${id}/logs?lines=0`, { key: a.pat })).status).toBe(422);
+
     const list = await t.request('GET', `/v1/apps/${id}/revisions`, { key: a.pat });
     expect(list.body.total).toBe(3);
     expect(
@@ -319,6 +327,7 @@ describe('container apps (simulated driver)', () => {
       expect((await post(ref, 'rollback', a.pat, { revision_id: '1' })).status).toBe(404);
       expect((await t.request('GET', `/v1/apps/${ref}/revisions`, { key: a.pat })).status).toBe(404);
       expect((await t.request('GET', `/v1/apps/${ref}/instances`, { key: a.pat })).status).toBe(404);
+      expect((await t.request('GET', `/v1/apps/${ref}/logs`, { key: a.pat })).status).toBe(404);
       expect((await t.request('DELETE', `/v1/apps/${ref}`, { key: a.pat })).status).toBe(404);
     }
     const names = (await t.request('GET', '/v1/apps', { key: a.pat })).body.apps.map(

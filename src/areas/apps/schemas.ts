@@ -131,6 +131,24 @@ export const InstanceView = Type.Object({
 });
 export const InstanceList = Type.Object({ instances: Type.Array(InstanceView), total: Type.Integer() });
 
+export const LogsQuery = Type.Object(
+  { lines: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })) },
+  { additionalProperties: false },
+);
+export const LogList = Type.Object({
+  lines: Type.Array(
+    Type.Object({
+      time: Type.String(),
+      revision_id: Type.String(),
+      revision_number: Type.Union([Type.Integer(), Type.Null()]),
+      stream: Type.String({ description: 'stdout or stderr' }),
+      text: Type.String(),
+    }),
+  ),
+  simulated: Type.Boolean({
+    description: 'True when no container runs and the lines tell what the deploys did',
+  }),
+});
 export const PlanList = Type.Object({
   plans: Type.Array(
     Type.Object({

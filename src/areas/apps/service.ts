@@ -6,7 +6,7 @@ import type { SecretBox } from '../../kernel/secrets.js';
 import type { Store } from '../../kernel/store/store.js';
 import type { RegionsService } from '../regions/service.js';
 import { APP_PLANS, appPlanOf, DEFAULTS, REGION_SERVICE } from './catalogue.js';
-import type { AppsDriver, DeployVerdict, HealthCheck, RevisionSpec } from './drivers/driver.js';
+import type { AppsDriver, DeployVerdict, HealthCheck, LogLine, RevisionSpec } from './drivers/driver.js';
 import { appsErrors } from './errors.js';
 import {
   type AppStatus,
@@ -236,6 +236,48 @@ export class AppsService {
       ),
     }));
     return { instances, total: instances.length };
+  }
+
+  /**
+   * The last lines the app's instances wrote (serving and deploying revisions). A driver that runs
+   * nothing has no output: the lines then tell what its deploys did, marked simulated.
+   */
+  async logs(customerId: string, idOrName: string, lines: number) {
+    const now = this.clock.nowMs();
+    const s = await this.load(this.repo, await this.find(this.repo, customerId, idOrName), now);
+    const numbers = new Map<string, number>();
+    for (const r of [s.serving, s.pending, s.latest]) if (r) numbers.set(r.id, r.number);
+    let out: LogLine[];
+    if (this.driver.logs) {
+      out = await this.driver.logs(
+        [s.serving?.id, s.pending?.id].filter((x): x is string => !!x),
+        lines,
+      );
+    } else {
+      out = [];
+      for (const r of (await this.repo.revisions(s.app.id)).slice(0, 5).reverse()) {
+        const v = settleRevision(r, now);
+        numbers.set(v.id, v.number);
+        const at = (time: number, text: string, stream: 'stdout' | 'stderr' = 'stdout') =>
+          out.push({ time, revisionId: v.id, stream, text });
+        at(v.created_at, `[simulated] pulling ${v.image}`);
+        at(v.created_at, `[simulated] starting an instance listening on port ${v.port}`);
+        if (v.ready_at !== null)
+          at(v.ready_at, `[simulated] health check GET ${parse<HealthCheck>(v.health_check)!.path} passed`);
+        if (v.failed_at !== null) at(v.failed_at, `[simulated] ${v.failure_reason}`, 'stderr');
+      }
+      out = out.filter((l) => l.time <= now).slice(-lines);
+    }
+    return {
+      lines: out.map((l) => ({
+        time: isoOf(l.time)!,
+        revision_id: l.revisionId,
+        revision_number: numbers.get(l.revisionId) ?? null,
+        stream: l.stream,
+        text: l.text,
+      })),
+      simulated: this.driver.simulated,
+    };
   }
 
   /** Entries for the account's services list. */

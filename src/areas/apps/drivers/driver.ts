@@ -37,6 +37,14 @@ export type DeployOutcome =
   /** Not known yet: the driver starts it in `launch` and reports the health check's verdict. */
   | { pending: true };
 
+/** One line an instance wrote. */
+export interface LogLine {
+  time: number;
+  revisionId: string;
+  stream: 'stdout' | 'stderr';
+  text: string;
+}
+
 /** A health check's verdict on a deploy the driver started in `launch`. */
 export type DeployVerdict = { healthy: true } | { healthy: false; reason: string };
 
@@ -72,6 +80,11 @@ export interface AppsDriver {
   adopt?(keep: ReadonlySet<string>): Promise<{ adopted: number; removed: number }>;
   /** Stops what the driver started (not the containers: they are adopted at the next start). */
   close?(): Promise<void>;
+  /**
+   * The last `lines` lines the revisions' instances wrote, oldest first. Drivers that run nothing
+   * leave it out; the service then tells what the deploys did.
+   */
+  logs?(revisionIds: string[], lines: number): Promise<LogLine[]>;
   /** Stops a revision's instances (it no longer serves). */
   retire(appId: string, revisionId: string): Promise<void>;
   /** Stops everything of the app and frees what it holds. */

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { AppsDriver, DeployOutcome, DeployVerdict, RevisionSpec } from './driver.js';
+import type { AppsDriver, DeployOutcome, DeployVerdict, LogLine, RevisionSpec } from './driver.js';
 
 /**
  * Flags podman needs on hosts like ours: crun fails there, root lacks CAP_SYS_RESOURCE (rlimits
@@ -60,6 +60,38 @@ export class PodmanAppsDriver implements AppsDriver {
 
   runningRevisions(): string[] {
     return [...this.running.keys()];
+  }
+
+  async logs(revisionIds: string[], lines: number): Promise<LogLine[]> {
+    const out: LogLine[] = [];
+    for (const rev of revisionIds) {
+      if (!this.running.has(rev)) continue;
+      const both = await this.runBoth([
+        'logs',
+        '--timestamps',
+        '--tail',
+        String(lines),
+        `fjord-app-${rev}`,
+      ]).catch(() => null);
+      if (!both) continue;
+      for (const [stream, text] of [
+        ['stdout', both.stdout],
+        ['stderr', both.stderr],
+      ] as const) {
+        for (const line of text.split('\n')) {
+          if (!line) continue;
+          const space = line.indexOf(' ');
+          const time = Date.parse(line.slice(0, space));
+          out.push({
+            time: Number.isNaN(time) ? 0 : time,
+            revisionId: rev,
+            stream,
+            text: Number.isNaN(time) ? line : line.slice(space + 1),
+          });
+        }
+      }
+    }
+    return out.sort((x, y) => x.time - y.time).slice(-lines);
   }
 
   async retire(_appId: string, revisionId: string): Promise<void> {
@@ -221,6 +253,20 @@ export class PodmanAppsDriver implements AppsDriver {
       Labels: Record<string, string> | null;
     }[];
     return list.map((c) => ({ id: c.Id, running: c.State === 'running', labels: c.Labels ?? {} }));
+  }
+
+  private runBoth(args: string[]): Promise<{ stdout: string; stderr: string }> {
+    return new Promise((resolve, reject) => {
+      execFile(
+        this.podman,
+        [...GLOBAL, ...args],
+        { timeout: 30_000, maxBuffer: 16 * 1024 * 1024 },
+        (err, stdout, stderr) => {
+          if (err) reject(err);
+          else resolve({ stdout: String(stdout), stderr: String(stderr) });
+        },
+      );
+    });
   }
 
   private run(args: string[], timeout = 60_000): Promise<string> {
