@@ -1,5 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,7 +52,14 @@ function buildImage() {
     const busybox = existsSync('/bin/busybox') ? '/bin/busybox' : '/usr/bin/busybox';
     copyFileSync(busybox, join(root, 'bin/busybox'));
     chmodSync(join(root, 'bin/busybox'), 0o755);
-    symlinkSync('busybox', join(root, 'bin/sh'));
+    for (const applet of ['sh', 'sleep']) symlinkSync('busybox', join(root, `bin/${applet}`));
+    // A page that takes two seconds, to hold an instance busy.
+    mkdirSync(join(root, 'www/cgi-bin'));
+    writeFileSync(
+      join(root, 'www/cgi-bin/slow'),
+      '#!/bin/sh\nsleep 2\nprintf "Content-Type: text/plain\\r\\n\\r\\nslow\\n"\n',
+      { mode: 0o755 },
+    );
     const tar = join(root, '..', `${root.split('/').pop()}.tar`);
     execFileSync('tar', ['-C', root, '-cf', tar, '.']);
     // The server writes what its environment says into its page, then serves it.
@@ -69,7 +85,10 @@ let b: TestCustomer;
 let ingressPort = 0;
 
 /** A GET through the ingress with a chosen Host header. */
-function viaIngress(host: string, path = '/'): Promise<{ status: number; body: string }> {
+function viaIngress(
+  host: string,
+  path = '/',
+): Promise<{ status: number; body: string; retryAfter: string | undefined }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port: ingressPort, path, headers: { host } }, (res) => {
       let body = '';
@@ -77,7 +96,13 @@ function viaIngress(host: string, path = '/'): Promise<{ status: number; body: s
       res.on('data', (c) => {
         body += c;
       });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          body,
+          retryAfter: res.headers['retry-after'] as string | undefined,
+        }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -142,7 +167,7 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
     });
 
     const first = await viaIngress(host);
-    expect(first).toEqual({ status: 200, body: 'hello from-env from-secret\n' });
+    expect(first).toMatchObject({ status: 200, body: 'hello from-env from-secret\n' });
     const logs = await t.request('GET', `/v1/apps/${id}/logs`, { key: a.pat });
     expect(logs.body.simulated).toBe(false);
     expect(logs.body.lines).toContainEqual(
@@ -161,7 +186,7 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
     await eventually(async () => expect(await revisionStatus(id, 2)).toBe('failed'), 30_000);
     const failed = await t.request('GET', `/v1/apps/${id}/revisions/2`, { key: a.pat });
     expect(failed.body.status_message).toContain('/missing');
-    expect(await viaIngress(host)).toEqual({ status: 200, body: 'hello from-env from-secret\n' });
+    expect(await viaIngress(host)).toMatchObject({ status: 200, body: 'hello from-env from-secret\n' });
 
     // A good revision takes the traffic; rolling back brings the first one back (cold start).
     const good = await t.request('POST', `/v1/apps/${id}/revisions`, {
@@ -170,20 +195,20 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
     });
     expect(good.status).toBe(201);
     await eventually(async () => expect(await revisionStatus(id, 3)).toBe('ready'), 30_000);
-    expect(await viaIngress(host)).toEqual({ status: 200, body: 'hello three from-secret\n' });
+    expect(await viaIngress(host)).toMatchObject({ status: 200, body: 'hello three from-secret\n' });
     const back = await t.request('POST', `/v1/apps/${id}/rollback`, {
       key: a.pat,
       body: { revision_id: '1' },
     });
     expect(back.body).toMatchObject({ current_revision: { number: 1 } });
-    expect(await viaIngress(host)).toEqual({ status: 200, body: 'hello from-env from-secret\n' });
+    expect(await viaIngress(host)).toMatchObject({ status: 200, body: 'hello from-env from-secret\n' });
     await eventually(async () => expect(containersOf(id)).toHaveLength(1), 10_000);
 
     // Idle past the timeout on the clock: the sweep stops the container; a request cold-starts it.
     await t.advance(11);
     expect((await t.request('GET', `/v1/apps/${id}`, { key: a.pat })).body.status).toBe('scaled_to_zero');
     await eventually(async () => expect(containersOf(id)).toHaveLength(0), 10_000);
-    expect(await viaIngress(host)).toEqual({ status: 200, body: 'hello from-env from-secret\n' });
+    expect(await viaIngress(host)).toMatchObject({ status: 200, body: 'hello from-env from-secret\n' });
     expect(containersOf(id)).toHaveLength(1);
 
     // Suspended: 503, and the container goes.
@@ -230,6 +255,28 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
     expect(await stranger.adopt(new Set())).toEqual({ adopted: 0, removed: 0 });
     await second.destroy(`adopt-app-${owner}`);
     expect(containersOf(`adopt-app-${owner}`)).toHaveLength(0);
+  }, 120_000);
+
+  it('adds instances up to max_instances when requests pile up, answers 503 beyond, and trims the extras', async () => {
+    const c = await t.request('POST', '/v1/apps', {
+      key: a.pat,
+      body: { name: 'busy', image: IMAGE, concurrency: 1, max_instances: 2, idle_timeout_seconds: 10 },
+    });
+    const id = c.body.id as string;
+    appIds.push(id);
+    await eventually(async () => expect(await revisionStatus(id, 1)).toBe('ready'), 30_000);
+    const host = hostOf(c.body.url);
+    const answers = await Promise.all([1, 2, 3].map(() => viaIngress(host, '/cgi-bin/slow')));
+    expect(answers.map((x) => x.status).sort()).toEqual([200, 200, 503]);
+    expect(answers.filter((x) => x.status === 200).map((x) => x.body)).toEqual(['slow\n', 'slow\n']);
+    expect(answers.find((x) => x.status === 503)?.retryAfter).toBe('1');
+    expect(containersOf(id)).toHaveLength(2);
+    // While requests keep coming (one at a time, so the first instance takes them all), the extra
+    // instance idles out after the idle timeout and stops; the first stays.
+    await eventually(async () => {
+      expect((await viaIngress(host)).status).toBe(200);
+      expect(containersOf(id)).toHaveLength(1);
+    }, 25_000);
   }, 120_000);
 
   it('routes only an app’s own host, never another customer’s', async () => {

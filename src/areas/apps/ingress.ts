@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Kernel, RoleServer } from '../../kernel/kernel.js';
+import { AppAtCapacity } from './drivers/driver.js';
 import type { AppsService } from './service.js';
 
 /** Real time between sweeps that stop instances the clock says should no longer run. */
@@ -32,13 +33,18 @@ export function appsIngress(kernel: Kernel, apps: AppsService, port: number): Ro
         return plain(res, 503, 'This app is suspended.', { 'retry-after': '60' });
       return plain(res, 503, 'This app has no healthy revision yet.', { 'retry-after': '5' });
     }
-    let target: { host: string; port: number };
+    let target: { host: string; port: number; release(): void };
     try {
-      target = await driver.ensureRunning!(routed.spec);
+      target = await driver.acquire!(routed.spec);
     } catch (err) {
+      if (err instanceof AppAtCapacity)
+        return plain(res, 503, 'Every instance of this app is busy; try again shortly.', {
+          'retry-after': '1',
+        });
       kernel.log.warn({ err, host }, 'apps ingress: cold start failed');
       return plain(res, 503, 'The app did not start.', { 'retry-after': '5' });
     }
+    res.once('close', () => target.release());
     const upstream = request(
       {
         host: target.host,

@@ -479,6 +479,7 @@ export class AppsService {
 
   /** Stops the instances the clock says should no longer run (idle, suspended, replaced). */
   async sweep(): Promise<void> {
+    await this.driver.trim?.();
     const running = this.driver.runningRevisions?.() ?? [];
     if (!running.length) return;
     const wanted = await this.wantedRevisions();

@@ -71,6 +71,13 @@ export interface AppsDriver {
    * rejects when it does not become healthy. Only drivers with an ingress have it.
    */
   ensureRunning?(spec: RevisionSpec): Promise<{ host: string; port: number }>;
+  /**
+   * An instance with room for one more request, starting one when all are busy and fewer than
+   * `max_instances` run; rejects with AppAtCapacity beyond that. `release` when the answer ends.
+   */
+  acquire?(spec: RevisionSpec): Promise<{ host: string; port: number; release(): void }>;
+  /** Stops extra instances that have been idle (drivers that scale out). */
+  trim?(): Promise<void>;
   /** Revisions with instances now (drivers that run something). */
   runningRevisions?(): string[];
   /**
@@ -89,4 +96,11 @@ export interface AppsDriver {
   retire(appId: string, revisionId: string): Promise<void>;
   /** Stops everything of the app and frees what it holds. */
   destroy(appId: string): Promise<void>;
+}
+
+/** Every instance of the revision is serving `concurrency` requests and `max_instances` run. */
+export class AppAtCapacity extends Error {
+  constructor(readonly maxInstances: number) {
+    super(`All ${maxInstances} instances are busy.`);
+  }
 }

@@ -3,7 +3,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { AppsDriver, DeployOutcome, DeployVerdict, LogLine, RevisionSpec } from './driver.js';
+import {
+  AppAtCapacity,
+  type AppsDriver,
+  type DeployOutcome,
+  type DeployVerdict,
+  type LogLine,
+  type RevisionSpec,
+} from './driver.js';
 
 /**
  * Flags podman needs on hosts like ours: crun fails there, root lacks CAP_SYS_RESOURCE (rlimits
@@ -17,6 +24,11 @@ interface Running {
   name: string;
   appId: string;
   port: number;
+  /** Requests being served now. */
+  inflight: number;
+  /** Real time of the last request's end (extra instances stop after the idle timeout of it). */
+  lastUsed: number;
+  idleMs: number;
 }
 
 /**
@@ -31,7 +43,8 @@ export class PodmanAppsDriver implements AppsDriver {
   readonly note = null;
   /** A cold start holds the request until the container passes its health check; no fixed time. */
   readonly coldStartSeconds = 0;
-  private readonly running = new Map<string, Running>();
+  /** Instances by revision; the first is `fjord-app-<revision>`, extras `fjord-app-<revision>-<n>`. */
+  private readonly running = new Map<string, Running[]>();
   private readonly starting = new Map<string, Promise<Running>>();
 
   constructor(
@@ -54,40 +67,87 @@ export class PodmanAppsDriver implements AppsDriver {
   }
 
   async ensureRunning(spec: RevisionSpec) {
-    const r = this.running.get(spec.revisionId) ?? (await this.start(spec));
+    const r = this.running.get(spec.revisionId)?.[0] ?? (await this.start(spec, 1));
     return { host: '127.0.0.1', port: r.port };
+  }
+
+  /**
+   * An instance with room for one more request: the least busy one under `concurrency`, else a
+   * new one while fewer than `max_instances` run or start, else AppAtCapacity.
+   */
+  async acquire(spec: RevisionSpec) {
+    const rev = spec.revisionId;
+    if (!this.running.get(rev)?.length) await this.start(spec, 1);
+    const list = this.running.get(rev) ?? [];
+    let r = list.filter((i) => i.inflight < spec.concurrency).sort((x, y) => x.inflight - y.inflight)[0];
+    if (!r) {
+      const starting = [...this.starting.keys()].filter((k) => k.startsWith(`fjord-app-${rev}`)).length;
+      if (list.length + starting >= spec.maxInstances) throw new AppAtCapacity(spec.maxInstances);
+      const taken = new Set([...list.map((i) => i.name), ...this.starting.keys()]);
+      let n = 2;
+      while (taken.has(`fjord-app-${rev}-${n}`)) n++;
+      r = await this.start(spec, n);
+    }
+    const instance = r;
+    instance.inflight++;
+    let released = false;
+    return {
+      host: '127.0.0.1',
+      port: instance.port,
+      release: () => {
+        if (released) return;
+        released = true;
+        instance.inflight--;
+        instance.lastUsed = Date.now();
+      },
+    };
   }
 
   runningRevisions(): string[] {
     return [...this.running.keys()];
   }
 
+  /** Stops extra instances (beyond the first) idle for their revision's idle timeout. */
+  async trim(): Promise<void> {
+    const now = Date.now();
+    for (const [rev, list] of this.running) {
+      const idle = list.slice(1).filter((i) => i.inflight === 0 && now - i.lastUsed >= i.idleMs);
+      if (!idle.length) continue;
+      this.running.set(
+        rev,
+        list.filter((i) => !idle.includes(i)),
+      );
+      await this.run(['rm', '-f', '-t', '2', ...idle.map((i) => i.name)]).catch(() => undefined);
+    }
+  }
+
   async logs(revisionIds: string[], lines: number): Promise<LogLine[]> {
     const out: LogLine[] = [];
     for (const rev of revisionIds) {
-      if (!this.running.has(rev)) continue;
-      const both = await this.runBoth([
-        'logs',
-        '--timestamps',
-        '--tail',
-        String(lines),
-        `fjord-app-${rev}`,
-      ]).catch(() => null);
-      if (!both) continue;
-      for (const [stream, text] of [
-        ['stdout', both.stdout],
-        ['stderr', both.stderr],
-      ] as const) {
-        for (const line of text.split('\n')) {
-          if (!line) continue;
-          const space = line.indexOf(' ');
-          const time = Date.parse(line.slice(0, space));
-          out.push({
-            time: Number.isNaN(time) ? 0 : time,
-            revisionId: rev,
-            stream,
-            text: Number.isNaN(time) ? line : line.slice(space + 1),
-          });
+      for (const instance of this.running.get(rev) ?? []) {
+        const both = await this.runBoth([
+          'logs',
+          '--timestamps',
+          '--tail',
+          String(lines),
+          instance.name,
+        ]).catch(() => null);
+        if (!both) continue;
+        for (const [stream, text] of [
+          ['stdout', both.stdout],
+          ['stderr', both.stderr],
+        ] as const) {
+          for (const line of text.split('\n')) {
+            if (!line) continue;
+            const space = line.indexOf(' ');
+            const time = Date.parse(line.slice(0, space));
+            out.push({
+              time: Number.isNaN(time) ? 0 : time,
+              revisionId: rev,
+              stream,
+              text: Number.isNaN(time) ? line : line.slice(space + 1),
+            });
+          }
         }
       }
     }
@@ -96,11 +156,12 @@ export class PodmanAppsDriver implements AppsDriver {
 
   async retire(_appId: string, revisionId: string): Promise<void> {
     this.running.delete(revisionId);
-    await this.run(['rm', '-f', '-t', '2', `fjord-app-${revisionId}`]).catch(() => undefined);
+    const ids = await this.ours(`fjord.revision=${revisionId}`);
+    if (ids.length) await this.run(['rm', '-f', '-t', '2', ...ids.map((c) => c.id)]).catch(() => undefined);
   }
 
   async destroy(appId: string): Promise<void> {
-    for (const [rev, r] of this.running) if (r.appId === appId) this.running.delete(rev);
+    for (const [rev, list] of this.running) if (list[0]?.appId === appId) this.running.delete(rev);
     const ids = await this.ours(`fjord.app=${appId}`);
     if (ids.length) await this.run(['rm', '-f', '-t', '2', ...ids.map((c) => c.id)]).catch(() => undefined);
   }
@@ -113,7 +174,16 @@ export class PodmanAppsDriver implements AppsDriver {
       const port =
         c.running && keep.has(rev) ? await this.hostPort(c.id, Number(c.labels['fjord.port'])) : null;
       if (port !== null) {
-        this.running.set(rev, { name: `fjord-app-${rev}`, appId: c.labels['fjord.app'] ?? '', port });
+        const list = this.running.get(rev) ?? [];
+        list.push({
+          name: c.name,
+          appId: c.labels['fjord.app'] ?? '',
+          port,
+          inflight: 0,
+          lastUsed: Date.now(),
+          idleMs: Number(c.labels['fjord.idle_seconds'] ?? 300) * 1000,
+        });
+        this.running.set(rev, list);
         adopted++;
       } else {
         await this.run(['rm', '-f', '-t', '2', c.id]).catch(() => undefined);
@@ -123,17 +193,17 @@ export class PodmanAppsDriver implements AppsDriver {
     return { adopted, removed };
   }
 
-  /** Starts the revision's container and waits for its health check; one start per revision at a time. */
-  private start(spec: RevisionSpec): Promise<Running> {
-    const pending = this.starting.get(spec.revisionId);
+  /** Starts instance `n` of the revision and waits for its health check; one start per name at a time. */
+  private start(spec: RevisionSpec, n = 1): Promise<Running> {
+    const name = n === 1 ? `fjord-app-${spec.revisionId}` : `fjord-app-${spec.revisionId}-${n}`;
+    const pending = this.starting.get(name);
     if (pending !== undefined) return pending;
-    const p = this.startContainer(spec).finally(() => this.starting.delete(spec.revisionId));
-    this.starting.set(spec.revisionId, p);
+    const p = this.startContainer(spec, name).finally(() => this.starting.delete(name));
+    this.starting.set(name, p);
     return p;
   }
 
-  private async startContainer(spec: RevisionSpec): Promise<Running> {
-    const name = `fjord-app-${spec.revisionId}`;
+  private async startContainer(spec: RevisionSpec, name: string): Promise<Running> {
     if (
       !(await this.run(['image', 'exists', spec.image]).then(
         () => true,
@@ -170,6 +240,8 @@ export class PodmanAppsDriver implements AppsDriver {
         `fjord.revision=${spec.revisionId}`,
         '--label',
         `fjord.port=${spec.port}`,
+        '--label',
+        `fjord.idle_seconds=${spec.idleTimeoutSeconds}`,
         ...ULIMITS,
         '--memory',
         `${spec.plan.memory_mb}m`,
@@ -192,8 +264,15 @@ export class PodmanAppsDriver implements AppsDriver {
       const port = await this.hostPort(name, spec.port);
       if (port === null) throw new Error(`The container publishes no port ${spec.port}.`);
       await this.healthy(name, port, spec);
-      const r = { name, appId: spec.appId, port };
-      this.running.set(spec.revisionId, r);
+      const r: Running = {
+        name,
+        appId: spec.appId,
+        port,
+        inflight: 0,
+        lastUsed: Date.now(),
+        idleMs: spec.idleTimeoutSeconds * 1000,
+      };
+      this.running.set(spec.revisionId, [...(this.running.get(spec.revisionId) ?? []), r]);
       return r;
     } catch (err) {
       await this.run(['rm', '-f', '-t', '0', name]).catch(() => undefined);
@@ -249,10 +328,16 @@ export class PodmanAppsDriver implements AppsDriver {
     const out = await this.run(args).catch(() => '[]');
     const list = JSON.parse(out.trim() || '[]') as {
       Id: string;
+      Names: string[] | null;
       State: string;
       Labels: Record<string, string> | null;
     }[];
-    return list.map((c) => ({ id: c.Id, running: c.State === 'running', labels: c.Labels ?? {} }));
+    return list.map((c) => ({
+      id: c.Id,
+      name: c.Names?.[0] ?? c.Id,
+      running: c.State === 'running',
+      labels: c.Labels ?? {},
+    }));
   }
 
   private runBoth(args: string[]): Promise<{ stdout: string; stderr: string }> {
