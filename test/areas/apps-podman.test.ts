@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_PLANS } from '../../src/areas/apps/catalogue.js';
 import type { RevisionSpec } from '../../src/areas/apps/drivers/driver.js';
 import { PodmanAppsDriver } from '../../src/areas/apps/drivers/podman.js';
+import { serviceOf } from '../../src/areas/wiring.js';
 import { eventually } from '../helpers/eventually.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
@@ -242,6 +243,19 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
     await first.ensureRunning(spec(`${owner}-keep`));
     await first.ensureRunning(spec(`${owner}-drop`));
     expect(containersOf(`adopt-app-${owner}`)).toHaveLength(2);
+    // The plan's memory and CPU are the container's limits (micro: 256 MB, a quarter of a CPU).
+    const limits = execFileSync(
+      'podman',
+      [
+        ...PODMAN,
+        'inspect',
+        '-f',
+        '{{.HostConfig.Memory}} {{.HostConfig.NanoCpus}}',
+        `fjord-app-${owner}-keep`,
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(limits.trim()).toBe(`${256 * 1024 * 1024} 250000000`);
     // A new process (the first one crashed): it keeps what should run and removes the rest.
     const second = new PodmanAppsDriver(owner, pino({ level: 'silent' }));
     expect(await second.adopt(new Set([`${owner}-keep`]))).toEqual({ adopted: 1, removed: 1 });
@@ -277,6 +291,22 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
       expect((await viaIngress(host)).status).toBe(200);
       expect(containersOf(id)).toHaveLength(1);
     }, 25_000);
+  }, 120_000);
+
+  it('fails a deploy a restart interrupted, so the app can be deployed again', async () => {
+    const apps = serviceOf(t.fjord.areas, 'apps')!;
+    const c = await t.request('POST', '/v1/apps', { key: a.pat, body: { name: 'restarted', image: IMAGE } });
+    const id = c.body.id as string;
+    appIds.push(id);
+    // What a new process finds: the revision deploying, with no driver left to report on it.
+    expect(await apps.failInterruptedDeploys()).toBe(1);
+    const rev = await t.request('GET', `/v1/apps/${id}/revisions/1`, { key: a.pat });
+    expect(rev.body).toMatchObject({ status: 'failed' });
+    expect(rev.body.status_message).toContain('restarted');
+    // The container the interrupted deploy started is swept away.
+    await eventually(async () => expect(containersOf(id)).toHaveLength(0), 15_000);
+    expect((await t.request('POST', `/v1/apps/${id}/revisions`, { key: a.pat, body: {} })).status).toBe(201);
+    await eventually(async () => expect(await revisionStatus(id, 2)).toBe('ready'), 30_000);
   }, 120_000);
 
   it('routes only an app’s own host, never another customer’s', async () => {

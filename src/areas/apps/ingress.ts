@@ -79,6 +79,9 @@ export function appsIngress(kernel: Kernel, apps: AppsService, port: number): Ro
     role: 'api',
     name: 'apps-ingress',
     async start() {
+      const interrupted = await apps.failInterruptedDeploys();
+      if (interrupted)
+        kernel.log.warn({ interrupted }, 'apps: deploys interrupted by a restart marked failed');
       const kept = await driver.adopt?.(await apps.wantedRevisions());
       if (kept) kernel.log.info(kept, 'apps: containers of an earlier run adopted or removed');
       await new Promise<void>((resolve, reject) => {

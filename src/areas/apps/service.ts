@@ -466,6 +466,25 @@ export class AppsService {
     return { spec: this.specOf(s.app, s.serving) };
   }
 
+  /**
+   * At start: deploys a driver was running when the process stopped have no one to report them;
+   * they fail with that reason, so the app is not stuck deploying and can be deployed again.
+   */
+  async failInterruptedDeploys(): Promise<number> {
+    let n = 0;
+    for (const app of await this.repo.allApps()) {
+      if (!app.pending_revision_id) continue;
+      const rev = await this.repo.revision(app.id, app.pending_revision_id);
+      if (!rev || rev.status !== 'deploying' || rev.next_status !== null) continue;
+      await this.reportDeploy(app.id, rev.id, {
+        healthy: false,
+        reason: 'Fjord restarted while this revision was deploying; deploy it again.',
+      });
+      n++;
+    }
+    return n;
+  }
+
   /** Revisions that should have instances as of now on the clock: the rest are stopped. */
   async wantedRevisions(): Promise<Set<string>> {
     const now = this.clock.nowMs();
