@@ -1,5 +1,6 @@
 import type { AreaModule } from '../kernel/kernel.js';
 import { accountArea } from './account/index.js';
+import { appsArea } from './apps/index.js';
 import { chatbotArea } from './chatbot/index.js';
 import { clustersArea } from './clusters/index.js';
 import { contactsArea } from './contacts/index.js';
@@ -44,4 +45,5 @@ export const AREAS: AreaModule[] = [
   clustersArea,
   iotArea,
   speechArea,
+  appsArea,
 ];

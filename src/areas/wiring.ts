@@ -1,6 +1,7 @@
 import type { Kernel } from '../kernel/kernel.js';
 import type { AreaInstance, AreaModule, PlugBoard } from '../kernel/wiring.js';
 import type { AccountService, SshKeyUsageCounter } from './account/service.js';
+import type { AppsService } from './apps/service.js';
 import type { ChatbotService } from './chatbot/service.js';
 import type { ClusterService } from './clusters/service.js';
 import type { ContactsService } from './contacts/service.js';
@@ -44,6 +45,7 @@ export interface AreaServices {
   clusters: ClusterService;
   iot: IotService;
   speech: SpeechService;
+  apps: AppsService;
 }
 
 /**

@@ -103,6 +103,8 @@ export interface Config {
   voice: { callerId: string; simulatedNoAnswer: string[]; simulatedBusy: string[] };
   /** GPU jobs: an operator's catalogue file in place of the shipped one. */
   gpu: { catalogueFile: string | undefined };
+  /** Container apps: the driver, the ingress port and the domain app hosts live under. */
+  apps: { driver: 'simulated' | 'podman'; ingressPort: number; domain: string };
   /** Transcription: the recogniser, and the server of the openai-compatible one. */
   speech: {
     engine: 'pocketsphinx' | 'openai-compatible';
@@ -249,6 +251,11 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
       simulatedBusy: value('FJORD_VOICE_SIMULATED_BUSY', asE164List) ?? [],
     },
     gpu: { catalogueFile: value('FJORD_GPU_CATALOGUE', asString) },
+    apps: {
+      driver: (value('FJORD_APPS_DRIVER', asEnum) ?? 'simulated') as 'simulated' | 'podman',
+      ingressPort: value('FJORD_APPS_INGRESS_PORT', asPort) ?? 8088,
+      domain: value('FJORD_APPS_DOMAIN', asDnsName)?.toLowerCase() ?? 'apps.fjord.test',
+    },
     speech: {
       engine: (value('FJORD_SPEECH_ENGINE', asEnum) ?? 'pocketsphinx') as
         | 'pocketsphinx'

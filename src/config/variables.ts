@@ -270,6 +270,22 @@ export const VARIABLES = {
     kind: 'string',
     doc: 'A JSON file of GPU engines, presets and prices in place of the shipped catalogue (same shape; see docs/gpu.md). Checked whole at start.',
   },
+  FJORD_APPS_DRIVER: {
+    kind: 'enum',
+    default: 'simulated',
+    values: ['simulated', 'podman'],
+    doc: 'What runs container apps: `simulated` (states on the clock, no container) or `podman` (real containers through podman with runc, behind the apps ingress). See docs/container-apps.md.',
+  },
+  FJORD_APPS_INGRESS_PORT: {
+    kind: 'port',
+    default: '8088',
+    doc: 'Port of the container apps HTTP ingress (role `api`, podman driver only), which routes by `Host` header. 0 picks a free port.',
+  },
+  FJORD_APPS_DOMAIN: {
+    kind: 'string',
+    default: 'apps.fjord.test',
+    doc: 'The domain app hosts are named under: `<app>-<account id>.<domain>`.',
+  },
   FJORD_SPEECH_ENGINE: {
     kind: 'enum',
     default: 'pocketsphinx',

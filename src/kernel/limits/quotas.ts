@@ -82,6 +82,16 @@ export const DEFAULT_LIMITS = {
     doc: 'Backups kept per virtual server of each kind: manual, and automatic (the longest retention) (ours)',
     value: 7,
   },
+  // Container apps (our values)
+  'apps.apps': { doc: 'Container apps per customer (ours)', value: perPlan(3, 10, 50, null) },
+  'apps.max_instances': {
+    doc: 'Highest max_instances of one container app revision (ours)',
+    value: perPlan(3, 10, 50, 100),
+  },
+  'apps.revisions_per_app': {
+    doc: 'Revisions kept per container app; older ones that do not serve are deleted (ours)',
+    value: 100,
+  },
   // GPU jobs
   'gpu.concurrent_jobs_per_key': { doc: 'GPU jobs queued or processing per API key', value: 10 },
   // Speech transcription

@@ -59,6 +59,7 @@ export const DEFAULT_RATE_LIMITS: Record<string, RateLimitRow> = {
   },
   llm: { points: 1000, burst: 100, duration: 60, doc: 'Language models: 1000 per minute plus burst of 100' },
   vps: { points: 100, duration: 60, doc: 'Virtual server API requests: 100 per minute' },
+  'container-apps': { points: 300, duration: 60, doc: 'Container apps API requests (not stated; ours)' },
   kubernetes: { points: 100, duration: 60, doc: 'Managed cluster API requests: 100 per minute' },
   gpu: { points: 100, duration: 60, doc: 'GPU API requests: 100 per minute' },
   iot: { points: 600, duration: 60, doc: 'IoT API requests, per key (not stated; ours)' },

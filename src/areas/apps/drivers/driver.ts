@@ -1,0 +1,106 @@
+import type { AppPlan } from '../catalogue.js';
+
+export interface HealthCheck {
+  path: string;
+  interval_seconds: number;
+  timeout_seconds: number;
+  failure_threshold: number;
+}
+
+/** What a driver is told about a revision to deploy. Secrets arrive opened, for the process only. */
+export interface RevisionSpec {
+  appId: string;
+  revisionId: string;
+  /** The first label of the app's host name, which the ingress routes by. */
+  hostLabel: string;
+  image: string;
+  command: string[] | null;
+  args: string[] | null;
+  port: number;
+  env: Record<string, string>;
+  secrets: Record<string, string>;
+  plan: AppPlan;
+  concurrency: number;
+  minInstances: number;
+  maxInstances: number;
+  idleTimeoutSeconds: number;
+  healthCheck: HealthCheck;
+}
+
+/**
+ * How a deploy ends, and after how many seconds on the kernel clock: the service moves the
+ * revision's state when that time is up, so a driver never writes the database.
+ */
+export type DeployOutcome =
+  | { healthy: true; seconds: number }
+  | { healthy: false; seconds: number; reason: string }
+  /** Not known yet: the driver starts it in `launch` and reports the health check's verdict. */
+  | { pending: true };
+
+/** One line an instance wrote. */
+export interface LogLine {
+  time: number;
+  revisionId: string;
+  stream: 'stdout' | 'stderr';
+  text: string;
+}
+
+/** A health check's verdict on a deploy the driver started in `launch`. */
+export type DeployVerdict = { healthy: true } | { healthy: false; reason: string };
+
+/**
+ * A back end that runs container apps. `simulated` follows the states on the clock; a `podman`
+ * driver runs real containers behind Fjord's ingress through the same seam.
+ */
+export interface AppsDriver {
+  readonly name: string;
+  readonly simulated: boolean;
+  /** A sentence added to every status_message (e.g. that nothing really runs), or null. */
+  readonly note: string | null;
+  /** Seconds a new instance takes to pass its health check when a request wakes a scaled-to-zero app. */
+  readonly coldStartSeconds: number;
+  /** Pulls the image and starts a first instance; says whether and when it passes its health check. */
+  deploy(spec: RevisionSpec): Promise<DeployOutcome>;
+  /**
+   * Starts a deploy whose outcome was `pending`, after its revision is stored; calls `report` once
+   * with the health check's verdict. Drivers whose outcomes are timed leave it out.
+   */
+  launch?(spec: RevisionSpec, report: (verdict: DeployVerdict) => Promise<void>): void;
+  /**
+   * A running instance's address for the ingress, starting one (a cold start) when none runs;
+   * rejects when it does not become healthy. Only drivers with an ingress have it.
+   */
+  ensureRunning?(spec: RevisionSpec): Promise<{ host: string; port: number }>;
+  /**
+   * An instance with room for one more request, starting one when all are busy and fewer than
+   * `max_instances` run; rejects with AppAtCapacity beyond that. `release` when the answer ends.
+   */
+  acquire?(spec: RevisionSpec): Promise<{ host: string; port: number; release(): void }>;
+  /** Stops extra instances that have been idle (drivers that scale out). */
+  trim?(): Promise<void>;
+  /** Revisions with instances now (drivers that run something). */
+  runningRevisions?(): string[];
+  /**
+   * At start: keeps (adopts) the instances of `keep` left by an earlier run and removes every
+   * other instance this install started.
+   */
+  adopt?(keep: ReadonlySet<string>): Promise<{ adopted: number; removed: number }>;
+  /** Stops what the driver started (not the containers: they are adopted at the next start). */
+  close?(): Promise<void>;
+  /**
+   * The last `lines` lines the revisions' instances wrote, oldest first. Drivers that run nothing
+   * leave it out; the service then tells what the deploys did.
+   */
+  logs?(revisionIds: string[], lines: number): Promise<LogLine[]>;
+  /** Stops a revision's instances (it no longer serves). */
+  retire(appId: string, revisionId: string): Promise<void>;
+  /** Stops everything of the app and frees what it holds. */
+  destroy(appId: string): Promise<void>;
+}
+
+/** Every instance of the revision is serving `concurrency` requests and `max_instances` run. */
+export class AppAtCapacity extends Error {
+  constructor(readonly maxInstances: number) {
+    super(`All ${maxInstances} instances are busy.`);
+  }
+}

@@ -1,0 +1,372 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import {
+  AppAtCapacity,
+  type AppsDriver,
+  type DeployOutcome,
+  type DeployVerdict,
+  type LogLine,
+  type RevisionSpec,
+} from './driver.js';
+
+/**
+ * Flags podman needs on hosts like ours: crun fails there, root lacks CAP_SYS_RESOURCE (rlimits
+ * must be given explicitly) and cgroups are hybrid v1, so the systemd cgroup manager is out.
+ */
+const GLOBAL = ['--runtime', 'runc', '--cgroup-manager', 'cgroupfs', '--events-backend', 'file'];
+const ULIMITS = ['--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096'];
+const PROBE_EVERY_MS = 200;
+
+interface Running {
+  name: string;
+  appId: string;
+  port: number;
+  /** Requests being served now. */
+  inflight: number;
+  /** Real time of the last request's end (extra instances stop after the idle timeout of it). */
+  lastUsed: number;
+  idleMs: number;
+}
+
+/**
+ * Real containers through Debian's podman with runc. One container per serving revision, named
+ * `fjord-app-<revision id>` and labelled with this install's owner tag, so a later start adopts the
+ * ones that should still run and removes the rest: none is left behind by a crash. CPU and memory
+ * are capped by the revision's plan; the ingress reaches the container on a loopback port.
+ */
+export class PodmanAppsDriver implements AppsDriver {
+  readonly name = 'podman';
+  readonly simulated = false;
+  readonly note = null;
+  /** A cold start holds the request until the container passes its health check; no fixed time. */
+  readonly coldStartSeconds = 0;
+  /** Instances by revision; the first is `fjord-app-<revision>`, extras `fjord-app-<revision>-<n>`. */
+  private readonly running = new Map<string, Running[]>();
+  private readonly starting = new Map<string, Promise<Running>>();
+
+  constructor(
+    private readonly owner: string,
+    private readonly log: Logger,
+    private readonly podman = 'podman',
+  ) {}
+
+  async deploy(): Promise<DeployOutcome> {
+    return { pending: true };
+  }
+
+  launch(spec: RevisionSpec, report: (verdict: DeployVerdict) => Promise<void>): void {
+    this.start(spec)
+      .then(
+        () => report({ healthy: true }),
+        (err: Error) => report({ healthy: false, reason: err.message }),
+      )
+      .catch((err) => this.log.error({ err, revision: spec.revisionId }, 'apps: reporting a deploy failed'));
+  }
+
+  async ensureRunning(spec: RevisionSpec) {
+    const r = this.running.get(spec.revisionId)?.[0] ?? (await this.start(spec, 1));
+    return { host: '127.0.0.1', port: r.port };
+  }
+
+  /**
+   * An instance with room for one more request: the least busy one under `concurrency`, else a
+   * new one while fewer than `max_instances` run or start, else AppAtCapacity.
+   */
+  async acquire(spec: RevisionSpec) {
+    const rev = spec.revisionId;
+    if (!this.running.get(rev)?.length) await this.start(spec, 1);
+    const list = this.running.get(rev) ?? [];
+    let r = list.filter((i) => i.inflight < spec.concurrency).sort((x, y) => x.inflight - y.inflight)[0];
+    if (!r) {
+      const starting = [...this.starting.keys()].filter((k) => k.startsWith(`fjord-app-${rev}`)).length;
+      if (list.length + starting >= spec.maxInstances) throw new AppAtCapacity(spec.maxInstances);
+      const taken = new Set([...list.map((i) => i.name), ...this.starting.keys()]);
+      let n = 2;
+      while (taken.has(`fjord-app-${rev}-${n}`)) n++;
+      r = await this.start(spec, n);
+    }
+    const instance = r;
+    instance.inflight++;
+    let released = false;
+    return {
+      host: '127.0.0.1',
+      port: instance.port,
+      release: () => {
+        if (released) return;
+        released = true;
+        instance.inflight--;
+        instance.lastUsed = Date.now();
+      },
+    };
+  }
+
+  runningRevisions(): string[] {
+    return [...this.running.keys()];
+  }
+
+  /** Stops extra instances (beyond the first) idle for their revision's idle timeout. */
+  async trim(): Promise<void> {
+    const now = Date.now();
+    for (const [rev, list] of this.running) {
+      const idle = list.slice(1).filter((i) => i.inflight === 0 && now - i.lastUsed >= i.idleMs);
+      if (!idle.length) continue;
+      this.running.set(
+        rev,
+        list.filter((i) => !idle.includes(i)),
+      );
+      await this.run(['rm', '-f', '-t', '2', ...idle.map((i) => i.name)]).catch(() => undefined);
+    }
+  }
+
+  async logs(revisionIds: string[], lines: number): Promise<LogLine[]> {
+    const out: LogLine[] = [];
+    for (const rev of revisionIds) {
+      for (const instance of this.running.get(rev) ?? []) {
+        const both = await this.runBoth([
+          'logs',
+          '--timestamps',
+          '--tail',
+          String(lines),
+          instance.name,
+        ]).catch(() => null);
+        if (!both) continue;
+        for (const [stream, text] of [
+          ['stdout', both.stdout],
+          ['stderr', both.stderr],
+        ] as const) {
+          for (const line of text.split('\n')) {
+            if (!line) continue;
+            const space = line.indexOf(' ');
+            const time = Date.parse(line.slice(0, space));
+            out.push({
+              time: Number.isNaN(time) ? 0 : time,
+              revisionId: rev,
+              stream,
+              text: Number.isNaN(time) ? line : line.slice(space + 1),
+            });
+          }
+        }
+      }
+    }
+    return out.sort((x, y) => x.time - y.time).slice(-lines);
+  }
+
+  async retire(_appId: string, revisionId: string): Promise<void> {
+    this.running.delete(revisionId);
+    const ids = await this.ours(`fjord.revision=${revisionId}`);
+    if (ids.length) await this.run(['rm', '-f', '-t', '2', ...ids.map((c) => c.id)]).catch(() => undefined);
+  }
+
+  async destroy(appId: string): Promise<void> {
+    for (const [rev, list] of this.running) if (list[0]?.appId === appId) this.running.delete(rev);
+    const ids = await this.ours(`fjord.app=${appId}`);
+    if (ids.length) await this.run(['rm', '-f', '-t', '2', ...ids.map((c) => c.id)]).catch(() => undefined);
+  }
+
+  async adopt(keep: ReadonlySet<string>) {
+    let adopted = 0;
+    let removed = 0;
+    for (const c of await this.ours()) {
+      const rev = c.labels['fjord.revision'] ?? '';
+      const port =
+        c.running && keep.has(rev) ? await this.hostPort(c.id, Number(c.labels['fjord.port'])) : null;
+      if (port !== null) {
+        const list = this.running.get(rev) ?? [];
+        list.push({
+          name: c.name,
+          appId: c.labels['fjord.app'] ?? '',
+          port,
+          inflight: 0,
+          lastUsed: Date.now(),
+          idleMs: Number(c.labels['fjord.idle_seconds'] ?? 300) * 1000,
+        });
+        this.running.set(rev, list);
+        adopted++;
+      } else {
+        await this.run(['rm', '-f', '-t', '2', c.id]).catch(() => undefined);
+        removed++;
+      }
+    }
+    return { adopted, removed };
+  }
+
+  /** Starts instance `n` of the revision and waits for its health check; one start per name at a time. */
+  private start(spec: RevisionSpec, n = 1): Promise<Running> {
+    const name = n === 1 ? `fjord-app-${spec.revisionId}` : `fjord-app-${spec.revisionId}-${n}`;
+    const pending = this.starting.get(name);
+    if (pending !== undefined) return pending;
+    const p = this.startContainer(spec, name).finally(() => this.starting.delete(name));
+    this.starting.set(name, p);
+    return p;
+  }
+
+  private async startContainer(spec: RevisionSpec, name: string): Promise<Running> {
+    if (
+      !(await this.run(['image', 'exists', spec.image]).then(
+        () => true,
+        () => false,
+      ))
+    ) {
+      await this.run(['pull', '--quiet', spec.image], 300_000).catch((err: Error) => {
+        throw new Error(`The image ${spec.image} could not be pulled: ${lastLine(err.message)}`);
+      });
+    }
+    await this.run(['rm', '-f', '-t', '0', name]).catch(() => undefined);
+    // Variables go through a file readable by root only, so secrets never appear in a command line.
+    const dir = await mkdtemp(join(tmpdir(), 'fjord-app-'));
+    const envFile = join(dir, 'env');
+    const vars = { ...spec.env, ...spec.secrets, PORT: String(spec.port) };
+    await writeFile(
+      envFile,
+      Object.entries(vars)
+        .map(([k, v]) => `${k}=${v.replace(/\n/g, ' ')}`)
+        .join('\n'),
+      { mode: 0o600 },
+    );
+    try {
+      await this.run([
+        'run',
+        '-d',
+        '--name',
+        name,
+        '--label',
+        `fjord.owner=${this.owner}`,
+        '--label',
+        `fjord.app=${spec.appId}`,
+        '--label',
+        `fjord.revision=${spec.revisionId}`,
+        '--label',
+        `fjord.port=${spec.port}`,
+        '--label',
+        `fjord.idle_seconds=${spec.idleTimeoutSeconds}`,
+        ...ULIMITS,
+        '--memory',
+        `${spec.plan.memory_mb}m`,
+        '--cpus',
+        String(spec.plan.cpu),
+        '-p',
+        `127.0.0.1::${spec.port}`,
+        '--env-file',
+        envFile,
+        ...(spec.command ? ['--entrypoint', JSON.stringify(spec.command)] : []),
+        spec.image,
+        ...(spec.args ?? []),
+      ]);
+    } catch (err) {
+      throw new Error(`The container could not start: ${lastLine((err as Error).message)}`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    try {
+      const port = await this.hostPort(name, spec.port);
+      if (port === null) throw new Error(`The container publishes no port ${spec.port}.`);
+      await this.healthy(name, port, spec);
+      const r: Running = {
+        name,
+        appId: spec.appId,
+        port,
+        inflight: 0,
+        lastUsed: Date.now(),
+        idleMs: spec.idleTimeoutSeconds * 1000,
+      };
+      this.running.set(spec.revisionId, [...(this.running.get(spec.revisionId) ?? []), r]);
+      return r;
+    } catch (err) {
+      await this.run(['rm', '-f', '-t', '0', name]).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Healthy at the first 2xx or 3xx; failed after interval × threshold seconds, or when it exits. */
+  private async healthy(name: string, port: number, spec: RevisionSpec): Promise<void> {
+    const hc = spec.healthCheck;
+    const deadline = Date.now() + hc.interval_seconds * hc.failure_threshold * 1000;
+    let last = 'no answer';
+    for (;;) {
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}${hc.path}`, {
+          signal: AbortSignal.timeout(hc.timeout_seconds * 1000),
+          redirect: 'manual',
+        });
+        await res.arrayBuffer();
+        if (res.status < 400) return;
+        last = `HTTP ${res.status}`;
+      } catch (err) {
+        last = (err as Error).message;
+      }
+      const state = await this.run(['inspect', '-f', '{{.State.Running}} {{.State.ExitCode}}', name]).catch(
+        () => 'false -1',
+      );
+      if (state.startsWith('false')) {
+        const logs = await this.run(['logs', '--tail', '5', name]).catch(() => '');
+        throw new Error(
+          `The container exited with code ${state.split(' ')[1]?.trim()} before passing its health check.${
+            logs.trim() ? ` Last output: ${logs.trim().slice(-500)}` : ''
+          }`,
+        );
+      }
+      if (Date.now() >= deadline)
+        throw new Error(
+          `Health check GET ${hc.path} on port ${spec.port} failed for ${hc.interval_seconds * hc.failure_threshold} s (last: ${last}).`,
+        );
+      await new Promise((r) => setTimeout(r, PROBE_EVERY_MS));
+    }
+  }
+
+  private async hostPort(container: string, port: number): Promise<number | null> {
+    const out = await this.run(['port', container, `${port}/tcp`]).catch(() => '');
+    const m = /:(\d+)\s*$/m.exec(out.trim());
+    return m ? Number(m[1]) : null;
+  }
+
+  private async ours(filter?: string) {
+    const args = ['ps', '-a', '--format', 'json', '--filter', `label=fjord.owner=${this.owner}`];
+    if (filter) args.push('--filter', `label=${filter}`);
+    const out = await this.run(args).catch(() => '[]');
+    const list = JSON.parse(out.trim() || '[]') as {
+      Id: string;
+      Names: string[] | null;
+      State: string;
+      Labels: Record<string, string> | null;
+    }[];
+    return list.map((c) => ({
+      id: c.Id,
+      name: c.Names?.[0] ?? c.Id,
+      running: c.State === 'running',
+      labels: c.Labels ?? {},
+    }));
+  }
+
+  private runBoth(args: string[]): Promise<{ stdout: string; stderr: string }> {
+    return new Promise((resolve, reject) => {
+      execFile(
+        this.podman,
+        [...GLOBAL, ...args],
+        { timeout: 30_000, maxBuffer: 16 * 1024 * 1024 },
+        (err, stdout, stderr) => {
+          if (err) reject(err);
+          else resolve({ stdout: String(stdout), stderr: String(stderr) });
+        },
+      );
+    });
+  }
+
+  private run(args: string[], timeout = 60_000): Promise<string> {
+    return new Promise((resolve, reject) => {
+      execFile(
+        this.podman,
+        [...GLOBAL, ...args],
+        { timeout, maxBuffer: 16 * 1024 * 1024 },
+        (err, stdout, stderr) => {
+          if (err) reject(new Error(`podman ${args[0]}: ${String(stderr).trim() || err.message}`));
+          else resolve(String(stdout));
+        },
+      );
+    });
+  }
+}
+
+const lastLine = (text: string) => text.trim().split('\n').pop() ?? text;

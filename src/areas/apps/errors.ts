@@ -1,0 +1,75 @@
+import { AppError } from '../../kernel/errors.js';
+
+const field = (path: string, message: string) => ({ errors: [{ path, message }] });
+
+export const appsErrors = {
+  notFound: () => new AppError('not_found', 'app_not_found', 'No such app in this account.'),
+  revisionNotFound: () => new AppError('not_found', 'revision_not_found', 'No such revision of this app.'),
+  exists: (name: string) =>
+    new AppError('conflict', 'app_exists', `This account already has an app named ${name}.`),
+  badName: () =>
+    new AppError(
+      'invalid',
+      'invalid_name',
+      'An app name has 2-30 characters: a-z, 0-9 and inner hyphens, starting with a letter.',
+      field('/body/name', 'not an app name'),
+    ),
+  unknownPlan: (code: string) =>
+    new AppError(
+      'invalid',
+      'unknown_plan',
+      `No plan ${code}; GET /v1/apps/plans lists them.`,
+      field('/body/plan_code', 'unknown plan'),
+    ),
+  unknownRegion: (code: string) =>
+    new AppError(
+      'invalid',
+      'unknown_region',
+      `Region ${code} offers no container apps; GET /v1/regions lists the regions and their services.`,
+      field('/body/region', 'unknown region'),
+    ),
+  badEnv: (path: string, message: string) =>
+    new AppError('invalid', 'invalid_env', message, field(path, message)),
+  badScaling: () =>
+    new AppError(
+      'invalid',
+      'invalid_scaling',
+      'min_instances may not be more than max_instances.',
+      field('/body/min_instances', 'more than max_instances'),
+    ),
+  maxInstances: (max: number) =>
+    new AppError(
+      'invalid',
+      'max_instances_exceeded',
+      `This account's apps may run at most ${max} instances each.`,
+      {
+        ...field('/body/max_instances', `at most ${max}`),
+        extra: { limit: max },
+      },
+    ),
+  quota: (max: number) =>
+    new AppError('forbidden', 'quota_exceeded', `This account may have at most ${max} apps.`, {
+      extra: { limit: max },
+    }),
+  deployInProgress: (n: number) =>
+    new AppError(
+      'conflict',
+      'deploy_in_progress',
+      `Revision ${n} is still deploying; wait until it is ready or failed.`,
+    ),
+  revisionNotReady: (n: number, status: string) =>
+    new AppError(
+      'conflict',
+      'revision_not_ready',
+      `Revision ${n} is ${status}; only a ready revision can serve.`,
+      {
+        extra: { status },
+      },
+    ),
+  alreadyServing: (n: number) =>
+    new AppError('conflict', 'already_serving', `Revision ${n} already takes the traffic.`),
+  invalidState: (action: string, status: string) =>
+    new AppError('conflict', 'invalid_state', `Cannot ${action} an app that is ${status}.`, {
+      extra: { status, action },
+    }),
+};

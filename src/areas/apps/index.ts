@@ -1,0 +1,66 @@
+import { createHash } from 'node:crypto';
+import { defineArea } from '../wiring.js';
+import type { AppsDriver } from './drivers/driver.js';
+import { PodmanAppsDriver } from './drivers/podman.js';
+import { SimulatedAppsDriver } from './drivers/simulated.js';
+import { appsIngress } from './ingress.js';
+import { appsMigrations } from './migrations.js';
+import { appsRoutes } from './routes.js';
+import { AppsService } from './service.js';
+
+export { AppsService } from './service.js';
+
+/** Container apps: apps, immutable revisions and instances on the kernel clock, over a driver. */
+export const appsArea = defineArea({
+  name: 'apps',
+  needs: ['regions'],
+  migrations: appsMigrations,
+  setup(kernel, { regions }) {
+    const settings = kernel.config.apps;
+    // Containers carry this tag, so a start adopts or removes only this install's own.
+    const owner = createHash('sha256').update(kernel.config.dataDir).digest('hex').slice(0, 16);
+    const driver: AppsDriver =
+      settings.driver === 'podman' ? new PodmanAppsDriver(owner, kernel.log) : new SimulatedAppsDriver();
+    const apps = new AppsService(
+      kernel.store,
+      kernel.clock,
+      kernel.identity,
+      kernel.limits,
+      kernel.secrets,
+      regions,
+      driver,
+      settings.domain,
+    );
+    kernel.registry.addBackend({
+      area: 'apps',
+      name: 'containers',
+      driver: driver.name,
+      simulated: driver.simulated,
+      detail: driver.simulated
+        ? 'no container runs: deploys, health checks and scale to zero follow the clock'
+        : `podman with runc; ingress on port ${settings.ingressPort} for *.${settings.domain}`,
+    });
+    kernel.registry.addServiceProvider(async (customerId) =>
+      (await apps.serviceEntries(customerId)).map((a) => ({
+        id: a.id,
+        service_type: 'container-apps',
+        name: a.name,
+        status: a.status,
+        region: a.region,
+        created_at: a.created_at,
+        metadata: { url: a.url, driver: driver.name, simulated: driver.simulated },
+        api: {
+          kind: 'container-apps',
+          openapi: `${kernel.baseUrl()}/openapi.json`,
+          docs: `${kernel.baseUrl()}/docs`,
+          base_url: `${kernel.baseUrl()}/v1/apps/${a.id}`,
+        },
+      })),
+    );
+    return {
+      service: apps,
+      routes: appsRoutes(apps),
+      servers: driver.ensureRunning ? [appsIngress(kernel, apps, settings.ingressPort)] : [],
+    };
+  },
+});

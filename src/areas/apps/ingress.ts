@@ -1,0 +1,116 @@
+import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Kernel, RoleServer } from '../../kernel/kernel.js';
+import { AppAtCapacity } from './drivers/driver.js';
+import type { AppsService } from './service.js';
+
+/** Real time between sweeps that stop instances the clock says should no longer run. */
+const SWEEP_MS = 1000;
+
+/**
+ * The apps ingress (role `api`, drivers that run containers): routes by `Host` to the serving
+ * revision of `<label>.<apps domain>`, cold-starting an instance when none runs and holding the
+ * request until it is healthy. At start it adopts the containers that should still run and
+ * removes the others, then sweeps idle ones on the clock.
+ */
+export function appsIngress(kernel: Kernel, apps: AppsService, port: number): RoleServer {
+  const driver = apps.driver;
+  let timer: NodeJS.Timeout | null = null;
+  let sweeping = false;
+  const plain = (res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers });
+    res.end(`${text}\n`);
+  };
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
+    const suffix = `.${apps.domain}`;
+    const label = host.endsWith(suffix) ? host.slice(0, -suffix.length) : '';
+    if (!label || label.includes('.')) return plain(res, 404, 'No app at this host.');
+    const routed = await apps.route(label);
+    if ('refused' in routed) {
+      if (routed.refused === 'not_found') return plain(res, 404, 'No app at this host.');
+      if (routed.refused === 'suspended')
+        return plain(res, 503, 'This app is suspended.', { 'retry-after': '60' });
+      return plain(res, 503, 'This app has no healthy revision yet.', { 'retry-after': '5' });
+    }
+    let target: { host: string; port: number; release(): void };
+    try {
+      target = await driver.acquire!(routed.spec);
+    } catch (err) {
+      if (err instanceof AppAtCapacity)
+        return plain(res, 503, 'Every instance of this app is busy; try again shortly.', {
+          'retry-after': '1',
+        });
+      kernel.log.warn({ err, host }, 'apps ingress: cold start failed');
+      return plain(res, 503, 'The app did not start.', { 'retry-after': '5' });
+    }
+    res.once('close', () => target.release());
+    const upstream = request(
+      {
+        host: target.host,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: {
+          ...req.headers,
+          'x-forwarded-host': req.headers.host ?? host,
+          'x-forwarded-proto': 'http',
+          'x-forwarded-for': req.socket.remoteAddress ?? '',
+        },
+      },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    upstream.on('error', () => {
+      if (!res.headersSent) plain(res, 502, 'The app did not answer.');
+      else res.destroy();
+    });
+    req.pipe(upstream);
+  };
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err) => {
+      kernel.log.error({ err }, 'apps ingress: request failed');
+      if (!res.headersSent) plain(res, 502, 'The app did not answer.');
+    });
+  });
+  return {
+    role: 'api',
+    name: 'apps-ingress',
+    async start() {
+      const interrupted = await apps.failInterruptedDeploys();
+      if (interrupted)
+        kernel.log.warn({ interrupted }, 'apps: deploys interrupted by a restart marked failed');
+      const kept = await driver.adopt?.(await apps.wantedRevisions());
+      if (kept) kernel.log.info(kept, 'apps: containers of an earlier run adopted or removed');
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, kernel.config.host, () => resolve());
+      });
+      const address = server.address() as AddressInfo;
+      kernel.registry.addListener({
+        role: 'api',
+        protocol: 'http (apps ingress)',
+        address: `${address.address}:${address.port}`,
+      });
+      timer = setInterval(() => {
+        if (sweeping) return;
+        sweeping = true;
+        apps
+          .sweep()
+          .catch((err) => kernel.log.warn({ err }, 'apps: sweep failed'))
+          .finally(() => {
+            sweeping = false;
+          });
+      }, SWEEP_MS);
+      timer.unref();
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await driver.close?.();
+    },
+  };
+}

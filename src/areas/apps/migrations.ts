@@ -1,0 +1,119 @@
+import type { Kysely, Migration } from 'kysely';
+
+// biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+type AnyDb = Kysely<any>;
+
+export interface AppsAppsTable {
+  id: string;
+  customer_id: string;
+  name: string;
+  region: string;
+  /** The first label of the app's host: `<name>-<account short id>`. */
+  host_label: string;
+  /** The revision that takes the traffic; null until one is healthy. */
+  serving_revision_id: string | null;
+  /** The revision being deployed; traffic moves to it once it is healthy. */
+  pending_revision_id: string | null;
+  /** When the serving revision took the traffic (the idle timer runs from here at the latest). */
+  traffic_moved_at: number | null;
+  /** The last request (or wake) through the ingress. */
+  last_request_at: number | null;
+  /** When the last cold start began. */
+  woke_at: number | null;
+  suspended_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export type RevisionStatus = 'deploying' | 'ready' | 'failed';
+
+export interface AppsRevisionsTable {
+  id: string;
+  app_id: string;
+  customer_id: string;
+  number: number;
+  image: string;
+  /** JSON arrays, or null for the image's own. */
+  command: string | null;
+  args: string | null;
+  port: number;
+  /** JSON object of plain variables. */
+  env: string;
+  /** Sealed JSON object of secret variables (kernel SecretBox); null when there are none. */
+  secrets_sealed: string | null;
+  /** JSON array of the secrets' names. */
+  secret_names: string;
+  plan_code: string;
+  concurrency: number;
+  min_instances: number;
+  max_instances: number;
+  idle_timeout_seconds: number;
+  /** JSON object: path, interval_seconds, timeout_seconds, failure_threshold. */
+  health_check: string;
+  /** The state as of the last write; `next_status` replaces it once `settles_at` has passed. */
+  status: string;
+  next_status: string | null;
+  settles_at: number | null;
+  /** Why the revision failed (or will fail once it settles). */
+  failure_reason: string | null;
+  created_at: number;
+  ready_at: number | null;
+  failed_at: number | null;
+}
+
+export interface AppsTables {
+  apps_apps: AppsAppsTable;
+  apps_revisions: AppsRevisionsTable;
+}
+
+export const appsMigrations: Record<string, Migration> = {
+  '2026-11-26-1130-apps': {
+    async up(db: AnyDb) {
+      await db.schema
+        .createTable('apps_apps')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('customer_id', 'text', (c) => c.notNull().references('customers.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('region', 'text', (c) => c.notNull())
+        .addColumn('host_label', 'text', (c) => c.notNull().unique())
+        .addColumn('serving_revision_id', 'text')
+        .addColumn('pending_revision_id', 'text')
+        .addColumn('traffic_moved_at', 'bigint')
+        .addColumn('last_request_at', 'bigint')
+        .addColumn('woke_at', 'bigint')
+        .addColumn('suspended_at', 'bigint')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addUniqueConstraint('apps_apps_customer_name', ['customer_id', 'name'])
+        .execute();
+      await db.schema
+        .createTable('apps_revisions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('app_id', 'text', (c) => c.notNull().references('apps_apps.id').onDelete('cascade'))
+        .addColumn('customer_id', 'text', (c) => c.notNull())
+        .addColumn('number', 'integer', (c) => c.notNull())
+        .addColumn('image', 'text', (c) => c.notNull())
+        .addColumn('command', 'text')
+        .addColumn('args', 'text')
+        .addColumn('port', 'integer', (c) => c.notNull())
+        .addColumn('env', 'text', (c) => c.notNull())
+        .addColumn('secrets_sealed', 'text')
+        .addColumn('secret_names', 'text', (c) => c.notNull())
+        .addColumn('plan_code', 'text', (c) => c.notNull())
+        .addColumn('concurrency', 'integer', (c) => c.notNull())
+        .addColumn('min_instances', 'integer', (c) => c.notNull())
+        .addColumn('max_instances', 'integer', (c) => c.notNull())
+        .addColumn('idle_timeout_seconds', 'integer', (c) => c.notNull())
+        .addColumn('health_check', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('next_status', 'text')
+        .addColumn('settles_at', 'bigint')
+        .addColumn('failure_reason', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('ready_at', 'bigint')
+        .addColumn('failed_at', 'bigint')
+        .addUniqueConstraint('apps_revisions_app_number', ['app_id', 'number'])
+        .execute();
+    },
+  },
+};

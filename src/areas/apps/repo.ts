@@ -1,0 +1,114 @@
+import type { Kysely } from 'kysely';
+import type { Store } from '../../kernel/store/store.js';
+import type { AnyDb } from '../../kernel/store/unit-of-work.js';
+import type { AppsAppsTable, AppsRevisionsTable, AppsTables } from './migrations.js';
+
+export class AppsRepo {
+  constructor(readonly db: Kysely<AppsTables>) {}
+  static of(store: Store) {
+    return new AppsRepo(store.typed<AppsTables>());
+  }
+  static over(tx: AnyDb) {
+    return new AppsRepo(tx as Kysely<AppsTables>);
+  }
+
+  async insertApp(row: AppsAppsTable) {
+    await this.db.insertInto('apps_apps').values(row).execute();
+  }
+  apps(customerId: string, limit = 10_000, offset = 0) {
+    return this.db
+      .selectFrom('apps_apps')
+      .selectAll()
+      .where('customer_id', '=', customerId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .offset(offset)
+      .execute();
+  }
+  async countApps(customerId: string): Promise<number> {
+    const r = await this.db
+      .selectFrom('apps_apps')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('customer_id', '=', customerId)
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+  /** An app of the customer by id or by name (names are at most 30 characters, ids 36). */
+  app(customerId: string, idOrName: string) {
+    return this.db
+      .selectFrom('apps_apps')
+      .selectAll()
+      .where('customer_id', '=', customerId)
+      .where((eb) => eb.or([eb('id', '=', idOrName), eb('name', '=', idOrName)]))
+      .executeTakeFirst();
+  }
+  appById(id: string) {
+    return this.db.selectFrom('apps_apps').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+  appByHost(hostLabel: string) {
+    return this.db.selectFrom('apps_apps').selectAll().where('host_label', '=', hostLabel).executeTakeFirst();
+  }
+  allApps() {
+    return this.db.selectFrom('apps_apps').selectAll().orderBy('created_at').execute();
+  }
+  appByName(customerId: string, name: string) {
+    return this.db
+      .selectFrom('apps_apps')
+      .select('id')
+      .where('customer_id', '=', customerId)
+      .where('name', '=', name)
+      .executeTakeFirst();
+  }
+  async updateApp(id: string, patch: Partial<AppsAppsTable>) {
+    await this.db.updateTable('apps_apps').set(patch).where('id', '=', id).execute();
+  }
+  async deleteApp(id: string) {
+    await this.db.deleteFrom('apps_revisions').where('app_id', '=', id).execute();
+    await this.db.deleteFrom('apps_apps').where('id', '=', id).execute();
+  }
+
+  async insertRevision(row: AppsRevisionsTable) {
+    await this.db.insertInto('apps_revisions').values(row).execute();
+  }
+  /** Newest first. */
+  revisions(appId: string) {
+    return this.db
+      .selectFrom('apps_revisions')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .orderBy('number', 'desc')
+      .execute();
+  }
+  revision(appId: string, id: string) {
+    return this.db
+      .selectFrom('apps_revisions')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+  revisionByNumber(appId: string, n: number) {
+    return this.db
+      .selectFrom('apps_revisions')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .where('number', '=', n)
+      .executeTakeFirst();
+  }
+  latestRevision(appId: string) {
+    return this.db
+      .selectFrom('apps_revisions')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .orderBy('number', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+  }
+  async updateRevision(id: string, patch: Partial<AppsRevisionsTable>) {
+    await this.db.updateTable('apps_revisions').set(patch).where('id', '=', id).execute();
+  }
+  async deleteRevisions(ids: string[]) {
+    if (ids.length) await this.db.deleteFrom('apps_revisions').where('id', 'in', ids).execute();
+  }
+}

@@ -1,0 +1,161 @@
+import { Type } from '@sinclair/typebox';
+import { pageQuery } from '../../kernel/http/pagination.js';
+
+const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+const Strings = Type.Array(Type.String({ maxLength: 4096 }), { maxItems: 100 });
+const Vars = (description: string) =>
+  Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ maxLength: 32_768 }), {
+    description,
+  });
+
+export const AppParams = Type.Object({
+  app_id: Type.String({ minLength: 1, maxLength: 64, description: 'The app’s id or name' }),
+});
+export const RevisionParams = Type.Object({
+  app_id: Type.String({ minLength: 1, maxLength: 64, description: 'The app’s id or name' }),
+  revision_id: Type.String({ minLength: 1, maxLength: 64, description: 'The revision’s id or number' }),
+});
+export const ListQuery = pageQuery('per_page', 50, 200);
+
+const HealthCheckBody = Type.Object(
+  {
+    path: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, pattern: '^/' })),
+    interval_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 300 })),
+    timeout_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })),
+    failure_threshold: Type.Optional(Type.Integer({ minimum: 1, maximum: 10 })),
+  },
+  { additionalProperties: false },
+);
+const HealthCheckView = Type.Object({
+  path: Type.String(),
+  interval_seconds: Type.Integer(),
+  timeout_seconds: Type.Integer(),
+  failure_threshold: Type.Integer(),
+});
+
+const revisionFields = {
+  command: Type.Optional(
+    Type.Union([Strings, Type.Null()], { description: 'Entrypoint; null: the image’s' }),
+  ),
+  args: Type.Optional(Type.Union([Strings, Type.Null()], { description: 'Arguments; null: the image’s' })),
+  port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65_535 })),
+  env: Type.Optional(Vars('Environment variables, returned as they are')),
+  secrets: Type.Optional(Vars('Environment variables encrypted at rest and never returned')),
+  plan_code: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
+  concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  min_instances: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
+  max_instances: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  idle_timeout_seconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 86_400 })),
+  health_check: Type.Optional(HealthCheckBody),
+};
+const Image = Type.String({ minLength: 1, maxLength: 500, pattern: '^\\S+$' });
+
+export const CreateBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 64 }),
+    region: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    image: Image,
+    ...revisionFields,
+  },
+  { additionalProperties: false },
+);
+export const DeployBody = Type.Object(
+  { image: Type.Optional(Image), ...revisionFields },
+  { additionalProperties: false, description: 'Fields left out are copied from the latest revision' },
+);
+export const RollbackBody = Type.Object(
+  { revision_id: Type.String({ minLength: 1, maxLength: 64, description: 'A revision id or number' }) },
+  { additionalProperties: false },
+);
+
+const RevisionRef = Type.Object({ id: Type.String(), number: Type.Integer(), status: Type.String() });
+export const AppView = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  region: Type.String(),
+  url: Type.String(),
+  status: Type.String({ description: 'deploying, running, scaled_to_zero, failed or suspended' }),
+  status_message: Type.String(),
+  current_revision: Type.Union([RevisionRef, Type.Null()]),
+  latest_revision: Type.Union([RevisionRef, Type.Null()]),
+  min_instances: Type.Integer(),
+  max_instances: Type.Integer(),
+  instances_running: Type.Integer(),
+  driver: Type.String(),
+  simulated: Type.Boolean(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+});
+export const AppList = Type.Object({
+  apps: Type.Array(AppView),
+  total: Type.Integer(),
+  page: Type.Integer(),
+  per_page: Type.Integer(),
+});
+export const Deleted = Type.Object({ deleted: Type.Literal(true), id: Type.String() });
+
+export const RevisionView = Type.Object({
+  id: Type.String(),
+  app_id: Type.String(),
+  number: Type.Integer(),
+  status: Type.String({ description: 'deploying, ready or failed' }),
+  status_message: Type.String(),
+  serving: Type.Boolean(),
+  image: Type.String(),
+  command: Type.Union([Type.Array(Type.String()), Type.Null()]),
+  args: Type.Union([Type.Array(Type.String()), Type.Null()]),
+  port: Type.Integer(),
+  env: Type.Record(Type.String(), Type.String()),
+  secret_names: Type.Array(Type.String()),
+  plan_code: Type.String(),
+  cpu: Type.Number(),
+  memory_mb: Type.Integer(),
+  concurrency: Type.Integer(),
+  min_instances: Type.Integer(),
+  max_instances: Type.Integer(),
+  idle_timeout_seconds: Type.Integer(),
+  health_check: HealthCheckView,
+  created_at: Type.String(),
+  ready_at: Nullable(Type.String()),
+  failed_at: Nullable(Type.String()),
+});
+export const RevisionList = Type.Object({ revisions: Type.Array(RevisionView), total: Type.Integer() });
+
+export const InstanceView = Type.Object({
+  id: Type.String(),
+  revision_id: Type.String(),
+  revision_number: Type.Integer(),
+  state: Type.String({ description: 'starting or running' }),
+  started_at: Type.String(),
+  status_message: Type.String(),
+});
+export const InstanceList = Type.Object({ instances: Type.Array(InstanceView), total: Type.Integer() });
+
+export const LogsQuery = Type.Object(
+  { lines: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })) },
+  { additionalProperties: false },
+);
+export const LogList = Type.Object({
+  lines: Type.Array(
+    Type.Object({
+      time: Type.String(),
+      revision_id: Type.String(),
+      revision_number: Type.Union([Type.Integer(), Type.Null()]),
+      stream: Type.String({ description: 'stdout or stderr' }),
+      text: Type.String(),
+    }),
+  ),
+  simulated: Type.Boolean({
+    description: 'True when no container runs and the lines tell what the deploys did',
+  }),
+});
+export const PlanList = Type.Object({
+  plans: Type.Array(
+    Type.Object({
+      plan_code: Type.String(),
+      name: Type.String(),
+      cpu: Type.Number(),
+      memory_mb: Type.Integer(),
+    }),
+  ),
+});
