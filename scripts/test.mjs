@@ -52,6 +52,10 @@ const DEBIAN_PACKAGES = [
   { name: 'mosquitto-clients', probe: 'mosquitto_pub' },
   // Clusters: kubectl reads the kubeconfig Fjord hands out.
   { name: 'kubernetes-client', probe: 'kubectl' },
+  // Container apps: real containers with podman and runc; busybox-static makes the test image.
+  { name: 'podman', probe: 'podman' },
+  { name: 'runc', probe: 'runc' },
+  { name: 'busybox-static', probe: () => existsSync('/bin/busybox') || existsSync('/usr/bin/busybox') },
   // docs/tour.md reads JSON answers with jq, as users do.
   { name: 'jq', probe: 'jq' },
 ];

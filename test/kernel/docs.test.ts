@@ -41,6 +41,7 @@ describe('the README tells the truth about what is served', () => {
     clusters: 'managed Kubernetes clusters',
     iot: 'IoT devices',
     speech: 'speech transcription',
+    apps: 'container apps',
   };
 
   it('names every area Fjord serves in its introduction, and no area as not built that is', async () => {
