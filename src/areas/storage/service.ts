@@ -292,7 +292,9 @@ export class StorageService {
   async putObjectLockDefault(bucketName: string, rule: ObjectLockDefault | null) {
     const row = await this.bucketForDataPlane(bucketName);
     await this.change(row, { object_lock_default: rule === null ? null : toJson(rule) });
-    await this.record(row.customer_id, null, 'storage.bucket.object_lock', row.id, { default_retention: rule });
+    await this.record(row.customer_id, null, 'storage.bucket.object_lock', row.id, {
+      default_retention: rule,
+    });
   }
 
   /** S3 Put/DeleteBucketEncryption. */
@@ -337,10 +339,7 @@ export class StorageService {
     return row;
   }
 
-  private async change(
-    row: StorageBucketsTable,
-    changes: Parameters<StorageRepo['updateBucket']>[1],
-  ) {
+  private async change(row: StorageBucketsTable, changes: Parameters<StorageRepo['updateBucket']>[1]) {
     if (!(await this.repo.updateBucket(row.id, changes, this.clock.nowMs())))
       throw storageErrors.bucketNotFound();
     await this.notices.bucketChanged(row.name);

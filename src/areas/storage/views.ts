@@ -41,7 +41,9 @@ export function bucketRecord(row: StorageBucketsTable): BucketRecord {
     versioning: row.versioning as VersioningState,
     objectLockEnabled: toBool(row.object_lock_enabled),
     objectLockDefault:
-      row.object_lock_default === null ? null : fromJson<ObjectLockDefault | null>(row.object_lock_default, null),
+      row.object_lock_default === null
+        ? null
+        : fromJson<ObjectLockDefault | null>(row.object_lock_default, null),
     defaultEncryption: row.default_encryption === 'AES256' ? 'AES256' : null,
     cors: row.cors === null ? null : fromJson<CorsRule[]>(row.cors, []),
     lifecycle: row.lifecycle === null ? null : fromJson<LifecycleRule[]>(row.lifecycle, []),

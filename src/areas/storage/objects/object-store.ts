@@ -222,7 +222,8 @@ export class ObjectStore {
     end: number,
   ): Promise<Buffer | null> {
     const parts = JSON.parse(row.blob) as BlobPart[];
-    if (row.sse || Number(row.size) > SMALL_OBJECT_BYTES || parts.length !== 1 || !this.blobs.readAll) return null;
+    if (row.sse || Number(row.size) > SMALL_OBJECT_BYTES || parts.length !== 1 || !this.blobs.readAll)
+      return null;
     const all = await this.blobs.readAll(parts[0]!.ref);
     return all.subarray(start, end + 1);
   }

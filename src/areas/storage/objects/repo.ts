@@ -176,6 +176,16 @@ export class ObjectRepo extends MultipartRepo {
     });
   }
 
+  /**
+   * Replaces a version's lock only if it is still `expected`: two retention changes at once cannot
+   * both pass the check against the old one (the later is refused, as a conflict).
+   */
+  async updateLock(rowId: string, expected: string | null, next: string | null): Promise<boolean> {
+    let q = this.db.updateTable('storage_objects').set({ object_lock: next }).where('id', '=', rowId);
+    q = expected === null ? q.where('object_lock', 'is', null) : q.where('object_lock', '=', expected);
+    return Number((await q.executeTakeFirst()).numUpdatedRows) > 0;
+  }
+
   async updateTags(rowId: string, tags: string): Promise<void> {
     await this.db.updateTable('storage_objects').set({ tags }).where('id', '=', rowId).execute();
   }

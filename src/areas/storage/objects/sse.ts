@@ -22,7 +22,8 @@ export function parseSse(text: string | null): SseRecord | null {
 }
 
 export function newServerSealing(secrets: SecretBox | undefined): Sealing {
-  if (!secrets) throw s3Errors.notImplemented('Server-side encryption needs the data key, which this server lacks.');
+  if (!secrets)
+    throw s3Errors.notImplemented('Server-side encryption needs the data key, which this server lacks.');
   const key = randomBytes(32);
   return { record: { alg: 'AES256', wrapped: secrets.seal(key.toString('base64')) }, key };
 }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { BucketRecord, BucketUsage, ObjectStats } from '../data-plane-contract.js';
+import { parseLock, protectedBy } from './lock.js';
 import type { ObjectStore } from './object-store.js';
 
 const DAY_MS = 86_400_000;
@@ -94,7 +95,9 @@ export class DataPlaneStats implements ObjectStats {
             } else if (
               !row.is_latest &&
               noncurrentBefore !== null &&
-              Number(row.noncurrent_since ?? now) <= noncurrentBefore
+              Number(row.noncurrent_since ?? now) <= noncurrentBefore &&
+              // A locked version outlives its lifecycle rule, as on S3: expiry waits for the lock.
+              !protectedBy(parseLock(row.object_lock), now, false)
             ) {
               if (await this.objects.deleteVersion(ref, row.key, row.version_id)) expired++;
             }
