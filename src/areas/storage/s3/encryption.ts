@@ -33,10 +33,10 @@ function secureTransport(call: S3Call): boolean {
 
 /** The customer key a request carries (`prefix` `copy-source-` for a copy's source), checked as S3 checks it. */
 export function customerKeyOf(call: S3Call, prefix: '' | 'copy-source-' = ''): CustomerKey | null {
-  const h = (n: string) => call.header(`x-amz-${prefix}${SSE_C}${n}`);
+  const h = (n: string) => call.header(`x-amz-${prefix}${SSE_C.slice('x-amz-'.length)}${n}`);
   const [alg, key, md5] = [h('algorithm'), h('key'), h('key-md5')];
   if (alg === undefined && key === undefined && md5 === undefined) return null;
-  const argName = `x-amz-${prefix}${SSE_C}`;
+  const argName = `x-amz-${prefix}${SSE_C.slice('x-amz-'.length)}`;
   if (alg === undefined)
     throw s3Errors.invalidArgument(
       'Requests specifying Server Side Encryption with Customer provided keys must provide a valid encryption algorithm.',
