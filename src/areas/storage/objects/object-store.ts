@@ -266,9 +266,12 @@ export class ObjectStore {
     bucket: BucketRef,
     key: string,
     versionId: string,
+    /** Throws to keep the version (object lock); it sees the very row that is then deleted. */
+    guard?: (row: ObjectRow) => void,
   ): Promise<{ deleteMarker: boolean } | null> {
     const row = await this.repo.version(bucket.id, key, versionId);
     if (!row) return null;
+    guard?.(row);
     this.release(await this.repo.deleteVersion(bucket, row));
     return { deleteMarker: row.is_delete_marker === 1 };
   }

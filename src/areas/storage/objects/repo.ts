@@ -96,8 +96,14 @@ export class ObjectRepo extends MultipartRepo {
     bucket: BucketRef,
     row: ObjectRow,
   ): Promise<Released> {
-    const gone = await trx.deleteFrom('storage_objects').where('id', '=', row.id).executeTakeFirst();
-    // A concurrent writer removed it first (PostgreSQL, READ COMMITTED): nothing to count out.
+    // Only as read: a retention or legal hold placed since the caller checked the row keeps it.
+    const lock = row.object_lock ?? null;
+    const gone = await trx
+      .deleteFrom('storage_objects')
+      .where('id', '=', row.id)
+      .where((eb) => (lock === null ? eb('object_lock', 'is', null) : eb('object_lock', '=', lock)))
+      .executeTakeFirst();
+    // A concurrent writer removed or locked it first (PostgreSQL, READ COMMITTED): nothing to count out.
     if (Number(gone.numDeletedRows) === 0 || row.is_delete_marker) return [];
     await this.adjustUsage(trx, bucket, -1, -row.size);
     return blobsOf(row);

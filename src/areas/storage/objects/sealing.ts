@@ -61,21 +61,15 @@ export async function* sealStream(objectKey: Buffer, source: AsyncIterable<Buffe
   const key = blobKey(objectKey, salt);
   yield salt;
   let index = 0;
-  let pending: Buffer[] = [];
-  let held = 0;
+  // Less than one chunk is ever held back; each incoming piece is copied at most once.
+  let rest: Buffer = Buffer.alloc(0);
   for await (const piece of source) {
-    pending.push(piece);
-    held += piece.length;
-    if (held < CHUNK) continue;
-    let all = Buffer.concat(pending);
-    while (all.length >= CHUNK) {
-      yield sealChunk(key, index++, all.subarray(0, CHUNK));
-      all = all.subarray(CHUNK);
-    }
-    pending = [all];
-    held = all.length;
+    const all = rest.length ? Buffer.concat([rest, piece]) : piece;
+    let at = 0;
+    for (; all.length - at >= CHUNK; at += CHUNK) yield sealChunk(key, index++, all.subarray(at, at + CHUNK));
+    rest = all.subarray(at);
   }
-  if (held > 0) yield sealChunk(key, index, Buffer.concat(pending));
+  if (rest.length > 0) yield sealChunk(key, index, rest);
 }
 
 /** Plaintext bytes `from`..`to` (inclusive) of one sealed blob holding `plain` bytes. */
@@ -95,8 +89,7 @@ async function* openBlob(
   const lastPlain = Math.min(CHUNK, part.size - last * CHUNK);
   const end = SALT + last * (CHUNK + TAG) + lastPlain + TAG - 1;
   let index = first;
-  let buffered: Buffer[] = [];
-  let held = 0;
+  let rest: Buffer = Buffer.alloc(0);
   const emit = (sealed: Buffer) => {
     const plain = openChunk(key, index, sealed);
     const lo = index === first ? from - first * CHUNK : 0;
@@ -105,17 +98,14 @@ async function* openBlob(
     return plain.subarray(lo, hi);
   };
   for await (const c of await blobs.get(part.ref, start, end)) {
-    buffered.push(c as Buffer);
-    held += (c as Buffer).length;
-    while (held >= CHUNK + TAG && index < last) {
-      const all = Buffer.concat(buffered);
-      yield emit(all.subarray(0, CHUNK + TAG));
-      buffered = [all.subarray(CHUNK + TAG)];
-      held = buffered[0]!.length;
-    }
+    const all = rest.length ? Buffer.concat([rest, c as Buffer]) : (c as Buffer);
+    let at = 0;
+    for (; all.length - at >= CHUNK + TAG && index < last; at += CHUNK + TAG)
+      yield emit(all.subarray(at, at + CHUNK + TAG));
+    rest = all.subarray(at);
   }
-  if (index !== last || held !== lastPlain + TAG) throw s3Errors.internal();
-  yield emit(Buffer.concat(buffered));
+  if (index !== last || rest.length !== lastPlain + TAG) throw s3Errors.internal();
+  yield emit(rest);
 }
 
 /** Bytes `start`..`end` of an object sealed part by part, decrypting only the chunks the range touches. */

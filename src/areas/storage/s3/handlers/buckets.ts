@@ -128,12 +128,9 @@ export async function deleteObjects(call: S3Call): Promise<void> {
     try {
       if (item.versionId !== null) {
         if (!mayDeleteVersions) throw s3Errors.accessDenied();
-        guardVersionDelete(
-          call,
-          bucket,
-          await call.env.objects.repo.version(bucket.id, item.key, item.versionId),
+        const gone = await call.env.objects.deleteVersion(refOf(bucket), item.key, item.versionId, (row) =>
+          guardVersionDelete(call, bucket, row),
         );
-        const gone = await call.env.objects.deleteVersion(refOf(bucket), item.key, item.versionId);
         if (!quiet) {
           xml += `<Deleted>${el('Key', item.key)}${el('VersionId', item.versionId)}${gone?.deleteMarker ? el('DeleteMarker', true) + el('DeleteMarkerVersionId', item.versionId) : ''}</Deleted>`;
         }

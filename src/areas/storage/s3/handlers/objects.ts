@@ -201,8 +201,9 @@ export async function deleteObject(call: S3Call): Promise<void> {
   const key = call.key!;
   const headers: Record<string, string> = {};
   if (versionId !== null) {
-    guardVersionDelete(call, bucket, await call.env.objects.repo.version(bucket.id, key, versionId));
-    const gone = await call.env.objects.deleteVersion(refOf(bucket), key, versionId);
+    const gone = await call.env.objects.deleteVersion(refOf(bucket), key, versionId, (row) =>
+      guardVersionDelete(call, bucket, row),
+    );
     headers['x-amz-version-id'] = versionId;
     if (gone?.deleteMarker) headers['x-amz-delete-marker'] = 'true';
   } else {
