@@ -6,54 +6,27 @@ import { newId } from '../../../kernel/ids.js';
 import type { SecretBox } from '../../../kernel/secrets.js';
 import { s3Errors } from '../s3/errors.js';
 import type { BlobStore } from './drivers/blob-store.js';
-import { lockText, type ObjectLock } from './lock.js';
+import { lockText } from './lock.js';
+import {
+  attributesOf,
+  type IncomingBody,
+  type ObjectAttributes,
+  type WriteOptions,
+  type Written,
+} from './object-types.js';
 import type { BucketRef, NewVersion, ObjectRepo, Released } from './repo.js';
 import { readSealed, sealedSize, sealStream } from './sealing.js';
-import { openingKey, parseSse, type Sealing } from './sse.js';
+import { openingKey, parseSse } from './sse.js';
 import type { BlobPart, ObjectRow, PartRow, UploadRow } from './tables.js';
 
 export const MIN_PART_SIZE = 5 * 1024 * 1024;
 export const MAX_PARTS = 10_000;
 const SMALL_OBJECT_BYTES = 256 * 1024;
+
 /** 50 GB per upload (the guide's stated limit). */
 
-/** What is stored beside an object's bytes. */
-export interface ObjectAttributes {
-  contentType: string | null;
-  /** Standard headers that round-trip: cache-control, content-disposition, content-encoding, content-language, expires. */
-  headers: Record<string, string>;
-  /** User metadata, names without `x-amz-meta-`. */
-  metadata: Record<string, string>;
-  tags: Record<string, string>;
-}
-
-/** A body on its way in: the decoded bytes, and the check that runs before they become visible. */
-export interface IncomingBody<R> {
-  chunks(): AsyncIterable<Buffer>;
-  verify(): R;
-  expectedSize: number;
-}
-
-/** What a write asks for beyond bytes and attributes: sealing at rest and object lock. */
-export interface WriteOptions {
-  sealing?: Sealing | null;
-  lock?: ObjectLock | null;
-}
-
-export interface Written {
-  size: number;
-  md5: string;
-  checksum: { algorithm: string; value: string } | null;
-}
-
-export const attributesOf = (
-  row: Pick<ObjectRow, 'content_type' | 'headers' | 'metadata' | 'tags'>,
-): ObjectAttributes => ({
-  contentType: row.content_type,
-  headers: JSON.parse(row.headers) as Record<string, string>,
-  metadata: JSON.parse(row.metadata) as Record<string, string>,
-  tags: JSON.parse(row.tags) as Record<string, string>,
-});
+export type { IncomingBody, ObjectAttributes, WriteOptions, Written } from './object-types.js';
+export { attributesOf } from './object-types.js';
 
 /**
  * Objects, versions and multipart uploads: bytes through the blob store, metadata and counters
