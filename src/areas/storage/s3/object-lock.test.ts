@@ -7,6 +7,7 @@ import {
   GetObjectLockConfigurationCommand,
   GetObjectRetentionCommand,
   HeadObjectCommand,
+  ListObjectVersionsCommand,
   PutBucketVersioningCommand,
   PutObjectCommand,
   PutObjectLegalHoldCommand,
@@ -297,5 +298,34 @@ describe('object lock', () => {
     expect(
       (await s3.send(new GetObjectLockConfigurationCommand({ Bucket }))).ObjectLockConfiguration?.Rule,
     ).toBeUndefined();
+  });
+
+  it('keeps a locked noncurrent version past its lifecycle expiry, until the lock ends', async () => {
+    const Key = 'life.txt';
+    const old = await putLocked(Key, 'COMPLIANCE', 5);
+    await s3.send(new PutObjectCommand({ Bucket, Key, Body: 'newer' }));
+    h.directory.update(Bucket, {
+      lifecycle: [
+        {
+          id: 'old-versions',
+          enabled: true,
+          prefix: 'life',
+          expiration_days: null,
+          noncurrent_version_expiration_days: 1,
+          abort_incomplete_multipart_upload_days: null,
+        },
+      ],
+    });
+    const versions = async () =>
+      (await s3.send(new ListObjectVersionsCommand({ Bucket, Prefix: Key }))).Versions?.map(
+        (v) => v.VersionId,
+      );
+    h.clock.advance(2 * DAY);
+    await h.plane.stats.applyLifecycle(h.directory.buckets.get(Bucket)!, h.clock.nowMs());
+    expect(await versions()).toContain(old);
+    h.clock.advance(4 * DAY);
+    await h.plane.stats.applyLifecycle(h.directory.buckets.get(Bucket)!, h.clock.nowMs());
+    expect(await versions()).not.toContain(old);
+    h.directory.update(Bucket, { lifecycle: null });
   });
 });
