@@ -10,6 +10,7 @@ import type {
   BucketRecord,
   CorsRule,
   LifecycleRule,
+  ObjectLockDefault,
 } from './data-plane-contract.js';
 import { storageErrors } from './errors.js';
 import type { StorageRepo } from './repo.js';
@@ -94,13 +95,20 @@ export class ControlPlaneDirectory implements BucketDirectory {
     name: string,
     region: string,
     accessKeyId?: string,
+    objectLockEnabled?: boolean,
   ): Promise<BucketRecord> {
     if (!/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/.test(name)) {
       throw storageErrors.invalid('Invalid bucket name.', [
         { path: '/bucket', message: '3-63 lowercase letters, digits and hyphens' },
       ]);
     }
-    return this.service.createBucketViaS3(customerId, name, s3Region(region), accessKeyId ?? null);
+    return this.service.createBucketViaS3(
+      customerId,
+      name,
+      s3Region(region),
+      accessKeyId ?? null,
+      objectLockEnabled ?? false,
+    );
   }
 
   async deleteBucketViaS3(customerId: string, name: string): Promise<void> {
@@ -126,6 +134,14 @@ export class ControlPlaneDirectory implements BucketDirectory {
     const row = await this.service.bucketForDataPlane(bucketName);
     if (rules === null) await this.service.deleteLifecycle(row.customer_id, null, bucketName);
     else await this.service.putLifecycle(row.customer_id, null, bucketName, rules);
+  }
+
+  putDefaultEncryption(bucketName: string, algorithm: 'AES256' | null): Promise<void> {
+    return this.service.putDefaultEncryption(bucketName, algorithm);
+  }
+
+  putObjectLockDefault(bucketName: string, rule: ObjectLockDefault | null): Promise<void> {
+    return this.service.putObjectLockDefault(bucketName, rule);
   }
 
   /** Fire and forget for the data plane; the promise (never rejected) lets a test wait for the write. */

@@ -95,6 +95,26 @@ export const S3_ACTIONS: readonly S3Action[] = [
   bucket('s3:GetBucketObjectLockConfiguration', 'config', 'Read the object-lock configuration.', [
     'GetObjectLockConfiguration',
   ]),
+  bucket('s3:PutBucketObjectLockConfiguration', 'config', 'Set the default retention of a lock bucket.', [
+    'PutObjectLockConfiguration',
+  ]),
+  bucket('s3:GetObjectRetention', 'read', 'Read a version’s retention.', ['GetObjectRetention']),
+  bucket('s3:PutObjectRetention', 'write', 'Set or lengthen a version’s retention.', ['PutObjectRetention']),
+  bucket('s3:GetObjectLegalHold', 'read', 'Read a version’s legal hold.', ['GetObjectLegalHold']),
+  bucket('s3:PutObjectLegalHold', 'write', 'Place or remove a legal hold.', ['PutObjectLegalHold']),
+  bucket(
+    's3:BypassGovernanceRetention',
+    'write',
+    'Delete or shorten GOVERNANCE retention with x-amz-bypass-governance-retention.',
+    ['DeleteObject', 'DeleteObjects', 'PutObjectRetention'],
+  ),
+  bucket('s3:GetEncryptionConfiguration', 'config', 'Read the bucket’s default encryption.', [
+    'GetBucketEncryption',
+  ]),
+  bucket('s3:PutEncryptionConfiguration', 'config', 'Set or remove the bucket’s default encryption.', [
+    'PutBucketEncryption',
+    'DeleteBucketEncryption',
+  ]),
   bucket('s3:DeleteBucket', 'config', 'Delete the bucket through S3 (only when empty).', ['DeleteBucket']),
 ];
 

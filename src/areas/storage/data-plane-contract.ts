@@ -32,6 +32,13 @@ export interface LifecycleRule {
   abort_incomplete_multipart_upload_days: number | null;
 }
 
+/** A lock bucket's default retention (S3 PutObjectLockConfiguration): days or years, never both. */
+export interface ObjectLockDefault {
+  mode: 'GOVERNANCE' | 'COMPLIANCE';
+  days: number | null;
+  years: number | null;
+}
+
 export interface BucketRecord {
   id: string;
   name: string;
@@ -41,6 +48,10 @@ export interface BucketRecord {
   isPublic: boolean;
   versioning: VersioningState;
   objectLockEnabled: boolean;
+  /** Default retention of new versions in a lock bucket, or null. */
+  objectLockDefault: ObjectLockDefault | null;
+  /** Sealing applied to writes that ask for none (S3 PutBucketEncryption): `AES256`, or null. */
+  defaultEncryption: 'AES256' | null;
   cors: CorsRule[] | null;
   lifecycle: LifecycleRule[] | null;
   createdAt: number;
@@ -81,6 +92,8 @@ export interface BucketDirectory {
     region: string,
     /** The creating account key: it gets full access to the new bucket (as Garage does). */
     accessKeyId?: string,
+    /** `x-amz-bucket-object-lock-enabled: true` (turns versioning on for good). */
+    objectLockEnabled?: boolean,
   ): Promise<BucketRecord>;
   /** S3 DeleteBucket: the caller has checked emptiness through ObjectStats. */
   deleteBucketViaS3(customerId: string, name: string): Promise<void>;
@@ -88,6 +101,10 @@ export interface BucketDirectory {
   deleteCors(bucketName: string): Promise<void>;
   putVersioning(bucketName: string, state: 'Enabled' | 'Suspended'): Promise<void>;
   putLifecycle(bucketName: string, rules: LifecycleRule[] | null): Promise<void>;
+  /** S3 Put/DeleteBucketEncryption. */
+  putDefaultEncryption(bucketName: string, algorithm: 'AES256' | null): Promise<void>;
+  /** S3 PutObjectLockConfiguration (the caller has checked the bucket has object lock). */
+  putObjectLockDefault(bucketName: string, rule: ObjectLockDefault | null): Promise<void>;
   /** Tell the control plane a key signed a request (shown as `last_used_at`; written at most once a minute). */
   recordKeyUse?(accessKeyId: string): void | Promise<void>;
   /**

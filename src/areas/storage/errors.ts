@@ -23,6 +23,12 @@ export const storageErrors = {
     ),
   objectNotFound: (key: string) =>
     new AppError('not_found', 'object_not_found', `No object ${key} in the bucket.`),
+  objectCustomerEncrypted: (key: string) =>
+    new AppError(
+      'conflict',
+      'object_customer_encrypted',
+      `The object ${key} is encrypted with a customer-provided key (SSE-C); Fjord cannot read it without that key.`,
+    ),
   bucketLimit: (max: number) =>
     new AppError('conflict', 'bucket_limit_reached', `An account can have at most ${max} buckets.`),
   keyLimit: (max: number, what: string) =>

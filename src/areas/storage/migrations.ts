@@ -59,6 +59,14 @@ export const storageMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026-11-26-1131-storage-bucket-sse-lock': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // S3 PutBucketEncryption and an object-lock bucket's default retention (JSON), null when unset.
+      await db.schema.alterTable('storage_buckets').addColumn('default_encryption', 'text').execute();
+      await db.schema.alterTable('storage_buckets').addColumn('object_lock_default', 'text').execute();
+    },
+  },
 };
 
 export interface StorageBucketsTable {
@@ -70,6 +78,10 @@ export interface StorageBucketsTable {
   is_public: number;
   versioning: string;
   object_lock_enabled: number;
+  /** `AES256` when S3 PutBucketEncryption set it, else null. */
+  default_encryption: string | null;
+  /** JSON `ObjectLockDefault`, null when the bucket has no default retention. */
+  object_lock_default: string | null;
   /** JSON `CorsRule[]`, null when no CORS document is set. */
   cors: string | null;
   /** JSON `LifecycleRule[]`, null when none is set. */

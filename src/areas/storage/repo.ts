@@ -87,7 +87,12 @@ export class StorageRepo {
 
   async updateBucket(
     id: string,
-    changes: Partial<Pick<StorageBucketsTable, 'is_public' | 'versioning' | 'cors' | 'lifecycle'>>,
+    changes: Partial<
+      Pick<
+        StorageBucketsTable,
+        'is_public' | 'versioning' | 'cors' | 'lifecycle' | 'default_encryption' | 'object_lock_default'
+      >
+    >,
     now: number,
   ): Promise<boolean> {
     const r = await this.db

@@ -13,6 +13,7 @@ import type {
   CorsRule,
   InternalObjects,
   LifecycleRule,
+  ObjectLockDefault,
   ObjectStats,
 } from './data-plane-contract.js';
 import { storageErrors } from './errors.js';
@@ -98,8 +99,19 @@ export class StorageService {
   }
 
   /** S3 CreateBucket by an account key: same rules, and the key gets full access to the bucket. */
-  async createBucketViaS3(customerId: string, name: string, region: string, accessKeyId: string | null) {
-    const { bucket } = await this.insertBucket(customerId, { name, region }, 's3', accessKeyId);
+  async createBucketViaS3(
+    customerId: string,
+    name: string,
+    region: string,
+    accessKeyId: string | null,
+    objectLockEnabled = false,
+  ) {
+    const { bucket } = await this.insertBucket(
+      customerId,
+      { name, region, objectLockEnabled },
+      's3',
+      accessKeyId,
+    );
     await this.record(customerId, null, 'storage.bucket.created', bucket.id, {
       bucket_name: bucket.name,
       via: 's3',
@@ -128,6 +140,8 @@ export class StorageService {
       // Object lock needs versions to protect, so S3 turns versioning on with it, for good.
       versioning: lock ? 'Enabled' : 'Unversioned',
       object_lock_enabled: fromBool(lock),
+      default_encryption: null,
+      object_lock_default: null,
       cors: null,
       lifecycle: null,
       created_via: via,
@@ -270,8 +284,24 @@ export class StorageService {
       bucket_name: row.name,
       object_lock_enabled: toBool(row.object_lock_enabled),
       versioning: row.versioning as 'Unversioned' | 'Enabled' | 'Suspended',
-      default_retention: null,
+      default_retention: fromJson<ObjectLockDefault | null>(row.object_lock_default, null),
     };
+  }
+
+  /** S3 PutObjectLockConfiguration's default retention; the data plane checked the bucket has object lock. */
+  async putObjectLockDefault(bucketName: string, rule: ObjectLockDefault | null) {
+    const row = await this.bucketForDataPlane(bucketName);
+    await this.change(row, { object_lock_default: rule === null ? null : toJson(rule) });
+    await this.record(row.customer_id, null, 'storage.bucket.object_lock', row.id, {
+      default_retention: rule,
+    });
+  }
+
+  /** S3 Put/DeleteBucketEncryption. */
+  async putDefaultEncryption(bucketName: string, algorithm: 'AES256' | null) {
+    const row = await this.bucketForDataPlane(bucketName);
+    await this.change(row, { default_encryption: algorithm });
+    await this.record(row.customer_id, null, 'storage.bucket.encryption', row.id, { algorithm });
   }
 
   // For the data plane and the lifecycle job
@@ -309,10 +339,7 @@ export class StorageService {
     return row;
   }
 
-  private async change(
-    row: StorageBucketsTable,
-    changes: Partial<Pick<StorageBucketsTable, 'is_public' | 'versioning' | 'cors' | 'lifecycle'>>,
-  ) {
+  private async change(row: StorageBucketsTable, changes: Parameters<StorageRepo['updateBucket']>[1]) {
     if (!(await this.repo.updateBucket(row.id, changes, this.clock.nowMs())))
       throw storageErrors.bucketNotFound();
     await this.notices.bucketChanged(row.name);

@@ -5,6 +5,7 @@ import type {
   BucketUsage,
   CorsRule,
   LifecycleRule,
+  ObjectLockDefault,
   VersioningState,
 } from './data-plane-contract.js';
 import type { StorageBucketsTable, StorageKeysTable } from './migrations.js';
@@ -39,6 +40,11 @@ export function bucketRecord(row: StorageBucketsTable): BucketRecord {
     isPublic: toBool(row.is_public),
     versioning: row.versioning as VersioningState,
     objectLockEnabled: toBool(row.object_lock_enabled),
+    objectLockDefault:
+      row.object_lock_default === null
+        ? null
+        : fromJson<ObjectLockDefault | null>(row.object_lock_default, null),
+    defaultEncryption: row.default_encryption === 'AES256' ? 'AES256' : null,
     cors: row.cors === null ? null : fromJson<CorsRule[]>(row.cors, []),
     lifecycle: row.lifecycle === null ? null : fromJson<LifecycleRule[]>(row.lifecycle, []),
     createdAt: row.created_at,

@@ -130,4 +130,14 @@ export const objectMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026-11-26-1130-storage-object-sse-lock': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // Sealing (SSE-S3, SSE-C) and object lock, per version and per multipart upload.
+      for (const table of ['storage_objects', 'storage_uploads']) {
+        await db.schema.alterTable(table).addColumn('sse', 'text').execute();
+        await db.schema.alterTable(table).addColumn('object_lock', 'text').execute();
+      }
+    },
+  },
 };

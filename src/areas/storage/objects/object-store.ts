@@ -3,47 +3,30 @@ import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Clock } from '../../../kernel/clock.js';
 import { newId } from '../../../kernel/ids.js';
+import type { SecretBox } from '../../../kernel/secrets.js';
 import { s3Errors } from '../s3/errors.js';
 import type { BlobStore } from './drivers/blob-store.js';
+import { lockText } from './lock.js';
+import {
+  attributesOf,
+  type IncomingBody,
+  type ObjectAttributes,
+  type WriteOptions,
+  type Written,
+} from './object-types.js';
 import type { BucketRef, NewVersion, ObjectRepo, Released } from './repo.js';
+import { readSealed, sealedSize, sealStream } from './sealing.js';
+import { openingKey, parseSse } from './sse.js';
 import type { BlobPart, ObjectRow, PartRow, UploadRow } from './tables.js';
 
 export const MIN_PART_SIZE = 5 * 1024 * 1024;
 export const MAX_PARTS = 10_000;
 const SMALL_OBJECT_BYTES = 256 * 1024;
+
 /** 50 GB per upload (the guide's stated limit). */
 
-/** What is stored beside an object's bytes. */
-export interface ObjectAttributes {
-  contentType: string | null;
-  /** Standard headers that round-trip: cache-control, content-disposition, content-encoding, content-language, expires. */
-  headers: Record<string, string>;
-  /** User metadata, names without `x-amz-meta-`. */
-  metadata: Record<string, string>;
-  tags: Record<string, string>;
-}
-
-/** A body on its way in: the decoded bytes, and the check that runs before they become visible. */
-export interface IncomingBody<R> {
-  chunks(): AsyncIterable<Buffer>;
-  verify(): R;
-  expectedSize: number;
-}
-
-export interface Written {
-  size: number;
-  md5: string;
-  checksum: { algorithm: string; value: string } | null;
-}
-
-export const attributesOf = (
-  row: Pick<ObjectRow, 'content_type' | 'headers' | 'metadata' | 'tags'>,
-): ObjectAttributes => ({
-  contentType: row.content_type,
-  headers: JSON.parse(row.headers) as Record<string, string>,
-  metadata: JSON.parse(row.metadata) as Record<string, string>,
-  tags: JSON.parse(row.tags) as Record<string, string>,
-});
+export type { IncomingBody, ObjectAttributes, WriteOptions, Written } from './object-types.js';
+export { attributesOf } from './object-types.js';
 
 /**
  * Objects, versions and multipart uploads: bytes through the blob store, metadata and counters
@@ -59,7 +42,15 @@ export class ObjectStore {
     private readonly maxUploadBytes: number = Number.MAX_SAFE_INTEGER,
     /** Bytes a customer may store (`storage.bytes` of its plan); null: no limit. */
     private readonly quotaOf: (customerId: string) => Promise<number | null> = async () => null,
+    /** Wraps SSE-S3 data keys (FJORD_DATA_KEY); without it, SSE-S3 is refused. */
+    readonly secrets?: SecretBox,
   ) {}
+
+  /** The key that opens an object (or upload) sealed as `sse`; null for plaintext. */
+  openingKey(sse: string | null, customerKey: Buffer | null = null): Buffer | null {
+    const record = parseSse(sse);
+    return record ? openingKey(record, this.secrets, customerKey) : null;
+  }
 
   /**
    * Refuses a write that would take the customer past its plan's storage: checked before the
@@ -81,9 +72,14 @@ export class ObjectStore {
   }
 
   /** Streams a body into a new blob; the body's check runs before the blob is final. */
-  async writeBlob<R extends Written>(body: IncomingBody<R>): Promise<{ parts: BlobPart[]; result: R }> {
+  async writeBlob<R extends Written>(
+    body: IncomingBody<R>,
+    sealKey: Buffer | null = null,
+  ): Promise<{ parts: BlobPart[]; result: R }> {
     let result: R | null = null;
-    const ref = await this.blobs.put(body.chunks(), body.expectedSize, () => {
+    const source = sealKey ? sealStream(sealKey, body.chunks()) : body.chunks();
+    const size = sealKey ? sealedSize(body.expectedSize) : body.expectedSize;
+    const ref = await this.blobs.put(source, size, () => {
       result = body.verify();
     });
     const r = result as unknown as R;
@@ -100,9 +96,10 @@ export class ObjectStore {
     key: string,
     body: IncomingBody<R>,
     attrs: ObjectAttributes,
+    options: WriteOptions = {},
   ) {
     await this.checkQuota(bucket.customerId, body.expectedSize);
-    const { parts, result } = await this.writeBlob(body);
+    const { parts, result } = await this.writeBlob(body, options.sealing?.key ?? null);
     await this.checkQuota(bucket.customerId, result.size).catch((err) => {
       this.release(parts);
       throw err;
@@ -113,6 +110,8 @@ export class ObjectStore {
       checksum: result.checksum ? JSON.stringify(result.checksum) : null,
       blob: JSON.stringify(parts),
       attrs,
+      sse: options.sealing ? JSON.stringify(options.sealing.record) : null,
+      objectLock: lockText(options.lock ?? null),
     }).catch(async (err) => {
       this.release(parts);
       throw err;
@@ -123,7 +122,15 @@ export class ObjectStore {
   async commit(
     bucket: BucketRef,
     key: string,
-    v: { size: number; etag: string; checksum: string | null; blob: string; attrs: ObjectAttributes },
+    v: {
+      size: number;
+      etag: string;
+      checksum: string | null;
+      blob: string;
+      attrs: ObjectAttributes;
+      sse?: string | null;
+      objectLock?: string | null;
+    },
   ): Promise<{ versionId: string; etag: string; lastModified: number }> {
     const now = this.clock.nowMs();
     const row: NewVersion = {
@@ -137,16 +144,28 @@ export class ObjectStore {
       checksum: v.checksum,
       blob: v.blob,
       last_modified: now,
+      sse: v.sse ?? null,
+      object_lock: v.objectLock ?? null,
     };
     const { versionId, released } = await this.repo.commitVersion(bucket, key, row, now);
     this.release(released);
     return { versionId, etag: v.etag, lastModified: now };
   }
 
-  /** The object's bytes `start`..`end` (inclusive), across the blobs of its parts. */
-  async read(row: Pick<ObjectRow, 'blob' | 'size'>, start: number, end: number): Promise<Readable> {
+  /**
+   * The object's bytes `start`..`end` (inclusive), across the blobs of its parts; a sealed
+   * object is opened with its data key or the customer's key (SSE-C).
+   */
+  async read(
+    row: Pick<ObjectRow, 'blob' | 'size' | 'sse'>,
+    start: number,
+    end: number,
+    customerKey: Buffer | null = null,
+  ): Promise<Readable> {
     const parts = JSON.parse(row.blob) as BlobPart[];
     if (row.size === 0 || end < start) return Readable.from([]);
+    const key = this.openingKey(row.sse, customerKey);
+    if (key) return readSealed(this.blobs, parts, key, start, end);
     if (parts.length === 1) return this.blobs.get(parts[0]!.ref, start, end);
     const blobs = this.blobs;
     const pieces: { ref: string; from: number; to: number }[] = [];
@@ -170,9 +189,14 @@ export class ObjectStore {
   }
 
   /** A small single-blob object's bytes in one read, or null when it must be streamed. */
-  async readSmall(row: Pick<ObjectRow, 'blob' | 'size'>, start: number, end: number): Promise<Buffer | null> {
+  async readSmall(
+    row: Pick<ObjectRow, 'blob' | 'size' | 'sse'>,
+    start: number,
+    end: number,
+  ): Promise<Buffer | null> {
     const parts = JSON.parse(row.blob) as BlobPart[];
-    if (Number(row.size) > SMALL_OBJECT_BYTES || parts.length !== 1 || !this.blobs.readAll) return null;
+    if (row.sse || Number(row.size) > SMALL_OBJECT_BYTES || parts.length !== 1 || !this.blobs.readAll)
+      return null;
     const all = await this.blobs.readAll(parts[0]!.ref);
     return all.subarray(start, end + 1);
   }
@@ -202,6 +226,8 @@ export class ObjectStore {
         checksum: null,
         blob: '[]',
         last_modified: now,
+        sse: null,
+        object_lock: null,
       },
       now,
     );
@@ -213,9 +239,12 @@ export class ObjectStore {
     bucket: BucketRef,
     key: string,
     versionId: string,
+    /** Throws to keep the version (object lock); it sees the very row that is then deleted. */
+    guard?: (row: ObjectRow) => void,
   ): Promise<{ deleteMarker: boolean } | null> {
     const row = await this.repo.version(bucket.id, key, versionId);
     if (!row) return null;
+    guard?.(row);
     this.release(await this.repo.deleteVersion(bucket, row));
     return { deleteMarker: row.is_delete_marker === 1 };
   }
@@ -227,6 +256,7 @@ export class ObjectStore {
     key: string,
     attrs: ObjectAttributes,
     checksumAlgorithm: string | null,
+    options: WriteOptions = {},
   ): Promise<string> {
     const uploadId = newId().replace(/-/g, '') + newId().replace(/-/g, '').slice(16);
     const row: UploadRow = {
@@ -239,6 +269,8 @@ export class ObjectStore {
       tags: JSON.stringify(attrs.tags),
       checksum_algorithm: checksumAlgorithm,
       initiated_at: this.clock.nowMs(),
+      sse: options.sealing ? JSON.stringify(options.sealing.record) : null,
+      object_lock: lockText(options.lock ?? null),
     };
     await this.repo.createUpload(row);
     return uploadId;
@@ -302,6 +334,8 @@ export class ObjectStore {
       checksum: null,
       blob: JSON.stringify(blobs),
       attrs,
+      sse: upload.sse,
+      objectLock: upload.object_lock,
     });
     await this.repo
       .rememberCompleted({

@@ -96,8 +96,14 @@ export class ObjectRepo extends MultipartRepo {
     bucket: BucketRef,
     row: ObjectRow,
   ): Promise<Released> {
-    const gone = await trx.deleteFrom('storage_objects').where('id', '=', row.id).executeTakeFirst();
-    // A concurrent writer removed it first (PostgreSQL, READ COMMITTED): nothing to count out.
+    // Only as read: a retention or legal hold placed since the caller checked the row keeps it.
+    const lock = row.object_lock ?? null;
+    const gone = await trx
+      .deleteFrom('storage_objects')
+      .where('id', '=', row.id)
+      .where((eb) => (lock === null ? eb('object_lock', 'is', null) : eb('object_lock', '=', lock)))
+      .executeTakeFirst();
+    // A concurrent writer removed or locked it first (PostgreSQL, READ COMMITTED): nothing to count out.
     if (Number(gone.numDeletedRows) === 0 || row.is_delete_marker) return [];
     await this.adjustUsage(trx, bucket, -1, -row.size);
     return blobsOf(row);
@@ -174,6 +180,16 @@ export class ObjectRepo extends MultipartRepo {
       }
       return released;
     });
+  }
+
+  /**
+   * Replaces a version's lock only if it is still `expected`: two retention changes at once cannot
+   * both pass the check against the old one (the later is refused, as a conflict).
+   */
+  async updateLock(rowId: string, expected: string | null, next: string | null): Promise<boolean> {
+    let q = this.db.updateTable('storage_objects').set({ object_lock: next }).where('id', '=', rowId);
+    q = expected === null ? q.where('object_lock', 'is', null) : q.where('object_lock', '=', expected);
+    return Number((await q.executeTakeFirst()).numUpdatedRows) > 0;
   }
 
   async updateTags(rowId: string, tags: string): Promise<void> {

@@ -1,6 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { BucketRecord, BucketUsage, ObjectStats } from '../data-plane-contract.js';
+import { storageErrors } from '../errors.js';
+import { parseLock, protectedBy } from './lock.js';
 import type { ObjectStore } from './object-store.js';
+import { parseSse } from './sse.js';
 
 const DAY_MS = 86_400_000;
 
@@ -26,6 +29,8 @@ export class DataPlaneStats implements ObjectStats {
     if (!row || row.is_delete_marker) return null;
     const size = Number(row.size);
     if (size > maxBytes) throw new RangeError(`the object is ${size} bytes, more than ${maxBytes}`);
+    // Fjord never holds an SSE-C key: other areas get a clear refusal, not a decryption failure.
+    if (parseSse(row.sse)?.alg === 'SSE-C') throw storageErrors.objectCustomerEncrypted(key);
     const contentType = row.content_type ?? 'application/octet-stream';
     if (size === 0) return { body: Buffer.alloc(0), contentType };
     const chunks: Buffer[] = [];
@@ -94,7 +99,9 @@ export class DataPlaneStats implements ObjectStats {
             } else if (
               !row.is_latest &&
               noncurrentBefore !== null &&
-              Number(row.noncurrent_since ?? now) <= noncurrentBefore
+              Number(row.noncurrent_since ?? now) <= noncurrentBefore &&
+              // A locked version outlives its lifecycle rule, as on S3: expiry waits for the lock.
+              !protectedBy(parseLock(row.object_lock), now, false)
             ) {
               if (await this.objects.deleteVersion(ref, row.key, row.version_id)) expired++;
             }

@@ -16,6 +16,10 @@ export interface ObjectRow {
   blob: string;
   last_modified: number;
   noncurrent_since: number | null;
+  /** How the bytes are sealed at rest (sse.ts), null for plaintext. */
+  sse: string | null;
+  /** Retention and legal hold (lock.ts), null when nothing protects the version. */
+  object_lock: string | null;
 }
 
 export interface UploadRow {
@@ -28,6 +32,10 @@ export interface UploadRow {
   tags: string;
   checksum_algorithm: string | null;
   initiated_at: number;
+  /** The sealing every part uses (sse.ts): one data key for the whole object. */
+  sse: string | null;
+  /** The lock the completed object gets. */
+  object_lock: string | null;
 }
 
 export interface PartRow {

@@ -70,6 +70,7 @@ export function createDataPlane(kernel: Kernel, directory: BucketDirectory): Bui
       customerId === INTERNAL_OWNER
         ? null
         : kernel.limits.of('storage.bytes', (await kernel.identity.getCustomer(customerId))?.plan),
+    kernel.secrets,
   );
   const cache = new DirectoryCache(directory);
   const env: S3Env = {

@@ -15,7 +15,6 @@ import {
   deleteObjectTagging,
   getCors,
   getLifecycle,
-  getObjectLock,
   getObjectTagging,
   getVersioning,
   putCors,
@@ -23,6 +22,11 @@ import {
   putObjectTagging,
   putVersioning,
 } from './handlers/configuration.js';
+import {
+  deleteBucketEncryption,
+  getBucketEncryption,
+  putBucketEncryption,
+} from './handlers/encryption-config.js';
 import { listMultipartUploads, listObjects, listObjectVersions } from './handlers/listing.js';
 import {
   abortMultipartUpload,
@@ -32,6 +36,14 @@ import {
   uploadPart,
 } from './handlers/multipart.js';
 import { getObjectAttributes } from './handlers/object-attributes.js';
+import {
+  getObjectLegalHold,
+  getObjectLockConfiguration,
+  getObjectRetention,
+  putObjectLegalHold,
+  putObjectLockConfiguration,
+  putObjectRetention,
+} from './handlers/object-lock.js';
 import { copyObject, deleteObject, findObject, getObject, putObject } from './handlers/objects.js';
 import { postObject } from './handlers/post-object.js';
 import { refuseUnsupportedBucket, refuseUnsupportedWrite } from './unsupported.js';
@@ -53,13 +65,13 @@ export async function routeBucket(call: S3Call): Promise<void> {
       if (q.has('lifecycle')) return getLifecycle(call);
       if (q.has('uploads')) return listMultipartUploads(call);
       if (q.has('versions')) return listObjectVersions(call);
-      if (q.has('object-lock')) return getObjectLock(call);
+      if (q.has('object-lock')) return getObjectLockConfiguration(call);
+      if (q.has('encryption')) return getBucketEncryption(call);
       if (q.has('acl')) return getAcl(call, await call.requireBucket('s3:ListBucket'));
       if (
         q.has('policy') ||
         q.has('tagging') ||
         q.has('website') ||
-        q.has('encryption') ||
         q.has('replication') ||
         q.has('logging') ||
         q.has('notification') ||
@@ -83,6 +95,8 @@ export async function routeBucket(call: S3Call): Promise<void> {
       if (q.has('cors')) return putCors(call);
       if (q.has('versioning')) return putVersioning(call);
       if (q.has('lifecycle')) return putLifecycle(call);
+      if (q.has('encryption')) return putBucketEncryption(call);
+      if (q.has('object-lock')) return putObjectLockConfiguration(call);
       if (q.size > 0 && !q.has('x-id')) {
         await call.requireBucket('s3:ListBucket');
         throw s3Errors.notImplemented();
@@ -92,6 +106,7 @@ export async function routeBucket(call: S3Call): Promise<void> {
     case 'DELETE':
       if (q.has('cors')) return deleteCors(call);
       if (q.has('lifecycle')) return deleteLifecycle(call);
+      if (q.has('encryption')) return deleteBucketEncryption(call);
       if (q.size > 0 && !q.has('x-id')) {
         await call.requireBucket('s3:ListBucket');
         throw s3Errors.notImplemented();
@@ -113,6 +128,8 @@ export async function routeObject(call: S3Call): Promise<void> {
     case 'HEAD':
       if (q.has('uploadId') && call.req.method === 'GET') return listParts(call);
       if (q.has('tagging') && call.req.method === 'GET') return getObjectTagging(call);
+      if (q.has('retention') && call.req.method === 'GET') return getObjectRetention(call);
+      if (q.has('legal-hold') && call.req.method === 'GET') return getObjectLegalHold(call);
       // Not done yet, so refused rather than answered with the object's bytes.
       if (q.has('attributes') && call.req.method === 'GET') return getObjectAttributes(call);
       if (q.has('acl') && call.req.method === 'GET') {
@@ -127,7 +144,9 @@ export async function routeObject(call: S3Call): Promise<void> {
         return uploadPart(call);
       }
       if (q.has('tagging')) return putObjectTagging(call);
-      if (q.has('acl') || q.has('retention') || q.has('legal-hold')) {
+      if (q.has('retention')) return putObjectRetention(call);
+      if (q.has('legal-hold')) return putObjectLegalHold(call);
+      if (q.has('acl')) {
         await call.requireBucket('s3:PutObject');
         throw s3Errors.notImplemented();
       }

@@ -477,15 +477,16 @@ describe('what Fjord does not do is refused, never ignored', () => {
       (err: { name: string }) => err.name,
     );
 
-  it('refuses SSE-C, SSE-KMS, canned ACLs, grants and object lock with S3’s own errors, and stores nothing', async () => {
+  it('refuses bad SSE-C keys, SSE-KMS, canned ACLs, grants and object lock outside lock buckets with S3’s own errors, and stores nothing', async () => {
     const put = (extra: object) =>
       failure(s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'refused', Body: 'secret', ...extra })));
     expect(
       await put({
         SSECustomerAlgorithm: 'AES256',
-        SSECustomerKey: Buffer.alloc(32, 7).toString('base64'),
+        // 16 bytes: not an AES-256 key (sse.test.ts covers SSE-C itself).
+        SSECustomerKey: Buffer.alloc(16, 7).toString('base64'),
       }),
-    ).toBe('NotImplemented');
+    ).toBe('InvalidArgument');
     expect(await put({ ServerSideEncryption: 'aws:kms' })).toBe('NotImplemented');
     expect(await put({ ACL: 'public-read' })).toBe('NotImplemented');
     expect(await put({ GrantRead: 'uri="http://acs.amazonaws.com/groups/global/AllUsers"' })).toBe(
@@ -496,7 +497,7 @@ describe('what Fjord does not do is refused, never ignored', () => {
         ObjectLockMode: 'GOVERNANCE',
         ObjectLockRetainUntilDate: new Date(Date.now() + 86_400_000),
       }),
-    ).toBe('NotImplemented');
+    ).toBe('InvalidRequest');
     expect(await failure(s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'refused' })))).toBe(
       'NotFound',
     );
@@ -524,7 +525,7 @@ describe('what Fjord does not do is refused, never ignored', () => {
     expect((await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'enc' }))).ContentEncoding).toBe(
       'deflate, gzip',
     );
-    // What every Fjord object already is, and encryption at rest by the server, are accepted.
+    // What every Fjord object already is, and SSE-S3 (sse.test.ts), are accepted.
     expect(await put({ ACL: 'private' })).toBe('ok');
     expect(await put({ ServerSideEncryption: 'AES256' })).toBe('ok');
   });

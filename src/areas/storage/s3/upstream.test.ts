@@ -101,4 +101,32 @@ describe('the upstream S3 driver', () => {
     const got = await s3.send(new GetObjectCommand({ Bucket: 'app', Key: 'm.bin' }));
     expect(sha(await got.Body!.transformToByteArray())).toBe(sha(Buffer.concat([a, b])));
   });
+
+  it('keeps SSE-S3 and SSE-C objects sealed upstream and serves ranges from them', async () => {
+    const s3 = client(front, 'AKAPP');
+    const body = Buffer.alloc(300_000, 'UPSTREAMPLAIN|');
+    const key = randomBytes(32).toString('base64');
+    const ssec = { SSECustomerAlgorithm: 'AES256', SSECustomerKey: key };
+    await s3.send(
+      new PutObjectCommand({ Bucket: 'app', Key: 's3.bin', Body: body, ServerSideEncryption: 'AES256' }),
+    );
+    await s3.send(new PutObjectCommand({ Bucket: 'app', Key: 'c.bin', Body: body, ...ssec }));
+    const up = client(upstream, 'AKUP');
+    const stored = await up.send(new ListObjectsV2Command({ Bucket: 'blobs', Prefix: 'fjord/' }));
+    for (const o of stored.Contents ?? []) {
+      const raw = await up.send(new GetObjectCommand({ Bucket: 'blobs', Key: o.Key! }));
+      expect(Buffer.from(await raw.Body!.transformToByteArray()).includes('UPSTREAMPLAIN')).toBe(false);
+    }
+    for (const [Key, extra] of [
+      ['s3.bin', {}],
+      ['c.bin', ssec],
+    ] as const) {
+      const r = await s3.send(
+        new GetObjectCommand({ Bucket: 'app', Key, Range: 'bytes=65000-200000', ...extra }),
+      );
+      expect(Buffer.from(await r.Body!.transformToByteArray()).equals(body.subarray(65_000, 200_001))).toBe(
+        true,
+      );
+    }
+  });
 });

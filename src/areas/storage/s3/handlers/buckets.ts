@@ -3,6 +3,7 @@ import { BUCKET_NAME_PATTERN } from '../../validation.js';
 import { keyAllows } from '../auth.js';
 import type { S3Call } from '../context.js';
 import { fromAppError, S3Error, s3Errors } from '../errors.js';
+import { guardVersionDelete } from '../object-lock.js';
 import { asText, el, parseXml } from '../xml.js';
 import { ownerXml } from './listing.js';
 import { refOf } from './objects.js';
@@ -73,8 +74,17 @@ export async function createBucket(call: S3Call): Promise<void> {
     throw s3Errors.bucketAlreadyExists(name);
   }
   if (!p.key.mayCreateBuckets) throw s3Errors.accessDenied();
+  // Object lock is chosen here, for good; it turns versioning on (S3's rule).
+  const lockHeader = call.header('x-amz-bucket-object-lock-enabled');
+  if (lockHeader !== undefined && !/^(true|false)$/i.test(lockHeader))
+    throw s3Errors.invalidArgument(
+      'Invalid x-amz-bucket-object-lock-enabled value',
+      'x-amz-bucket-object-lock-enabled',
+      lockHeader,
+    );
+  const objectLock = lockHeader?.toLowerCase() === 'true';
   try {
-    await call.env.directory.createBucketViaS3(p.key.customerId, name, region, p.key.accessKeyId);
+    await call.env.directory.createBucketViaS3(p.key.customerId, name, region, p.key.accessKeyId, objectLock);
   } catch (err) {
     throw fromAppError(err, name) ?? err;
   }
@@ -118,7 +128,9 @@ export async function deleteObjects(call: S3Call): Promise<void> {
     try {
       if (item.versionId !== null) {
         if (!mayDeleteVersions) throw s3Errors.accessDenied();
-        const gone = await call.env.objects.deleteVersion(refOf(bucket), item.key, item.versionId);
+        const gone = await call.env.objects.deleteVersion(refOf(bucket), item.key, item.versionId, (row) =>
+          guardVersionDelete(call, bucket, row),
+        );
         if (!quiet) {
           xml += `<Deleted>${el('Key', item.key)}${el('VersionId', item.versionId)}${gone?.deleteMarker ? el('DeleteMarker', true) + el('DeleteMarkerVersionId', item.versionId) : ''}</Deleted>`;
         }

@@ -10,7 +10,7 @@ import { findObject } from './objects.js';
 const texts = (v: unknown): string[] =>
   (Array.isArray(v) ? v : v === undefined ? [] : [v]).map((x) => asText(x) ?? '');
 
-async function viaDirectory(call: S3Call, work: () => Promise<void>): Promise<void> {
+export async function viaDirectory(call: S3Call, work: () => Promise<void>): Promise<void> {
   try {
     await work();
   } catch (err) {
@@ -158,19 +158,6 @@ export async function deleteLifecycle(call: S3Call): Promise<void> {
   const bucket = await call.requireBucket('s3:PutLifecycleConfiguration');
   await viaDirectory(call, () => call.env.directory.putLifecycle(bucket.name, null));
   call.send(204);
-}
-
-export async function getObjectLock(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:GetBucketObjectLockConfiguration');
-  if (!bucket.objectLockEnabled) {
-    throw new S3Error(
-      'ObjectLockConfigurationNotFoundError',
-      404,
-      'Object Lock configuration does not exist for this bucket',
-      { BucketName: bucket.name },
-    );
-  }
-  call.xml(200, 'ObjectLockConfiguration', el('ObjectLockEnabled', 'Enabled'));
 }
 
 // ---- object tagging ------------------------------------------------------------------

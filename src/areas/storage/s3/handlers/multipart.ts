@@ -1,6 +1,10 @@
 import { MAX_PARTS } from '../../objects/object-store.js';
+import { parseSse } from '../../objects/sse.js';
+import type { UploadRow } from '../../objects/tables.js';
 import type { S3Call } from '../context.js';
+import { type CustomerKey, customerKeyOf, keyToOpen, sealingFor, sseHeaders } from '../encryption.js';
 import { S3Error, s3Errors } from '../errors.js';
+import { lockForWrite } from '../object-lock.js';
 import { asText, el, parseXml } from '../xml.js';
 import { maxKeysOf, ownerXml } from './listing.js';
 import { attributesFromHeaders, parseRange, quoteEtag } from './object-headers.js';
@@ -14,8 +18,11 @@ export async function createMultipartUpload(call: S3Call): Promise<void> {
   checkKey(key);
   const attrs = attributesFromHeaders(call.req.headers);
   const algorithm = call.header('x-amz-checksum-algorithm')?.toUpperCase() ?? null;
-  const uploadId = await call.env.objects.createUpload(bucket.id, key, attrs, algorithm);
-  const headers: Record<string, string> = {};
+  // One sealing for the whole upload: every part is sealed with its data key (or the customer's).
+  const { sealing, customer } = sealingFor(call, bucket);
+  const lock = lockForWrite(call, bucket);
+  const uploadId = await call.env.objects.createUpload(bucket.id, key, attrs, algorithm, { sealing, lock });
+  const headers: Record<string, string> = sseHeaders(sealing, customer);
   if (algorithm) headers['x-amz-checksum-algorithm'] = algorithm;
   call.xml(
     200,
@@ -43,21 +50,49 @@ export async function uploadPart(call: S3Call): Promise<void> {
   const partNumber = partNumberOf(call);
   const uploadId = call.query.get('uploadId')!;
   const objects = call.env.objects;
-  await objects.requireUpload(bucket.id, call.key!, uploadId);
-  if (call.header('x-amz-copy-source')) return uploadPartCopy(call, uploadId, partNumber);
+  const upload = await objects.requireUpload(bucket.id, call.key!, uploadId);
+  const customer = partKey(call, upload);
+  const sealKey = objects.openingKey(upload.sse, customer?.key ?? null);
+  if (call.header('x-amz-copy-source')) return uploadPartCopy(call, upload, partNumber, sealKey, customer);
   const body = call.bodyReader(MAX_PART_BYTES);
   // A part does not count as stored until the upload completes, but one that cannot fit is refused now.
   await objects.checkQuota(bucket.customerId, body.expectedSize);
-  const { parts, result } = await objects.writeBlob(body);
+  const { parts, result } = await objects.writeBlob(body, sealKey);
   await objects.putPart(uploadId, partNumber, parts, result);
-  const headers: Record<string, string> = { etag: quoteEtag(result.md5) };
+  const headers: Record<string, string> = {
+    etag: quoteEtag(result.md5),
+    ...sseHeaders(upload.sse, customer),
+  };
   if (result.checksum)
     headers[`x-amz-checksum-${result.checksum.algorithm.toLowerCase()}`] = result.checksum.value;
   call.send(200, headers);
 }
 
-async function uploadPartCopy(call: S3Call, uploadId: string, partNumber: number): Promise<void> {
+/** SSE-C uploads need the initiating key on every part; other uploads take no key. */
+function partKey(call: S3Call, upload: UploadRow): CustomerKey | null {
+  const customer = customerKeyOf(call);
+  const sealedForCustomer = parseSse(upload.sse)?.alg === 'SSE-C';
+  if (sealedForCustomer && !customer)
+    throw s3Errors.invalidRequest(
+      'The multipart upload initiate requested encryption. Subsequent part requests must include the appropriate encryption parameters.',
+    );
+  if (!sealedForCustomer && customer)
+    throw s3Errors.invalidRequest(
+      'The multipart upload initiate did not request encryption with a customer-provided key. Subsequent part requests must not include encryption parameters.',
+    );
+  return customer;
+}
+
+async function uploadPartCopy(
+  call: S3Call,
+  upload: UploadRow,
+  partNumber: number,
+  sealKey: Buffer | null,
+  customer: CustomerKey | null,
+): Promise<void> {
+  const uploadId = upload.upload_id;
   const { row } = await copySource(call);
+  const source = keyToOpen(call, row.sse, 'copy-source-');
   const size = Number(row.size);
   const rangeHeader = call.header('x-amz-copy-source-range');
   let start = 0;
@@ -77,10 +112,10 @@ async function uploadPartCopy(call: S3Call, uploadId: string, partNumber: number
   }
   const length = Math.max(0, end - start + 1);
   const objects = call.env.objects;
-  const stream = await objects.read(row, start, end);
-  const { parts, result } = await objects.writeBlob(bodyFromStream(stream, length));
+  const stream = await objects.read(row, start, end, source?.key ?? null);
+  const { parts, result } = await objects.writeBlob(bodyFromStream(stream, length), sealKey);
   await objects.putPart(uploadId, partNumber, parts, result);
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = sseHeaders(upload.sse, customer);
   if (row.version_id !== 'null') headers['x-amz-copy-source-version-id'] = row.version_id;
   call.xml(
     200,
@@ -112,7 +147,7 @@ export async function completeMultipartUpload(call: S3Call): Promise<void> {
     ? await objects.complete(refOf(bucket), upload, listed)
     : await objects.completedBefore(bucket.id, call.key!, uploadId, listed);
   if (!done) throw s3Errors.noSuchUpload(uploadId);
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = live ? sseHeaders(upload.sse, null) : {};
   if (done.versionId !== 'null') headers['x-amz-version-id'] = done.versionId;
   call.xml(
     200,

@@ -1,5 +1,6 @@
 import { blobsOf } from '../../objects/multipart-repo.js';
 import type { S3Call } from '../context.js';
+import { keyToOpen } from '../encryption.js';
 import { s3Errors } from '../errors.js';
 import { el } from '../xml.js';
 import { findObject } from './objects.js';
@@ -26,6 +27,8 @@ export async function getObjectAttributes(call: S3Call): Promise<void> {
       wanted.join(','),
     );
   const row = await findObject(call, bucket, call.key!, versionId);
+  // An SSE-C object's attributes need its key, as its bytes do.
+  keyToOpen(call, row.sse);
   let xml = '';
   if (wanted.includes('ETag')) xml += el('ETag', row.etag);
   if (wanted.includes('Checksum') && row.checksum) {

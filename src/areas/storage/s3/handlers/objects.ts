@@ -8,7 +8,9 @@ import type { BucketRef } from '../../objects/repo.js';
 import type { ObjectRow } from '../../objects/tables.js';
 import { authorize } from '../auth.js';
 import type { S3Call } from '../context.js';
+import { keyToOpen, sealingFor, sseHeaders } from '../encryption.js';
 import { S3Error, s3Errors } from '../errors.js';
+import { guardVersionDelete, lockForWrite, lockHeaders } from '../object-lock.js';
 import { el } from '../xml.js';
 import {
   attributesFromHeaders,
@@ -85,15 +87,21 @@ export async function getObject(call: S3Call): Promise<void> {
   if (over !== null && over !== undefined) throw s3Errors.bandwidthExceeded(over);
   const key = call.key!;
   const row = await findObject(call, bucket, key, versionId);
+  // An SSE-C object is refused without its key before anything about it is answered.
+  const customer = keyToOpen(call, row.sse);
   checkConditions(row, (n) => call.header(n));
   const size = Number(row.size);
   const part = partOf(call, row);
   const range = part?.range ?? parseRange(call.header('range'), size);
-  const headers = objectHeaders(
-    row,
-    call.query,
-    call.header('x-amz-checksum-mode')?.toUpperCase() === 'ENABLED' && !range,
-  );
+  const headers = {
+    ...objectHeaders(
+      row,
+      call.query,
+      call.header('x-amz-checksum-mode')?.toUpperCase() === 'ENABLED' && !range,
+    ),
+    ...sseHeaders(row.sse, customer),
+    ...lockHeaders(call, bucket, row),
+  };
   if (part?.count) headers['x-amz-mp-parts-count'] = part.count;
   if (call.req.method === 'HEAD') {
     if (range) {
@@ -112,7 +120,7 @@ export async function getObject(call: S3Call): Promise<void> {
     if (range) headers['content-range'] = `bytes ${start}-${end}/${size}`;
     return call.send(range ? 206 : 200, headers, small);
   }
-  const stream: Readable = await call.env.objects.read(row, start, end);
+  const stream: Readable = await call.env.objects.read(row, start, end, customer?.key ?? null);
   res.statusCode = range ? 206 : 200;
   for (const [k, v] of Object.entries(call.corsHeaders)) res.setHeader(k, v);
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
@@ -170,12 +178,17 @@ export async function putObject(call: S3Call): Promise<void> {
   const key = call.key!;
   checkKey(key);
   const attrs = attributesFromHeaders(call.req.headers);
+  const { sealing, customer } = sealingFor(call, bucket);
+  const lock = lockForWrite(call, bucket);
   if (call.header('if-none-match') !== undefined || call.header('if-match') !== undefined) {
     conditionalWrite(call, await call.env.objects.repo.latest(bucket.id, key));
   }
   const body = call.bodyReader(call.env.settings.maxObjectBytes);
-  const { versionId, etag, result } = await call.env.objects.putObject(refOf(bucket), key, body, attrs);
-  const headers: Record<string, string> = { etag: quoteEtag(etag) };
+  const { versionId, etag, result } = await call.env.objects.putObject(refOf(bucket), key, body, attrs, {
+    sealing,
+    lock,
+  });
+  const headers: Record<string, string> = { etag: quoteEtag(etag), ...sseHeaders(sealing, customer) };
   if (versionId !== 'null') headers['x-amz-version-id'] = versionId;
   if (result.checksum)
     headers[`x-amz-checksum-${result.checksum.algorithm.toLowerCase()}`] = result.checksum.value;
@@ -188,7 +201,9 @@ export async function deleteObject(call: S3Call): Promise<void> {
   const key = call.key!;
   const headers: Record<string, string> = {};
   if (versionId !== null) {
-    const gone = await call.env.objects.deleteVersion(refOf(bucket), key, versionId);
+    const gone = await call.env.objects.deleteVersion(refOf(bucket), key, versionId, (row) =>
+      guardVersionDelete(call, bucket, row),
+    );
     headers['x-amz-version-id'] = versionId;
     if (gone?.deleteMarker) headers['x-amz-delete-marker'] = 'true';
   } else {
@@ -253,6 +268,9 @@ export async function copyObject(call: S3Call): Promise<void> {
   const key = call.key!;
   checkKey(key);
   const { row, bucket: srcBucket } = await copySource(call);
+  const source = keyToOpen(call, row.sse, 'copy-source-');
+  const { sealing, customer } = sealingFor(call, bucket);
+  const lock = lockForWrite(call, bucket);
   const directive = (call.header('x-amz-metadata-directive') ?? 'COPY').toUpperCase();
   const tagging = (call.header('x-amz-tagging-directive') ?? 'COPY').toUpperCase();
   if (!['COPY', 'REPLACE'].includes(directive))
@@ -262,30 +280,38 @@ export async function copyObject(call: S3Call): Promise<void> {
     row.key === key &&
     directive === 'COPY' &&
     bucket.versioning === 'Unversioned' &&
-    !call.header('x-amz-storage-class')
+    !call.header('x-amz-storage-class') &&
+    !sealing
   ) {
     throw s3Errors.invalidRequest(
       "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.",
     );
   }
   const given = attributesFromHeaders(call.req.headers);
-  const source: ObjectAttributes = {
+  const sourceAttrs: ObjectAttributes = {
     contentType: row.content_type,
     headers: JSON.parse(row.headers) as Record<string, string>,
     metadata: JSON.parse(row.metadata) as Record<string, string>,
     tags: JSON.parse(row.tags) as Record<string, string>,
   };
-  const attrs: ObjectAttributes = directive === 'REPLACE' ? { ...given, tags: source.tags } : { ...source };
+  const attrs: ObjectAttributes =
+    directive === 'REPLACE' ? { ...given, tags: sourceAttrs.tags } : { ...sourceAttrs };
   attrs.tags =
     tagging === 'REPLACE'
       ? call.header('x-amz-tagging')
         ? parseTagQuery(call.header('x-amz-tagging')!)
         : {}
-      : source.tags;
+      : sourceAttrs.tags;
   const size = Number(row.size);
-  const stream = await call.env.objects.read(row, 0, size - 1);
-  const committed = await call.env.objects.putObject(refOf(bucket), key, bodyFromStream(stream, size), attrs);
-  const headers: Record<string, string> = {};
+  const stream = await call.env.objects.read(row, 0, size - 1, source?.key ?? null);
+  const committed = await call.env.objects.putObject(
+    refOf(bucket),
+    key,
+    bodyFromStream(stream, size),
+    attrs,
+    { sealing, lock },
+  );
+  const headers: Record<string, string> = sseHeaders(sealing, customer);
   if (committed.versionId !== 'null') headers['x-amz-version-id'] = committed.versionId;
   if (row.version_id !== 'null') headers['x-amz-copy-source-version-id'] = row.version_id;
   call.xml(

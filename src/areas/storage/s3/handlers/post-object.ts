@@ -2,8 +2,10 @@ import { createHash } from 'node:crypto';
 import type { ObjectAttributes } from '../../objects/object-store.js';
 import { authorize } from '../auth.js';
 import type { S3Call } from '../context.js';
+import { sealingFor } from '../encryption.js';
 import { S3Error, s3Errors } from '../errors.js';
 import { readPostForm } from '../form-data.js';
+import { lockForWrite } from '../object-lock.js';
 import { amzDateToMs, hmacHex, safeEqual, signingKey } from '../sigv4.js';
 import { el } from '../xml.js';
 import { parseTagQuery, quoteEtag } from './object-headers.js';
@@ -152,10 +154,17 @@ export async function postObject(call: S3Call): Promise<void> {
       return { size, md5: md5.digest('hex'), checksum: null };
     },
   };
-  const done = await call.env.objects.putObject(refOf(bucket), key, body, attrs);
+  // Form fields ask for sealing as headers do; what the form cannot carry here is refused, not ignored.
+  for (const name of fields.keys())
+    if (name.startsWith('x-amz-server-side-encryption-customer-') || name.startsWith('x-amz-object-lock-'))
+      throw s3Errors.notImplemented(`The form field ${name} is not supported on POST uploads; use PUT.`);
+  const { sealing } = sealingFor(call, bucket, (n) => fields.get(n));
+  const lock = lockForWrite(call, bucket);
+  const done = await call.env.objects.putObject(refOf(bucket), key, body, attrs, { sealing, lock });
   const location = call.objectUrl(bucketName, key);
   const out: Record<string, string> = { etag: quoteEtag(done.etag), location };
   if (done.versionId !== 'null') out['x-amz-version-id'] = done.versionId;
+  if (sealing) out['x-amz-server-side-encryption'] = 'AES256';
   const redirect = fields.get('success_action_redirect') ?? fields.get('redirect');
   if (redirect) {
     const target = new URL(redirect);

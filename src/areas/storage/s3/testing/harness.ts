@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import type { Kernel } from '../../../../kernel/kernel.js';
 import { Limits } from '../../../../kernel/limits/quotas.js';
 import { ProtocolMetrics } from '../../../../kernel/observe/protocol-metrics.js';
 import { Registry } from '../../../../kernel/registry.js';
+import { SecretBox } from '../../../../kernel/secrets.js';
 import { openStore, type Store } from '../../../../kernel/store/store.js';
 import type {
   AccessKeyRecord,
@@ -16,6 +18,7 @@ import type {
   BucketRecord,
   CorsRule,
   LifecycleRule,
+  ObjectLockDefault,
 } from '../../data-plane-contract.js';
 import { type BuiltDataPlane, createDataPlane, objectMigrations } from '../index.js';
 
@@ -38,8 +41,26 @@ export class MemoryDirectory implements BucketDirectory {
   async listBuckets(customerId: string) {
     return [...this.buckets.values()].filter((b) => b.customerId === customerId);
   }
-  async createBucketViaS3(customerId: string, name: string, region: string) {
-    return this.addBucket({ name, customerId, region });
+  async createBucketViaS3(
+    customerId: string,
+    name: string,
+    region: string,
+    _key?: string,
+    objectLockEnabled = false,
+  ) {
+    return this.addBucket({
+      name,
+      customerId,
+      region,
+      objectLockEnabled,
+      versioning: objectLockEnabled ? 'Enabled' : 'Unversioned',
+    });
+  }
+  async putDefaultEncryption(name: string, algorithm: 'AES256' | null) {
+    this.update(name, { defaultEncryption: algorithm });
+  }
+  async putObjectLockDefault(name: string, rule: ObjectLockDefault | null) {
+    this.update(name, { objectLockDefault: rule });
   }
   async deleteBucketViaS3(_customerId: string, name: string) {
     this.buckets.delete(name);
@@ -72,6 +93,8 @@ export class MemoryDirectory implements BucketDirectory {
       isPublic: false,
       versioning: 'Unversioned',
       objectLockEnabled: false,
+      objectLockDefault: null,
+      defaultEncryption: null,
       cors: null,
       lifecycle: null,
       createdAt: Date.now(),
@@ -169,6 +192,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     registry: new Registry(),
     limits: new Limits(config.limitOverrides),
     metrics: new ProtocolMetrics(),
+    secrets: new SecretBox(randomBytes(32)),
     // The in-memory directory's customers have no account: the free plan's quotas apply.
     identity: { getCustomer: async () => undefined },
   } as unknown as Kernel;

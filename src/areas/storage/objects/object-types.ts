@@ -1,0 +1,41 @@
+import type { ObjectLock } from './lock.js';
+import type { Sealing } from './sse.js';
+import type { ObjectRow } from './tables.js';
+
+/** What is stored beside an object's bytes. */
+export interface ObjectAttributes {
+  contentType: string | null;
+  /** Standard headers that round-trip: cache-control, content-disposition, content-encoding, content-language, expires. */
+  headers: Record<string, string>;
+  /** User metadata, names without `x-amz-meta-`. */
+  metadata: Record<string, string>;
+  tags: Record<string, string>;
+}
+
+/** A body on its way in: the decoded bytes, and the check that runs before they become visible. */
+export interface IncomingBody<R> {
+  chunks(): AsyncIterable<Buffer>;
+  verify(): R;
+  expectedSize: number;
+}
+
+/** What a write asks for beyond bytes and attributes: sealing at rest and object lock. */
+export interface WriteOptions {
+  sealing?: Sealing | null;
+  lock?: ObjectLock | null;
+}
+
+export interface Written {
+  size: number;
+  md5: string;
+  checksum: { algorithm: string; value: string } | null;
+}
+
+export const attributesOf = (
+  row: Pick<ObjectRow, 'content_type' | 'headers' | 'metadata' | 'tags'>,
+): ObjectAttributes => ({
+  contentType: row.content_type,
+  headers: JSON.parse(row.headers) as Record<string, string>,
+  metadata: JSON.parse(row.metadata) as Record<string, string>,
+  tags: JSON.parse(row.tags) as Record<string, string>,
+});
