@@ -2,6 +2,7 @@
 // run, and publish → alarm open → webhook received latency under background load.
 import { rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { MqttClient } from 'mqtt';
 import { cpuSeconds, stopServer } from './lib/child-servers.js';
@@ -24,6 +25,10 @@ const { values: args } = parseArgs({
     samples: { type: 'string', default: '30' },
     // Background telemetry (msg/s) under which latency is measured.
     rates: { type: 'string', default: '1,100,1000' },
+    // Without clear conditions on the load rules (they hold for every message of the load).
+    'no-clear': { type: 'boolean', default: false },
+    // Writes a V8 CPU profile of Fjord's process into this directory (node --cpu-prof).
+    'cpu-prof': { type: 'string' },
   },
 });
 const CLIENTS = Number(args.clients);
@@ -73,7 +78,9 @@ async function createRules(fjord: Fjord): Promise<string[]> {
         },
       },
       clear_condition:
-        i % 2 === 0 ? { type: 'simple', filters: [{ key: 'temp', operator: '<', value: 900 }] } : null,
+        i % 2 === 0 && !args['no-clear']
+          ? { type: 'simple', filters: [{ key: 'temp', operator: '<', value: 900 }] }
+          : null,
     });
   }
   return ids;
@@ -139,7 +146,11 @@ async function main() {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const hookUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
-  const fjord = await startFjordIot('api,mqtt,worker', { FJORD_WEBHOOK_ALLOW_PRIVATE: '1' });
+  const fjord = await startFjordIot(
+    'api,mqtt,worker',
+    { FJORD_WEBHOOK_ALLOW_PRIVATE: '1' },
+    args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`] : [],
+  );
   try {
     const devices: Device[] = [];
     for (let i = 0; i < CLIENTS; i++) devices.push(await fjord.device(`load-${i}`));

@@ -29,7 +29,11 @@ export interface FjordIot {
 const UNLIMITED = 100_000_000;
 
 /** Fjord (`--roles` given) on a fresh SQLite data dir, or on FJORD_DATABASE_URL when given. */
-export async function startFjordIot(roles: string, extra: Record<string, string> = {}): Promise<FjordIot> {
+export async function startFjordIot(
+  roles: string,
+  extra: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<FjordIot> {
   const dataDir = mkdtempSync(join(tmpdir(), 'fjord-mqtt-bench-'));
   const env = cleanEnv({
     FJORD_DATA_DIR: dataDir,
@@ -43,7 +47,7 @@ export async function startFjordIot(roles: string, extra: Record<string, string>
   });
   const started = await startServer(
     'fjord',
-    [FJORD, 'start', '--roles', roles],
+    [...nodeArgs, FJORD, 'start', '--roles', roles],
     env,
     /^\s*mqtt\s+mqtt \(tcp\)\s+\S+:(\d+)\s*$/m,
   );
