@@ -42,6 +42,9 @@ const payload = (n: number) => `{"temp":${(n % 400) / 10}}`;
 /** A channel takes 10 notifications per device in 10 minutes (docs/iot.md): fewer per probe device. */
 const ALARMS_PER_PROBE = 9;
 
+const pct = (x: number | null) => (x === null ? '—' : `${(100 * x).toFixed(0)} %`);
+const us = (x: number | null) => (x === null ? '—' : x.toFixed(0));
+
 type Fjord = Awaited<ReturnType<typeof startFjordIot>>;
 
 /**
@@ -107,10 +110,19 @@ async function idle(pid: number | undefined): Promise<number> {
  */
 async function ingestRate(pid: number | undefined, clients: { client: MqttClient; topic: string }[]) {
   await idle(pid);
+  const cpu0 = cpuSeconds(pid);
   const t0 = performance.now();
   const load = await publishLoad(clients, { qos: 1, seconds: SECONDS, window: WINDOW, payload, start: t0 });
+  const cpu1 = cpuSeconds(pid);
+  const loadEnd = performance.now();
   const end = await idle(pid);
-  return { rate: load.acked / ((end - t0) / 1000), acked: load.acked / (load.lastAckMs / 1000) };
+  return {
+    rate: load.acked / ((end - t0) / 1000),
+    acked: load.acked / (load.lastAckMs / 1000),
+    /** Share of one CPU Fjord used while the load ran. */
+    busy: cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / ((loadEnd - t0) / 1000),
+    cpuUsPerMsg: cpu0 === null || cpu1 === null ? null : ((cpu1 - cpu0) * 1e6) / load.acked,
+  };
 }
 
 /** Background telemetry at `rate` msg/s spread over the clients, in 10 ms ticks. */
@@ -177,7 +189,7 @@ async function main() {
       withRules.push(b.rate);
       ratios.push(b.rate / a.rate);
       console.log(
-        `  round ${round + 1}: no rules ${a.rate.toFixed(0)} msg/s (acknowledged at ${a.acked.toFixed(0)}/s), ${RULES} rules ${b.rate.toFixed(0)} msg/s (acknowledged at ${b.acked.toFixed(0)}/s), ratio ${(b.rate / a.rate).toFixed(2)}`,
+        `  round ${round + 1}: no rules ${a.rate.toFixed(0)} msg/s (acknowledged at ${a.acked.toFixed(0)}/s, ${pct(a.busy)} CPU, ${us(a.cpuUsPerMsg)} µs/msg), ${RULES} rules ${b.rate.toFixed(0)} msg/s (acknowledged at ${b.acked.toFixed(0)}/s, ${pct(b.busy)} CPU, ${us(b.cpuUsPerMsg)} µs/msg), ratio ${(b.rate / a.rate).toFixed(2)}`,
       );
     }
 
