@@ -22,6 +22,7 @@ export interface FjordIot {
   mqttPort: number;
   pat: string;
   dataDir: string;
+  // biome-ignore lint/suspicious/noExplicitAny: the bench reads arbitrary JSON answers
   request(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
   device(id: string): Promise<Device>;
 }
