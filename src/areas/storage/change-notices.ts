@@ -16,11 +16,21 @@ export class StorageChangeNotices {
   constructor(private readonly store: Store) {}
 
   bucketChanged(name: string): Promise<void> {
-    return this.store.publish(CHANNEL, `b:${name}`);
+    return this.announce(`b:${name}`);
   }
 
   keyChanged(accessKeyId: string): Promise<void> {
-    return this.store.publish(CHANNEL, `k:${accessKeyId}`);
+    return this.announce(`k:${accessKeyId}`);
+  }
+
+  /**
+   * This process's caches drop the entry at once; the others when the notice reaches them. On
+   * PostgreSQL a notice comes back to its sender only through the LISTEN connection, later: a key
+   * revoked here would otherwise still work on this process's next request under load.
+   */
+  private announce(payload: string): Promise<void> {
+    this.deliver(payload);
+    return this.store.publish(CHANNEL, payload);
   }
 
   onBucketChanged(listener: (name: string) => void): void {
