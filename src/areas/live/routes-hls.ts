@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
+import { presentedCredential } from '../../kernel/auth/authenticate.js';
 import { publicAccess } from '../../kernel/auth/principal.js';
 import { AppError } from '../../kernel/errors.js';
 import { defineRoute } from '../../kernel/http/route.js';
@@ -34,12 +35,18 @@ export function hlsRoutes(live: LiveService, viewers: LiveAccess, media: LiveMed
       tag: VIEWER_TAG,
       summary: 'What a watch or embed page shows for an event (no authentication)',
       description:
-        'Polled every 10 seconds by the watch page. `live_playback` is present only when the event is live and public; drafts and unknown slugs answer 404.',
+        "Polled every 10 seconds by the watch page. `live_playback` is present only when the event is live and the viewer may watch it, `replay_playback` once an ended event's replay is published. On a `token` event, `token` is checked like verify-token and a valid one answers with an `access_grant` (the playback addresses carry it). A `tenant_only` event answers only to a personal access token or Fjord login of its own customer as `Authorization: Bearer` (403 otherwise). Drafts and unknown slugs answer 404.",
       access: publicAccess,
       params: SlugParams,
+      query: Type.Object({ token: Type.Optional(Type.String({ maxLength: 200 })) }),
       response: { 200: WatchView },
-      errors: [404],
-      handler: async ({ params }) => live.watch(params.slug) as never,
+      errors: [403, 404, 429],
+      handler: async ({ params, query, raw }) =>
+        viewers.watch(params.slug, {
+          token: query.token,
+          bearer: presentedCredential(raw.headers),
+          address: raw.ip,
+        }) as never,
     }),
     defineRoute({
       method: 'POST',

@@ -57,12 +57,27 @@ export const CreatedLiveEvent = Type.Intersect([
   Type.Object({ stream_key: Type.String({ description: 'Shown once; rotate it to get a new one' }) }),
 ]);
 
+export const ReplayPlayback = Type.Object(
+  {
+    protocol: Type.Literal('hls'),
+    hls_url: Type.String({ description: 'The replay playlist (HLS VOD)' }),
+    url: Type.String({ description: 'The same address as `hls_url`' }),
+    ready: Type.Boolean(),
+    duration_seconds: Type.Number(),
+    recording_count: Type.Integer({ description: 'Encoder connections the replay plays, in order' }),
+    published_at: Timestamp(),
+    expires_at: Timestamp('When the recordings, and with them the replay, expire'),
+  },
+  { description: 'The published replay of an ended event' },
+);
+
 export const LiveEventDetail = Type.Intersect([
   LiveEvent,
   Type.Object({
     ingest_status: Type.Union([Type.Literal('idle'), Type.Literal('receiving')]),
     current_session: Nullable(Type.Object({ id: Type.String(), started_at: Timestamp() })),
     recording_count: Type.Integer(),
+    replay_playback: Nullable(ReplayPlayback),
   }),
 ]);
 
@@ -148,7 +163,11 @@ export const WatchView = Type.Object({
   countdown_enabled: Type.Boolean(),
   playback_mode: Type.Union([Type.Literal('live'), Type.Literal('replay'), Type.Literal('none')]),
   live_playback: Nullable(Type.Object({ hls_url: Type.String(), protocol: Type.Literal('hls') })),
-  replay_playback: Nullable(Type.Object({ hls_url: Type.String(), protocol: Type.Literal('hls') })),
+  replay_playback: Nullable(ReplayPlayback),
+  access_grant: Nullable(
+    Type.String({ description: 'With `?token=` or a bearer of the customer: the grant issued (`ag_…`)' }),
+  ),
+  access_grant_expires_at: NullableTimestamp(),
   embed_enabled: Type.Boolean(),
   banner_url: Nullable(Type.String()),
   logo_url: Nullable(Type.String()),
@@ -184,7 +203,7 @@ export const VerifyResult = Type.Object({
   watch_state: Type.Union(WATCH_STATES.map((s) => Type.Literal(s))),
   playback_mode: Type.Union([Type.Literal('live'), Type.Literal('replay'), Type.Literal('none')]),
   live_playback: Playback,
-  replay_playback: Playback,
+  replay_playback: Nullable(ReplayPlayback),
 });
 
 export const ConsumeResult = Type.Object({

@@ -15,6 +15,7 @@ import { ALLOWED, assertAllowed, initialStatus, statusAfterStop } from './lifecy
 import { MediaRepo } from './media-repo.js';
 import type { StreamMetrics } from './meter.js';
 import type { LiveEventsTable } from './migrations.js';
+import { LiveReplay } from './replay.js';
 import { LiveRepo } from './repo.js';
 import type { EventStatus, Visibility } from './schemas.js';
 import { watchView } from './watch.js';
@@ -100,6 +101,7 @@ function isTimezone(tz: string): boolean {
  */
 export class LiveService {
   readonly repo: LiveRepo;
+  readonly replay: LiveReplay;
 
   constructor(
     private readonly store: Store,
@@ -109,8 +111,10 @@ export class LiveService {
     private readonly audit: AuditTrail,
     private readonly addresses: LiveAddresses,
     private readonly jobs: JobQueue,
+    sessionsDir: string,
   ) {
     this.repo = LiveRepo.of(store);
+    this.replay = new LiveReplay(store, clock, () => addresses.liveUrl(), sessionsDir);
   }
 
   now(): number {
@@ -301,6 +305,7 @@ export class LiveService {
         ? { id: row.ingest_session_id!, started_at: iso(row.ingest_started_at)! }
         : null,
       recording_count: await MediaRepo.of(this.store).countRecordings(row.id),
+      replay_playback: await this.replay.playback(row),
     };
   }
 
@@ -543,11 +548,10 @@ export class LiveService {
     });
   }
 
-  /** The public watch view of a slug; drafts, deleted and unknown slugs are not found. */
-  async watch(slug: string) {
-    const row = await this.repo.bySlug(slug);
-    if (!row || row.status === 'draft') throw liveErrors.eventNotFound();
-    return watchView(row, this.view(row).hls_url, this.clock.nowMs());
+  /** The public watch view of an event; `grant` (a viewer's access grant) goes into its addresses. */
+  async watchOf(row: LiveEventsTable, grant: string | null = null) {
+    const replay = await this.replay.playback(row, grant);
+    return watchView(row, this.view(row).hls_url, this.clock.nowMs(), grant, replay);
   }
 }
 
