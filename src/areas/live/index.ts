@@ -8,7 +8,7 @@ import { liveRoutes } from './routes.js';
 import { hlsRoutes } from './routes-hls.js';
 import { mediaRoutes } from './routes-media.js';
 import { replayRoutes } from './routes-replay.js';
-import { FINALISE_JOB, LiveService } from './service.js';
+import { FINALISE_JOB, LiveService, RECONNECT_JOB } from './service.js';
 
 export { LiveService } from './service.js';
 
@@ -60,6 +60,9 @@ export const liveArea = defineArea({
       maxAttempts: FINALISE_ATTEMPTS,
       backoffSeconds: () => 2,
       abandoned: (p) => media.finaliseAbandoned(p.event_id),
+    });
+    kernel.jobs.register<{ event_id: string }>(RECONNECT_JOB, {
+      run: (p) => live.reconnectWindowPassed(p.event_id),
     });
     await kernel.jobs.schedule(PURGE_JOB, PURGE_JOB, 3600);
     kernel.registry.addCredentialKind({

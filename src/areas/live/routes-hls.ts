@@ -3,11 +3,12 @@ import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { presentedCredential } from '../../kernel/auth/authenticate.js';
 import { publicAccess } from '../../kernel/auth/principal.js';
-import { AppError } from '../../kernel/errors.js';
 import { defineRoute } from '../../kernel/http/route.js';
 import type { LiveAccess } from './access.js';
 import { liveErrors } from './errors.js';
-import { type LiveMedia, segmentDurations } from './media.js';
+import type { LiveMedia } from './media.js';
+import { joinPlaylist, sessionSegments } from './playlist.js';
+import { allowed, serveSegment } from './routes-replay.js';
 import {
   ConsumeGrantBody,
   ConsumeResult,
@@ -111,36 +112,67 @@ export function hlsRoutes(live: LiveService, viewers: LiveAccess, media: LiveMed
       handler: async ({ params, query, reply, raw }) => {
         const row = FILE.test(params.file) ? await live.playbackEvent(params.event_id) : null;
         if (!row) throw liveErrors.eventNotFound(params.event_id);
-        const grantId = await viewers.mayPlay(row, query.grant);
-        if (grantId === false)
-          throw new AppError(
-            'forbidden',
-            'access_required',
-            'This event needs a consumed access grant (`grant`).',
+        const grantId = await allowed(viewers, row, query.grant);
+        const ctx = { viewers, media, sessionsDir };
+        if (!params.file.endsWith('.m3u8'))
+          return serveSegment(ctx, row, row.last_session_id!, params.file, grantId, raw, reply);
+        const q = query.grant ? `?grant=${encodeURIComponent(query.grant)}` : '';
+        const sessions = await live.liveSessions(row);
+        let body: string;
+        if (sessions.length > 1) {
+          // The encoder reconnected: one stream over its connections, a discontinuity between them.
+          const parts = [];
+          for (const id of sessions)
+            parts.push({ sessionId: id, segments: await sessionSegments(sessionsDir, id) });
+          const ended = row.status !== 'live' && row.ingest_session_id === null;
+          body = joinPlaylist(parts, { vod: false, ended, query: q });
+        } else {
+          const file = await readFile(join(sessionsDir, row.last_session_id!, 'index.m3u8'), 'utf8').catch(
+            () => null,
           );
-        const dir = join(sessionsDir, row.last_session_id!);
-        const body = await readFile(join(dir, params.file)).catch(() => null);
-        if (!body) throw liveErrors.eventNotFound(params.event_id);
-        const playlist = params.file.endsWith('.m3u8');
-        reply.header('content-type', playlist ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
-        const scope = row.visibility_mode === 'public' ? 'public' : 'private';
-        reply.header('cache-control', playlist ? 'no-cache' : `${scope}, max-age=86400, immutable`);
-        if (playlist) {
-          await media.countPlaylist(row.id);
-          if (!query.grant) return body;
-          const q = `?grant=${encodeURIComponent(query.grant)}`;
-          return body
-            .toString('utf8')
+          if (file === null) throw liveErrors.eventNotFound(params.event_id);
+          body = file
             .split('\n')
+            // Within the reconnect window the stream may go on: players must keep polling.
+            .filter((l) => !(row.status === 'live' && l.trim() === '#EXT-X-ENDLIST'))
             .map((l) => (l && !l.startsWith('#') ? `${l}${q}` : l))
             .join('\n');
         }
-        // A viewer is the grant they play with, or a keyed hash of address and browser.
-        const viewer =
-          grantId ?? (await viewers.clientKey(row.id, `${raw.ip}|${raw.headers['user-agent'] ?? ''}`));
-        const index = await readFile(join(dir, 'index.m3u8'), 'utf8').catch(() => '');
-        await media.countSegment(row.id, viewer, body.length, segmentDurations(index).get(params.file) ?? 0);
+        reply.header('content-type', 'application/vnd.apple.mpegurl');
+        reply.header('cache-control', 'no-cache');
+        await media.countPlaylist(row.id);
         return body;
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/live/hls/:event_id/:session_id/:file',
+      operationId: 'getLiveEventHlsSessionSegment',
+      tag: VIEWER_TAG,
+      summary: 'A segment of one encoder connection, named by a live playlist that spans reconnects',
+      description:
+        "When the encoder reconnected during the live period, the live playlist names segments `{session_id}/segNNNNN.ts`. Access, caching and counting as the event's other HLS.",
+      access: publicAccess,
+      idempotency: false,
+      params: Type.Object({ event_id: Type.String(), session_id: Type.String(), file: Type.String() }),
+      query: Type.Object({ grant: Type.Optional(Type.String({ maxLength: 200 })) }),
+      response: { 200: Type.String() },
+      produces: 'video/mp2t',
+      errors: [403, 404],
+      handler: async ({ params, query, reply, raw }) => {
+        const row = await live.playbackEvent(params.event_id);
+        const session = row ? await media.repo.session(params.session_id) : undefined;
+        if (!row || session?.event_id !== row.id) throw liveErrors.eventNotFound(params.event_id);
+        const grantId = await allowed(viewers, row, query.grant);
+        return serveSegment(
+          { viewers, media, sessionsDir },
+          row,
+          session.id,
+          params.file,
+          grantId,
+          raw,
+          reply,
+        );
       },
     }),
   ];

@@ -44,6 +44,9 @@ export const LiveEvent = Type.Object({
   auto_start_on_ingest: Type.Boolean(),
   max_bitrate_kbps: Type.Integer(),
   retention_days: Type.Integer(),
+  reconnect_window_seconds: Type.Integer({
+    description: 'How long the event stays `live` after its encoder drops, waiting for it to reconnect',
+  }),
   ingest_url: Type.String({ description: '`rtmp://{ingest_host}/live`; the stream key goes after it' }),
   watch_url: Type.String(),
   embed_url: Type.String(),
@@ -103,6 +106,9 @@ const common = {
   replay_enabled: Type.Optional(Type.Boolean()),
   embed_enabled: Type.Optional(Type.Boolean()),
   auto_start_on_ingest: Type.Optional(Type.Boolean()),
+  reconnect_window_seconds: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 1800, description: "Default: the plan's (60)" }),
+  ),
 };
 
 export const CreateEventBody = Type.Object(

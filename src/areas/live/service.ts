@@ -27,6 +27,11 @@ const DEFAULT_RETENTION_DAYS = 7;
 export const SOFT_DELETE_DAYS = 30;
 /** The job that finalises an event's recordings after it stops (`ending` → `processing` → `ended`). */
 export const FINALISE_JOB = 'live.recordings.finalise';
+/** The job that ends a live event whose encoder did not come back within its reconnect window. */
+export const RECONNECT_JOB = 'live.events.reconnect-window';
+/** The window of events made before it could be set per event. */
+export const DEFAULT_RECONNECT_WINDOW_S = 60;
+const windowOf = (row: LiveEventsTable): number => row.reconnect_window_seconds ?? DEFAULT_RECONNECT_WINDOW_S;
 
 /** Where encoders and viewers reach Fjord. */
 export interface LiveAddresses {
@@ -52,6 +57,7 @@ export interface EventInput {
   auto_start_on_ingest?: boolean;
   max_bitrate_kbps?: number;
   retention_days?: number;
+  reconnect_window_seconds?: number;
   draft?: boolean;
 }
 
@@ -157,6 +163,7 @@ export class LiveService {
       auto_start_on_ingest: row.auto_start_on_ingest === 1,
       max_bitrate_kbps: row.max_bitrate_kbps,
       retention_days: row.retention_days,
+      reconnect_window_seconds: windowOf(row),
       ingest_url: this.addresses.ingestUrl(),
       watch_url: `${live}/watch/${row.slug}`,
       embed_url: `${live}/embed/${row.slug}`,
@@ -215,6 +222,8 @@ export class LiveService {
         throw invalid('/body/retention_days', `is at most ${limits.max_retention_days} on this plan`);
       out.retention_days = input.retention_days;
     }
+    if (input.reconnect_window_seconds !== undefined)
+      out.reconnect_window_seconds = input.reconnect_window_seconds;
     return out;
   }
 
@@ -250,6 +259,8 @@ export class LiveService {
       last_session_id: null,
       stream_key_prefix: streamKey.slice(0, 7),
       stream_key_rotated_at: null,
+      reconnect_window_seconds: limits.reconnect_window_seconds,
+      disconnected_at: null,
       created_at: now,
       updated_at: now,
       deleted_at: null,
@@ -430,6 +441,8 @@ export class LiveService {
         ingest_session_id: sessionId,
         ingest_started_at: now,
         last_session_id: sessionId,
+        // An encoder back within the reconnect window: the event goes on as if it never left.
+        disconnected_at: null,
         updated_at: now,
       };
       if (row.status === 'ready' && row.auto_start_on_ingest === 1) {
@@ -491,8 +504,9 @@ export class LiveService {
 
   /**
    * The ingest's report that an encoder connection ended, with why and how many bytes it sent.
-   * The event's status stays as it is; a stopped event waiting for its encoder to leave has its
-   * recordings finalised now.
+   * A stopped event waiting for its encoder to leave has its recordings finalised now. A `live`
+   * event stays live for its reconnect window: a job on the clock moves it on as a stop would
+   * unless an encoder connects again before.
    */
   async ingestEnded(
     eventId: string,
@@ -518,12 +532,74 @@ export class LiveService {
       const repo = LiveRepo.over(tx);
       const row = await repo.byId(eventId);
       if (!row || row.ingest_session_id !== sessionId) return false;
-      await repo.update(eventId, { ingest_session_id: null, ingest_started_at: null, updated_at: now });
+      const dropped = row.status === 'live' ? { disconnected_at: now } : {};
+      await repo.update(eventId, {
+        ingest_session_id: null,
+        ingest_started_at: null,
+        ...dropped,
+        updated_at: now,
+      });
+      if (row.status === 'live') {
+        await this.jobs.enqueue(
+          RECONNECT_JOB,
+          { event_id: eventId },
+          { db: tx, runAt: now + windowOf(row) * 1000 },
+        );
+        return false;
+      }
       if (row.status !== 'ending') return false;
       await this.jobs.enqueue(FINALISE_JOB, { event_id: eventId }, { db: tx });
       return true;
     });
     if (ending) this.jobs.wake(FINALISE_JOB);
+  }
+
+  /**
+   * The reconnect window of a live event has passed: when no encoder came back, the event moves on
+   * as a stop would (`ending`, or `ended` without a recording), its live period ending when the
+   * encoder dropped. A drop followed by a reconnect leaves the job nothing to do.
+   */
+  async reconnectWindowPassed(eventId: string): Promise<void> {
+    const moved = await this.store.unitOfWork({ locks: [`live:event:${eventId}`] }, async ({ tx }) => {
+      const repo = LiveRepo.over(tx);
+      const row = await repo.byId(eventId);
+      if (!row || row.deleted_at !== null || row.status !== 'live' || row.ingest_session_id) return null;
+      if (row.disconnected_at === null) return null;
+      const now = this.clock.nowMs();
+      if (now < row.disconnected_at + windowOf(row) * 1000) return null;
+      const next = statusAfterStop('live', row.record_enabled === 1);
+      if (next === 'ending') await this.jobs.enqueue(FINALISE_JOB, { event_id: row.id }, { db: tx });
+      await repo.update(row.id, {
+        status: next,
+        actual_end_at: row.disconnected_at,
+        disconnected_at: null,
+        updated_at: now,
+      });
+      return row;
+    });
+    if (!moved) return;
+    this.jobs.wake(FINALISE_JOB);
+    await this.audit.record({
+      customerId: moved.customer_id,
+      area: 'live-events',
+      action: 'live_event.reconnect_window_passed',
+      resourceType: 'live_event',
+      resourceId: moved.id,
+      actor: { kind: 'system', id: null },
+    });
+  }
+
+  /**
+   * The encoder connections of the event's live HLS: those of its live period (several when the
+   * encoder reconnected), or else its latest one.
+   */
+  async liveSessions(row: LiveEventsTable): Promise<string[]> {
+    if (row.actual_start_at !== null) {
+      const to = row.actual_end_at ?? this.clock.nowMs();
+      const found = await MediaRepo.of(this.store).sessionsBetween(row.id, row.actual_start_at, to);
+      if (found.length > 0) return found.map((s) => s.id);
+    }
+    return row.last_session_id ? [row.last_session_id] : [];
   }
 
   /**
