@@ -516,7 +516,7 @@ export class LiveService {
     metrics?: StreamMetrics,
     lastFrameAt?: number | null,
   ): Promise<void> {
-    const ending = await this.store.unitOfWork({ locks: [`live:event:${eventId}`] }, async ({ tx }) => {
+    const wake = await this.store.unitOfWork({ locks: [`live:event:${eventId}`] }, async ({ tx }) => {
       const now = this.clock.nowMs();
       const media = MediaRepo.over(tx);
       const session = await media.session(sessionId);
@@ -531,7 +531,7 @@ export class LiveService {
         });
       const repo = LiveRepo.over(tx);
       const row = await repo.byId(eventId);
-      if (!row || row.ingest_session_id !== sessionId) return false;
+      if (!row || row.ingest_session_id !== sessionId) return null;
       const dropped = row.status === 'live' ? { disconnected_at: now } : {};
       await repo.update(eventId, {
         ingest_session_id: null,
@@ -545,13 +545,14 @@ export class LiveService {
           { event_id: eventId },
           { db: tx, runAt: now + windowOf(row) * 1000 },
         );
-        return false;
+        // A window of 0 is over at once: the job need not wait for its next poll.
+        return windowOf(row) === 0 ? RECONNECT_JOB : null;
       }
-      if (row.status !== 'ending') return false;
+      if (row.status !== 'ending') return null;
       await this.jobs.enqueue(FINALISE_JOB, { event_id: eventId }, { db: tx });
-      return true;
+      return FINALISE_JOB;
     });
-    if (ending) this.jobs.wake(FINALISE_JOB);
+    if (wake) this.jobs.wake(wake);
   }
 
   /**
