@@ -170,3 +170,63 @@ describe('replays', () => {
     expect((await inject(`/live/replay/${e.id}/${seg.split('?')[0]}`)).statusCode).toBe(403);
   });
 });
+
+describe('tenant_only viewing and the watch page token', () => {
+  it("lets only the event's own customer watch a tenant_only event, with a grant for its HLS", async () => {
+    const e = await create({ name: 'all hands', visibility_mode: 'tenant_only', auto_start_on_ingest: true });
+    await session(e.stream_key, 'tenant1', 2);
+    const hls = `/live/hls/${e.id}/index.m3u8`;
+    const refused: Record<string, string>[] = [
+      {},
+      { authorization: `Bearer ${b.pat}` },
+      { authorization: 'Bearer nonsense' },
+    ];
+    for (const headers of refused) {
+      const r = await watch(e.slug, '', headers);
+      expect(r.status).toBe(403);
+      expect(r.body.error?.code ?? r.body.detail?.code).toBe('tenant_access_required');
+    }
+    expect((await inject(hls)).statusCode).toBe(403);
+    const w = await watch(e.slug, '', { authorization: `Bearer ${a.pat}` });
+    expect(w.status).toBe(200);
+    expect(w.body).toMatchObject({ watch_state: 'live', playback_mode: 'live', auth_type: 'tenant_only' });
+    expect(w.body.access_grant).toMatch(/^ag_/);
+    const url = path(w.body.live_playback.hls_url);
+    expect(url).toBe(`${hls}?grant=${w.body.access_grant}`);
+    // The grant is a playback pass at once: nothing to count, so nothing to consume.
+    const pl = await inject(url);
+    expect(pl.statusCode).toBe(200);
+    const seg = pl.body.split('\n').find((l) => l.includes('.ts'))!;
+    expect((await inject(`/live/hls/${e.id}/${seg}`)).statusCode).toBe(200);
+    expect((await inject(`/live/hls/${e.id}/${seg.split('?')[0]}`)).statusCode).toBe(403);
+  });
+
+  it('takes a watch token as the watch view’s token query parameter', async () => {
+    const e = await create({ name: 'premiere', visibility_mode: 'token', auto_start_on_ingest: true });
+    await session(e.stream_key, 'token1', 2);
+    const token = (await post(e.id, 'tokens', { max_uses: 1 })).body.token;
+    const wrong = await watch(e.slug, '?token=wt_nope');
+    expect(wrong.body).toMatchObject({
+      watch_state: 'access_required',
+      access_grant: null,
+      live_playback: null,
+    });
+    const w = await watch(e.slug, `?token=${encodeURIComponent(token)}`);
+    expect(w.body).toMatchObject({ watch_state: 'live', playback_mode: 'live' });
+    expect(w.body.access_grant).toMatch(/^ag_/);
+    expect(Date.parse(w.body.access_grant_expires_at)).toBeGreaterThan(t.kernel.clock.nowMs());
+    const url = path(w.body.live_playback.hls_url);
+    // Like verify-token: the grant opens the HLS once consumed, which counts the token's one use.
+    expect((await inject(url)).statusCode).toBe(403);
+    const consumed = await t.fjord.http.inject({
+      method: 'POST',
+      url: `/v1/live-events/watch/${e.slug}/consume-grant`,
+      payload: { access_grant: w.body.access_grant },
+    });
+    expect(consumed.json()).toMatchObject({ consumed: true, already_consumed: false });
+    expect((await inject(url)).statusCode).toBe(200);
+    const tokens = (await t.request('GET', `/v1/live-events/events/${e.id}/tokens`, { key: a.pat })).body;
+    expect(tokens.tokens[0]).toMatchObject({ use_count: 1, status: 'exhausted' });
+    expect((await watch(e.slug, `?token=${encodeURIComponent(token)}`)).body.access_grant).toBeNull();
+  });
+});
