@@ -4,11 +4,12 @@ import { LiveAccess } from './access.js';
 import { RtmpIngest } from './ingest.js';
 import { FINALISE_ATTEMPTS, LiveMedia } from './media.js';
 import { liveMigrations } from './migrations.js';
+import { RECONNECT_JOB } from './reconnect.js';
 import { liveRoutes } from './routes.js';
 import { hlsRoutes } from './routes-hls.js';
 import { mediaRoutes } from './routes-media.js';
 import { replayRoutes } from './routes-replay.js';
-import { FINALISE_JOB, LiveService, RECONNECT_JOB } from './service.js';
+import { FINALISE_JOB, LiveService } from './service.js';
 
 export { LiveService } from './service.js';
 
@@ -62,7 +63,7 @@ export const liveArea = defineArea({
       abandoned: (p) => media.finaliseAbandoned(p.event_id),
     });
     kernel.jobs.register<{ event_id: string }>(RECONNECT_JOB, {
-      run: (p) => live.reconnectWindowPassed(p.event_id),
+      run: (p) => live.reconnect.windowPassed(p.event_id),
     });
     await kernel.jobs.schedule(PURGE_JOB, PURGE_JOB, 3600);
     kernel.registry.addCredentialKind({

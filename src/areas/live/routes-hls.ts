@@ -117,7 +117,7 @@ export function hlsRoutes(live: LiveService, viewers: LiveAccess, media: LiveMed
         if (!params.file.endsWith('.m3u8'))
           return serveSegment(ctx, row, row.last_session_id!, params.file, grantId, raw, reply);
         const q = query.grant ? `?grant=${encodeURIComponent(query.grant)}` : '';
-        const sessions = await live.liveSessions(row);
+        const sessions = await live.reconnect.liveSessions(row);
         let body: string;
         if (sessions.length > 1) {
           // The encoder reconnected: one stream over its connections, a discontinuity between them.
