@@ -1,5 +1,3 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { presentedCredential } from '../../kernel/auth/authenticate.js';
 import { publicAccess } from '../../kernel/auth/principal.js';
@@ -117,27 +115,15 @@ export function hlsRoutes(live: LiveService, viewers: LiveAccess, media: LiveMed
         if (!params.file.endsWith('.m3u8'))
           return serveSegment(ctx, row, row.last_session_id!, params.file, grantId, raw, reply);
         const q = query.grant ? `?grant=${encodeURIComponent(query.grant)}` : '';
-        const sessions = await live.reconnect.liveSessions(row);
-        let body: string;
-        if (sessions.length > 1) {
-          // The encoder reconnected: one stream over its connections, a discontinuity between them.
-          const parts = [];
-          for (const id of sessions)
-            parts.push({ sessionId: id, segments: await sessionSegments(sessionsDir, id) });
-          const ended = row.status !== 'live' && row.ingest_session_id === null;
-          body = joinPlaylist(parts, { vod: false, ended, query: q });
-        } else {
-          const file = await readFile(join(sessionsDir, row.last_session_id!, 'index.m3u8'), 'utf8').catch(
-            () => null,
-          );
-          if (file === null) throw liveErrors.eventNotFound(params.event_id);
-          body = file
-            .split('\n')
-            // Within the reconnect window the stream may go on: players must keep polling.
-            .filter((l) => !(row.status === 'live' && l.trim() === '#EXT-X-ENDLIST'))
-            .map((l) => (l && !l.startsWith('#') ? `${l}${q}` : l))
-            .join('\n');
-        }
+        // Segments are named `{session_id}/segNNNNN.ts`: after a reconnect the same file names
+        // come again from the new connection, and a player must never mix them up.
+        const parts = [];
+        for (const id of await live.reconnect.liveSessions(row))
+          parts.push({ sessionId: id, segments: await sessionSegments(sessionsDir, id) });
+        if (parts.every((p) => p.segments.length === 0)) throw liveErrors.eventNotFound(params.event_id);
+        // Open while an encoder sends or a live event waits for one to reconnect.
+        const ended = row.status !== 'live' && row.ingest_session_id === null;
+        const body = joinPlaylist(parts, { vod: false, ended, query: q });
         reply.header('content-type', 'application/vnd.apple.mpegurl');
         reply.header('cache-control', 'no-cache');
         await media.countPlaylist(row.id);
