@@ -1,6 +1,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AuditTrail } from '../../kernel/audit/audit.js';
+import type { Authenticator, PresentedCredential } from '../../kernel/auth/authenticate.js';
+import type { CustomerAccess } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
 import { newId, randomString } from '../../kernel/ids.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
@@ -12,12 +14,14 @@ import { MediaRepo } from './media-repo.js';
 import type { LiveEventsTable, LiveWatchTokensTable } from './migrations.js';
 import type { LiveService } from './service.js';
 import { passwordMatches } from './service.js';
-import { watchView } from './watch.js';
 
 /** Failed attempts are counted over this window (`live.access_failures` of them at most). */
 export const FAILURE_WINDOW_MS = 10 * 60_000;
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/** Who may watch a `tenant_only` event: a person of its customer (a PAT or a Fjord login). */
+const TENANT_VIEWER: CustomerAccess = { kind: 'customer', bearer: true, oidc: true };
 
 export interface TokenInput {
   name?: string;
@@ -43,6 +47,7 @@ export class LiveAccess {
     private readonly audit: AuditTrail,
     private readonly live: LiveService,
     private readonly log: Logger,
+    private readonly auth: Authenticator,
   ) {
     this.repo = AccessRepo.of(store);
     this.media = MediaRepo.of(store);
@@ -162,13 +167,13 @@ export class LiveAccess {
     return this.answer(row, null, null, reason);
   }
 
-  private answer(
+  private async answer(
     row: LiveEventsTable,
     grant: string | null,
     expiresAt: number | null,
     reason: string | null,
   ) {
-    const view = watchView(row, this.live.view(row).hls_url, this.clock.nowMs(), grant);
+    const view = await this.live.watchOf(row, grant);
     return {
       verified: grant !== null,
       reason: reason as 'invalid' | 'expired' | 'exhausted' | null,
@@ -181,11 +186,13 @@ export class LiveAccess {
     };
   }
 
-  private async issue(row: LiveEventsTable, kind: string, tokenId: string | null) {
+  /** A new access grant; `consumed` makes it a playback pass at once (nothing to count). */
+  private async mint(row: LiveEventsTable, kind: string, tokenId: string | null, consumed = false) {
     const plan = await this.live.planOf(row.customer_id);
     const now = this.clock.nowMs();
     const grant = `ag_${randomString(32)}`;
     const expiresAt = now + (this.limits.of('live.access_grant_seconds', plan) ?? 600) * 1000;
+    const playbackMs = (this.limits.of('live.playback_grant_seconds', plan) ?? 43200) * 1000;
     await this.repo.insertGrant({
       id: newId(),
       grant_hash: hashToken(grant),
@@ -194,9 +201,14 @@ export class LiveAccess {
       token_id: tokenId,
       created_at: now,
       expires_at: expiresAt,
-      consumed_at: null,
-      playback_until: null,
+      consumed_at: consumed ? now : null,
+      playback_until: consumed ? now + playbackMs : null,
     });
+    return { grant, expiresAt };
+  }
+
+  private async issue(row: LiveEventsTable, kind: string, tokenId: string | null) {
+    const { grant, expiresAt } = await this.mint(row, kind, tokenId);
     return this.answer(row, grant, expiresAt, null);
   }
 
@@ -213,6 +225,44 @@ export class LiveAccess {
   async verifyToken(slug: string, token: string, address: string) {
     const row = await this.event(slug);
     if (row.visibility_mode !== 'token') throw liveErrors.accessMode(row.visibility_mode, 'token');
+    return this.checkToken(row, token, address);
+  }
+
+  /**
+   * The watch view as a viewer sees it. On a `token` event, `token` (the page's `?token=`) is
+   * checked as verify-token would (failures counted and rate limited) and a valid one gets a grant,
+   * to consume when playback starts. A `tenant_only` event answers only to a bearer of its own
+   * customer (403 otherwise), who gets a grant that is already a playback pass: there is no use to
+   * count.
+   */
+  async watch(slug: string, opts: { token?: string; bearer: PresentedCredential | null; address: string }) {
+    const row = await this.event(slug);
+    let granted: { grant: string; expiresAt: number } | null = null;
+    if (row.visibility_mode === 'tenant_only') {
+      if (!(await this.isTenant(row, opts.bearer))) throw liveErrors.tenantOnly();
+      granted = await this.mint(row, 'tenant', null, true);
+    } else if (row.visibility_mode === 'token' && opts.token) {
+      const checked = await this.checkToken(row, opts.token, opts.address);
+      if (checked.access_grant)
+        granted = { grant: checked.access_grant, expiresAt: Date.parse(checked.access_grant_expires_at!) };
+    }
+    const view = await this.live.watchOf(row, granted?.grant ?? null);
+    return {
+      ...view,
+      access_grant: granted?.grant ?? null,
+      access_grant_expires_at: iso(granted?.expiresAt ?? null),
+    };
+  }
+
+  /** Whether the bearer is a PAT or Fjord login of the event's customer (any other answer: no). */
+  private async isTenant(row: LiveEventsTable, bearer: PresentedCredential | null): Promise<boolean> {
+    if (!bearer) return false;
+    const who = await this.auth.identify(TENANT_VIEWER, bearer).catch(() => null);
+    if (!who || who.customerId !== row.customer_id) return false;
+    return who.credential.kind === 'pat' || who.credential.kind === 'oidc';
+  }
+
+  private async checkToken(row: LiveEventsTable, token: string, address: string) {
     const client = await this.clientKey(row.id, address);
     const attempt = await this.reserveAttempt(row, 'token', client);
     const found = await this.repo.tokenByHash(hashToken(token));
@@ -254,10 +304,13 @@ export class LiveAccess {
     });
   }
 
-  /** Whether an HLS request may be served: public events, or a consumed grant still in its time. */
+  /**
+   * Whether an HLS request may be served: public events, or a consumed grant still in its time
+   * (from a password, a token, or a bearer of the customer on a `tenant_only` event).
+   */
   async mayPlay(row: LiveEventsTable, grant: string | undefined): Promise<string | null | false> {
     if (row.visibility_mode === 'public') return null;
-    if (!grant || (row.visibility_mode !== 'password' && row.visibility_mode !== 'token')) return false;
+    if (!grant) return false;
     const found = await this.repo.grantByHash(hashToken(grant));
     if (!found || found.event_id !== row.id || found.consumed_at === null) return false;
     if ((found.playback_until ?? 0) <= this.clock.nowMs()) return false;

@@ -65,5 +65,11 @@ export const liveErrors = {
       `token_${status}`,
       `The watch token is ${status}; this grant can no longer start playback.`,
     ),
+  tenantOnly: () =>
+    new AppError(
+      'forbidden',
+      'tenant_access_required',
+      "This event is shown only to its own account: send a personal access token or Fjord login of the event's customer as `Authorization: Bearer`.",
+    ),
   recordingNotFound: () => new AppError('not_found', 'recording_not_found', 'Recording not found.'),
 };

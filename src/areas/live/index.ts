@@ -4,9 +4,11 @@ import { LiveAccess } from './access.js';
 import { RtmpIngest } from './ingest.js';
 import { FINALISE_ATTEMPTS, LiveMedia } from './media.js';
 import { liveMigrations } from './migrations.js';
+import { RECONNECT_JOB } from './reconnect.js';
 import { liveRoutes } from './routes.js';
 import { hlsRoutes } from './routes-hls.js';
 import { mediaRoutes } from './routes-media.js';
+import { replayRoutes } from './routes-replay.js';
 import { FINALISE_JOB, LiveService } from './service.js';
 
 export { LiveService } from './service.js';
@@ -23,6 +25,7 @@ export const liveArea = defineArea({
       ingestUrl: () => `rtmp://${new URL(kernel.baseUrl()).hostname}:${kernel.config.ports.rtmp}/live`,
       liveUrl: () => `${kernel.baseUrl()}/live`,
     };
+    const sessionsDir = join(kernel.config.dataDir, 'live', 'sessions');
     const live = new LiveService(
       kernel.store,
       kernel.clock,
@@ -31,10 +34,18 @@ export const liveArea = defineArea({
       kernel.audit,
       addresses,
       kernel.jobs,
+      sessionsDir,
     );
-    const sessionsDir = join(kernel.config.dataDir, 'live', 'sessions');
     const media = new LiveMedia(kernel.store, kernel.clock, live, sessionsDir);
-    const viewers = new LiveAccess(kernel.store, kernel.clock, kernel.limits, kernel.audit, live, kernel.log);
+    const viewers = new LiveAccess(
+      kernel.store,
+      kernel.clock,
+      kernel.limits,
+      kernel.audit,
+      live,
+      kernel.log,
+      kernel.auth,
+    );
     // Expired recordings, and events soft-deleted 30 days ago, are purged every hour, on the clock.
     kernel.jobs.register(PURGE_JOB, { run: () => media.purge() });
     kernel.jobs.register<{ event_id: string }>(FINALISE_JOB, {
@@ -50,6 +61,9 @@ export const liveArea = defineArea({
       maxAttempts: FINALISE_ATTEMPTS,
       backoffSeconds: () => 2,
       abandoned: (p) => media.finaliseAbandoned(p.event_id),
+    });
+    kernel.jobs.register<{ event_id: string }>(RECONNECT_JOB, {
+      run: (p) => live.reconnect.windowPassed(p.event_id),
     });
     await kernel.jobs.schedule(PURGE_JOB, PURGE_JOB, 3600);
     kernel.registry.addCredentialKind({
@@ -97,6 +111,7 @@ export const liveArea = defineArea({
         ...liveRoutes(live),
         ...mediaRoutes(media, viewers),
         ...hlsRoutes(live, viewers, media, sessionsDir),
+        ...replayRoutes(live, viewers, media, sessionsDir),
       ],
       servers: [ingest],
       onReset: async () => {

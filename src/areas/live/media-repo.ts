@@ -95,6 +95,18 @@ export class MediaRepo {
     return Number(r.n);
   }
 
+  /** The recordings of an event still within their retention, oldest first: what its replay plays. */
+  async keptRecordings(eventId: string, now: number): Promise<LiveRecordingsTable[]> {
+    return this.db
+      .selectFrom('live_recordings')
+      .selectAll()
+      .where('event_id', '=', eventId)
+      .where('expires_at', '>', now)
+      .orderBy('started_at')
+      .orderBy('id')
+      .execute();
+  }
+
   async expiredRecordings(before: number): Promise<LiveRecordingsTable[]> {
     return this.db.selectFrom('live_recordings').selectAll().where('expires_at', '<=', before).execute();
   }

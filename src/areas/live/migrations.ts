@@ -32,6 +32,10 @@ export interface LiveEventsTable {
   /** The stream key's first characters, to tell keys apart (the key itself is not kept). */
   stream_key_prefix: string | null;
   stream_key_rotated_at: number | null;
+  /** How long a live event waits for a dropped encoder (null: events made before it existed, 60). */
+  reconnect_window_seconds: number | null;
+  /** When the encoder of a live event dropped; cleared when one connects again. */
+  disconnected_at: number | null;
   created_at: number;
   updated_at: number;
   deleted_at: number | null;
@@ -301,6 +305,13 @@ export const liveMigrations: Record<string, Migration> = {
         .addColumn('peak_at', 'bigint')
         .addColumn('playlist_requests', 'bigint', (c) => c.notNull())
         .execute();
+    },
+  },
+  '2026-11-26-1300-live-reconnect-window': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('live_events').addColumn('reconnect_window_seconds', 'integer').execute();
+      await db.schema.alterTable('live_events').addColumn('disconnected_at', 'bigint').execute();
     },
   },
 };

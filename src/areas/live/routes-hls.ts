@@ -1,12 +1,12 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
+import { presentedCredential } from '../../kernel/auth/authenticate.js';
 import { publicAccess } from '../../kernel/auth/principal.js';
-import { AppError } from '../../kernel/errors.js';
 import { defineRoute } from '../../kernel/http/route.js';
 import type { LiveAccess } from './access.js';
 import { liveErrors } from './errors.js';
-import { type LiveMedia, segmentDurations } from './media.js';
+import type { LiveMedia } from './media.js';
+import { joinPlaylist, sessionSegments } from './playlist.js';
+import { allowed, serveSegment } from './routes-replay.js';
 import {
   ConsumeGrantBody,
   ConsumeResult,
@@ -34,12 +34,18 @@ export function hlsRoutes(live: LiveService, viewers: LiveAccess, media: LiveMed
       tag: VIEWER_TAG,
       summary: 'What a watch or embed page shows for an event (no authentication)',
       description:
-        'Polled every 10 seconds by the watch page. `live_playback` is present only when the event is live and public; drafts and unknown slugs answer 404.',
+        "Polled every 10 seconds by the watch page. `live_playback` is present only when the event is live and the viewer may watch it, `replay_playback` once an ended event's replay is published. On a `token` event, `token` is checked like verify-token and a valid one answers with an `access_grant` (the playback addresses carry it). A `tenant_only` event answers only to a personal access token or Fjord login of its own customer as `Authorization: Bearer` (403 otherwise). Drafts and unknown slugs answer 404.",
       access: publicAccess,
       params: SlugParams,
+      query: Type.Object({ token: Type.Optional(Type.String({ maxLength: 200 })) }),
       response: { 200: WatchView },
-      errors: [404],
-      handler: async ({ params }) => live.watch(params.slug) as never,
+      errors: [403, 404, 429],
+      handler: async ({ params, query, raw }) =>
+        viewers.watch(params.slug, {
+          token: query.token,
+          bearer: presentedCredential(raw.headers),
+          address: raw.ip,
+        }) as never,
     }),
     defineRoute({
       method: 'POST',
@@ -104,36 +110,55 @@ export function hlsRoutes(live: LiveService, viewers: LiveAccess, media: LiveMed
       handler: async ({ params, query, reply, raw }) => {
         const row = FILE.test(params.file) ? await live.playbackEvent(params.event_id) : null;
         if (!row) throw liveErrors.eventNotFound(params.event_id);
-        const grantId = await viewers.mayPlay(row, query.grant);
-        if (grantId === false)
-          throw new AppError(
-            'forbidden',
-            'access_required',
-            'This event needs a consumed access grant (`grant`).',
-          );
-        const dir = join(sessionsDir, row.last_session_id!);
-        const body = await readFile(join(dir, params.file)).catch(() => null);
-        if (!body) throw liveErrors.eventNotFound(params.event_id);
-        const playlist = params.file.endsWith('.m3u8');
-        reply.header('content-type', playlist ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
-        const scope = row.visibility_mode === 'public' ? 'public' : 'private';
-        reply.header('cache-control', playlist ? 'no-cache' : `${scope}, max-age=86400, immutable`);
-        if (playlist) {
-          await media.countPlaylist(row.id);
-          if (!query.grant) return body;
-          const q = `?grant=${encodeURIComponent(query.grant)}`;
-          return body
-            .toString('utf8')
-            .split('\n')
-            .map((l) => (l && !l.startsWith('#') ? `${l}${q}` : l))
-            .join('\n');
-        }
-        // A viewer is the grant they play with, or a keyed hash of address and browser.
-        const viewer =
-          grantId ?? (await viewers.clientKey(row.id, `${raw.ip}|${raw.headers['user-agent'] ?? ''}`));
-        const index = await readFile(join(dir, 'index.m3u8'), 'utf8').catch(() => '');
-        await media.countSegment(row.id, viewer, body.length, segmentDurations(index).get(params.file) ?? 0);
+        const grantId = await allowed(viewers, row, query.grant);
+        const ctx = { viewers, media, sessionsDir };
+        if (!params.file.endsWith('.m3u8'))
+          return serveSegment(ctx, row, row.last_session_id!, params.file, grantId, raw, reply);
+        const q = query.grant ? `?grant=${encodeURIComponent(query.grant)}` : '';
+        // Segments are named `{session_id}/segNNNNN.ts`: after a reconnect the same file names
+        // come again from the new connection, and a player must never mix them up.
+        const parts = [];
+        for (const id of await live.reconnect.liveSessions(row))
+          parts.push({ sessionId: id, segments: await sessionSegments(sessionsDir, id) });
+        if (parts.every((p) => p.segments.length === 0)) throw liveErrors.eventNotFound(params.event_id);
+        // Open while an encoder sends or a live event waits for one to reconnect.
+        const ended = row.status !== 'live' && row.ingest_session_id === null;
+        const body = joinPlaylist(parts, { vod: false, ended, query: q });
+        reply.header('content-type', 'application/vnd.apple.mpegurl');
+        reply.header('cache-control', 'no-cache');
+        await media.countPlaylist(row.id);
         return body;
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/live/hls/:event_id/:session_id/:file',
+      operationId: 'getLiveEventHlsSessionSegment',
+      tag: VIEWER_TAG,
+      summary: 'A segment of one encoder connection, named by a live playlist that spans reconnects',
+      description:
+        "When the encoder reconnected during the live period, the live playlist names segments `{session_id}/segNNNNN.ts`. Access, caching and counting as the event's other HLS.",
+      access: publicAccess,
+      idempotency: false,
+      params: Type.Object({ event_id: Type.String(), session_id: Type.String(), file: Type.String() }),
+      query: Type.Object({ grant: Type.Optional(Type.String({ maxLength: 200 })) }),
+      response: { 200: Type.String() },
+      produces: 'video/mp2t',
+      errors: [403, 404],
+      handler: async ({ params, query, reply, raw }) => {
+        const row = await live.playbackEvent(params.event_id);
+        const session = row ? await media.repo.session(params.session_id) : undefined;
+        if (!row || session?.event_id !== row.id) throw liveErrors.eventNotFound(params.event_id);
+        const grantId = await allowed(viewers, row, query.grant);
+        return serveSegment(
+          { viewers, media, sessionsDir },
+          row,
+          session.id,
+          params.file,
+          grantId,
+          raw,
+          reply,
+        );
       },
     }),
   ];

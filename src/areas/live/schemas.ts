@@ -44,6 +44,9 @@ export const LiveEvent = Type.Object({
   auto_start_on_ingest: Type.Boolean(),
   max_bitrate_kbps: Type.Integer(),
   retention_days: Type.Integer(),
+  reconnect_window_seconds: Type.Integer({
+    description: 'How long the event stays `live` after its encoder drops, waiting for it to reconnect',
+  }),
   ingest_url: Type.String({ description: '`rtmp://{ingest_host}/live`; the stream key goes after it' }),
   watch_url: Type.String(),
   embed_url: Type.String(),
@@ -57,12 +60,27 @@ export const CreatedLiveEvent = Type.Intersect([
   Type.Object({ stream_key: Type.String({ description: 'Shown once; rotate it to get a new one' }) }),
 ]);
 
+export const ReplayPlayback = Type.Object(
+  {
+    protocol: Type.Literal('hls'),
+    hls_url: Type.String({ description: 'The replay playlist (HLS VOD)' }),
+    url: Type.String({ description: 'The same address as `hls_url`' }),
+    ready: Type.Boolean(),
+    duration_seconds: Type.Number(),
+    recording_count: Type.Integer({ description: 'Encoder connections the replay plays, in order' }),
+    published_at: Timestamp(),
+    expires_at: Timestamp('When the recordings, and with them the replay, expire'),
+  },
+  { description: 'The published replay of an ended event' },
+);
+
 export const LiveEventDetail = Type.Intersect([
   LiveEvent,
   Type.Object({
     ingest_status: Type.Union([Type.Literal('idle'), Type.Literal('receiving')]),
     current_session: Nullable(Type.Object({ id: Type.String(), started_at: Timestamp() })),
     recording_count: Type.Integer(),
+    replay_playback: Nullable(ReplayPlayback),
   }),
 ]);
 
@@ -88,6 +106,9 @@ const common = {
   replay_enabled: Type.Optional(Type.Boolean()),
   embed_enabled: Type.Optional(Type.Boolean()),
   auto_start_on_ingest: Type.Optional(Type.Boolean()),
+  reconnect_window_seconds: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 1800, description: "Default: the plan's (60)" }),
+  ),
 };
 
 export const CreateEventBody = Type.Object(
@@ -148,7 +169,11 @@ export const WatchView = Type.Object({
   countdown_enabled: Type.Boolean(),
   playback_mode: Type.Union([Type.Literal('live'), Type.Literal('replay'), Type.Literal('none')]),
   live_playback: Nullable(Type.Object({ hls_url: Type.String(), protocol: Type.Literal('hls') })),
-  replay_playback: Nullable(Type.Object({ hls_url: Type.String(), protocol: Type.Literal('hls') })),
+  replay_playback: Nullable(ReplayPlayback),
+  access_grant: Nullable(
+    Type.String({ description: 'With `?token=` or a bearer of the customer: the grant issued (`ag_…`)' }),
+  ),
+  access_grant_expires_at: NullableTimestamp(),
   embed_enabled: Type.Boolean(),
   banner_url: Nullable(Type.String()),
   logo_url: Nullable(Type.String()),
@@ -184,7 +209,7 @@ export const VerifyResult = Type.Object({
   watch_state: Type.Union(WATCH_STATES.map((s) => Type.Literal(s))),
   playback_mode: Type.Union([Type.Literal('live'), Type.Literal('replay'), Type.Literal('none')]),
   live_playback: Playback,
-  replay_playback: Playback,
+  replay_playback: Nullable(ReplayPlayback),
 });
 
 export const ConsumeResult = Type.Object({

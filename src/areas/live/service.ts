@@ -15,6 +15,8 @@ import { ALLOWED, assertAllowed, initialStatus, statusAfterStop } from './lifecy
 import { MediaRepo } from './media-repo.js';
 import type { StreamMetrics } from './meter.js';
 import type { LiveEventsTable } from './migrations.js';
+import { FINALISE_JOB, LiveReconnect, RECONNECT_JOB, windowOf } from './reconnect.js';
+import { LiveReplay } from './replay.js';
 import { LiveRepo } from './repo.js';
 import type { EventStatus, Visibility } from './schemas.js';
 import { watchView } from './watch.js';
@@ -24,8 +26,7 @@ export { liveErrors } from './errors.js';
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number) => Promise<Buffer>;
 const DEFAULT_RETENTION_DAYS = 7;
 export const SOFT_DELETE_DAYS = 30;
-/** The job that finalises an event's recordings after it stops (`ending` → `processing` → `ended`). */
-export const FINALISE_JOB = 'live.recordings.finalise';
+export { FINALISE_JOB } from './reconnect.js';
 
 /** Where encoders and viewers reach Fjord. */
 export interface LiveAddresses {
@@ -51,6 +52,7 @@ export interface EventInput {
   auto_start_on_ingest?: boolean;
   max_bitrate_kbps?: number;
   retention_days?: number;
+  reconnect_window_seconds?: number;
   draft?: boolean;
 }
 
@@ -100,6 +102,8 @@ function isTimezone(tz: string): boolean {
  */
 export class LiveService {
   readonly repo: LiveRepo;
+  readonly replay: LiveReplay;
+  readonly reconnect: LiveReconnect;
 
   constructor(
     private readonly store: Store,
@@ -109,8 +113,11 @@ export class LiveService {
     private readonly audit: AuditTrail,
     private readonly addresses: LiveAddresses,
     private readonly jobs: JobQueue,
+    sessionsDir: string,
   ) {
     this.repo = LiveRepo.of(store);
+    this.replay = new LiveReplay(store, clock, () => addresses.liveUrl(), sessionsDir);
+    this.reconnect = new LiveReconnect(store, clock, jobs, audit);
   }
 
   now(): number {
@@ -153,6 +160,7 @@ export class LiveService {
       auto_start_on_ingest: row.auto_start_on_ingest === 1,
       max_bitrate_kbps: row.max_bitrate_kbps,
       retention_days: row.retention_days,
+      reconnect_window_seconds: windowOf(row),
       ingest_url: this.addresses.ingestUrl(),
       watch_url: `${live}/watch/${row.slug}`,
       embed_url: `${live}/embed/${row.slug}`,
@@ -211,6 +219,8 @@ export class LiveService {
         throw invalid('/body/retention_days', `is at most ${limits.max_retention_days} on this plan`);
       out.retention_days = input.retention_days;
     }
+    if (input.reconnect_window_seconds !== undefined)
+      out.reconnect_window_seconds = input.reconnect_window_seconds;
     return out;
   }
 
@@ -246,6 +256,8 @@ export class LiveService {
       last_session_id: null,
       stream_key_prefix: streamKey.slice(0, 7),
       stream_key_rotated_at: null,
+      reconnect_window_seconds: limits.reconnect_window_seconds,
+      disconnected_at: null,
       created_at: now,
       updated_at: now,
       deleted_at: null,
@@ -301,6 +313,7 @@ export class LiveService {
         ? { id: row.ingest_session_id!, started_at: iso(row.ingest_started_at)! }
         : null,
       recording_count: await MediaRepo.of(this.store).countRecordings(row.id),
+      replay_playback: await this.replay.playback(row),
     };
   }
 
@@ -425,6 +438,8 @@ export class LiveService {
         ingest_session_id: sessionId,
         ingest_started_at: now,
         last_session_id: sessionId,
+        // An encoder back within the reconnect window: the event goes on as if it never left.
+        disconnected_at: null,
         updated_at: now,
       };
       if (row.status === 'ready' && row.auto_start_on_ingest === 1) {
@@ -486,8 +501,9 @@ export class LiveService {
 
   /**
    * The ingest's report that an encoder connection ended, with why and how many bytes it sent.
-   * The event's status stays as it is; a stopped event waiting for its encoder to leave has its
-   * recordings finalised now.
+   * A stopped event waiting for its encoder to leave has its recordings finalised now. A `live`
+   * event stays live for its reconnect window: a job on the clock moves it on as a stop would
+   * unless an encoder connects again before.
    */
   async ingestEnded(
     eventId: string,
@@ -497,7 +513,7 @@ export class LiveService {
     metrics?: StreamMetrics,
     lastFrameAt?: number | null,
   ): Promise<void> {
-    const ending = await this.store.unitOfWork({ locks: [`live:event:${eventId}`] }, async ({ tx }) => {
+    const wake = await this.store.unitOfWork({ locks: [`live:event:${eventId}`] }, async ({ tx }) => {
       const now = this.clock.nowMs();
       const media = MediaRepo.over(tx);
       const session = await media.session(sessionId);
@@ -512,13 +528,28 @@ export class LiveService {
         });
       const repo = LiveRepo.over(tx);
       const row = await repo.byId(eventId);
-      if (!row || row.ingest_session_id !== sessionId) return false;
-      await repo.update(eventId, { ingest_session_id: null, ingest_started_at: null, updated_at: now });
-      if (row.status !== 'ending') return false;
+      if (!row || row.ingest_session_id !== sessionId) return null;
+      const dropped = row.status === 'live' ? { disconnected_at: now } : {};
+      await repo.update(eventId, {
+        ingest_session_id: null,
+        ingest_started_at: null,
+        ...dropped,
+        updated_at: now,
+      });
+      if (row.status === 'live') {
+        await this.jobs.enqueue(
+          RECONNECT_JOB,
+          { event_id: eventId },
+          { db: tx, runAt: now + windowOf(row) * 1000 },
+        );
+        // A window of 0 is over at once: the job need not wait for its next poll.
+        return windowOf(row) === 0 ? RECONNECT_JOB : null;
+      }
+      if (row.status !== 'ending') return null;
       await this.jobs.enqueue(FINALISE_JOB, { event_id: eventId }, { db: tx });
-      return true;
+      return FINALISE_JOB;
     });
-    if (ending) this.jobs.wake(FINALISE_JOB);
+    if (wake) this.jobs.wake(wake);
   }
 
   /**
@@ -543,11 +574,10 @@ export class LiveService {
     });
   }
 
-  /** The public watch view of a slug; drafts, deleted and unknown slugs are not found. */
-  async watch(slug: string) {
-    const row = await this.repo.bySlug(slug);
-    if (!row || row.status === 'draft') throw liveErrors.eventNotFound();
-    return watchView(row, this.view(row).hls_url, this.clock.nowMs());
+  /** The public watch view of an event; `grant` (a viewer's access grant) goes into its addresses. */
+  async watchOf(row: LiveEventsTable, grant: string | null = null) {
+    const replay = await this.replay.playback(row, grant);
+    return watchView(row, this.view(row).hls_url, this.clock.nowMs(), grant, replay);
   }
 }
 
