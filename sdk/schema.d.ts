@@ -3732,7 +3732,7 @@ export interface paths {
         };
         /**
          * What a watch or embed page shows for an event (no authentication)
-         * @description Polled every 10 seconds by the watch page. `live_playback` is present only when the event is live and public; drafts and unknown slugs answer 404.
+         * @description Polled every 10 seconds by the watch page. `live_playback` is present only when the event is live and the viewer may watch it, `replay_playback` once an ended event's replay is published. On a `token` event, `token` is checked like verify-token and a valid one answers with an `access_grant` (the playback addresses carry it). A `tenant_only` event answers only to a personal access token or Fjord login of its own customer as `Authorization: Bearer` (403 otherwise). Drafts and unknown slugs answer 404.
          *
          *     No credential needed.
          */
@@ -3825,6 +3825,72 @@ export interface paths {
          *     No credential needed.
          */
         get: operations["getLiveEventHls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/live/hls/{event_id}/{session_id}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A segment of one encoder connection, named by a live playlist that spans reconnects
+         * @description When the encoder reconnected during the live period, the live playlist names segments `{session_id}/segNNNNN.ts`. Access, caching and counting as the event's other HLS.
+         *
+         *     No credential needed.
+         */
+        get: operations["getLiveEventHlsSessionSegment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/live/replay/{event_id}/index.m3u8": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The replay of an ended event: an HLS VOD playlist over the event's recordings
+         * @description One playlist over every encoder connection of the live period, in order, with `#EXT-X-DISCONTINUITY` between them. Public events need nothing; other events need `grant`, a consumed access grant (the playlist then names its segments with it). 404 when there is no published replay (not ended, replay off, or the recordings expired).
+         *
+         *     No credential needed.
+         */
+        get: operations["getLiveEventReplayPlaylist"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/live/replay/{event_id}/{session_id}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A segment (`segNNNNN.ts`) of a recording in an event’s replay
+         * @description Named by the replay playlist. Segments never change and may be cached for a day; each one served is counted in the event's stats.
+         *
+         *     No credential needed.
+         */
+        get: operations["getLiveEventReplaySegment"];
         put?: never;
         post?: never;
         delete?: never;
@@ -29481,6 +29547,8 @@ export interface operations {
                             auto_start_on_ingest: boolean;
                             max_bitrate_kbps: number;
                             retention_days: number;
+                            /** @description How long the event stays `live` after its encoder drops, waiting for it to reconnect */
+                            reconnect_window_seconds: number;
                             /** @description `rtmp://{ingest_host}/live`; the stream key goes after it */
                             ingest_url: string;
                             watch_url: string;
@@ -29567,6 +29635,8 @@ export interface operations {
                     replay_enabled?: boolean;
                     embed_enabled?: boolean;
                     auto_start_on_ingest?: boolean;
+                    /** @description Default: the plan's (60) */
+                    reconnect_window_seconds?: number;
                     /** @description IANA name; default UTC */
                     timezone?: string;
                     rehearsal_enabled?: boolean;
@@ -29603,6 +29673,8 @@ export interface operations {
                         auto_start_on_ingest: boolean;
                         max_bitrate_kbps: number;
                         retention_days: number;
+                        /** @description How long the event stays `live` after its encoder drops, waiting for it to reconnect */
+                        reconnect_window_seconds: number;
                         /** @description `rtmp://{ingest_host}/live`; the stream key goes after it */
                         ingest_url: string;
                         watch_url: string;
@@ -29738,6 +29810,8 @@ export interface operations {
                         auto_start_on_ingest: boolean;
                         max_bitrate_kbps: number;
                         retention_days: number;
+                        /** @description How long the event stays `live` after its encoder drops, waiting for it to reconnect */
+                        reconnect_window_seconds: number;
                         /** @description `rtmp://{ingest_host}/live`; the stream key goes after it */
                         ingest_url: string;
                         watch_url: string;
@@ -29756,6 +29830,25 @@ export interface operations {
                             started_at: string;
                         } | null;
                         recording_count: number;
+                        replay_playback: {
+                            /** @enum {string} */
+                            protocol: "hls";
+                            /** @description The replay playlist (HLS VOD) */
+                            hls_url: string;
+                            /** @description The same address as `hls_url` */
+                            url: string;
+                            ready: boolean;
+                            duration_seconds: number;
+                            /** @description Encoder connections the replay plays, in order */
+                            recording_count: number;
+                            /** Format: date-time */
+                            published_at: string;
+                            /**
+                             * Format: date-time
+                             * @description When the recordings, and with them the replay, expire
+                             */
+                            expires_at: string;
+                        } | null;
                     };
                 };
             };
@@ -29980,6 +30073,8 @@ export interface operations {
                     replay_enabled?: boolean;
                     embed_enabled?: boolean;
                     auto_start_on_ingest?: boolean;
+                    /** @description Default: the plan's (60) */
+                    reconnect_window_seconds?: number;
                 };
             };
         };
@@ -30009,6 +30104,8 @@ export interface operations {
                         auto_start_on_ingest: boolean;
                         max_bitrate_kbps: number;
                         retention_days: number;
+                        /** @description How long the event stays `live` after its encoder drops, waiting for it to reconnect */
+                        reconnect_window_seconds: number;
                         /** @description `rtmp://{ingest_host}/live`; the stream key goes after it */
                         ingest_url: string;
                         watch_url: string;
@@ -30159,6 +30256,8 @@ export interface operations {
                         auto_start_on_ingest: boolean;
                         max_bitrate_kbps: number;
                         retention_days: number;
+                        /** @description How long the event stays `live` after its encoder drops, waiting for it to reconnect */
+                        reconnect_window_seconds: number;
                         /** @description `rtmp://{ingest_host}/live`; the stream key goes after it */
                         ingest_url: string;
                         watch_url: string;
@@ -30309,6 +30408,8 @@ export interface operations {
                         auto_start_on_ingest: boolean;
                         max_bitrate_kbps: number;
                         retention_days: number;
+                        /** @description How long the event stays `live` after its encoder drops, waiting for it to reconnect */
+                        reconnect_window_seconds: number;
                         /** @description `rtmp://{ingest_host}/live`; the stream key goes after it */
                         ingest_url: string;
                         watch_url: string;
@@ -30459,6 +30560,8 @@ export interface operations {
                         auto_start_on_ingest: boolean;
                         max_bitrate_kbps: number;
                         retention_days: number;
+                        /** @description How long the event stays `live` after its encoder drops, waiting for it to reconnect */
+                        reconnect_window_seconds: number;
                         /** @description `rtmp://{ingest_host}/live`; the stream key goes after it */
                         ingest_url: string;
                         watch_url: string;
@@ -31637,7 +31740,9 @@ export interface operations {
     };
     getLiveEventWatchView: {
         parameters: {
-            query?: never;
+            query?: {
+                token?: string;
+            };
             header?: never;
             path: {
                 slug: string;
@@ -31676,10 +31781,26 @@ export interface operations {
                             protocol: "hls";
                         } | null;
                         replay_playback: {
-                            hls_url: string;
                             /** @enum {string} */
                             protocol: "hls";
+                            /** @description The replay playlist (HLS VOD) */
+                            hls_url: string;
+                            /** @description The same address as `hls_url` */
+                            url: string;
+                            ready: boolean;
+                            duration_seconds: number;
+                            /** @description Encoder connections the replay plays, in order */
+                            recording_count: number;
+                            /** Format: date-time */
+                            published_at: string;
+                            /**
+                             * Format: date-time
+                             * @description When the recordings, and with them the replay, expire
+                             */
+                            expires_at: string;
                         } | null;
+                        access_grant: string | null;
+                        access_grant_expires_at: string | null;
                         embed_enabled: boolean;
                         banner_url: string | null;
                         logo_url: string | null;
@@ -31688,6 +31809,15 @@ export interface operations {
             };
             /** @description Malformed request (e.g. invalid JSON) */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -31720,6 +31850,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Request line and headers over 16 KB */
@@ -31769,9 +31908,23 @@ export interface operations {
                             protocol: "hls";
                         } | null;
                         replay_playback: {
-                            hls_url: string;
                             /** @enum {string} */
                             protocol: "hls";
+                            /** @description The replay playlist (HLS VOD) */
+                            hls_url: string;
+                            /** @description The same address as `hls_url` */
+                            url: string;
+                            ready: boolean;
+                            duration_seconds: number;
+                            /** @description Encoder connections the replay plays, in order */
+                            recording_count: number;
+                            /** Format: date-time */
+                            published_at: string;
+                            /**
+                             * Format: date-time
+                             * @description When the recordings, and with them the replay, expire
+                             */
+                            expires_at: string;
                         } | null;
                     };
                 };
@@ -31896,9 +32049,23 @@ export interface operations {
                             protocol: "hls";
                         } | null;
                         replay_playback: {
-                            hls_url: string;
                             /** @enum {string} */
                             protocol: "hls";
+                            /** @description The replay playlist (HLS VOD) */
+                            hls_url: string;
+                            /** @description The same address as `hls_url` */
+                            url: string;
+                            ready: boolean;
+                            duration_seconds: number;
+                            /** @description Encoder connections the replay plays, in order */
+                            recording_count: number;
+                            /** Format: date-time */
+                            published_at: string;
+                            /**
+                             * Format: date-time
+                             * @description When the recordings, and with them the replay, expire
+                             */
+                            expires_at: string;
                         } | null;
                     };
                 };
@@ -32112,6 +32279,244 @@ export interface operations {
                 };
                 content: {
                     "application/vnd.apple.mpegurl": string;
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLiveEventHlsSessionSegment: {
+        parameters: {
+            query?: {
+                grant?: string;
+            };
+            header?: never;
+            path: {
+                event_id: string;
+                session_id: string;
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "video/mp2t": string;
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLiveEventReplayPlaylist: {
+        parameters: {
+            query?: {
+                grant?: string;
+            };
+            header?: never;
+            path: {
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.apple.mpegurl": string;
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLiveEventReplaySegment: {
+        parameters: {
+            query?: {
+                grant?: string;
+            };
+            header?: never;
+            path: {
+                event_id: string;
+                session_id: string;
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "video/mp2t": string;
                 };
             };
             /** @description Malformed request (e.g. invalid JSON) */
