@@ -26,11 +26,48 @@ export const RULES_TICK_SECONDS = 30;
 /** What another process changed (rules, devices) is seen within this long; this process's at once. */
 const CACHE_MS = 5_000;
 const MAX_DEVICES_CACHED = 10_000;
+/**
+ * How long what this process knows of a rule's open alarm for a device is trusted. Alarm moves in
+ * any process are announced (OPEN_CHANNEL), so this only bounds the cost of a lost notice.
+ */
+const OPEN_CACHE_MS = 60_000;
+const OPEN_CHANNEL = 'fjord_iot_alarm_open';
+/** Repeating counters and duration starts kept in memory (read again from the store past this). */
+const MAX_HELD_CACHED = 200_000;
 
 interface LoadedRule {
   row: IotRulesTable;
   input: RuleInput;
+  /** The conditions judged on messages, worst severity first (worked out once per load). */
+  judged: [Severity, Condition][];
+  /** Its inactivity alarms clear on telemetry, or on a connection. */
+  clearsOnTelemetry: boolean;
+  clearsOnConnect: boolean;
+  /** Some filter reads the device's metadata (parsed only then). */
+  readsAttributes: boolean;
 }
+
+function load(row: IotRulesTable): LoadedRule {
+  const input = ruleInputOf(row);
+  const inactivity = inactivityConditions(input);
+  const judged = SEVERITIES.flatMap((s) => {
+    const c = input.severities[s];
+    return c && c.type !== 'inactivity' ? [[s, c] as [Severity, Condition]] : [];
+  });
+  const filters = [
+    ...judged.map(([, c]) => c),
+    ...(input.clear_condition ? [input.clear_condition] : []),
+  ].flatMap((c) => c.filters ?? []);
+  return {
+    row,
+    input,
+    judged,
+    clearsOnTelemetry: inactivity.some(([, c]) => (c.inactivity_basis ?? 'telemetry') === 'telemetry'),
+    clearsOnConnect: inactivity.some(([, c]) => c.inactivity_basis === 'connection'),
+    readsAttributes: filters.some((f) => f.source === 'attribute'),
+  };
+}
+const NO_ATTRIBUTES: Record<string, unknown> = {};
 interface DeviceFacts {
   row: IotDevicesTable;
   groups: string[];
@@ -66,12 +103,13 @@ export class RuleEngine {
   ) {
     this.devices = IotRepo.of(store);
     this.repo = AlarmRepo.of(store);
-    alarms.onEvent((a, event) =>
-      this.open.set(`${a.rule_id}|${a.device_pk}`, {
-        severity: event === 'resolved' ? null : (a.severity as Severity),
-        at: Date.now(),
-      }),
-    );
+    // Every process learns which alarms are open, so none needs to ask the store per message.
+    alarms.onEvent((a, event) => {
+      const notice = `${a.rule_id}|${a.device_pk}|${event === 'resolved' ? '' : a.severity}`;
+      this.noteOpen(notice);
+      store.publish(OPEN_CHANNEL, notice).catch(() => {});
+    });
+    store.subscribe(OPEN_CHANNEL, (notice) => (notice ? this.noteOpen(notice) : this.open.clear()));
   }
 
   /**
@@ -97,7 +135,18 @@ export class RuleEngine {
 
   private knownOpen(ruleId: string, pk: string) {
     const hit = this.open.get(`${ruleId}|${pk}`);
-    return hit && Date.now() - hit.at < CACHE_MS ? hit : undefined;
+    return hit && Date.now() - hit.at < OPEN_CACHE_MS ? hit : undefined;
+  }
+
+  /** `<rule>|<device pk>|<severity, or empty when none is open>`, from this or another process. */
+  private noteOpen(notice: string) {
+    const cut = notice.lastIndexOf('|');
+    const severity = notice.slice(cut + 1);
+    if (this.open.size >= MAX_HELD_CACHED) this.open.clear();
+    this.open.set(notice.slice(0, cut), {
+      severity: severity ? (severity as Severity) : null,
+      at: Date.now(),
+    });
   }
 
   attach(stream: TelemetryStream) {
@@ -143,24 +192,24 @@ export class RuleEngine {
       // Connected again: inactivity alarms judged on the connection clear.
       if (e.kind === 'connected')
         for (const r of applicable)
-          if (inactivityConditions(r.input).some(([, c]) => c.inactivity_basis === 'connection'))
-            await this.clear(r.row.id, device.row.id, { reason: 'device connected' });
+          if (r.clearsOnConnect) await this.clear(r.row.id, device.row.id, { reason: 'device connected' });
       return;
     }
     const values = await this.latestOf(device.row.id);
     Object.assign(values, e.values);
-    const attributes = attributesOf(device.row);
+    let attributes: Record<string, unknown> | null = null;
     for (const r of applicable) {
-      if (!scheduleActive(r.input.schedule ?? null, e.at)) continue;
-      if (inactivityConditions(r.input).some(([, c]) => (c.inactivity_basis ?? 'telemetry') === 'telemetry'))
-        await this.clear(r.row.id, device.row.id, { reason: 'telemetry received' });
+      if (r.input.schedule && !scheduleActive(r.input.schedule, e.at)) continue;
+      if (r.clearsOnTelemetry) await this.clear(r.row.id, device.row.id, { reason: 'telemetry received' });
+      if (r.readsAttributes && attributes === null) attributes = attributesOf(device.row);
+      const attrs = r.readsAttributes && attributes ? attributes : NO_ATTRIBUTES;
       let fired: { severity: Severity; condition: Condition } | null = null;
-      for (const severity of SEVERITIES) {
-        const c = r.input.severities[severity];
-        if (!c || c.type === 'inactivity') continue;
-        const match = filtersMatch(c.filters ?? [], values, attributes);
-        if ((await this.step(r.row.id, device.row.id, severity, c, match, e.at)) && !fired)
-          fired = { severity, condition: c };
+      for (const [severity, c] of r.judged) {
+        const match = filtersMatch(c.filters ?? [], values, attrs);
+        const stepped =
+          c.type === 'simple' ? match : this.step(r.row.id, device.row.id, severity, c, match, e.at);
+        const fires = typeof stepped === 'boolean' ? stepped : await stepped;
+        if (fires && !fired) fired = { severity, condition: c };
       }
       if (fired)
         await this.raise({
@@ -170,45 +219,72 @@ export class RuleEngine {
           severity: fired.severity,
           details: { condition: fired.condition.type, values: pick(values, fired.condition) },
         });
-      else if (
-        r.input.clear_condition &&
-        filtersMatch(r.input.clear_condition.filters ?? [], values, attributes)
-      )
+      else if (r.input.clear_condition && filtersMatch(r.input.clear_condition.filters ?? [], values, attrs))
         await this.clear(r.row.id, device.row.id, { values: pick(values, r.input.clear_condition) });
     }
   }
 
-  /** Moves a condition's state by one message; answers whether it fires now. */
-  private async step(
+  /**
+   * Moves a repeating or duration condition's state by one message; answers whether it fires
+   * now — at once when nothing needs reading or writing (the common case), else a promise.
+   */
+  private step(
     ruleId: string,
     pk: string,
     severity: Severity,
     c: Condition,
     match: boolean,
     at: number,
-  ) {
-    if (c.type === 'simple') return match;
+  ): boolean | Promise<boolean> {
     const key = `${ruleId}|${pk}|${severity}`;
-    const held = this.held.get(key) ?? (await this.loadHeld(ruleId, pk, severity));
+    const held = this.held.get(key);
+    if (!held)
+      return this.loadHeld(ruleId, pk, severity).then((h) =>
+        this.advance(key, h, ruleId, pk, severity, c, match, at),
+      );
+    return this.advance(key, held, ruleId, pk, severity, c, match, at);
+  }
+
+  private advance(
+    key: string,
+    held: Held,
+    ruleId: string,
+    pk: string,
+    severity: Severity,
+    c: Condition,
+    match: boolean,
+    at: number,
+  ): boolean | Promise<boolean> {
     const next: Held =
       c.type === 'repeating'
         ? { count: match ? held.count + 1 : 0, since: null }
         : { count: 0, since: match ? (held.since ?? at) : null };
-    if (next.count !== held.count || next.since !== held.since) {
-      this.held.set(key, next);
-      await this.repo.saveState({ rule_id: ruleId, device_pk: pk, severity, ...next, updated_at: at });
-    }
-    if (c.type === 'repeating') return next.count >= (c.count ?? 1);
-    return next.since !== null && at - next.since >= (c.duration_seconds ?? 0) * 1000;
+    const fires =
+      c.type === 'repeating'
+        ? next.count >= (c.count ?? 1)
+        : next.since !== null && at - next.since >= (c.duration_seconds ?? 0) * 1000;
+    if (next.count === held.count && next.since === held.since) return fires;
+    this.held.set(key, next);
+    return this.repo
+      .saveState({ rule_id: ruleId, device_pk: pk, severity, ...next, updated_at: at })
+      .then(() => fires);
   }
 
+  /**
+   * Reads a rule's state for a device from the store, once: a key with no row is remembered as
+   * "nothing held", so a condition that stays false costs no read per message.
+   */
   private async loadHeld(ruleId: string, pk: string, severity: Severity): Promise<Held> {
+    if (this.held.size >= MAX_HELD_CACHED) this.held.clear();
     for (const s of await this.repo.state(ruleId, pk))
       this.held.set(`${ruleId}|${pk}|${s.severity}`, {
         count: Number(s.count),
         since: s.since === null ? null : Number(s.since),
       });
-    return this.held.get(`${ruleId}|${pk}|${severity}`) ?? { count: 0, since: null };
+    const key = `${ruleId}|${pk}|${severity}`;
+    const held = this.held.get(key) ?? { count: 0, since: null };
+    this.held.set(key, held);
+    return held;
   }
 
   /**
@@ -222,7 +298,7 @@ export class RuleEngine {
     const ruleOf = async (id: string) => {
       if (!ruleCache.has(id)) {
         const row = await this.repo.ruleById(id);
-        ruleCache.set(id, row && row.enabled === 1 ? { row, input: ruleInputOf(row) } : null);
+        ruleCache.set(id, row && row.enabled === 1 ? load(row) : null);
       }
       return ruleCache.get(id) ?? null;
     };
@@ -287,9 +363,7 @@ export class RuleEngine {
   private async rulesOf(customerId: string): Promise<LoadedRule[]> {
     const hit = this.rules.get(customerId);
     if (hit && Date.now() - hit.at < CACHE_MS) return hit.rules;
-    const rules = (await this.repo.rules(customerId))
-      .filter((r) => r.enabled === 1)
-      .map((row) => ({ row, input: ruleInputOf(row) }));
+    const rules = (await this.repo.rules(customerId)).filter((r) => r.enabled === 1).map(load);
     this.rules.set(customerId, { at: Date.now(), rules });
     return rules;
   }
