@@ -1,11 +1,12 @@
 import { defineArea } from '../wiring.js';
 import { Alarms } from './alarms/alarms.js';
 import { type ChannelType, NotificationSettings } from './alarms/channels.js';
-import { RULES_TICK_JOB, RULES_TICK_SECONDS, RuleEngine } from './alarms/engine.js';
+import { RuleEngine } from './alarms/engine.js';
 import { alarmFacts } from './alarms/facts.js';
 import { type AlertSenders, Notifier, RENOTIFY_JOB } from './alarms/notifier.js';
 import { iotAlarmRoutes } from './alarms/routes.js';
 import { Rules } from './alarms/rules.js';
+import { RULES_TICK_JOB, RULES_TICK_SECONDS, RuleSweep } from './alarms/sweep.js';
 import { iotAlarmMigrations } from './alarms/tables.js';
 import { MqttBroker } from './broker.js';
 import { Profiles } from './catalogue/profiles.js';
@@ -19,6 +20,7 @@ import { iotRoutes } from './routes.js';
 import { certificateNames } from './self-signed.js';
 import { IotService } from './service.js';
 import { IotTags } from './tags.js';
+import { TelemetryQueries } from './telemetry-queries.js';
 import { TelemetryStream } from './telemetry-stream.js';
 
 export { IotService } from './service.js';
@@ -74,7 +76,7 @@ export const iotArea = defineArea({
     // Part 2: rules judged on the telemetry stream and the clock, alarms, notifications.
     const alarms = new Alarms(kernel.store, kernel.clock);
     const rules = new Rules(kernel.store, kernel.clock, kernel.limits, kernel.identity);
-    const engine = new RuleEngine(kernel.store, kernel.clock, alarms, kernel.log.child({ area: 'iot' }));
+    const engine = new RuleEngine(kernel.store, alarms, kernel.log.child({ area: 'iot' }));
     rules.changed = () => engine.forgetRules();
     engine.attach(stream);
     const senders: AlertSenders = {
@@ -103,7 +105,8 @@ export const iotArea = defineArea({
       kernel.log,
     );
     insights.alarms = alarmFacts(kernel.store, alarms);
-    kernel.jobs.register(RULES_TICK_JOB, { run: async () => void (await engine.tick()) });
+    const sweep = new RuleSweep(kernel.store, kernel.clock, alarms);
+    kernel.jobs.register(RULES_TICK_JOB, { run: async () => void (await sweep.tick()) });
     kernel.jobs.register(RENOTIFY_JOB, { run: async () => void (await notifier.renotify()) });
     await kernel.jobs.schedule(RULES_TICK_JOB, RULES_TICK_JOB, RULES_TICK_SECONDS);
     await kernel.jobs.schedule(RENOTIFY_JOB, RENOTIFY_JOB, 60);
@@ -145,6 +148,7 @@ export const iotArea = defineArea({
           groups: new IotGroups(kernel.store, kernel.clock, kernel.limits, kernel.identity),
           tags: new IotTags(kernel.store, kernel.clock, iot),
           insights,
+          telemetry: new TelemetryQueries(iot),
         }),
         ...iotCatalogueRoutes(iot.datapoints, profiles, insights),
         ...iotAlarmRoutes(rules, alarms, settings, notifier),

@@ -2,8 +2,9 @@ import type { IdentityService } from '../../kernel/auth/identity.js';
 import type { Clock } from '../../kernel/clock.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
 import { type ActivityRepo, DAY_MS } from './activity.js';
+import { stabilityScore } from './device-view.js';
 import type { IotRepo } from './repo.js';
-import { type IotService, type MqttAddress, stabilityScore } from './service.js';
+import type { IotService, MqttAddress } from './service.js';
 
 export type Severity = 'critical' | 'major' | 'minor' | 'warning';
 

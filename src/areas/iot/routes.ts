@@ -26,8 +26,9 @@ import {
   TelemetryQuery,
   TelemetryView,
 } from './schemas.js';
-import type { IotService, TelemetryRequest } from './service.js';
+import type { IotService } from './service.js';
 import type { IotTags } from './tags.js';
+import type { TelemetryQueries, TelemetryRequest } from './telemetry-queries.js';
 
 const TAG = 'IoT';
 const access = iotAccess;
@@ -38,9 +39,10 @@ export interface IotParts {
   groups: IotGroups;
   tags: IotTags;
   insights: IotInsights;
+  telemetry: TelemetryQueries;
 }
 
-export function iotRoutes({ iot, groups, tags, insights }: IotParts) {
+export function iotRoutes({ iot, groups, tags, insights, telemetry }: IotParts) {
   return [
     defineRoute({
       method: 'POST',
@@ -192,7 +194,7 @@ export function iotRoutes({ iot, groups, tags, insights }: IotParts) {
       response: { 200: TelemetryView },
       errors: [404],
       handler: async ({ principal, params, query }) =>
-        iot.telemetry(principal.customerId, params.device_id, {
+        telemetry.telemetry(principal.customerId, params.device_id, {
           keys: query.keys
             ?.split(',')
             .map((k) => k.trim())
@@ -215,7 +217,7 @@ export function iotRoutes({ iot, groups, tags, insights }: IotParts) {
       params: DeviceParams,
       response: { 200: LatestView },
       errors: [404],
-      handler: async ({ principal, params }) => iot.latest(principal.customerId, params.device_id),
+      handler: async ({ principal, params }) => telemetry.latest(principal.customerId, params.device_id),
     }),
     defineRoute({
       method: 'GET',

@@ -7,13 +7,14 @@ import { newId, randomString } from '../../kernel/ids.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
 import { GroupCommit } from '../../kernel/store/group-commit.js';
 import type { Store } from '../../kernel/store/store.js';
-import { ActivityRepo, type ActivitySummary, DAY_MS, type IngestItem } from './activity.js';
+import { ActivityRepo, DAY_MS, type IngestItem } from './activity.js';
 import { Datapoints, type Rejection } from './catalogue/datapoints.js';
+import { deviceView } from './device-view.js';
 import { iotErrors } from './errors.js';
 import type { IotDevicesTable } from './migrations.js';
 import { type DeviceFilter, IotRepo } from './repo.js';
 import { DEVICE_ID_PATTERN } from './schemas.js';
-import { pointValue, rowOf, type TelemetryPoint } from './telemetry.js';
+import { rowOf, type TelemetryPoint } from './telemetry.js';
 import type { TelemetryStream } from './telemetry-stream.js';
 
 const DEVICE_ID = new RegExp(DEVICE_ID_PATTERN);
@@ -36,19 +37,6 @@ const REVOKE_CHANNEL = 'fjord_iot_revoke';
 const COMMAND_CHANNEL = 'fjord_iot_command';
 /** A command travels in a store notice (PostgreSQL's NOTIFY takes under 8000 bytes). */
 const MAX_COMMAND_BYTES = 6000;
-
-/** Aggregated telemetry answers at most this many intervals per key. */
-const MAX_BUCKETS = 10_000;
-
-export interface TelemetryRequest {
-  keys?: string[];
-  from?: number;
-  to?: number;
-  limit: number;
-  aggregation?: 'none' | 'avg' | 'min' | 'max' | 'sum' | 'count';
-  /** Seconds per bucket (aggregations only). */
-  interval?: number;
-}
 
 export interface DevicePatch {
   name?: string;
@@ -122,7 +110,7 @@ export class IotService {
       if (max !== null && (await repo.countDevices(customerId)) >= max) throw iotErrors.quota(max, plan);
       await repo.insertDevice(row);
     });
-    return { ...this.view(row, [], undefined), mqtt_credentials: this.credentials(row, password) };
+    return { ...deviceView(row, [], undefined), mqtt_credentials: this.credentials(row, password) };
   }
 
   async list(customerId: string, filter: DeviceFilter, page: PageRequest) {
@@ -133,7 +121,7 @@ export class IotService {
       this.clock.nowMs() - DAY_MS,
     );
     return {
-      devices: rows.map((r) => this.view(r, tags.get(r.id) ?? [], activity.get(r.id))),
+      devices: rows.map((r) => deviceView(r, tags.get(r.id) ?? [], activity.get(r.id))),
       total,
       page: page.page,
       page_size: page.size,
@@ -144,7 +132,7 @@ export class IotService {
   async get(customerId: string, deviceId: string) {
     const row = await this.row(customerId, deviceId);
     const activity = await this.activity.summaries([row.id], this.clock.nowMs() - DAY_MS);
-    return this.view(row, (await this.repo.tagsOf([row.id])).get(row.id) ?? [], activity.get(row.id));
+    return deviceView(row, (await this.repo.tagsOf([row.id])).get(row.id) ?? [], activity.get(row.id));
   }
 
   /** `metadata` replaces the stored object; `is_active: false` refuses the device's next connection. */
@@ -196,54 +184,6 @@ export class IotService {
   /** Fjord's clock (the emulator's may run ahead): telemetry without `ts` is stamped with it. */
   now(): number {
     return this.clock.nowMs();
-  }
-
-  /**
-   * Raw points newest first, or with an aggregation each key's points grouped in buckets of
-   * `interval` seconds between `from` and `to` (default: the 24 hours up to now).
-   */
-  async telemetry(customerId: string, deviceId: string, q: TelemetryRequest) {
-    const row = await this.row(customerId, deviceId);
-    if (q.aggregation && q.aggregation !== 'none') {
-      const to = q.to ?? this.clock.nowMs();
-      const from = q.from ?? to - DAY_MS;
-      const intervalMs = (q.interval ?? 3600) * 1000;
-      if (from > to) throw iotErrors.badWindow('from is after to');
-      if ((to - from) / intervalMs > MAX_BUCKETS)
-        throw iotErrors.badWindow(`from–to holds more than ${MAX_BUCKETS} intervals; widen interval`);
-      const rows = await this.repo.aggregate(row.id, { ...q, from, to, intervalMs, fn: q.aggregation });
-      return {
-        device_id: deviceId,
-        aggregation: q.aggregation,
-        interval: intervalMs / 1000,
-        points: rows.map((r) => ({
-          key: r.key,
-          ts: new Date(Number(r.bucket)).toISOString(),
-          value: r.value === null ? null : Number(r.value),
-          count: Number(r.n),
-        })),
-      };
-    }
-    const points = await this.repo.telemetry(row.id, q);
-    return {
-      device_id: deviceId,
-      aggregation: 'none' as const,
-      interval: null,
-      points: points.map((p) => ({
-        key: p.key,
-        ts: new Date(Number(p.ts)).toISOString(),
-        value: pointValue(p),
-        count: 1,
-      })),
-    };
-  }
-
-  async latest(customerId: string, deviceId: string) {
-    const row = await this.row(customerId, deviceId);
-    const values: Record<string, { value: number | boolean | string; ts: string }> = {};
-    for (const p of await this.repo.latest(row.id))
-      values[p.key] ??= { value: pointValue(p), ts: new Date(Number(p.ts)).toISOString() };
-    return { device_id: deviceId, values };
   }
 
   /**
@@ -434,35 +374,6 @@ export class IotService {
       topic_root: topicRootOf(row.mqtt_username),
     };
   }
-
-  /** The record every device answer uses; activity is the last 24 h of counters. */
-  private view(row: IotDevicesTable, tags: string[], activity: ActivitySummary | undefined) {
-    return {
-      device_id: row.device_id,
-      name: row.name,
-      description: row.description,
-      device_type: row.device_type,
-      is_active: row.is_active === 1,
-      is_online: row.is_online === 1,
-      last_seen: row.last_seen === null ? null : new Date(Number(row.last_seen)).toISOString(),
-      connection_status: row.is_online === 1 ? ('connected' as const) : ('disconnected' as const),
-      stability_score: row.last_seen === null ? null : stabilityScore(activity?.connects ?? 0),
-      firmware_version: row.firmware_version,
-      tags,
-      metadata: JSON.parse(row.metadata) as Record<string, unknown>,
-      messages_24h: activity?.messages ?? 0,
-      battery_level: row.battery_level === null ? null : Number(row.battery_level),
-      signal_strength: row.signal_strength === null ? null : Number(row.signal_strength),
-      created_at: new Date(Number(row.created_at)).toISOString(),
-    };
-  }
 }
-
-/**
- * 100 for a device that connected at most once in the last 24 h, 10 less for each reconnect
- * after that (a device that reconnects ten times a day scores 0).
- */
-export const stabilityScore = (connects24h: number): number =>
-  Math.max(0, 100 - 10 * Math.max(0, connects24h - 1));
 
 const newPassword = (): string => randomString(32);
