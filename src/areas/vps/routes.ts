@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { type CustomerAccess, publicAccess } from '../../kernel/auth/principal.js';
+import { publicAccess } from '../../kernel/auth/principal.js';
 import { defineRoute } from '../../kernel/http/route.js';
+import { read, TAG, write } from './access.js';
 import {
   ActionResult,
   CreateBody,
@@ -21,17 +22,6 @@ import {
   TemplateView,
 } from './schemas.js';
 import type { VpsService } from './service.js';
-
-const TAG = 'Virtual servers';
-const access = (scope: string): CustomerAccess => ({
-  kind: 'customer',
-  services: ['vps'],
-  scopes: [scope],
-  oidc: true,
-  bearer: true,
-});
-const read = access('vps:read');
-const write = access('vps:write');
 
 export function vpsRoutes(vps: VpsService) {
   // One route: the router treats /v1/vps/plans and /v1/vps/plans/ alike.

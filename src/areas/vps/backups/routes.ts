@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { type CustomerAccess, publicAccess } from '../../../kernel/auth/principal.js';
+import { publicAccess } from '../../../kernel/auth/principal.js';
 import { defineRoute } from '../../../kernel/http/route.js';
+import { read, TAG, write } from '../access.js';
 import { ServerParams } from '../schemas.js';
 import type { BackupService } from './backup-service.js';
 import type { BackupPolicyService } from './policy.js';
@@ -19,17 +20,6 @@ import {
   UsageQuery,
   UsageView,
 } from './schemas.js';
-
-const TAG = 'Virtual servers';
-const access = (scope: string): CustomerAccess => ({
-  kind: 'customer',
-  services: ['vps'],
-  scopes: [scope],
-  oidc: true,
-  bearer: true,
-});
-const read = access('vps:read');
-const write = access('vps:write');
 
 export function backupRoutes(backups: BackupService, policies: BackupPolicyService) {
   return [
