@@ -42,6 +42,8 @@ export async function startFjordIot(
     FJORD_MQTT_PORT: '0',
     FJORD_LOG_LEVEL: 'warn',
     FJORD_DEV_CREDENTIALS: '0',
+    // The api role would start embedded database engines that a killed bench leaves running.
+    FJORD_DATABASE_ENGINES: 'simulated',
     FJORD_RATE_LIMITS: JSON.stringify({ iot: { points: UNLIMITED, duration: 60 } }),
     FJORD_LIMITS: JSON.stringify({ 'iot.devices': null, 'iot.rules': null }),
     ...extra,
