@@ -5,7 +5,7 @@ import type { Limits } from '../../kernel/limits/quotas.js';
 import type { SecretBox } from '../../kernel/secrets.js';
 import type { Store } from '../../kernel/store/store.js';
 import type { RegionsService } from '../regions/service.js';
-import { APP_PLANS, appPlanOf, DEFAULTS, REGION_SERVICE } from './catalogue.js';
+import { APP_PLANS, appPlanOf, REGION_SERVICE } from './catalogue.js';
 import type { AppsDriver, DeployVerdict, HealthCheck, LogLine, RevisionSpec } from './drivers/driver.js';
 import { appsErrors } from './errors.js';
 import {
@@ -18,10 +18,9 @@ import {
 } from './lifecycle.js';
 import type { AppsAppsTable, AppsRevisionsTable } from './migrations.js';
 import { AppsRepo } from './repo.js';
+import { revisionSettings } from './revision-settings.js';
 
 const NAME = /^[a-z](?:[a-z0-9-]{0,28}[a-z0-9])$/;
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const MAX_ENV = 100;
 
 /** The settings of a revision; on a deploy, every one left out is copied from the latest revision. */
 export interface RevisionInput {
@@ -79,7 +78,7 @@ export class AppsService {
     const region = this.regionOf(input.region);
     const customer = await this.identity.getCustomer(customerId);
     const tier = customer?.plan ?? 'free';
-    const settings = this.settings(input, undefined, tier);
+    const settings = revisionSettings(this.secrets, this.limits, input, undefined, tier);
     const maxApps = this.limits.of('apps.apps', tier);
     const appId = newId();
     const revisionId = newId();
@@ -141,7 +140,7 @@ export class AppsService {
     const tier = (await this.identity.getCustomer(customerId))?.plan ?? 'free';
     const keep = this.limits.of('apps.revisions_per_app', tier) ?? Number.MAX_SAFE_INTEGER;
     const [revisionId, launch] = await this.locked(customerId, idOrName, async (repo, s, now) => {
-      const settings = this.settings(input, s.latest, tier);
+      const settings = revisionSettings(this.secrets, this.limits, input, s.latest, tier);
       if (s.app.pending_revision_id) throw appsErrors.deployInProgress(s.pending?.number ?? 0);
       const id = newId();
       const launch = await this.startDeploy(repo, s.app, id, (s.latest?.number ?? 0) + 1, settings, now);
@@ -302,64 +301,12 @@ export class AppsService {
     return first.code;
   }
 
-  /** The revision's settings: the input's, else the latest revision's, else the defaults; validated. */
-  private settings(input: RevisionInput, latest: AppsRevisionsTable | undefined, tier: string) {
-    const pick = <T>(v: T | undefined, prev: T | undefined, def: T): T =>
-      v !== undefined ? v : prev !== undefined ? prev : def;
-    const planCode = pick(input.plan_code, latest?.plan_code, DEFAULTS.plan_code);
-    const plan = appPlanOf(planCode);
-    if (!plan) throw appsErrors.unknownPlan(planCode);
-    const env = pick(input.env, latest ? parse<Record<string, string>>(latest.env)! : undefined, {});
-    let secretsSealed: string | null;
-    let secretNames: string[];
-    if (input.secrets !== undefined) {
-      secretNames = Object.keys(input.secrets).sort();
-      secretsSealed = secretNames.length ? this.secrets.seal(JSON.stringify(input.secrets)) : null;
-    } else {
-      secretNames = latest ? parse<string[]>(latest.secret_names)! : [];
-      secretsSealed = latest?.secrets_sealed ?? null;
-    }
-    for (const [where, names] of [
-      ['/body/env', Object.keys(env)],
-      ['/body/secrets', secretNames],
-    ] as const) {
-      const bad = names.find((n) => !ENV_NAME.test(n));
-      if (bad) throw appsErrors.badEnv(`${where}/${bad}`, `${bad} is not an environment variable name.`);
-    }
-    const both = secretNames.find((n) => n in env);
-    if (both) throw appsErrors.badEnv(`/body/secrets/${both}`, `${both} is both in env and in secrets.`);
-    if (Object.keys(env).length + secretNames.length > MAX_ENV)
-      throw appsErrors.badEnv('/body/env', `At most ${MAX_ENV} variables in env and secrets together.`);
-    const min = pick(input.min_instances, latest?.min_instances, DEFAULTS.min_instances);
-    const max = pick(input.max_instances, latest?.max_instances, DEFAULTS.max_instances);
-    const allowed = this.limits.of('apps.max_instances', tier);
-    if (allowed !== null && max > allowed) throw appsErrors.maxInstances(allowed);
-    if (min > max) throw appsErrors.badScaling();
-    const prevHc = latest ? parse<HealthCheck>(latest.health_check)! : undefined;
-    const healthCheck: HealthCheck = { ...DEFAULTS.health_check, ...prevHc, ...input.health_check };
-    return {
-      image: pick(input.image, latest?.image, ''),
-      command: pick(input.command, latest ? parse<string[]>(latest.command) : undefined, null),
-      args: pick(input.args, latest ? parse<string[]>(latest.args) : undefined, null),
-      port: pick(input.port, latest?.port, DEFAULTS.port),
-      env,
-      secretsSealed,
-      secretNames,
-      plan,
-      concurrency: pick(input.concurrency, latest?.concurrency, DEFAULTS.concurrency),
-      min,
-      max,
-      idle: pick(input.idle_timeout_seconds, latest?.idle_timeout_seconds, DEFAULTS.idle_timeout_seconds),
-      healthCheck,
-    };
-  }
-
   private async startDeploy(
     repo: AppsRepo,
     app: AppsAppsTable,
     id: string,
     number: number,
-    s: ReturnType<AppsService['settings']>,
+    s: ReturnType<typeof revisionSettings>,
     now: number,
   ) {
     const spec: RevisionSpec = {
