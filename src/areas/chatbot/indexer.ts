@@ -19,7 +19,8 @@ const FETCH_TIMEOUT_MS = 15_000;
  * private targets) and reduced to text. Runs as a job, so a slow page never holds a request.
  */
 export class Indexer {
-  private readonly dispatcher;
+  /** Made on the first fetch: undici is not loaded at start for a feature that may never run. */
+  private dispatcherMade?: ReturnType<typeof publicOnlyDispatcher>;
   constructor(
     private readonly repo: ChatbotRepo,
     private readonly clock: Clock,
@@ -33,8 +34,12 @@ export class Indexer {
       key: string,
       maxBytes: number,
     ) => Promise<{ body: Buffer; contentType: string }>,
-  ) {
-    this.dispatcher = allowPrivate ? undefined : publicOnlyDispatcher();
+  ) {}
+
+  private dispatcher() {
+    if (this.allowPrivate) return undefined;
+    this.dispatcherMade ??= publicOnlyDispatcher();
+    return this.dispatcherMade;
   }
 
   async index(sourceId: string): Promise<void> {
@@ -96,7 +101,7 @@ export class Indexer {
       redirect: 'error',
       headers: { 'user-agent': 'Fjord-Chatbot-Indexer/1', accept: 'text/html, text/plain, text/markdown' },
       signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
-      dispatcher: this.dispatcher,
+      dispatcher: this.dispatcher(),
     });
     if (!res.ok) throw new Error(`the page answered ${res.status}`);
     const length = Number(res.headers.get('content-length') ?? 0);

@@ -46,16 +46,19 @@ export const smsArea = defineArea({
     const { config, clock } = kernel;
     const currency = config.sms.currency;
     const repo = new SmsRepo(kernel.store);
-    const pipeline = new SmsPipeline(
+    const pipeline = new SmsPipeline<SmsKeywords>(
       repo,
       kernel.jobs,
       kernel.webhooks,
       clock,
       kernel.log.child({ area: 'sms' }),
       config.sms.sharedNumber,
+      {
+        driver: (sink) => buildDriver(kernel, sink),
+        keywords: (p) => new SmsKeywords(repo, p, kernel.webhooks, clock),
+      },
     );
-    const driver = buildDriver(kernel, pipeline);
-    pipeline.useDriver(driver);
+    const { driver, keywords } = pipeline;
     kernel.registry.addBackend({
       area: 'sms',
       name: 'SMSC',
@@ -63,8 +66,6 @@ export const smsArea = defineArea({
       simulated: driver.simulated,
       detail: driver.detail,
     });
-    const keywords = new SmsKeywords(repo, pipeline, kernel.webhooks, clock);
-    pipeline.useKeywords(keywords);
     const profiles = new SenderProfiles(repo, clock, currency);
     const contacts: ContactsPort | null = deps.contacts ?? null;
     const service = new SmsService(repo, pipeline, profiles, clock, currency, contacts, kernel.webhooks);

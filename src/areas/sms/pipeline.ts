@@ -59,9 +59,10 @@ export interface NewOutbound {
  * only then acknowledged to the network, so nothing the network was told we have is lost.
  * Every status change of a message with a `callback_url` sends a signed webhook.
  */
-export class SmsPipeline implements DriverSink {
-  private driver!: SmsDriver;
-  private keywords: KeywordRouter | null = null;
+export class SmsPipeline<Keywords extends KeywordRouter = KeywordRouter> implements DriverSink {
+  /** The SMSC link; it reports back to this pipeline, so it is made from it (see `parts`). */
+  readonly driver: SmsDriver;
+  readonly keywords: Keywords;
 
   constructor(
     private readonly repo: SmsRepo,
@@ -70,7 +71,14 @@ export class SmsPipeline implements DriverSink {
     private readonly clock: Clock,
     private readonly log: Logger,
     readonly sharedNumber: string,
+    parts: {
+      driver: (sink: SmsPipeline<Keywords>) => SmsDriver;
+      /** Keyword replies are sent through the pipeline, and inbound messages routed to keywords. */
+      keywords: (pipeline: SmsPipeline<Keywords>) => Keywords;
+    },
   ) {
+    this.driver = parts.driver(this);
+    this.keywords = parts.keywords(this);
     jobs.register<{ messageId: string }>(SUBMIT_JOB, {
       maxAttempts: SUBMIT_ATTEMPTS,
       // Submissions wait on the SMSC: run a claimed batch at once, and let the driver's window
@@ -88,13 +96,6 @@ export class SmsPipeline implements DriverSink {
     jobs.register<InboundSms & { receivedAt: number }>(INBOUND_JOB, {
       run: async (m) => void (await this.routeInbound(m, m.receivedAt)),
     });
-  }
-
-  useDriver(driver: SmsDriver): void {
-    this.driver = driver;
-  }
-  useKeywords(router: KeywordRouter): void {
-    this.keywords = router;
   }
 
   /** Builds the row of a new outbound message (QUEUED, or SCHEDULED when it has a time). */
@@ -288,7 +289,7 @@ export class SmsPipeline implements DriverSink {
   async routeInbound(m: InboundSms, receivedAt: number): Promise<InboundRoute> {
     const to = m.to || this.sharedNumber;
     const inbound = { ...m, to };
-    if (to === this.sharedNumber && this.keywords) {
+    if (to === this.sharedNumber) {
       const routed = await this.keywords.route(inbound, receivedAt);
       if (routed) return routed;
     }
