@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import maxmind from 'maxmind';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stripPersonalData } from '../../src/areas/ip/service.js';
+import { stripPersonalData } from '../../src/areas/ip/reports.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { expectLimitHolds } from '../helpers/race.js';
 import { FakeResolver } from './ip-fixtures.js';

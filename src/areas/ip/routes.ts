@@ -178,7 +178,7 @@ export function ipRoutes(ip: IpService) {
       errors: [400, 403, 409, 422, 429],
       handler: async ({ principal, body, reply }) => {
         await admitted(principal.customerId, reply);
-        return ip.report(principal.customerId, body);
+        return ip.reports.report(principal.customerId, body);
       },
     }),
     defineRoute({
@@ -193,7 +193,7 @@ export function ipRoutes(ip: IpService) {
       errors: [400, 403, 409, 422, 429],
       handler: async ({ principal, body, reply }) => {
         await admitted(principal.customerId, reply);
-        return ip.registerReporter(principal.customerId, body);
+        return ip.reports.registerReporter(principal.customerId, body);
       },
     }),
     defineRoute({
@@ -208,7 +208,7 @@ export function ipRoutes(ip: IpService) {
       errors: [400, 403, 404, 422, 429],
       handler: async ({ principal, body, reply }) => {
         await admitted(principal.customerId, reply);
-        return ip.verifyReporter(principal.customerId, body.domain);
+        return ip.reports.verifyReporter(principal.customerId, body.domain);
       },
     }),
     defineRoute({
@@ -224,7 +224,7 @@ export function ipRoutes(ip: IpService) {
       errors: [400, 403, 422, 429],
       handler: async ({ principal, body, reply }) => {
         await admitted(principal.customerId, reply);
-        return ip.delist(principal.customerId, body);
+        return ip.reports.delist(principal.customerId, body);
       },
     }),
     defineRoute({
@@ -254,7 +254,7 @@ export function ipRoutes(ip: IpService) {
         ),
       }),
       response: { 200: Type.Object({ delists: Type.Array(DelistView) }) },
-      handler: async ({ query }) => ip.delists(query.status),
+      handler: async ({ query }) => ip.reports.delists(query.status),
     }),
     defineRoute({
       method: 'POST',
@@ -267,7 +267,7 @@ export function ipRoutes(ip: IpService) {
       body: Type.Object({ decision: Type.Union([Type.Literal('approve'), Type.Literal('reject')]) }),
       response: { 200: DelistView },
       errors: [404, 409],
-      handler: async ({ params, body }) => ip.decideDelist(params.delist_id, body.decision),
+      handler: async ({ params, body }) => ip.reports.decideDelist(params.delist_id, body.decision),
     }),
   ];
 }
