@@ -3,11 +3,12 @@ import type { Clock } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import type { SecretBox } from '../../kernel/secrets.js';
 import type { Store } from '../../kernel/store/store.js';
+import { API_PORT } from './cluster-view.js';
 import { clusterErrors } from './errors.js';
 import { phaseOf, serves } from './lifecycle.js';
 import type { K8sClustersTable } from './migrations.js';
 import { ClusterRepo } from './repo.js';
-import { API_PORT, actorOf, customerLock, historyEntry, presentCluster } from './service.js';
+import { actorOf, customerLock, historyEntry, presentCluster } from './service.js';
 import { createCa, issueClientCert } from './x509.js';
 
 /** The client credential's life: a week by default (as DOKS), from 10 minutes to 30 days. */

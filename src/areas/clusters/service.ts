@@ -15,20 +15,15 @@ import {
   estimate,
   planOf,
   regionOf,
-  TRIAL_DAYS,
-  TRIAL_PLANS,
   VERSIONS,
 } from './catalogue.js';
+import { changing, clusterView, poolStatus, type StoredPool } from './cluster-view.js';
 import type { ClusterDriver } from './drivers/driver.js';
 import { clusterErrors } from './errors.js';
-import { publicIps } from './ip-view.js';
 import { DELETE_SECONDS, phaseOf, serves, versionOf } from './lifecycle.js';
 import type { K8sClustersTable, K8sIpsTable } from './migrations.js';
 import { ClusterRepo } from './repo.js';
 import { checkCidrs, checkClusterName, checkLabels, checkPoolName, checkTaints } from './validation.js';
-
-export const API_PORT = 7443;
-const DAY_MS = 86_400_000;
 
 export interface PoolInput {
   name: string;
@@ -45,12 +40,6 @@ export interface ClusterInput {
   node_pools: PoolInput[];
   api_ip_filter?: string[];
   ssh_key_ids?: string[];
-}
-interface StoredPool extends PoolInput {
-  id: string;
-  /** The last change: nodes before it, and when it ends (nodes drained or joined). */
-  from_count?: number;
-  change_ends_at?: number;
 }
 interface Change {
   patch: Partial<K8sClustersTable>;
@@ -395,53 +384,7 @@ export class ClusterService {
   }
 
   view(row: K8sClustersTable, ips: K8sIpsTable[] = []) {
-    const now = this.clock.nowMs();
-    const phase = phaseOf(row, now);
-    const region = regionOf(row.region)!;
-    const running = phase.running_since !== null;
-    const pools = JSON.parse(row.node_pools) as StoredPool[];
-    return {
-      id: row.id,
-      name: row.name,
-      technical_name: row.technical_name,
-      region: row.region,
-      region_name: region.name,
-      region_city: region.city,
-      plan_code: row.plan_code,
-      version: versionOf(row, now),
-      status: phase.status,
-      status_message:
-        this.driver.statusMessage(phase.status, phase.provisioning_step) +
-        (row.fault && row.fault_message ? ` (${row.fault_message})` : ''),
-      provisioning_step: phase.provisioning_step,
-      api_endpoint: running ? `${row.gateway_ip}:${API_PORT}` : null,
-      api_ip_filter: JSON.parse(row.api_ip_filter) as string[],
-      oidc_enabled: false,
-      network_cidr: row.network_cidr,
-      node_pools: pools.map((p) => {
-        const plan = planOf(p.plan_code)!;
-        return {
-          id: p.id,
-          name: p.name,
-          plan_code: p.plan_code,
-          count: p.count,
-          status: poolStatus(p, running, now),
-          cpu_cores: plan.cpu_cores,
-          ram_mb: plan.ram_mb,
-          disk_gb: plan.disk_gb,
-          nodes_seen: !running ? 0 : changing(p, now) ? p.from_count! : p.count,
-          labels: p.labels ?? {},
-          taints: p.taints ?? [],
-        };
-      }),
-      public_ips: running ? publicIps(row, phase.running_since!, ips) : [],
-      ssh_key_ids: JSON.parse(row.ssh_key_ids) as string[],
-      created_at: isoOf(row.created_at)!,
-      running_since: isoOf(phase.running_since),
-      trial_ends_at:
-        running && TRIAL_PLANS.has(row.plan_code) ? isoOf(phase.running_since! + TRIAL_DAYS * DAY_MS) : null,
-      delete_requested_at: isoOf(row.delete_requested_at),
-    };
+    return clusterView(row, ips, this.clock.nowMs(), this.driver);
   }
 }
 
@@ -449,13 +392,6 @@ export class ClusterService {
 function nextMinor(current: string): string[] {
   const [major, minor] = current.split('.').map(Number);
   return VERSIONS.map((v) => v.version).filter((v) => v === `${major}.${(minor ?? 0) + 1}`);
-}
-
-const changing = (p: StoredPool, now: number) => p.change_ends_at !== undefined && now < p.change_ends_at;
-function poolStatus(p: StoredPool, running: boolean, now: number): string {
-  if (!running) return 'pending';
-  if (!changing(p, now)) return 'ready';
-  return p.count < p.from_count! ? 'draining' : 'scaling';
 }
 
 /** Every change of an account's clusters (and their addresses, backups) is serialised on this. */
