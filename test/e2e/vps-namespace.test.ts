@@ -11,8 +11,8 @@ import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
 /**
  * Virtual servers with the namespace driver: a real Debian server the customer logs in to with
- * `ssh` and a key made by `ssh-keygen`; a snapshot and a rollback that really puts the disk back;
- * delete leaves no mount, network namespace or process. The Debian root is built once per run
+ * `ssh` and a key made by `ssh-keygen`; a snapshot and a rollback, and a backup and a restore,
+ * that really put the disk back; delete leaves no mount, network namespace or process. The Debian root is built once per run
  * (debootstrap, ~40 s) in a fixed directory under the system's temporary dir, shared by both
  * stores' runs. Skipped, with the reason, where namespaces or overlayfs cannot be made.
  */
@@ -191,6 +191,21 @@ describe.skipIf(skipReason !== null)('virtual servers (namespace driver)', () =>
     await t.request('POST', `/v1/vps/${id}/start`, { key: a.pat });
     await waitFor(id, 'running');
     expect(await ssh(address, 'cat /root/note.txt; ls /root')).toBe('before\nnote.txt\n');
+
+    // A backup taken while running, restored after the disk changed, puts the disk back too.
+    const backup = await t.request('POST', `/v1/vps/${id}/backups`, { key: a.pat });
+    expect(backup.status).toBe(201);
+    expect(backup.body).toMatchObject({ status: 'available' });
+    await ssh(address, 'echo later > /root/note.txt');
+    await t.request('POST', `/v1/vps/${id}/stop`, { key: a.pat });
+    await waitFor(id, 'stopped');
+    const restored = await t.request('POST', `/v1/vps/${id}/backups/${backup.body.id}/restore`, {
+      key: a.pat,
+    });
+    expect(restored.body).toMatchObject({ status: 'restored' });
+    await t.request('POST', `/v1/vps/${id}/start`, { key: a.pat });
+    await waitFor(id, 'running');
+    expect(await ssh(address, 'cat /root/note.txt')).toBe('before\n');
 
     expect(leftovers(id)).toEqual(expect.arrayContaining(['network namespace', 'process', 'cgroup']));
     expect((await t.request('DELETE', `/v1/vps/${id}`, { key: a.pat })).status).toBe(200);
