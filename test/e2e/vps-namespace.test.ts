@@ -3,7 +3,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { planOf } from '../../src/areas/vps/catalogue.js';
+import { TemplateCache } from '../../src/areas/vps/drivers/namespace/template.js';
+import { NamespaceVpsDriver } from '../../src/areas/vps/drivers/namespace.js';
 import type { VpsService } from '../../src/areas/vps/service.js';
 import { serviceOf } from '../../src/areas/wiring.js';
 import { eventually } from '../helpers/eventually.js';
@@ -63,12 +67,12 @@ let a: TestCustomer;
 let keyDir: string;
 
 /** Async on purpose: the SSH forward runs in this process, which must keep serving meanwhile. */
-async function ssh(address: string, command: string): Promise<string> {
+async function ssh(address: string, command: string, key = 'id'): Promise<string> {
   const { stdout } = await exec(
     'ssh',
     [
       '-i',
-      join(keyDir, 'id'),
+      join(keyDir, key),
       '-o',
       'BatchMode=yes',
       '-o',
@@ -109,7 +113,8 @@ const waitFor = (id: string, status: string, withinMs = 60_000) =>
 describe.skipIf(skipReason !== null)('virtual servers (namespace driver)', () => {
   beforeAll(async () => {
     keyDir = mkdtempSync(join(tmpdir(), 'fjord-vps-key-'));
-    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'e2e', '-f', join(keyDir, 'id')]);
+    for (const name of ['id', 'other'])
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', name, '-f', join(keyDir, name)]);
     t = await TestFjord.create({
       FJORD_VPS_DRIVER: 'namespace',
       FJORD_VPS_TEMPLATE_DIR: TEMPLATES,
@@ -168,6 +173,8 @@ describe.skipIf(skipReason !== null)('virtual servers (namespace driver)', () =>
       expect.stringMatching(/^12\./),
       '',
     ]);
+    // Another customer's key does not open it.
+    await expect(ssh(address, 'true', 'other')).rejects.toThrow(/Permission denied/);
     const status = await t.request('GET', `/v1/vps/${id}/status`, { key: a.pat });
     expect(status.body).toMatchObject({ status: 'running' });
     expect(status.body.memory_usage_percent).toBeGreaterThan(0);
@@ -211,4 +218,37 @@ describe.skipIf(skipReason !== null)('virtual servers (namespace driver)', () =>
     expect((await t.request('DELETE', `/v1/vps/${id}`, { key: a.pat })).status).toBe(200);
     expect(leftovers(id)).toEqual([]);
   }, 900_000);
+  it('a new Fjord adopts a server a previous one left running, and removes one the database does not know', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'fjord-vps-recover-'));
+    const log = pino({ level: 'silent' });
+    const templates = new TemplateCache(TEMPLATES);
+    const spec = {
+      id: `recover-${process.pid}`,
+      hostname: 'left.example.test',
+      plan: planOf('vps-1-2')!,
+      osTemplate: 'debian-12',
+      publicKeys: [readFileSync(join(keyDir, 'id.pub'), 'utf8').trim()],
+    };
+    try {
+      const first = new NamespaceVpsDriver(root, templates, log, 'leave');
+      const made = await first.provision(spec);
+      await made.ready;
+      const pid = readFileSync(join(root, spec.id, 'pid'), 'utf8');
+      // `leave`: the server runs on and the relay closes, as when Fjord is killed.
+      await first.shutdown();
+      expect(leftovers(spec.id)).toContain('process');
+
+      const second = new NamespaceVpsDriver(root, templates, log, 'leave');
+      await second.recover([{ spec, up: true }]);
+      expect(readFileSync(join(root, spec.id, 'pid'), 'utf8')).toBe(pid);
+      expect(await ssh(made.ipv4, 'hostname')).toBe('left.example.test\n');
+
+      await second.recover([]);
+      expect(leftovers(spec.id)).toEqual([]);
+      expect(existsSync(join(root, spec.id))).toBe(false);
+    } finally {
+      await new NamespaceVpsDriver(root, templates, log).destroyAll();
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 300_000);
 });
