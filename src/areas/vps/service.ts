@@ -328,27 +328,37 @@ export class VpsService {
 
   /**
    * A real driver's work is done (the server answers, or is down): the move ends now rather
-   * than at its bound. Runs after the move's unit of work committed, under the server's lock,
-   * and only if the server is still in that move.
+   * than at its bound. When the work failed (the server did not come up), the server is
+   * `stopped`, which is what it is; starting it again retries. Runs after the move's unit of
+   * work committed, under the server's lock, and only if the server is still in that move.
    */
   private settleWhenReady(id: string, action: string, ready: Promise<void> | undefined) {
     if (!ready) return;
-    ready
-      .then(() =>
-        this.store.unitOfWork({ locks: [`vps:server:${id}`] }, async ({ tx }) => {
-          const repo = VpsRepo.over(tx);
-          const row = await repo.byId(id);
-          const now = this.clock.nowMs();
-          if (!row || row.action !== action || row.settles_at === null || row.settles_at <= now) return;
-          await repo.updateServer(id, { settles_at: now });
-        }),
-      )
-      .catch((err) => {
-        this.log.warn(
-          { err, vps: id, action },
-          'the server did not finish its move; it settles at its bound',
-        );
+    const settle = (failed: boolean) =>
+      this.store.unitOfWork({ locks: [`vps:server:${id}`] }, async ({ tx }) => {
+        const repo = VpsRepo.over(tx);
+        const row = await repo.byId(id);
+        const now = this.clock.nowMs();
+        if (!row || row.action !== action || row.settles_at === null) return;
+        if (failed)
+          await repo.updateServer(id, {
+            status: 'stopped',
+            next_status: null,
+            settles_at: null,
+            action: null,
+            running_since: null,
+          });
+        else if (row.settles_at > now) await repo.updateServer(id, { settles_at: now });
       });
+    ready
+      .then(
+        () => settle(false),
+        async (err) => {
+          this.log.error({ err, vps: id, action }, 'the server did not come up; it is stopped');
+          await settle(true);
+        },
+      )
+      .catch((err) => this.log.warn({ err, vps: id, action }, 'recording the end of a server move failed'));
   }
 
   private maxSnapshots(): number {

@@ -140,11 +140,7 @@ export class NamespaceVpsDriver implements VpsDriver {
     };
     await writeFile(join(dir, 'server.json'), `${JSON.stringify(meta, null, 2)}\n`);
     const cached = this.templates.isReady(spec.osTemplate);
-    const ready = this.queue(spec.id, async () => {
-      await this.templates.ensure(spec.osTemplate);
-      await this.prepareDisk(spec);
-      await this.boot(spec.id, spec.hostname);
-    });
+    const ready = this.queue(spec.id, () => this.up(spec));
     const a = addressesOf(slot);
     // The bound is generous: a first build of the template downloads ~100 MB of packages.
     return { seconds: cached ? 120 : 1800, ipv4: a.loopback, ipv6: a.server6, ready };
@@ -153,7 +149,7 @@ export class NamespaceVpsDriver implements VpsDriver {
   start(spec: ServerSpec): Promise<ActionTiming> {
     return Promise.resolve({
       seconds: 120,
-      ready: this.queue(spec.id, () => this.boot(spec.id, spec.hostname)),
+      ready: this.queue(spec.id, () => this.up(spec)),
     });
   }
   stop(spec: ServerSpec): Promise<ActionTiming> {
@@ -165,7 +161,7 @@ export class NamespaceVpsDriver implements VpsDriver {
   reboot(spec: ServerSpec): Promise<ActionTiming> {
     const ready = this.queue(spec.id, async () => {
       await this.halt(spec.id, STOP_GRACE_MS);
-      await this.boot(spec.id, spec.hostname);
+      await this.up(spec);
     });
     return Promise.resolve({ seconds: 180, ready });
   }
@@ -337,8 +333,7 @@ export class NamespaceVpsDriver implements VpsDriver {
         else {
           await this.queue(id, async () => {
             await this.halt(id, 0);
-            await this.templates.ensure(k.spec.osTemplate);
-            await this.boot(id, k.spec.hostname);
+            await this.up(k.spec);
           });
         }
       } catch (err) {
@@ -377,6 +372,16 @@ export class NamespaceVpsDriver implements VpsDriver {
     return pid > 0 && (await isLive(pid, this.marker(id))) ? pid : null;
   }
 
+  /**
+   * Brings the server up: its template (built on first use), its disk prepared once (a
+   * provisioning that failed before that is finished by the next start), then the boot.
+   */
+  private async up(spec: ServerSpec): Promise<void> {
+    await this.templates.ensure(spec.osTemplate);
+    if (!existsSync(join(this.dirOf(spec.id), 'prepared'))) await this.prepareDisk(spec);
+    await this.boot(spec.id, spec.hostname);
+  }
+
   /** Host keys of its own, its host name and the customer's keys, written into the new disk. */
   private async prepareDisk(spec: ServerSpec): Promise<void> {
     const upper = join(this.dirOf(spec.id), 'upper');
@@ -392,6 +397,7 @@ export class NamespaceVpsDriver implements VpsDriver {
     await writeFile(join(upper, 'root/.ssh/authorized_keys'), spec.publicKeys.map((k) => `${k}\n`).join(''), {
       mode: 0o600,
     });
+    await writeFile(join(this.dirOf(spec.id), 'prepared'), '');
   }
 
   /** Launches the server and waits until its sshd answers. */
