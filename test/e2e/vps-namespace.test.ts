@@ -175,10 +175,23 @@ describe.skipIf(skipReason !== null)('virtual servers (namespace driver)', () =>
     ]);
     // Another customer's key does not open it.
     await expect(ssh(address, 'true', 'other')).rejects.toThrow(/Permission denied/);
+    // The plan's limits are the server's cgroup's (vps-1-2: 2 GiB, one CPU's worth, 1024 processes).
+    const cgroup = (controller: string, file: string) =>
+      readFileSync(`/sys/fs/cgroup/${controller}/fjord-vps/${id}/${file}`, 'utf8').trim();
+    if (existsSync('/sys/fs/cgroup/memory/fjord-vps')) {
+      expect(cgroup('memory', 'memory.limit_in_bytes')).toBe(String(2 * 1024 ** 3));
+      expect(cgroup('cpu', 'cpu.cfs_quota_us')).toBe('100000');
+      expect(cgroup('pids', 'pids.max')).toBe('1024');
+    }
+    // Usage figures are measured: work in the server shows.
+    await t.request('GET', `/v1/vps/${id}/status`, { key: a.pat });
+    await ssh(address, 'timeout 0.5 sh -c "while :; do :; done" || true');
     const status = await t.request('GET', `/v1/vps/${id}/status`, { key: a.pat });
     expect(status.body).toMatchObject({ status: 'running' });
+    expect(status.body.cpu_usage_percent).toBeGreaterThan(0);
     expect(status.body.memory_usage_percent).toBeGreaterThan(0);
     expect(status.body.network_in_bytes).toBeGreaterThan(0);
+    expect(status.body.network_out_bytes).toBeGreaterThan(0);
 
     await ssh(address, 'echo before > /root/note.txt');
     expect((await t.request('POST', `/v1/vps/${id}/stop`, { key: a.pat })).status).toBe(200);
