@@ -56,6 +56,9 @@ const DEBIAN_PACKAGES = [
   { name: 'podman', probe: 'podman' },
   { name: 'runc', probe: 'runc' },
   { name: 'busybox-static', probe: () => existsSync('/bin/busybox') || existsSync('/usr/bin/busybox') },
+  // Virtual servers (namespace driver): debootstrap builds the Debian root, whose sshd customers log in to.
+  { name: 'debootstrap', probe: 'debootstrap' },
+  { name: 'openssh-server', probe: () => existsSync('/usr/sbin/sshd') },
   // docs/tour.md reads JSON answers with jq, as users do.
   { name: 'jq', probe: 'jq' },
 ];

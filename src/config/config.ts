@@ -110,6 +110,8 @@ export interface Config {
   gpu: { catalogueFile: string | undefined };
   /** Container apps: the driver, the ingress port and the domain app hosts live under. */
   apps: { driver: 'simulated' | 'podman'; ingressPort: number; domain: string };
+  /** Virtual servers: the driver, where Debian roots are cached, and what a stopping Fjord does to them. */
+  vps: { driver: 'simulated' | 'namespace'; templateDir: string | undefined; onStop: 'stop' | 'leave' };
   /** Transcription: the recogniser, and the server of the openai-compatible one. */
   speech: {
     engine: 'pocketsphinx' | 'openai-compatible';
@@ -270,6 +272,11 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
       driver: (value('FJORD_APPS_DRIVER', asEnum) ?? 'simulated') as 'simulated' | 'podman',
       ingressPort: value('FJORD_APPS_INGRESS_PORT', asPort) ?? 8088,
       domain: value('FJORD_APPS_DOMAIN', asDnsName)?.toLowerCase() ?? 'apps.fjord.test',
+    },
+    vps: {
+      driver: (value('FJORD_VPS_DRIVER', asEnum) ?? 'simulated') as 'simulated' | 'namespace',
+      templateDir: value('FJORD_VPS_TEMPLATE_DIR', asString),
+      onStop: (value('FJORD_VPS_ON_STOP', asEnum) ?? 'stop') as 'stop' | 'leave',
     },
     speech: {
       engine: (value('FJORD_SPEECH_ENGINE', asEnum) ?? 'pocketsphinx') as

@@ -303,6 +303,22 @@ export const VARIABLES = {
     default: 'apps.fjord.test',
     doc: 'The domain app hosts are named under: `<app>-<account id>.<domain>`.',
   },
+  FJORD_VPS_DRIVER: {
+    kind: 'enum',
+    default: 'simulated',
+    values: ['simulated', 'namespace'],
+    doc: 'What runs virtual servers: `simulated` (states on the clock, no server) or `namespace` (real Debian servers in Linux namespaces over overlayfs, with sshd; needs root, overlayfs and debootstrap). See docs/vps.md.',
+  },
+  FJORD_VPS_TEMPLATE_DIR: {
+    kind: 'string',
+    doc: 'Where the namespace driver keeps the Debian root of each OS template, built once with debootstrap (default: `vps/templates` in the data dir). Several data dirs may share one.',
+  },
+  FJORD_VPS_ON_STOP: {
+    kind: 'enum',
+    default: 'stop',
+    values: ['stop', 'leave'],
+    doc: 'What a stopping Fjord does to running namespace servers: `stop` shuts them down gracefully (the next start boots those that were running), `leave` keeps them running for the next start to adopt.',
+  },
   FJORD_SPEECH_ENGINE: {
     kind: 'enum',
     default: 'pocketsphinx',

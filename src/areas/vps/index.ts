@@ -1,9 +1,13 @@
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { defineArea, plugsFor } from '../wiring.js';
 import { BackupService } from './backups/backup-service.js';
 import { BackupPolicyService } from './backups/policy.js';
 import { backupRoutes } from './backups/routes.js';
+import { planOf } from './catalogue.js';
+import type { KnownServer, VpsDriver } from './drivers/driver.js';
+import { TemplateCache } from './drivers/namespace/template.js';
+import { NamespaceVpsDriver } from './drivers/namespace.js';
 import { SimulatedVpsDriver } from './drivers/simulated.js';
 import { vpsMigrations } from './migrations.js';
 import { vpsRoutes } from './routes.js';
@@ -24,7 +28,15 @@ export const vpsArea = defineArea({
   migrations: vpsMigrations,
   async setup(kernel, { account, regions, storage }) {
     const simulatedDisks = join(kernel.config.dataDir, 'vps', 'simulated');
-    const driver = new SimulatedVpsDriver(simulatedDisks);
+    const settings = kernel.config.vps;
+    let driver: VpsDriver;
+    if (settings.driver === 'namespace') {
+      const base = join(kernel.config.dataDir, 'vps');
+      await mkdir(base, { recursive: true });
+      await NamespaceVpsDriver.checkHost(base);
+      const templates = new TemplateCache(settings.templateDir ?? join(base, 'templates'));
+      driver = new NamespaceVpsDriver(join(base, 'namespace'), templates, kernel.log, settings.onStop);
+    } else driver = new SimulatedVpsDriver(simulatedDisks);
     const backupFiles = storage.internalBucket('vps-backups');
     const vps = new VpsService(
       kernel.store,
@@ -68,9 +80,31 @@ export const vpsArea = defineArea({
       name: 'servers',
       driver: driver.name,
       simulated: driver.simulated,
-      detail:
-        'no server really runs: states follow the published timings on the clock, metrics are simulated',
+      detail: driver.simulated
+        ? 'no server really runs: states follow the published timings on the clock, metrics are simulated'
+        : 'Debian servers in Linux namespaces over overlayfs, with sshd; SSH on 127.213.x.y port 22',
     });
+    let serving = false;
+    /** What the database says of every server, for the driver to adopt, boot or clean up. */
+    const known = async (): Promise<KnownServer[]> => {
+      const now = kernel.clock.nowMs();
+      const out: KnownServer[] = [];
+      for (const row of await vps.repo.allServers()) {
+        const s = settle(row, now);
+        const keys = await vps.repo.keysOf(s.id);
+        out.push({
+          spec: {
+            id: s.id,
+            hostname: s.hostname,
+            plan: planOf(s.plan_code)!,
+            osTemplate: s.os_template,
+            publicKeys: keys.map((k) => k.public_key),
+          },
+          up: s.status === 'running' || s.status === 'starting' || s.status === 'provisioning',
+        });
+      }
+      return out;
+    };
     // Each server is an entry of the account's services, marked when the driver only simulates it.
     kernel.registry.addServiceProvider(async (customerId) => {
       const servers = await vps.repo.servers(customerId);
@@ -97,9 +131,26 @@ export const vpsArea = defineArea({
     return {
       service: vps,
       routes: [...vpsRoutes(vps), ...backupRoutes(backups, policies)],
+      servers: driver.recover
+        ? [
+            {
+              role: 'api' as const,
+              name: 'vps-servers',
+              start: async () => {
+                serving = true;
+                await driver.recover?.(await known());
+              },
+              // Only the process that serves them stops them (not a `fjord admin …` command).
+              stop: async () => {
+                if (serving) await driver.shutdown?.();
+              },
+            },
+          ]
+        : [],
       plugs: plugsFor({ 'account.ssh-key-usage': (customerId, fps) => vps.keyUsage(customerId, fps) }),
       onReset: async () => {
         await rm(simulatedDisks, { recursive: true, force: true });
+        await driver.destroyAll?.();
         await kernel.jobs.schedule(BACKUP_TICK, BACKUP_TICK, BACKUP_TICK_SECONDS);
       },
     };

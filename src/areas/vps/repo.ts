@@ -33,6 +33,10 @@ export class VpsRepo {
       .where('id', '=', id)
       .executeTakeFirst();
   }
+  /** Every server of every customer (the namespace driver's start-up recovery). */
+  allServers() {
+    return this.db.selectFrom('vps_servers').selectAll().orderBy('id').execute();
+  }
   byId(id: string) {
     return this.db.selectFrom('vps_servers').selectAll().where('id', '=', id).executeTakeFirst();
   }

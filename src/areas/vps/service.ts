@@ -8,7 +8,7 @@ import type { AccountService } from '../account/service.js';
 import type { RegionsService } from '../regions/service.js';
 import type { InternalObjects } from '../storage/service.js';
 import { OS_TEMPLATES, PLANS, planOf, templateOf } from './catalogue.js';
-import type { ServerSpec, VpsDriver } from './drivers/driver.js';
+import type { ActionTiming, ServerSpec, VpsDriver } from './drivers/driver.js';
 import { vpsErrors } from './errors.js';
 import type { VpsServersTable, VpsStatus } from './migrations.js';
 import { VpsRepo } from './repo.js';
@@ -49,6 +49,12 @@ export function settle(row: VpsServersTable, now: number): VpsServersTable {
     action: null,
     running_since: status === 'running' ? row.settles_at : null,
   };
+}
+
+/** The promise with a rejection handler attached, so a failed unit of work leaves none unhandled. */
+function quiet(ready: Promise<void> | undefined): Promise<void> | undefined {
+  ready?.catch(() => {});
+  return ready;
 }
 
 export class VpsService {
@@ -117,6 +123,7 @@ export class VpsService {
       osTemplate: template.id,
       publicKeys: keys.map((k) => k.public_key),
     };
+    let ready: Promise<void> | undefined;
     // Counted and inserted under the customer's lock: two creates at once cannot both take the last place.
     const row = await this.store.unitOfWork({ locks: [`vps:customer:${customerId}`] }, async ({ tx }) => {
       const repo = VpsRepo.over(tx);
@@ -145,6 +152,7 @@ export class VpsService {
         created_at: now,
       };
       const started = await this.driver.provision(spec);
+      ready = quiet(started.ready);
       row.settles_at = now + started.seconds * 1000;
       row.ipv4_address = started.ipv4;
       row.ipv6_address = started.ipv6;
@@ -159,6 +167,7 @@ export class VpsService {
       );
       return row;
     });
+    this.settleWhenReady(id, 'provision', ready);
     return {
       id: row.id,
       hostname: row.hostname,
@@ -317,6 +326,41 @@ export class VpsService {
     return this.repo.keyUsage(customerId, fingerprints);
   }
 
+  /**
+   * A real driver's work is done (the server answers, or is down): the move ends now rather
+   * than at its bound. When the work failed (the server did not come up), the server is
+   * `stopped`, which is what it is; starting it again retries. Runs after the move's unit of
+   * work committed, under the server's lock, and only if the server is still in that move.
+   */
+  private settleWhenReady(id: string, action: string, ready: Promise<void> | undefined) {
+    if (!ready) return;
+    const settle = (failed: boolean) =>
+      this.store.unitOfWork({ locks: [`vps:server:${id}`] }, async ({ tx }) => {
+        const repo = VpsRepo.over(tx);
+        const row = await repo.byId(id);
+        const now = this.clock.nowMs();
+        if (!row || row.action !== action || row.settles_at === null) return;
+        if (failed)
+          await repo.updateServer(id, {
+            status: 'stopped',
+            next_status: null,
+            settles_at: null,
+            action: null,
+            running_since: null,
+          });
+        else if (row.settles_at > now) await repo.updateServer(id, { settles_at: now });
+      });
+    ready
+      .then(
+        () => settle(false),
+        async (err) => {
+          this.log.error({ err, vps: id, action }, 'the server did not come up; it is stopped');
+          await settle(true);
+        },
+      )
+      .catch((err) => this.log.warn({ err, vps: id, action }, 'recording the end of a server move failed'));
+  }
+
   private maxSnapshots(): number {
     return this.limits.of('vps.snapshots_per_server', 'free') ?? 10;
   }
@@ -350,9 +394,10 @@ export class VpsService {
     action: 'start' | 'stop' | 'reboot',
     from: VpsStatus[],
     during: VpsStatus,
-    run: (spec: ServerSpec) => Promise<{ seconds: number }>,
+    run: (spec: ServerSpec) => Promise<ActionTiming>,
     to: VpsStatus = 'running',
   ) {
+    let ready: Promise<void> | undefined;
     await this.store.unitOfWork({ locks: [`vps:server:${id}`] }, async ({ tx }) => {
       const repo = VpsRepo.over(tx);
       const row = await repo.server(customerId, id);
@@ -369,7 +414,9 @@ export class VpsService {
         osTemplate: s.os_template,
         publicKeys: keys.map((k) => k.public_key),
       };
-      const { seconds } = await run(spec);
+      const timing = await run(spec);
+      const seconds = timing.seconds;
+      ready = quiet(timing.ready);
       await repo.updateServer(id, {
         status: during,
         next_status: to,
@@ -378,6 +425,7 @@ export class VpsService {
         running_since: null,
       });
     });
+    this.settleWhenReady(id, action, ready);
     const verb = { start: 'starting', stop: 'stopping', reboot: 'rebooting' }[action];
     return { success: true, action, message: `The server is ${verb}.` };
   }

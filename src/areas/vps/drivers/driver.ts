@@ -20,20 +20,38 @@ export interface ServerMetrics {
 }
 
 /**
+ * How long an action takes. A driver that really runs servers also hands back `ready`, which
+ * settles when the work is done (the server answers on port 22, or is down): the service then
+ * ends the move at once, and `seconds` is only the bound after which it ends regardless (a
+ * driver that does not finish in time leaves the server in its next state, logged).
+ */
+export interface ActionTiming {
+  seconds: number;
+  ready?: Promise<void>;
+}
+
+/** A server the database knows, as the driver is told at start-up to adopt or clean what is left. */
+export interface KnownServer {
+  spec: ServerSpec;
+  /** Whether the server should be up (running, starting, provisioning). */
+  up: boolean;
+}
+
+/**
  * A back end that runs virtual servers. Each action starts the work and says how many seconds
- * it takes; the service moves the server's state on the kernel clock when that time is up, so a
- * driver never writes the database. `namespace` (containers on this machine) and a future
- * `qemu` driver fit the same seam.
+ * it takes; the service moves the server's state on the kernel clock when that time is up (or
+ * when `ready` settles), so a driver never writes the database. `namespace` (real servers on
+ * this machine) and a future `qemu` driver fit the same seam.
  */
 export interface VpsDriver {
   readonly name: string;
   readonly simulated: boolean;
   /** Whether this install can run servers of the template (the others are listed unavailable). */
   offers(osTemplate: string): boolean;
-  provision(spec: ServerSpec): Promise<{ seconds: number; ipv4: string; ipv6: string }>;
-  start(spec: ServerSpec): Promise<{ seconds: number }>;
-  stop(spec: ServerSpec): Promise<{ seconds: number }>;
-  reboot(spec: ServerSpec): Promise<{ seconds: number }>;
+  provision(spec: ServerSpec): Promise<ActionTiming & { ipv4: string; ipv6: string }>;
+  start(spec: ServerSpec): Promise<ActionTiming>;
+  stop(spec: ServerSpec): Promise<ActionTiming>;
+  reboot(spec: ServerSpec): Promise<ActionTiming>;
   destroy(id: string): Promise<void>;
   /** Figures at `nowMs` for a server running since `runningSinceMs`. */
   metrics(id: string, runningSinceMs: number, nowMs: number, plan: VpsPlan): Promise<ServerMetrics>;
@@ -53,4 +71,13 @@ export interface VpsDriver {
    * this server's is refused before anything on the disk changes.
    */
   restore(spec: ServerSpec, archive: Readable): Promise<void>;
+  /**
+   * At start-up (role `api`): adopt the servers a previous run left running, boot those that
+   * should be up and are not, and remove everything of servers the database no longer knows.
+   */
+  recover?(known: KnownServer[]): Promise<void>;
+  /** Fjord is stopping: shut every server down gracefully, or let them run (FJORD_VPS_ON_STOP). */
+  shutdown?(): Promise<void>;
+  /** Emulator reset: every server and its disk are gone. */
+  destroyAll?(): Promise<void>;
 }

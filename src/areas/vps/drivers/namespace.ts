@@ -1,0 +1,572 @@
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, existsSync, openSync } from 'node:fs';
+import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import { planOf, type VpsPlan } from '../catalogue.js';
+import type { ActionTiming, KnownServer, ServerMetrics, ServerSpec, VpsDriver } from './driver.js';
+import {
+  addressesOf,
+  cgroupDirs,
+  cgroupPids,
+  cgroupUsage,
+  childrenOf,
+  isLive,
+  makeCgroups,
+  makeNetwork,
+  netnsOf,
+  removeCgroups,
+  removeNetwork,
+  run,
+  SLOTS,
+  sleep,
+  vethCounters,
+} from './namespace/host.js';
+import { INIT_SCRIPT } from './namespace/init.js';
+import { SshForwards } from './namespace/ssh-proxy.js';
+import { canDebootstrap, DEBIAN_SUITES, type TemplateCache } from './namespace/template.js';
+import { BACKUP_FORMAT, type BackupManifest } from './simulated.js';
+
+/** What the driver keeps beside each server's disk. */
+interface ServerMeta {
+  id: string;
+  hostname: string;
+  template: string;
+  plan_code: string;
+  slot: number;
+}
+
+const SLOT_DIR = '/run/fjord-vps/slots';
+const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+/** How long a graceful stop may take before the server's processes are killed. */
+const STOP_GRACE_MS = 10_000;
+/** How long sshd may take to answer after the server is launched. */
+const BOOT_TIMEOUT_MS = 30_000;
+const TAR_FLAGS = ['--xattrs', '--xattrs-include=*', '--numeric-owner'];
+
+/**
+ * Real servers on this machine, like system containers: each is a copy-on-write overlay over a
+ * debootstrapped Debian root, in its own mount, PID, UTS and network namespaces, in cgroups
+ * limited to its plan, with sshd as its one service. The server's own address is on a
+ * point-to-point veth (10.213.x.y); Fjord forwards port 22 of a loopback address (127.213.x.y,
+ * the `ipv4_address`) to it.
+ *
+ * Layout: `<root>/<id>/` holds `server.json`, the disk's `upper` and `work` layers, the mount
+ * point `root`, `snapshots/<name>.tar` (the upper layer, whiteouts and xattrs kept),
+ * `console.log` (sshd's log) and `pid` (the server's `unshare`, whose one child is PID 1).
+ */
+export class NamespaceVpsDriver implements VpsDriver {
+  readonly name = 'namespace';
+  readonly simulated = false;
+  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly cpuSamples = new Map<string, { ns: number; at: number }>();
+  private readonly forwards: SshForwards;
+
+  constructor(
+    private readonly root: string,
+    readonly templates: TemplateCache,
+    private readonly log: Logger,
+    private readonly onStop: 'stop' | 'leave' = 'stop',
+    sshPort = 22,
+  ) {
+    this.forwards = new SshForwards(sshPort, (id, err) =>
+      this.log.warn(
+        { err, vps: id },
+        'cannot forward the server loopback SSH port; its own address still works',
+      ),
+    );
+  }
+
+  /** Refuses to start, saying what is missing, on a host that cannot make these servers. */
+  static async checkHost(scratch: string): Promise<void> {
+    if (process.getuid?.() !== 0) throw new Error('FJORD_VPS_DRIVER=namespace needs root');
+    await run('unshare', ['--mount', '--uts', '--pid', '--net', '--fork', 'true']).catch((err) => {
+      throw new Error(`FJORD_VPS_DRIVER=namespace: cannot make namespaces: ${(err as Error).message}`);
+    });
+    const dir = join(scratch, `overlay-check-${randomBytes(4).toString('hex')}`);
+    try {
+      for (const d of ['l', 'u', 'w', 'm']) await mkdir(join(dir, d), { recursive: true });
+      await run('unshare', [
+        '--mount',
+        'mount',
+        '-t',
+        'overlay',
+        'overlay',
+        '-o',
+        `lowerdir=${dir}/l,upperdir=${dir}/u,workdir=${dir}/w`,
+        `${dir}/m`,
+      ]).catch((err) => {
+        throw new Error(`FJORD_VPS_DRIVER=namespace: cannot mount overlayfs: ${(err as Error).message}`);
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  private dirOf(id: string): string {
+    if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new Error(`bad server id ${id}`);
+    return join(this.root, id);
+  }
+  private marker = (id: string) => `fjord-vps-${id}`;
+
+  /** Runs the server's driver work one step at a time, in the order asked. */
+  private queue<T>(id: string, work: () => Promise<T>): Promise<T> {
+    const next = (this.queues.get(id) ?? Promise.resolve()).then(work, work);
+    const settled = next.catch(() => {});
+    this.queues.set(id, settled);
+    void settled.then(() => {
+      if (this.queues.get(id) === settled) this.queues.delete(id);
+    });
+    return next;
+  }
+
+  offers(osTemplate: string): boolean {
+    return osTemplate in DEBIAN_SUITES && (canDebootstrap() || this.templates.isReady(osTemplate));
+  }
+
+  async provision(spec: ServerSpec) {
+    const dir = this.dirOf(spec.id);
+    for (const d of ['upper', 'work', 'root', 'snapshots']) await mkdir(join(dir, d), { recursive: true });
+    const slot = await this.reserveSlot(spec.id, dir);
+    const meta: ServerMeta = {
+      id: spec.id,
+      hostname: spec.hostname,
+      template: spec.osTemplate,
+      plan_code: spec.plan.plan_code,
+      slot,
+    };
+    await writeFile(join(dir, 'server.json'), `${JSON.stringify(meta, null, 2)}\n`);
+    const cached = this.templates.isReady(spec.osTemplate);
+    const ready = this.queue(spec.id, () => this.up(spec));
+    const a = addressesOf(slot);
+    // The bound is generous: a first build of the template downloads ~100 MB of packages.
+    return { seconds: cached ? 120 : 1800, ipv4: a.loopback, ipv6: a.server6, ready };
+  }
+
+  start(spec: ServerSpec): Promise<ActionTiming> {
+    return Promise.resolve({
+      seconds: 120,
+      ready: this.queue(spec.id, () => this.up(spec)),
+    });
+  }
+  stop(spec: ServerSpec): Promise<ActionTiming> {
+    return Promise.resolve({
+      seconds: 60,
+      ready: this.queue(spec.id, () => this.halt(spec.id, STOP_GRACE_MS)),
+    });
+  }
+  reboot(spec: ServerSpec): Promise<ActionTiming> {
+    const ready = this.queue(spec.id, async () => {
+      await this.halt(spec.id, STOP_GRACE_MS);
+      await this.up(spec);
+    });
+    return Promise.resolve({ seconds: 180, ready });
+  }
+
+  destroy(id: string): Promise<void> {
+    return this.queue(id, async () => {
+      await this.halt(id, 0);
+      await this.releaseSlot(this.dirOf(id));
+      await rm(this.dirOf(id), { recursive: true, force: true });
+      this.cpuSamples.delete(id);
+    });
+  }
+
+  async metrics(id: string, _since: number, _now: number, plan: VpsPlan): Promise<ServerMetrics> {
+    const meta = await this.meta(id);
+    const usage = await cgroupUsage(id);
+    const at = Date.now();
+    const last = this.cpuSamples.get(id);
+    this.cpuSamples.set(id, { ns: usage.cpuNs, at });
+    const started = (await stat(join(this.dirOf(id), 'pid')).catch(() => null))?.mtimeMs ?? at - 1000;
+    const base = last ?? { ns: 0, at: started };
+    const wallNs = Math.max(1, (at - base.at) * 1e6);
+    const cpu = ((usage.cpuNs - base.ns) / wallNs / plan.vcpus) * 100;
+    const disk = Number(
+      (await run('du', ['-sb', join(this.dirOf(id), 'upper')]).catch(() => '0')).split(/\s/)[0],
+    );
+    const net = meta ? await vethCounters(meta.slot) : { in: 0, out: 0 };
+    const round1 = (x: number) => Math.round(Math.min(100, Math.max(0, x)) * 10) / 10;
+    return {
+      cpu_usage_percent: round1(cpu),
+      memory_usage_percent: round1((usage.memoryBytes / (plan.ram_gb * 1024 ** 3)) * 100),
+      disk_usage_percent: round1((disk / (plan.storage_gb * 1024 ** 3)) * 100),
+      network_in_bytes: net.in,
+      network_out_bytes: net.out,
+    };
+  }
+
+  /** A tar of the upper layer (the server is stopped, so it is consistent); answers its size. */
+  snapshot(id: string, name: string): Promise<number> {
+    return this.queue(id, async () => {
+      const dir = this.dirOf(id);
+      const file = join(dir, 'snapshots', `${name}.tar`);
+      const temp = `${file}.new-${randomBytes(4).toString('hex')}`;
+      await mkdir(join(dir, 'snapshots'), { recursive: true });
+      try {
+        await run('tar', ['-cpf', temp, ...TAR_FLAGS, '-C', join(dir, 'upper'), '.'], 600_000);
+        await rename(temp, file);
+      } finally {
+        await rm(temp, { force: true });
+      }
+      return (await stat(file)).size;
+    });
+  }
+
+  /** The upper layer replaced by the snapshot's: whatever was written since is gone. */
+  rollback(id: string, name: string): Promise<void> {
+    return this.queue(id, async () => {
+      const dir = this.dirOf(id);
+      const temp = join(dir, `upper.rollback-${randomBytes(4).toString('hex')}`);
+      await mkdir(temp);
+      try {
+        await run('tar', ['-xpf', join(dir, 'snapshots', `${name}.tar`), ...TAR_FLAGS, '-C', temp], 600_000);
+      } catch (err) {
+        await rm(temp, { recursive: true, force: true });
+        throw err;
+      }
+      await this.replaceUpper(dir, temp);
+    });
+  }
+
+  async deleteSnapshot(id: string, name: string): Promise<void> {
+    await rm(join(this.dirOf(id), 'snapshots', `${name}.tar`), { force: true });
+  }
+
+  async backup(spec: ServerSpec): Promise<Readable> {
+    const dir = this.dirOf(spec.id);
+    const staging = join(dir, `backup-${randomBytes(4).toString('hex')}`);
+    await mkdir(staging);
+    const manifest: BackupManifest = {
+      format: BACKUP_FORMAT,
+      vps_id: spec.id,
+      hostname: spec.hostname,
+      os_template: spec.osTemplate,
+      plan_code: spec.plan.plan_code,
+      driver: this.name,
+      taken_at: new Date().toISOString(),
+    };
+    await writeFile(join(staging, 'fjord-backup.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+    // The disk is the upper layer, under `disk/`: a restore lays it over the same template.
+    const tar = spawn(
+      'tar',
+      [
+        '-czf',
+        '-',
+        ...TAR_FLAGS,
+        '-C',
+        staging,
+        'fjord-backup.json',
+        '-C',
+        dir,
+        '--transform=s,^upper,disk,S',
+        'upper',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const out = new PassThrough();
+    let stderr = '';
+    tar.stderr.on('data', (c: Buffer) => (stderr += c));
+    tar.stdout.pipe(out, { end: false });
+    tar.on('close', (code) => {
+      void rm(staging, { recursive: true, force: true });
+      // A running server's files may change while read ("file changed as we read it", exit 1).
+      if (code === 0 || code === 1) out.end();
+      else out.destroy(new Error(`reading the disk of ${spec.id} failed: ${stderr.trim()}`));
+    });
+    return out;
+  }
+
+  restore(spec: ServerSpec, archive: Readable): Promise<void> {
+    return this.queue(spec.id, async () => {
+      const dir = this.dirOf(spec.id);
+      const temp = join(dir, `restore-${randomBytes(4).toString('hex')}`);
+      await mkdir(temp);
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const tar = spawn('tar', ['-xzpf', '-', ...TAR_FLAGS, '-C', temp], {
+            stdio: ['pipe', 'ignore', 'pipe'],
+          });
+          let stderr = '';
+          tar.stderr.on('data', (c: Buffer) => (stderr += c));
+          archive.on('error', (err) => {
+            tar.kill();
+            reject(err);
+          });
+          tar.stdin.on('error', () => {});
+          archive.pipe(tar.stdin);
+          tar.on('close', (code) =>
+            code === 0 ? resolve() : reject(new Error(`the archive cannot be read: ${stderr.trim()}`)),
+          );
+        });
+        const manifest = JSON.parse(
+          await readFile(join(temp, 'fjord-backup.json'), 'utf8').catch(() => '{}'),
+        ) as Partial<BackupManifest>;
+        if (
+          manifest.format !== BACKUP_FORMAT ||
+          manifest.vps_id !== spec.id ||
+          !existsSync(join(temp, 'disk'))
+        )
+          throw new Error('the archive is not a backup of this server');
+        await this.replaceUpper(dir, join(temp, 'disk'));
+      } finally {
+        await rm(temp, { recursive: true, force: true });
+      }
+    });
+  }
+
+  async recover(known: KnownServer[]): Promise<void> {
+    const byId = new Map(known.map((k) => [k.spec.id, k]));
+    const present = await readdir(this.root).catch(() => [] as string[]);
+    for (const id of present) {
+      if (!/^[A-Za-z0-9_-]+$/.test(id)) continue;
+      const k = byId.get(id);
+      try {
+        if (!k) {
+          this.log.info({ vps: id }, 'removing a server the database does not know');
+          await this.destroy(id);
+        } else if (!k.up) await this.queue(id, () => this.halt(id, 0));
+        else if (await this.pidOf(id)) await this.queue(id, () => this.adopt(id));
+        else {
+          await this.queue(id, async () => {
+            await this.halt(id, 0);
+            await this.up(k.spec);
+          });
+        }
+      } catch (err) {
+        this.log.error({ err, vps: id }, 'recovering a server failed');
+      }
+    }
+  }
+
+  async shutdown(): Promise<void> {
+    const ids = await readdir(this.root).catch(() => [] as string[]);
+    if (this.onStop === 'stop')
+      await Promise.all(
+        ids.map((id) =>
+          this.queue(id, () => this.halt(id, STOP_GRACE_MS)).catch((err) =>
+            this.log.error({ err, vps: id }, 'stopping a server failed'),
+          ),
+        ),
+      );
+    await this.forwards.closeAll();
+  }
+
+  async destroyAll(): Promise<void> {
+    for (const id of await readdir(this.root).catch(() => [] as string[])) await this.destroy(id);
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private async meta(id: string): Promise<ServerMeta | null> {
+    const text = await readFile(join(this.dirOf(id), 'server.json'), 'utf8').catch(() => null);
+    return text ? (JSON.parse(text) as ServerMeta) : null;
+  }
+
+  /** The live `unshare` of the server, or null. */
+  private async pidOf(id: string): Promise<number | null> {
+    const pid = Number((await readFile(join(this.dirOf(id), 'pid'), 'utf8').catch(() => '')).trim());
+    return pid > 0 && (await isLive(pid, this.marker(id))) ? pid : null;
+  }
+
+  /**
+   * Brings the server up: its template (built on first use), its disk prepared once (a
+   * provisioning that failed before that is finished by the next start), then the boot.
+   */
+  private async up(spec: ServerSpec): Promise<void> {
+    await this.templates.ensure(spec.osTemplate);
+    if (!existsSync(join(this.dirOf(spec.id), 'prepared'))) await this.prepareDisk(spec);
+    await this.boot(spec.id, spec.hostname);
+  }
+
+  /** Host keys of its own, its host name and the customer's keys, written into the new disk. */
+  private async prepareDisk(spec: ServerSpec): Promise<void> {
+    const upper = join(this.dirOf(spec.id), 'upper');
+    await mkdir(join(upper, 'etc/ssh'), { recursive: true });
+    await mkdir(join(upper, 'root/.ssh'), { recursive: true, mode: 0o700 });
+    await chmod(join(upper, 'root'), 0o700);
+    await run('ssh-keygen', ['-A', '-f', upper]);
+    await writeFile(join(upper, 'etc/hostname'), `${spec.hostname}\n`);
+    await writeFile(
+      join(upper, 'etc/hosts'),
+      `127.0.0.1\tlocalhost\n127.0.1.1\t${spec.hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`,
+    );
+    await writeFile(join(upper, 'root/.ssh/authorized_keys'), spec.publicKeys.map((k) => `${k}\n`).join(''), {
+      mode: 0o600,
+    });
+    await writeFile(join(this.dirOf(spec.id), 'prepared'), '');
+  }
+
+  /** Launches the server and waits until its sshd answers. */
+  private async boot(id: string, hostname: string): Promise<void> {
+    if (await this.pidOf(id)) return this.adopt(id);
+    const meta = await this.meta(id);
+    if (!meta) throw new Error(`server ${id} has no disk on this machine`);
+    const plan = planOf(meta.plan_code);
+    if (!plan) throw new Error(`unknown plan ${meta.plan_code}`);
+    const dir = this.dirOf(id);
+    const lower = await this.templates.ensure(meta.template);
+    const slot = await this.reserveSlot(id, dir, meta.slot);
+    if (slot !== meta.slot) {
+      meta.slot = slot;
+      await writeFile(join(dir, 'server.json'), `${JSON.stringify(meta, null, 2)}\n`);
+    }
+    await makeCgroups(id, plan);
+    await makeNetwork(id, meta.slot);
+    // Rolled-back or restored layers leave no stale overlay work dir.
+    await rm(join(dir, 'work'), { recursive: true, force: true });
+    await mkdir(join(dir, 'work'));
+    await mkdir(join(dir, 'root'), { recursive: true });
+    const procs = cgroupDirs(id).map((d) => join(d, 'cgroup.procs'));
+    const console = openSync(join(dir, 'console.log'), 'a');
+    // The shell joins the server's cgroups, then becomes nsenter (its netns), then unshare: one pid throughout.
+    const child = spawn(
+      '/bin/sh',
+      [
+        '-c',
+        `for f in "$@"; do echo $$ > "$f"; done; exec nsenter --net=/run/netns/${netnsOf(id)} unshare --mount --uts --pid --fork --kill-child -- /bin/sh -c "$FJORD_INIT" ${this.marker(id)}`,
+        this.marker(id),
+        ...procs,
+      ],
+      {
+        detached: true,
+        stdio: ['ignore', console, console],
+        env: {
+          PATH,
+          FJORD_INIT: INIT_SCRIPT,
+          FJORD_ROOT: join(dir, 'root'),
+          FJORD_LOWER: lower,
+          FJORD_UPPER: join(dir, 'upper'),
+          FJORD_WORK: join(dir, 'work'),
+          FJORD_HOSTNAME: hostname,
+        },
+      },
+    );
+    closeSync(console);
+    child.unref();
+    child.on('error', () => {});
+    if (!child.pid) throw new Error('cannot launch the server');
+    await writeFile(join(dir, 'pid'), `${child.pid}\n`);
+    this.cpuSamples.delete(id);
+    const address = addressesOf(meta.slot).server;
+    const deadline = Date.now() + BOOT_TIMEOUT_MS;
+    while (!(await answers(address, 22))) {
+      if (child.exitCode !== null || Date.now() > deadline) {
+        const tail = (await readFile(join(dir, 'console.log'), 'utf8').catch(() => '')).slice(-2000);
+        await this.halt(id, 0);
+        throw new Error(`server ${id} did not start: ${tail.trim()}`);
+      }
+      await sleep(50);
+    }
+    await this.adopt(id);
+  }
+
+  /** A server running (from this run or a previous one) gets its SSH forward. */
+  private async adopt(id: string): Promise<void> {
+    const meta = await this.meta(id);
+    if (!meta) return;
+    await this.reserveSlot(id, this.dirOf(id), meta.slot);
+    const a = addressesOf(meta.slot);
+    await this.forwards.open(id, a.loopback, a.server);
+  }
+
+  /**
+   * Stops the server: SIGTERM to its PID 1 (which passes it on to every process and waits for
+   * sshd), SIGKILL after `graceMs`; then its network namespace, veth and cgroups are removed.
+   */
+  private async halt(id: string, graceMs: number): Promise<void> {
+    await this.forwards.close(id);
+    const pid = await this.pidOf(id);
+    const marker = this.marker(id);
+    if (pid) {
+      const [init] = await childrenOf(pid);
+      if (graceMs > 0 && init) process.kill(init, 'SIGTERM');
+      const until = Date.now() + graceMs;
+      while (Date.now() < until && (await isLive(pid, marker))) await sleep(50);
+      if (await isLive(pid, marker)) process.kill(pid, 'SIGKILL');
+    }
+    // Anything left in the cgroups (nothing, normally: the PID namespace ends with its PID 1).
+    for (let i = 0; i < 100; i++) {
+      const left = await cgroupPids(id);
+      if (!left.length) break;
+      for (const p of left) {
+        try {
+          process.kill(p, 'SIGKILL');
+        } catch {}
+      }
+      await sleep(50);
+    }
+    const meta = await this.meta(id);
+    await removeNetwork(id, meta?.slot ?? null);
+    await removeCgroups(id);
+    await rm(join(this.dirOf(id), 'pid'), { force: true });
+  }
+
+  private async replaceUpper(dir: string, fresh: string): Promise<void> {
+    const old = join(dir, `upper.old-${randomBytes(4).toString('hex')}`);
+    await rename(join(dir, 'upper'), old).catch(() => {});
+    await rename(fresh, join(dir, 'upper'));
+    await rm(old, { recursive: true, force: true });
+    await rm(join(dir, 'work'), { recursive: true, force: true });
+    await mkdir(join(dir, 'work'));
+  }
+
+  /**
+   * A network slot (the server's /30 and loopback address) held for this server across every
+   * Fjord on the machine: a directory per slot under /run, naming its owner. A slot whose owner
+   * is gone is free again.
+   */
+  private async reserveSlot(id: string, owner: string, preferred?: number): Promise<number> {
+    await mkdir(SLOT_DIR, { recursive: true });
+    const start = preferred ?? createHash('sha256').update(id).digest().readUInt32BE(0) % SLOTS;
+    for (let i = 0; i < SLOTS; i++) {
+      const slot = (start + i) % SLOTS;
+      const path = join(SLOT_DIR, String(slot));
+      const ownerFile = join(path, 'owner');
+      try {
+        await mkdir(path);
+        await writeFile(ownerFile, owner);
+        return slot;
+      } catch {
+        const current = await readFile(ownerFile, 'utf8').catch(() => null);
+        if (current === owner) return slot;
+        if (current !== null && !existsSync(join(current, 'server.json'))) {
+          await writeFile(ownerFile, owner);
+          return slot;
+        }
+      }
+      if (preferred !== undefined)
+        this.log.warn(
+          { vps: id, slot },
+          'the server network slot is taken by another server; it gets a new one',
+        );
+    }
+    throw new Error('no free network slot for a server');
+  }
+
+  private async releaseSlot(owner: string): Promise<void> {
+    const meta = await readFile(join(owner, 'server.json'), 'utf8').catch(() => null);
+    if (!meta) return;
+    const path = join(SLOT_DIR, String((JSON.parse(meta) as ServerMeta).slot));
+    if ((await readFile(join(path, 'owner'), 'utf8').catch(() => null)) === owner)
+      await rm(path, { recursive: true, force: true });
+  }
+}
+
+/** Whether something accepts TCP connections at host:port. */
+function answers(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    socket.setTimeout(500);
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.once('timeout', () => done(false));
+  });
+}

@@ -1,0 +1,98 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { run } from './host.js';
+
+/** The OS templates the namespace driver builds, and the Debian suite of each. */
+export const DEBIAN_SUITES: Record<string, string> = { 'debian-12': 'bookworm', 'debian-11': 'bullseye' };
+
+/** The first Debian archive in the host's APT sources (one-line or deb822 form); deb.debian.org else. */
+export function debianMirror(): string {
+  const files = ['/etc/apt/sources.list'];
+  const dir = '/etc/apt/sources.list.d';
+  if (existsSync(dir))
+    for (const f of readdirSync(dir).sort()) if (/\.(list|sources)$/.test(f)) files.push(join(dir, f));
+  for (const file of files) {
+    let text = '';
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n')) {
+      const m = /^\s*(?:deb\s+(?:\[[^\]]*\]\s+)?|URIs:\s*)(https?:\/\/\S+)/.exec(line);
+      if (m && !/security|ports|snapshot/.test(m[1]!) && /debian/.test(m[1]!))
+        return m[1]!.replace(/\/$/, '');
+    }
+  }
+  return 'http://deb.debian.org/debian';
+}
+
+/** Whether this host can build templates at all. */
+export const canDebootstrap = () =>
+  ['/usr/sbin/debootstrap', '/usr/bin/debootstrap'].some((p) => existsSync(p)) &&
+  ['/usr/bin/ssh-keygen'].every((p) => existsSync(p));
+
+/**
+ * The Debian roots servers are made from, one per template, under `dir/<template>/root`, built
+ * once with `debootstrap --variant=minbase --include=openssh-server,iproute2`. A root appears
+ * only when complete (built beside it, then renamed), so several Fjords (or test runs) may share
+ * the directory: a second builder's copy is dropped.
+ */
+export class TemplateCache {
+  private readonly building = new Map<string, Promise<string>>();
+
+  constructor(
+    readonly dir: string,
+    private readonly mirror: string = debianMirror(),
+  ) {}
+
+  rootOf(template: string): string {
+    return join(this.dir, template, 'root');
+  }
+  isReady(template: string): boolean {
+    return existsSync(join(this.rootOf(template), 'usr/sbin/sshd'));
+  }
+
+  /** The template's root, built first when missing (about 40 s and 210 MB for bookworm). */
+  ensure(template: string): Promise<string> {
+    if (this.isReady(template)) return Promise.resolve(this.rootOf(template));
+    let pending = this.building.get(template);
+    if (!pending) {
+      pending = this.build(template).finally(() => this.building.delete(template));
+      this.building.set(template, pending);
+    }
+    return pending;
+  }
+
+  private async build(template: string): Promise<string> {
+    const suite = DEBIAN_SUITES[template];
+    if (!suite) throw new Error(`the namespace driver cannot build ${template}`);
+    const target = this.rootOf(template);
+    const temp = join(this.dir, template, `build-${randomBytes(4).toString('hex')}`);
+    await mkdir(temp, { recursive: true });
+    try {
+      await run(
+        'debootstrap',
+        ['--variant=minbase', '--include=openssh-server,iproute2', suite, temp, this.mirror],
+        30 * 60_000,
+      );
+      // Each server makes its own host keys; none are shared through the template.
+      await run('sh', [
+        '-c',
+        `rm -f "${temp}"/etc/ssh/ssh_host_* && rm -rf "${temp}"/var/cache/apt/archives/*.deb`,
+      ]);
+      await mkdir(join(temp, 'etc/ssh/sshd_config.d'), { recursive: true });
+      // No PAM in a server without a login manager: key logins need none, and pam_loginuid fails there.
+      await writeFile(join(temp, 'etc/ssh/sshd_config.d/fjord.conf'), 'UsePAM no\n');
+      if (this.isReady(template)) return target;
+      await rename(temp, target).catch((err) => {
+        if (!this.isReady(template)) throw err;
+      });
+      return target;
+    } finally {
+      await rm(temp, { recursive: true, force: true });
+    }
+  }
+}
