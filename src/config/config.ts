@@ -1,13 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
-import type { LimitOverrides } from '../kernel/limits/quotas.js';
-import {
-  asLlmModels,
-  asLlmUpstreams,
-  type LlmModelSettings,
-  type LlmUpstreamSettings,
-} from './llm-settings.js';
+import type { Config, Role } from './config-types.js';
+import { asLlmModels, asLlmUpstreams } from './llm-settings.js';
 import {
   asBoolean,
   asCidrList,
@@ -38,120 +33,7 @@ import {
 } from './parsers.js';
 import { VARIABLES, type VariableName, type VariableSpec } from './variables.js';
 
-export type Role = 'api' | 's3' | 'dns' | 'mqtt' | 'rtmp' | 'worker';
-
-export interface Config {
-  dataDir: string;
-  host: string;
-  ports: { api: number; s3: number; dns: number; mqtt: number; rtmp: number };
-  publicUrl: string | null;
-  /** PEM certificate and key: the API and S3 listeners answer HTTPS (FJORD_TLS_CERT/KEY). */
-  tls: { cert: string; key: string } | null;
-  /**
-   * The broker's MQTT over TLS and over WebSocket listeners (off while their port is unset), and
-   * the PEM pair of the TLS one (null: a self-signed pair is made in the data dir).
-   */
-  mqttListeners: { tlsPort: number | null; wsPort: number | null; tls: { cert: string; key: string } | null };
-  /** The S3 endpoint as clients reach it (FJORD_S3_PUBLIC_URL); null: derived from host and port. */
-  s3PublicUrl: string | null;
-  s3: {
-    /** Regions S3 requests may be signed for; the first is reported. */
-    regions: string[];
-    baseDomain: string | null;
-    driver: 'fs' | 's3';
-    /** fsync object files before they become visible (fs driver). */
-    fsync: boolean;
-    upstream: {
-      endpoint: string;
-      bucket: string;
-      region: string;
-      accessKeyId: string;
-      secretKey: string;
-      prefix: string;
-    } | null;
-  };
-  roles: Role[];
-  store: { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
-  redisUrl: string | null;
-  operatorToken: string | null;
-  dataKey: string | null;
-  oidc: { issuer: string; audience: string | null; jwksUrl: string | null } | null;
-  emulator: boolean;
-  devCredentials: boolean;
-  seedFile: string | null;
-  logLevel: string;
-  bodyLimitBytes: number;
-  rateLimitOverrides: Record<string, { points?: number; duration?: number; burst?: number }>;
-  /** FJORD_LIMITS: rows of the limits table (kernel/limits/quotas.ts) set by the operator. */
-  limitOverrides: LimitOverrides;
-  webhookAllowPrivate: boolean;
-  workerPollMs: number;
-  jobLeaseSeconds: number;
-  dns: {
-    nameservers: string[];
-    /** Networks allowed to transfer zones (AXFR/IXFR), as CIDR. */
-    axfrAllow: string[];
-    /** Secondaries told of serial changes, as `host:port`. */
-    notify: string[];
-    /** Response rate limit per client netblock and response class; 0 turns it off. */
-    rrlRate: number;
-  };
-  /** `ip:port` of the recursive resolver to use; null: the system's. */
-  resolver: string | null;
-  /** IP intelligence: a folder of newer MMDB/CSV files and flag lists; null: the shipped data only. */
-  ipDataDir: string | null;
-  domainVerification: { label: string; cnameTarget: string };
-  dyn: { zone: string; ttl: number; plans: { home: DynPlanLimits; fleet: DynPlanLimits } };
-  /** Outgoing e-mail: nodemailer's SMTP URL, or null for the simulated transport. */
-  smtpUrl: string | null;
-  mailFrom: string;
-  voice: { callerId: string; simulatedNoAnswer: string[]; simulatedBusy: string[] };
-  /** GPU jobs: an operator's catalogue file in place of the shipped one. */
-  gpu: { catalogueFile: string | undefined };
-  /** Container apps: the driver, the ingress port and the domain app hosts live under. */
-  apps: { driver: 'simulated' | 'podman'; ingressPort: number; domain: string };
-  /** Virtual servers: the driver, where Debian roots are cached, and what a stopping Fjord does to them. */
-  vps: { driver: 'simulated' | 'namespace'; templateDir: string | undefined; onStop: 'stop' | 'leave' };
-  /** Transcription: the recogniser, and the server of the openai-compatible one. */
-  speech: {
-    engine: 'pocketsphinx' | 'openai-compatible';
-    url: string | undefined;
-    apiKey: string | undefined;
-    model: string;
-    /** Transcriptions one worker process runs at once. */
-    concurrency: number;
-  };
-  llm: {
-    upstreams: LlmUpstreamSettings[];
-    models: Record<string, LlmModelSettings>;
-    simulated: boolean;
-  };
-  sms: {
-    driver: 'sandbox' | 'smpp';
-    smppUrl: string | null;
-    smppSystemType: string;
-    smppWindow: number;
-    smppEnquireLinkSeconds: number;
-    sharedNumber: string;
-    currency: string;
-    sandboxDeliverySeconds: number;
-    sandboxFailNumbers: string[];
-  };
-  databases: {
-    engines: 'auto' | 'embedded' | 'external' | 'simulated';
-    postgresAdminUrl: string | null;
-    postgresHbaFile: string | null;
-    mariadbAdminUrl: string | null;
-    internalCustomers: string[];
-    encryptedEngines: string[];
-  };
-}
-
-export interface DynPlanLimits {
-  hostnames: number;
-  updates_per_hour: number;
-  sources: number;
-}
+export type { Config, DynPlanLimits, Role } from './config-types.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
