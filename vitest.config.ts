@@ -4,11 +4,11 @@ import { defineConfig } from 'vitest/config';
 // `npm test` (scripts/test.mjs) runs them tier by tier and prints each tier's time, so growth
 // shows early.
 //
-// `isolate: false` for the unit and integration tiers: a worker imports Fjord once and runs file
-// after file in it, instead of importing every module again per file (that import was 127 of the
-// integration tier's 351 s). Each file still builds its own Fjord on its own store, so a cache in
-// module scope under src/ must never hold one Fjord's state. The e2e tier stays isolated: its
-// files start processes and change the environment.
+// `isolate: false` for the integration tier: a worker imports Fjord once and runs file after file
+// in it, instead of importing every module again per file (that import was 127 of the tier's
+// 351 s). Each file still builds its own Fjord on its own store, so a cache in module scope under
+// src/ must never hold one Fjord's state. The unit and e2e tiers stay isolated: their files mock
+// modules, start processes and change the environment.
 const tier = (name: string, include: string[], isolate = true) => ({
   extends: true as const,
   test: { name, include, isolate },
@@ -22,7 +22,7 @@ export default defineConfig({
     pool: 'forks',
     projects: [
       // Pure functions beside the code, and the kernel on a whole Fjord.
-      tier('unit', ['src/**/*.test.ts', 'test/kernel/**/*.test.ts'], false),
+      tier('unit', ['src/**/*.test.ts', 'test/kernel/**/*.test.ts']),
       // Each area through its HTTP API (app.inject), on the store under test.
       tier('integration', ['test/areas/**/*.test.ts'], false),
       // Real servers and real clients (aws, dig, psql, ffmpeg…) over loopback.
