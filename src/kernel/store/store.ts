@@ -195,9 +195,14 @@ class PgListener {
   listen(channel: string): void {
     if (this.channels.has(channel)) return;
     this.channels.add(channel);
-    this.pending = this.client
-      ? this.client.query(`LISTEN ${quoteChannel(channel)}`).catch(() => this.dropped())
-      : this.connect(false);
+    // One statement at a time on the connection: pg queues overlapping queries today, but
+    // deprecates it (pg 9 refuses them), and subscriptions arrive together at start.
+    const previous = this.pending;
+    this.pending = (async () => {
+      await previous.catch(() => {});
+      if (this.client) await this.client.query(`LISTEN ${quoteChannel(channel)}`).catch(() => this.dropped());
+      else await this.connect(false);
+    })();
   }
 
   async ready(): Promise<void> {
