@@ -188,11 +188,33 @@ describe('check', () => {
       range: 'private',
       country: null,
       reasons: [expect.stringContaining('private')],
-      source: 'builtin',
+      source: 'ip-intelligence',
     });
     const pub = await check(id, code, { client_ip: '2a00:1450:4001:82b::200e' });
-    expect(pub.body.ip_risk).toMatchObject({ score: 0, level: 'low', is_private: false, range: null });
+    // Google's network: no reports, but a data centre's rather than an access network's address.
+    expect(pub.body.ip_risk).toMatchObject({
+      score: 30,
+      level: 'medium',
+      is_private: false,
+      range: null,
+      reasons: [expect.stringContaining('data centre')],
+    });
     expect((await check('vs_nope', '1', { client_ip: 'not-an-ip' })).status).toBe(422);
+  });
+
+  it('scores a client_ip by what IP intelligence knows: its abuse reports raise ip_risk', async () => {
+    const ip = '198.51.7.9'; // a public address no list flags
+    const before = await start({ channel: 'email', recipient: email(), client_ip: ip });
+    expect(before.body.ip_risk).toMatchObject({ ip, score: 0, level: 'low', reasons: [] });
+    for (const categories of [[22, 18], [4, 15]]) {
+      const reported = await req('POST', '/v1/ip/report', { ip, categories });
+      expect(reported.status, reported.text).toBe(201);
+      await t.advance(16 * 60); // one report per address and reporter in 15 minutes
+    }
+    const after = await start({ channel: 'email', recipient: email(), client_ip: ip });
+    expect(after.body.ip_risk.score).toBeGreaterThan(0);
+    expect(after.body.ip_risk.reasons).toEqual([expect.stringContaining('2 abuse reports')]);
+    expect(after.body.ip_risk.source).toBe('ip-intelligence');
   });
 });
 

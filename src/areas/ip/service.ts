@@ -200,6 +200,24 @@ export class IpService {
     };
   }
 
+  /**
+   * For other areas (verification's `ip_risk`): what Fjord knows against an address — its
+   * reports' score, its country and the flags of the operator's lists — without the reverse-DNS
+   * lookup or the customer's daily quota of the public lookups.
+   */
+  async reputation(text: string) {
+    const ip = this.parse(text);
+    const [geo, network, threat] = await Promise.all([this.geoOf(ip), this.network(ip), this.threat(ip)]);
+    return {
+      ip: ip.ip,
+      special: ip.special,
+      country: geo.country,
+      score: threat.score,
+      total_reports: threat.total_reports,
+      flags: await this.flags(ip, network.connection_type, threat.reportFlags),
+    };
+  }
+
   async geoView(text: string) {
     const ip = this.parse(text);
     const [hostname, geo, network] = await Promise.all([this.hostname(ip), this.geoOf(ip), this.network(ip)]);

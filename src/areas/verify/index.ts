@@ -3,6 +3,8 @@ import { Delivery } from './delivery.js';
 import { type MailDriver, SimulatedMailDriver, SmtpMailDriver } from './drivers/mail.js';
 import { SimulatedVoiceDriver } from './drivers/voice.js';
 import { inboxRoutes } from './inbox.js';
+import { IntelligenceIpReputation } from './ip-intelligence.js';
+import { BuiltinIpReputation } from './ip-risk.js';
 import { verifyMigrations } from './migrations.js';
 import { VerifyRepo } from './repo.js';
 import { verifyRoutes } from './routes.js';
@@ -11,7 +13,7 @@ import type { VerifySmsPort } from './sms-port.js';
 
 export const verifyArea = defineArea({
   name: 'verify',
-  optional: ['sms', 'domain-verification'],
+  optional: ['sms', 'domain-verification', 'ip'],
   migrations: verifyMigrations,
   setup(kernel, deps) {
     const { config, registry } = kernel;
@@ -65,6 +67,7 @@ export const verifyArea = defineArea({
       delivery,
       sms,
       kernel.log,
+      deps.ip ? new IntelligenceIpReputation(deps.ip) : new BuiltinIpReputation(),
       // Typed loosely: the SMS area's configuration block lands with that area.
       (config as { sms?: { currency?: string } }).sms?.currency,
     );

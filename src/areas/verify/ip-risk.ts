@@ -1,8 +1,8 @@
 import { BlockList, isIP } from 'node:net';
 
 /**
- * `ip_risk` of start and check. The IP-intelligence area will own the reputation service and
- * replace `BuiltinIpReputation` through `VerifyService.setIpReputation`; the shape stays.
+ * `ip_risk` of start and check: from the IP-intelligence area when the build has it
+ * (ip-intelligence.ts), else from the special-purpose ranges alone (`BuiltinIpReputation`).
  */
 export interface IpRisk {
   ip: string;

@@ -9,7 +9,7 @@ import { fromJson, toJson } from '../../kernel/store/dialect.js';
 import { codeMatches, generateCode, hashCode } from './codes.js';
 import type { Delivery } from './delivery.js';
 import { verifyErrors } from './errors.js';
-import { BuiltinIpReputation, type IpReputation, type IpRisk } from './ip-risk.js';
+import type { IpReputation, IpRisk } from './ip-risk.js';
 import { type Locale, VOICE_LOCALES } from './messages.js';
 import type { Channel, VerifySessionsTable } from './migrations.js';
 import { DEFAULT_CURRENCY, sessionFee } from './prices.js';
@@ -55,8 +55,6 @@ export interface CheckResult {
  * from the kernel clock whenever a session is looked at, so moving the clock expires it at once.
  */
 export class VerifyService {
-  private ipReputation: IpReputation = new BuiltinIpReputation();
-
   constructor(
     private readonly repo: VerifyRepo,
     private readonly clock: Clock,
@@ -64,6 +62,8 @@ export class VerifyService {
     readonly delivery: Delivery,
     private readonly sms: () => VerifySmsPort | null,
     private readonly log: Logger,
+    /** `ip_risk`'s source: the IP-intelligence area's data, or the builtin ranges without it. */
+    private readonly ipReputation: IpReputation,
     /** The deployment's billing currency (the SMS area's FJORD_SMS_CURRENCY). */
     private readonly currency: string = DEFAULT_CURRENCY,
   ) {}
@@ -71,11 +71,6 @@ export class VerifyService {
   /** For other areas: sends a notification e-mail through Fjord's mail delivery (SMTP or the inbox). */
   sendNotificationMail(customerId: string, mail: { to: string; subject: string; text: string }) {
     return this.delivery.notificationMail(customerId, mail);
-  }
-
-  /** The IP-intelligence area plugs its reputation service in here. */
-  setIpReputation(reputation: IpReputation): void {
-    this.ipReputation = reputation;
   }
 
   async start(customerId: string, input: StartInput) {
