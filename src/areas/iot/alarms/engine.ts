@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { GroupCommit } from '../../../kernel/store/group-commit.js';
 import type { Store } from '../../../kernel/store/store.js';
@@ -26,10 +27,16 @@ const CACHE_MS = 5_000;
 /** Devices whose facts, latest values, rule state and open alarms are kept (all dropped past this). */
 const MAX_DEVICES_CACHED = 10_000;
 /**
- * Every alarm move, in any process, is announced on this channel as `<rule>|<device pk>|<severity,
- * or empty once none is open>`; an empty notice means notices were lost (read them all again).
+ * Every alarm move, in any process, is announced on this channel as `<origin>|<rule>|<device
+ * pk>|<severity, or empty once none is open>`; an empty notice means notices were lost (read them
+ * all again). A process sends its notices one after the other, so they arrive in order.
  */
 const OPEN_CHANNEL = 'fjord_iot_alarm_open';
+/**
+ * A device's open alarms are read again this often: it bounds what two processes moving the same
+ * alarm within milliseconds of each other (their notices may cross) can leave wrong.
+ */
+const OPEN_REREAD_MS = 60_000;
 /** Rule state rows written in one transaction of the group commit. */
 const STATE_BATCH = 2000;
 
@@ -176,6 +183,7 @@ interface DeviceState {
   open: Map<string, Severity>;
   /** The notices generation `open` was read in (a lost notice makes every device read it again). */
   openGen: number;
+  openAt: number;
   /** Notices that arrived while `open` was being read, applied once it is. */
   pending: string[] | null;
   /** Repeating counts and duration starts by `<rule>|<severity>`; no entry: nothing held. */
@@ -226,6 +234,10 @@ export class RuleEngine {
   private gen = 0;
   private readonly resetAt = new Map<string, number>();
   private readonly stateWrites: GroupCommit<StateWrite>;
+  /** Resolves once every state write submitted so far is committed (or failed). */
+  private lastWrite: Promise<void> = Promise.resolve();
+  private readonly origin = randomUUID();
+  private publishing: Promise<void> = Promise.resolve();
 
   constructor(
     store: Store,
@@ -249,11 +261,16 @@ export class RuleEngine {
     alarms.onEvent((a, event) => {
       const notice = `${a.rule_id}|${a.device_pk}|${event === 'resolved' ? '' : a.severity}`;
       this.noteOpen(notice);
-      store.publish(OPEN_CHANNEL, notice).catch(() => {});
+      const sent = `${this.origin}|${notice}`;
+      this.publishing = this.publishing.then(() => store.publish(OPEN_CHANNEL, sent)).catch(() => {});
     });
-    store.subscribe(OPEN_CHANNEL, (notice) => {
-      if (notice) this.noteOpen(notice);
-      else this.openGen++; // notices were lost: every device reads its open alarms again
+    store.subscribe(OPEN_CHANNEL, (sent) => {
+      if (!sent) {
+        this.openGen++; // notices were lost: every device reads its open alarms again
+        return;
+      }
+      const cut = sent.indexOf('|');
+      if (sent.slice(0, cut) !== this.origin) this.noteOpen(sent.slice(cut + 1));
     });
   }
 
@@ -295,6 +312,7 @@ export class RuleEngine {
   /** Resolves when every message received so far has been judged (for tests and shutdown). */
   async settled() {
     await Promise.all([...this.queues.values()]);
+    await this.lastWrite;
   }
 
   private onEvent(e: IotEvent) {
@@ -346,10 +364,11 @@ export class RuleEngine {
     e: Exclude<IotEvent, { kind: 'telemetry' | 'deleted' }>,
     set: RuleSet,
   ): void | Promise<void> {
-    if (set.rules.length === 0) return;
-    if (e.kind !== 'message') return this.judgeConnection(key, e);
+    if (set.rules.length === 0 || e.kind === 'disconnected') return;
+    if (e.kind === 'connected') return this.judgeConnection(key, e);
     const d = this.states.get(key);
-    if (!d || d.openGen !== this.openGen || Date.now() - d.facts.at >= CACHE_MS)
+    const now = Date.now();
+    if (!d || d.openGen !== this.openGen || now - d.facts.at >= CACHE_MS || now - d.openAt >= OPEN_REREAD_MS)
       return this.stateOf(key, e.customer_id, e.device_id, false).then((s) => {
         if (s) return this.judgeMessage(s, e, set);
       });
@@ -357,13 +376,10 @@ export class RuleEngine {
   }
 
   /** Connected again: inactivity alarms judged on the connection clear. */
-  private async judgeConnection(
-    key: string,
-    e: Exclude<IotEvent, { kind: 'telemetry' | 'deleted' | 'message' }>,
-  ) {
+  private async judgeConnection(key: string, e: Extract<IotEvent, { kind: 'connected' }>) {
     // The device may have been judged by another process meanwhile: read everything again.
     const d = await this.stateOf(key, e.customer_id, e.device_id, true);
-    if (!d || e.kind !== 'connected') return;
+    if (!d) return;
     const set = await this.ruleSetOf(e.customer_id);
     const index = this.indexFor(d, set);
     for (const r of index.clearsOnConnect)
@@ -452,7 +468,7 @@ export class RuleEngine {
       held.count = count;
       held.since = since;
     } else d.held.set(j.heldKey, { count, since });
-    this.stateWrites
+    this.lastWrite = this.stateWrites
       .submit([
         {
           rule_id: r.row.id,
@@ -562,7 +578,7 @@ export class RuleEngine {
     let d = this.states.get(key);
     if (d && d.facts.row.id === row.id) {
       d.facts = facts;
-      if (!fresh && d.openGen === this.openGen) return d;
+      if (!fresh && d.openGen === this.openGen && Date.now() - d.openAt < OPEN_REREAD_MS) return d;
     } else {
       if (this.states.size >= MAX_DEVICES_CACHED) {
         this.states.clear();
@@ -575,6 +591,7 @@ export class RuleEngine {
         latest: {},
         open: new Map(),
         openGen: -1,
+        openAt: 0,
         pending: null,
         held: new Map(),
         index: null,
@@ -586,6 +603,7 @@ export class RuleEngine {
       fresh = true;
     }
     const gen = this.openGen;
+    const openAt = Date.now();
     d.pending = [];
     try {
       const open = await this.repo.openOfDevice(row.id);
@@ -596,7 +614,9 @@ export class RuleEngine {
       for (const notice of pending) this.noteOpen(notice);
     }
     d.openGen = gen;
+    d.openAt = openAt;
     if (fresh) {
+      await this.lastWrite; // what this process counted is in the store before it is read back
       const latest: Record<string, Scalar> = {};
       for (const p of await this.devices.latest(row.id)) latest[p.key] ??= pointValue(p);
       // Every message judged was stored first: the store's latest values are at least as new.
