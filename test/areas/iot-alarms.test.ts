@@ -354,6 +354,38 @@ describe('IoT alarm rules and alarms', () => {
     await eventually(async () => expect(await alarmsOf('keys-2', 'active')).toHaveLength(1), 5000);
   });
 
+  it('opens one alarm per device when many devices cross a threshold at once', async () => {
+    const fleet = await Promise.all(Array.from({ length: 8 }, (_, i) => device(`burst-${i}`)));
+    const r = await rule({
+      name: 'burst',
+      severities: {
+        critical: { type: 'simple', filters: [{ key: 'burst', operator: '>', value: 90 }] },
+        warning: { type: 'simple', filters: [{ key: 'burst', operator: '>', value: 50 }] },
+      },
+    });
+    await Promise.all(
+      fleet.flatMap((d) => [d.send({ burst: 60 }), d.send({ burst: 95 }), d.send({ burst: 99 })]),
+    );
+    const open = await eventually(async () => {
+      const list = (await get(`/v1/iot/alarms?rule_id=${r.id}&status=active`)).body.alarms as {
+        id: string;
+        device_id: string;
+        severity: string;
+      }[];
+      expect(list).toHaveLength(8);
+      expect(list.every((x) => x.severity === 'critical')).toBe(true);
+      return list;
+    }, 10_000);
+    expect(new Set(open.map((x) => x.device_id)).size).toBe(8);
+    for (const x of open) {
+      const events = (await get(`/v1/iot/alarms/${x.id}/timeline`)).body.events.map(
+        (e: { event: string }) => e.event,
+      );
+      expect(events.filter((e: string) => e !== 'notified')).toEqual(['created', 'severity_changed']);
+    }
+    expect((await t.request('DELETE', `/v1/iot/rules/${r.id}`, { key: a.pat })).status).toBe(204);
+  });
+
   it('never judges one account’s telemetry by another account’s rules', async () => {
     await device('shared-id');
     await rule({
