@@ -386,6 +386,58 @@ describe('IoT alarm rules and alarms', () => {
     expect((await t.request('DELETE', `/v1/iot/rules/${r.id}`, { key: a.pat })).status).toBe(204);
   });
 
+  it('learns of alarm moves made by another process from the store notices, and reads them again after a resync', async () => {
+    const d = await device('elsewhere-1');
+    const r = await rule({
+      name: 'pressure elsewhere',
+      target: { type: 'device', value: 'elsewhere-1' },
+      severities: { major: { type: 'simple', filters: [{ key: 'p', operator: '>', value: 10 }] } },
+    });
+    const db = t.kernel.store.typed<IotTables>() as Kysely<IotTables>;
+    const active = () => alarmsOf('elsewhere-1', 'active');
+    /** Resolves the alarm as another Fjord process would: in the store, then (maybe) a notice. */
+    const resolveElsewhere = async (id: string) => {
+      await db
+        .updateTable('iot_alarms')
+        .set({ status: 'resolved', cleared_by: 'user' })
+        .where('id', '=', id)
+        .execute();
+      const alarm = await db
+        .selectFrom('iot_alarms')
+        .select('device_pk')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      return alarm.device_pk;
+    };
+    await d.send({ p: 20 });
+    const [first] = await eventually(async () => {
+      const list = await active();
+      expect(list).toHaveLength(1);
+      return list;
+    }, 5000);
+    const pk = await resolveElsewhere(first!.id);
+    await t.kernel.store.publish('fjord_iot_alarm_open', `another-process|${r.id}|${pk}|`);
+    await new Promise((res) => setTimeout(res, 200));
+    await d.send({ p: 21 }); // The engine knows none is open: a new alarm.
+    const [second] = await eventually(async () => {
+      const list = await active();
+      expect(list).toHaveLength(1);
+      return list;
+    }, 5000);
+    expect(second!.id).not.toBe(first!.id);
+    // Notices were lost (the store's resync): every device's open alarms are read again.
+    await resolveElsewhere(second!.id);
+    await t.kernel.store.publish('fjord_iot_alarm_open', '');
+    await new Promise((res) => setTimeout(res, 200));
+    await d.send({ p: 22 });
+    const [third] = await eventually(async () => {
+      const list = await active();
+      expect(list).toHaveLength(1);
+      return list;
+    }, 5000);
+    expect(third!.id).not.toBe(second!.id);
+  });
+
   it('never judges one account’s telemetry by another account’s rules', async () => {
     await device('shared-id');
     await rule({
