@@ -229,6 +229,8 @@ export class RuleEngine {
   private readonly byPk = new Map<string, DeviceState>();
   private readonly queues = new Map<string, Promise<void>>();
   private openGen = 0;
+  /** Bumped by every rule change here: a rule set read before it is read again. */
+  private rulesGen = 0;
   private stamp = 0;
   /** Write generation, and per rule the generation its state was last reset in. */
   private gen = 0;
@@ -299,6 +301,8 @@ export class RuleEngine {
    * the account's rules are read again and what is held for the rule is dropped at once.
    */
   forgetRules(ruleId?: string) {
+    this.rulesGen++;
+    this.loading.clear(); // a read under way may predate the change: the next message reads again
     for (const set of this.rules.values()) set.at = 0;
     if (ruleId) this.forgetHeld(ruleId);
   }
@@ -395,8 +399,11 @@ export class RuleEngine {
     let actions: Action[] | null = null;
     if (d.open.size > 0)
       for (const r of index.clearsOnTelemetry)
-        if (d.open.has(r.row.id) && scheduled(r, at))
+        if (d.open.has(r.row.id) && scheduled(r, at)) {
           actions = added(actions, { raise: false, rule: r, details: { reason: 'telemetry received' } });
+          // Resolved before the rule's other conditions are judged, which may open a new alarm.
+          d.open.delete(r.row.id);
+        }
     for (const k in e.values) {
       const rules = index.byKey.get(k);
       if (rules)
@@ -525,17 +532,21 @@ export class RuleEngine {
   private ruleSetOf(customerId: string): Promise<RuleSet> {
     const set = this.rules.get(customerId);
     if (set && Date.now() - set.at < CACHE_MS) return Promise.resolve(set);
-    let loading = this.loading.get(customerId);
-    if (!loading) {
-      loading = this.loadRuleSet(customerId).finally(() => this.loading.delete(customerId));
-      this.loading.set(customerId, loading);
-    }
+    const under = this.loading.get(customerId);
+    if (under) return under;
+    const loading: Promise<RuleSet> = this.loadRuleSet(customerId).finally(() => {
+      if (this.loading.get(customerId) === loading) this.loading.delete(customerId);
+    });
+    this.loading.set(customerId, loading);
     return loading;
   }
 
   private async loadRuleSet(customerId: string): Promise<RuleSet> {
     const before = this.rules.get(customerId);
+    const gen = this.rulesGen;
     const rows = await this.repo.rules(customerId);
+    // A rule changed here while this was read: read again (what was read may predate it).
+    if (gen !== this.rulesGen) return this.ruleSetOf(customerId);
     // A rule edited, disabled or deleted by another process starts its counters again.
     const seen = new Set<string>();
     for (const row of rows) {
