@@ -24,7 +24,10 @@ import type { IotRuleStateTable, IotRulesTable } from './tables.js';
 
 /** What another process changed (rules, devices) is seen within this long; this process's at once. */
 const CACHE_MS = 5_000;
-/** Devices whose facts, latest values, rule state and open alarms are kept (all dropped past this). */
+/**
+ * Devices whose facts, latest values, rule state and open alarms are kept; past this the tenth
+ * judged least recently is dropped (read again from the store when it next sends).
+ */
 const MAX_DEVICES_CACHED = 10_000;
 /**
  * Every alarm move, in any process, is announced on this channel as `<origin>|<rule>|<device
@@ -520,6 +523,15 @@ export class RuleEngine {
     else d.open.delete(ruleId);
   }
 
+  private evict() {
+    let drop = Math.ceil(MAX_DEVICES_CACHED / 10);
+    for (const [key, d] of this.states) {
+      if (drop-- <= 0) break;
+      this.states.delete(key);
+      if (this.byPk.get(d.facts.row.id) === d) this.byPk.delete(d.facts.row.id);
+    }
+  }
+
   /** The rules that apply to the device, from the account's set (shared when all target all). */
   private indexFor(d: DeviceState, set: RuleSet): RuleIndex {
     if (d.index && d.indexSet === set && d.indexFacts === d.facts) return d.index;
@@ -589,12 +601,12 @@ export class RuleEngine {
     let d = this.states.get(key);
     if (d && d.facts.row.id === row.id) {
       d.facts = facts;
+      // Kept in the order devices were last read: the least recently judged go first.
+      this.states.delete(key);
+      this.states.set(key, d);
       if (!fresh && d.openGen === this.openGen && Date.now() - d.openAt < OPEN_REREAD_MS) return d;
     } else {
-      if (this.states.size >= MAX_DEVICES_CACHED) {
-        this.states.clear();
-        this.byPk.clear();
-      }
+      if (this.states.size >= MAX_DEVICES_CACHED) this.evict();
       if (d) this.byPk.delete(d.facts.row.id);
       d = {
         key,
