@@ -1,5 +1,7 @@
+import type { Kysely } from 'kysely';
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IotTables } from '../../src/areas/iot/migrations.js';
 import { eventually } from '../helpers/eventually.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { HttpsReceiver, signatureValid } from '../helpers/https-receiver.js';
@@ -264,6 +266,176 @@ describe('IoT alarm rules and alarms', () => {
     expect((await post(`/v1/iot/rules/${r.id}/enable`)).body.enabled).toBe(true);
     await h.send({ rh: 91 });
     await eventually(async () => expect(await alarmsOf('hum-1')).toHaveLength(1), 5000);
+  });
+
+  it('judges a rule on the messages carrying a key it reads, re-indexes an edited rule, forgets a deleted one', async () => {
+    const d = await device('keys-1');
+    const r = await rule({
+      name: 'reads a',
+      target: { type: 'device', value: 'keys-1' },
+      severities: { warning: { type: 'simple', filters: [{ key: 'a', operator: '>', value: 10 }] } },
+      clear_condition: { type: 'simple', filters: [{ key: 'a', operator: '<', value: 5 }] },
+    });
+    await d.send({ b: 50 });
+    await d.send({ a: 20 });
+    const [first] = await eventually(async () => {
+      const list = await alarmsOf('keys-1', 'active');
+      expect(list).toHaveLength(1);
+      return list;
+    }, 5000);
+    // The edit reads `c` instead: `a` no longer clears nor fires, `c` does.
+    const edited = await t.request('PATCH', `/v1/iot/rules/${r.id}`, {
+      key: a.pat,
+      body: {
+        severities: { warning: { type: 'simple', filters: [{ key: 'c', operator: '>', value: 10 }] } },
+        clear_condition: { type: 'simple', filters: [{ key: 'c', operator: '<', value: 5 }] },
+      },
+    });
+    expect(edited.status, edited.text).toBe(200);
+    await d.send({ a: 1 });
+    await new Promise((res) => setTimeout(res, 300));
+    expect((await alarmsOf('keys-1', 'active')).map((x) => x.id)).toEqual([first!.id]);
+    await d.send({ c: 1 });
+    await eventually(async () => expect(await alarmsOf('keys-1', 'active')).toHaveLength(0), 5000);
+    await d.send({ a: 30 });
+    await new Promise((res) => setTimeout(res, 300));
+    expect(await alarmsOf('keys-1', 'active')).toHaveLength(0);
+    await d.send({ c: 20 });
+    const [second] = await eventually(async () => {
+      const list = await alarmsOf('keys-1', 'active');
+      expect(list).toHaveLength(1);
+      return list;
+    }, 5000);
+    expect(second!.id).not.toBe(first!.id);
+    // Resolved by a user: the engine learns it, so the next message that meets the condition opens
+    // a new alarm.
+    expect((await post(`/v1/iot/alarms/${second!.id}/resolve`)).status).toBe(200);
+    await d.send({ c: 21 });
+    const [third] = await eventually(async () => {
+      const list = await alarmsOf('keys-1', 'active');
+      expect(list).toHaveLength(1);
+      return list;
+    }, 5000);
+    expect(third!.id).not.toBe(second!.id);
+    expect((await post(`/v1/iot/alarms/${third!.id}/resolve`)).status).toBe(200);
+    expect((await t.request('DELETE', `/v1/iot/rules/${r.id}`, { key: a.pat })).status).toBe(204);
+    await d.send({ c: 50 });
+    await new Promise((res) => setTimeout(res, 300));
+    expect(await alarmsOf('keys-1', 'active')).toHaveLength(0);
+  });
+
+  it('counts a message once for a rule reading several of its keys, and not when it carries none', async () => {
+    const d = await device('keys-2');
+    const r = await rule({
+      name: 'a and b',
+      target: { type: 'device', value: 'keys-2' },
+      severities: {
+        major: {
+          type: 'repeating',
+          count: 2,
+          filters: [
+            { key: 'a', operator: '>', value: 10 },
+            { key: 'b', operator: '>', value: 10 },
+          ],
+        },
+      },
+    });
+    await d.send({ a: 20, b: 20 }); // One message: the count is 1, not 2.
+    await d.send({ z: 1 }); // Reads neither key: not judged, the count stays.
+    await new Promise((res) => setTimeout(res, 300));
+    expect(await alarmsOf('keys-2')).toHaveLength(0);
+    // The count is in the store, so a restart or another process carries on from it.
+    const db = t.kernel.store.typed<IotTables>() as Kysely<IotTables>;
+    await eventually(async () => {
+      const rows = await db.selectFrom('iot_rule_state').selectAll().where('rule_id', '=', r.id).execute();
+      expect(rows.map((x) => Number(x.count))).toEqual([1]);
+    }, 5000);
+    await d.send({ a: 21 }); // Judged against the latest b (20): the second in a row.
+    await eventually(async () => expect(await alarmsOf('keys-2', 'active')).toHaveLength(1), 5000);
+  });
+
+  it('opens one alarm per device when many devices cross a threshold at once', async () => {
+    const fleet = await Promise.all(Array.from({ length: 8 }, (_, i) => device(`burst-${i}`)));
+    const r = await rule({
+      name: 'burst',
+      severities: {
+        critical: { type: 'simple', filters: [{ key: 'burst', operator: '>', value: 90 }] },
+        warning: { type: 'simple', filters: [{ key: 'burst', operator: '>', value: 50 }] },
+      },
+    });
+    await Promise.all(
+      fleet.flatMap((d) => [d.send({ burst: 60 }), d.send({ burst: 95 }), d.send({ burst: 99 })]),
+    );
+    const open = await eventually(async () => {
+      const list = (await get(`/v1/iot/alarms?rule_id=${r.id}&status=active`)).body.alarms as {
+        id: string;
+        device_id: string;
+        severity: string;
+      }[];
+      expect(list).toHaveLength(8);
+      expect(list.every((x) => x.severity === 'critical')).toBe(true);
+      return list;
+    }, 10_000);
+    expect(new Set(open.map((x) => x.device_id)).size).toBe(8);
+    for (const x of open) {
+      const events = (await get(`/v1/iot/alarms/${x.id}/timeline`)).body.events.map(
+        (e: { event: string }) => e.event,
+      );
+      expect(events.filter((e: string) => e !== 'notified')).toEqual(['created', 'severity_changed']);
+    }
+    expect((await t.request('DELETE', `/v1/iot/rules/${r.id}`, { key: a.pat })).status).toBe(204);
+  });
+
+  it('learns of alarm moves made by another process from the store notices, and reads them again after a resync', async () => {
+    const d = await device('elsewhere-1');
+    const r = await rule({
+      name: 'pressure elsewhere',
+      target: { type: 'device', value: 'elsewhere-1' },
+      severities: { major: { type: 'simple', filters: [{ key: 'p', operator: '>', value: 10 }] } },
+    });
+    const db = t.kernel.store.typed<IotTables>() as Kysely<IotTables>;
+    const active = () => alarmsOf('elsewhere-1', 'active');
+    /** Resolves the alarm as another Fjord process would: in the store, then (maybe) a notice. */
+    const resolveElsewhere = async (id: string) => {
+      await db
+        .updateTable('iot_alarms')
+        .set({ status: 'resolved', cleared_by: 'user' })
+        .where('id', '=', id)
+        .execute();
+      const alarm = await db
+        .selectFrom('iot_alarms')
+        .select('device_pk')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      return alarm.device_pk;
+    };
+    await d.send({ p: 20 });
+    const [first] = await eventually(async () => {
+      const list = await active();
+      expect(list).toHaveLength(1);
+      return list;
+    }, 5000);
+    const pk = await resolveElsewhere(first!.id);
+    await t.kernel.store.publish('fjord_iot_alarm_open', `another-process|${r.id}|${pk}|`);
+    await new Promise((res) => setTimeout(res, 200));
+    await d.send({ p: 21 }); // The engine knows none is open: a new alarm.
+    const [second] = await eventually(async () => {
+      const list = await active();
+      expect(list).toHaveLength(1);
+      return list;
+    }, 5000);
+    expect(second!.id).not.toBe(first!.id);
+    // Notices were lost (the store's resync): every device's open alarms are read again.
+    await resolveElsewhere(second!.id);
+    await t.kernel.store.publish('fjord_iot_alarm_open', '');
+    await new Promise((res) => setTimeout(res, 200));
+    await d.send({ p: 22 });
+    const [third] = await eventually(async () => {
+      const list = await active();
+      expect(list).toHaveLength(1);
+      return list;
+    }, 5000);
+    expect(third!.id).not.toBe(second!.id);
   });
 
   it('never judges one account’s telemetry by another account’s rules', async () => {

@@ -77,7 +77,7 @@ export const iotArea = defineArea({
     const alarms = new Alarms(kernel.store, kernel.clock);
     const rules = new Rules(kernel.store, kernel.clock, kernel.limits, kernel.identity);
     const engine = new RuleEngine(kernel.store, alarms, kernel.log.child({ area: 'iot' }));
-    rules.changed = () => engine.forgetRules();
+    rules.changed = (ruleId) => engine.forgetRules(ruleId);
     engine.attach(stream);
     const senders: AlertSenders = {
       mail: verify

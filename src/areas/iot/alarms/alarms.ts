@@ -2,12 +2,29 @@ import type { Clock } from '../../../kernel/clock.js';
 import { AppError } from '../../../kernel/errors.js';
 import type { PageRequest } from '../../../kernel/http/pagination.js';
 import { newId } from '../../../kernel/ids.js';
+import { GroupCommit } from '../../../kernel/store/group-commit.js';
 import type { Store } from '../../../kernel/store/store.js';
+import type { Unit } from '../../../kernel/store/unit-of-work.js';
 import { SEVERITIES, SEVERITY_RANK, type Severity } from './conditions.js';
 import { type AlarmFilter, AlarmRepo } from './repo.js';
 import type { IotAlarmsTable } from './tables.js';
 
 export type AlarmEvent = 'created' | 'escalated' | 'acknowledged' | 'resolved' | 'reopened';
+
+export interface RaiseInput {
+  customerId: string;
+  rule: { id: string; name: string };
+  device: { pk: string; id: string };
+  severity: Severity;
+  details: Record<string, unknown>;
+}
+/** A move the rule engine or the clock asks for; `outcome` is set once its transaction ran. */
+type RuleMove = { outcome: AlarmEvent | null } & (
+  | { raise: RaiseInput; clear?: undefined }
+  | { raise?: undefined; clear: { ruleId: string; devicePk: string; details: Record<string, unknown> } }
+);
+/** Rule moves written in one transaction. */
+const MOVES_PER_COMMIT = 200;
 export type AlarmListener = (alarm: IotAlarmsTable, event: AlarmEvent) => void;
 
 export const alarmErrors = {
@@ -55,90 +72,118 @@ export class Alarms {
    * The rule found the condition of `severity` true for the device: opens an alarm, or raises the
    * open one's severity. Answers what happened (null: already open at that severity or worse).
    */
-  async raise(input: {
-    customerId: string;
-    rule: { id: string; name: string };
-    device: { pk: string; id: string };
-    severity: Severity;
-    details: Record<string, unknown>;
-  }): Promise<AlarmEvent | null> {
-    const now = this.clock.nowMs();
-    const actor = `rule:${input.rule.id}`;
-    const outcome = await this.store.unitOfWork(
-      { locks: [`iot:alarm:${input.rule.id}:${input.device.pk}`] },
-      async (unit) => {
-        const repo = AlarmRepo.over(unit.tx);
-        const open = await repo.openAlarm(input.rule.id, input.device.pk);
-        if (open) {
-          if (SEVERITY_RANK[input.severity] <= SEVERITY_RANK[open.severity as Severity]) return null;
-          const next = {
-            ...open,
-            severity: input.severity,
-            updated_at: now,
-            details: JSON.stringify(input.details),
-          };
-          await repo.updateAlarm(open.id, {
-            severity: next.severity,
-            updated_at: now,
-            details: next.details,
-          });
-          await this.event(repo, open.id, now, 'severity_changed', actor, {
-            from: open.severity,
-            to: input.severity,
-          });
-          unit.afterCommit(() => this.emit(next, 'escalated'));
-          return 'escalated' as const;
-        }
-        const row: IotAlarmsTable = {
-          id: newId(),
-          customer_id: input.customerId,
-          rule_id: input.rule.id,
-          rule_name: input.rule.name,
-          device_pk: input.device.pk,
-          device_id: input.device.id,
-          severity: input.severity,
-          status: 'active',
-          cleared_by: null,
-          details: JSON.stringify(input.details),
-          created_at: now,
-          updated_at: now,
-          acknowledged_at: null,
-          acknowledged_by: null,
-          resolved_at: null,
-          resolved_by: null,
-          last_notified_at: null,
-        };
-        await repo.insertAlarm(row);
-        await this.event(repo, row.id, now, 'created', actor, { severity: input.severity, ...input.details });
-        unit.afterCommit(() => this.emit(row, 'created'));
-        return 'created' as const;
-      },
-    );
-    return outcome;
+  async raise(input: RaiseInput): Promise<AlarmEvent | null> {
+    const move: RuleMove = { raise: input, outcome: null };
+    await this.ruleMoves.submit([move]);
+    return move.outcome;
   }
 
   /** The rule's clear condition held (or the device is active again): resolves the open alarm. */
   async clearByRule(ruleId: string, devicePk: string, details: Record<string, unknown>): Promise<boolean> {
+    const move: RuleMove = { clear: { ruleId, devicePk, details }, outcome: null };
+    await this.ruleMoves.submit([move]);
+    return move.outcome === 'resolved';
+  }
+
+  /**
+   * The rules' moves share transactions (a group commit): a burst of alarms, say a threshold many
+   * devices cross at once, commits once per batch rather than once per alarm. Each move still
+   * holds its (rule, device) lock and reads the open alarm inside the transaction.
+   */
+  private readonly ruleMoves = new GroupCommit<RuleMove>(
+    (moves) =>
+      this.store.unitOfWork(
+        {
+          locks: moves.map((m) =>
+            m.raise
+              ? `iot:alarm:${m.raise.rule.id}:${m.raise.device.pk}`
+              : `iot:alarm:${m.clear.ruleId}:${m.clear.devicePk}`,
+          ),
+        },
+        async (unit) => {
+          const repo = AlarmRepo.over(unit.tx);
+          for (const m of moves)
+            m.outcome = m.raise
+              ? await this.raiseIn(unit, repo, m.raise)
+              : await this.clearIn(unit, repo, m.clear.ruleId, m.clear.devicePk, m.clear.details);
+        },
+      ),
+    MOVES_PER_COMMIT,
+  );
+
+  private async raiseIn(unit: Unit, repo: AlarmRepo, input: RaiseInput): Promise<AlarmEvent | null> {
     const now = this.clock.nowMs();
-    return this.store.unitOfWork({ locks: [`iot:alarm:${ruleId}:${devicePk}`] }, async (unit) => {
-      const repo = AlarmRepo.over(unit.tx);
-      const open = await repo.openAlarm(ruleId, devicePk);
-      if (!open) return false;
-      const patch = {
-        status: 'resolved' as const,
-        cleared_by: 'rule',
-        resolved_at: now,
-        resolved_by: `rule:${ruleId}`,
+    const actor = `rule:${input.rule.id}`;
+    const open = await repo.openAlarm(input.rule.id, input.device.pk);
+    if (open) {
+      if (SEVERITY_RANK[input.severity] <= SEVERITY_RANK[open.severity as Severity]) return null;
+      const next = {
+        ...open,
+        severity: input.severity,
         updated_at: now,
+        details: JSON.stringify(input.details),
       };
-      await repo.updateAlarm(open.id, patch);
-      await this.event(repo, open.id, now, 'resolved', `rule:${ruleId}`, {
-        cleared_by: 'rule',
-        ...details,
+      await repo.updateAlarm(open.id, {
+        severity: next.severity,
+        updated_at: now,
+        details: next.details,
       });
-      unit.afterCommit(() => this.emit({ ...open, ...patch }, 'resolved'));
-      return true;
+      await this.event(repo, open.id, now, 'severity_changed', actor, {
+        from: open.severity,
+        to: input.severity,
+      });
+      unit.afterCommit(() => this.emit(next, 'escalated'));
+      return 'escalated';
+    }
+    const row: IotAlarmsTable = {
+      id: newId(),
+      customer_id: input.customerId,
+      rule_id: input.rule.id,
+      rule_name: input.rule.name,
+      device_pk: input.device.pk,
+      device_id: input.device.id,
+      severity: input.severity,
+      status: 'active',
+      cleared_by: null,
+      details: JSON.stringify(input.details),
+      created_at: now,
+      updated_at: now,
+      acknowledged_at: null,
+      acknowledged_by: null,
+      resolved_at: null,
+      resolved_by: null,
+      last_notified_at: null,
+    };
+    await repo.insertAlarm(row);
+    await this.event(repo, row.id, now, 'created', actor, { severity: input.severity, ...input.details });
+    unit.afterCommit(() => this.emit(row, 'created'));
+    return 'created';
+  }
+
+  private async clearIn(
+    unit: Unit,
+    repo: AlarmRepo,
+    ruleId: string,
+    devicePk: string,
+    details: Record<string, unknown>,
+  ): Promise<AlarmEvent | null> {
+    const now = this.clock.nowMs();
+    const open = await repo.openAlarm(ruleId, devicePk);
+    if (!open) return null;
+    const patch = {
+      status: 'resolved' as const,
+      cleared_by: 'rule',
+      resolved_at: now,
+      resolved_by: `rule:${ruleId}`,
+      updated_at: now,
+    };
+    await repo.updateAlarm(open.id, patch);
+    await this.event(repo, open.id, now, 'resolved', `rule:${ruleId}`, {
+      cleared_by: 'rule',
+      ...details,
     });
+    unit.afterCommit(() => this.emit({ ...open, ...patch }, 'resolved'));
+    return 'resolved';
   }
 
   acknowledge(customerId: string, id: string, actor: Actor) {

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { GroupCommit } from '../../../kernel/store/group-commit.js';
 import type { Store } from '../../../kernel/store/store.js';
 import type { IotDevicesTable } from '../migrations.js';
 import { IotRepo } from '../repo.js';
@@ -7,6 +9,7 @@ import type { IotEvent, TelemetryStream } from '../telemetry-stream.js';
 import type { Alarms } from './alarms.js';
 import {
   type Condition,
+  type Filter,
   filtersMatch,
   type Scalar,
   type Schedule,
@@ -17,79 +20,229 @@ import {
 } from './conditions.js';
 import { AlarmRepo } from './repo.js';
 import { type RuleInput, ruleInputOf } from './rules.js';
-import type { IotRulesTable } from './tables.js';
+import type { IotRuleStateTable, IotRulesTable } from './tables.js';
 
 /** What another process changed (rules, devices) is seen within this long; this process's at once. */
 const CACHE_MS = 5_000;
+/**
+ * Devices whose facts, latest values, rule state and open alarms are kept; past this the tenth
+ * judged least recently is dropped (read again from the store when it next sends).
+ */
 const MAX_DEVICES_CACHED = 10_000;
 /**
- * How long what this process knows of a rule's open alarm for a device is trusted. Alarm moves in
- * any process are announced (OPEN_CHANNEL), so this only bounds the cost of a lost notice.
+ * Every alarm move, in any process, is announced on this channel as `<origin>|<rule>|<device
+ * pk>|<severity, or empty once none is open>`; an empty notice means notices were lost (read them
+ * all again). A process sends its notices one after the other, so they arrive in order.
  */
-const OPEN_CACHE_MS = 60_000;
 const OPEN_CHANNEL = 'fjord_iot_alarm_open';
-/** Repeating counters and duration starts kept in memory (read again from the store past this). */
-const MAX_HELD_CACHED = 200_000;
+/**
+ * A device's open alarms are read again this often: it bounds what two processes moving the same
+ * alarm within milliseconds of each other (their notices may cross) can leave wrong.
+ */
+const OPEN_REREAD_MS = 60_000;
+/** Rule state rows written in one transaction of the group commit. */
+const STATE_BATCH = 2000;
+
+/** A condition judged on messages, as the hot path needs it. */
+export interface JudgedCondition {
+  severity: Severity;
+  rank: number;
+  condition: Condition;
+  filters: Filter[];
+  /** Its key in a device's held state (repeating and duration conditions). */
+  heldKey: string;
+}
 
 export interface LoadedRule {
   row: IotRulesTable;
   input: RuleInput;
   /** The conditions judged on messages, worst severity first (worked out once per load). */
-  judged: [Severity, Condition][];
+  judged: JudgedCondition[];
+  clearFilters: Filter[] | null;
   /** Its inactivity alarms clear on telemetry, or on a connection. */
   clearsOnTelemetry: boolean;
   clearsOnConnect: boolean;
   /** Some filter reads the device's metadata (parsed only then). */
   readsAttributes: boolean;
+  /**
+   * The telemetry keys its conditions read: a message is judged by the rules that read one of its
+   * keys. Null when a condition reads no telemetry key (only attributes): judged on every message.
+   */
+  keys: string[] | null;
+  /** The minute (epoch) whose schedule answer is cached, and that answer. */
+  scheduleMinute: number;
+  scheduleOpen: boolean;
+  /** The message being judged last touched it (a rule reading two keys of a message runs once). */
+  stamp: number;
 }
 
 export function load(row: IotRulesTable): LoadedRule {
   const input = ruleInputOf(row);
   const inactivity = inactivityConditions(input);
-  const judged = SEVERITIES.flatMap((s) => {
+  const judged = SEVERITIES.flatMap((s): JudgedCondition[] => {
     const c = input.severities[s];
-    return c && c.type !== 'inactivity' ? [[s, c] as [Severity, Condition]] : [];
+    return c && c.type !== 'inactivity'
+      ? [
+          {
+            severity: s,
+            rank: SEVERITY_RANK[s],
+            condition: c,
+            filters: c.filters ?? [],
+            heldKey: `${row.id}|${s}`,
+          },
+        ]
+      : [];
   });
-  const filters = [
-    ...judged.map(([, c]) => c),
+  const conditions = [
+    ...judged.map((j) => j.condition),
     ...(input.clear_condition ? [input.clear_condition] : []),
-  ].flatMap((c) => c.filters ?? []);
+  ];
+  const filters = conditions.flatMap((c) => c.filters ?? []);
+  const telemetryKeys = (c: Condition) =>
+    (c.filters ?? []).filter((f) => (f.source ?? 'telemetry') === 'telemetry').map((f) => f.key);
+  const everyMessage = conditions.some((c) => telemetryKeys(c).length === 0);
   return {
     row,
     input,
     judged,
+    clearFilters: input.clear_condition ? (input.clear_condition.filters ?? []) : null,
     clearsOnTelemetry: inactivity.some(([, c]) => (c.inactivity_basis ?? 'telemetry') === 'telemetry'),
     clearsOnConnect: inactivity.some(([, c]) => c.inactivity_basis === 'connection'),
     readsAttributes: filters.some((f) => f.source === 'attribute'),
+    keys: everyMessage ? null : [...new Set(conditions.flatMap(telemetryKeys))],
+    scheduleMinute: -1,
+    scheduleOpen: true,
+    stamp: 0,
   };
 }
-const NO_ATTRIBUTES: Record<string, unknown> = {};
+
+/** Whether the rule's schedule lets it be judged at `ms` (worked out once a minute). */
+function scheduled(r: LoadedRule, ms: number): boolean {
+  const schedule = r.input.schedule;
+  if (!schedule) return true;
+  const minute = Math.floor(ms / 60_000);
+  if (minute !== r.scheduleMinute) {
+    r.scheduleOpen = scheduleActive(schedule, ms);
+    r.scheduleMinute = minute;
+  }
+  return r.scheduleOpen;
+}
+
+/** Which rules a message can touch: by the keys they read. */
+interface RuleIndex {
+  byKey: Map<string, LoadedRule[]>;
+  /** Rules with a condition that reads no telemetry key. */
+  everyMessage: LoadedRule[];
+  clearsOnTelemetry: LoadedRule[];
+  clearsOnConnect: LoadedRule[];
+}
+
+/** An account's enabled rules, as last read, and their index. */
+interface RuleSet extends RuleIndex {
+  at: number;
+  rules: LoadedRule[];
+  /** Every rule targets every device: the set is every device's index. */
+  allDevices: boolean;
+}
+
+function indexOf(rules: LoadedRule[]): RuleIndex {
+  const byKey = new Map<string, LoadedRule[]>();
+  const everyMessage: LoadedRule[] = [];
+  for (const r of rules) {
+    if (r.judged.length === 0 && !r.clearFilters) continue; // inactivity only: the clock judges it
+    if (r.keys === null) everyMessage.push(r);
+    else
+      for (const k of r.keys) {
+        const list = byKey.get(k);
+        if (list) list.push(r);
+        else byKey.set(k, [r]);
+      }
+  }
+  return {
+    byKey,
+    everyMessage,
+    clearsOnTelemetry: rules.filter((r) => r.clearsOnTelemetry),
+    clearsOnConnect: rules.filter((r) => r.clearsOnConnect),
+  };
+}
+
 interface DeviceFacts {
   row: IotDevicesTable;
   groups: string[];
   at: number;
+  attributes: Record<string, unknown> | null;
 }
 interface Held {
   count: number;
   since: number | null;
 }
 
+/** What the engine keeps of one device, in the process that judges its messages. */
+interface DeviceState {
+  key: string;
+  facts: DeviceFacts;
+  latest: Record<string, Scalar>;
+  /** Its open alarms by rule id: exact, kept so by the alarm notices of every process. */
+  open: Map<string, Severity>;
+  /** The notices generation `open` was read in (a lost notice makes every device read it again). */
+  openGen: number;
+  openAt: number;
+  /** Notices that arrived while `open` was being read, applied once it is. */
+  pending: string[] | null;
+  /** Repeating counts and duration starts by `<rule>|<severity>`; no entry: nothing held. */
+  held: Map<string, Held>;
+  /** The rules that apply to it: built from `indexSet` and `indexFacts`. */
+  index: RuleIndex | null;
+  indexSet: RuleSet | null;
+  indexFacts: DeviceFacts | null;
+}
+
+type StateWrite = IotRuleStateTable & { gen: number };
+type Action =
+  | { raise: true; rule: LoadedRule; severity: Severity; details: Record<string, unknown> }
+  | { raise: false; rule: LoadedRule; details: Record<string, unknown> };
+
+const NO_ATTRIBUTES: Record<string, unknown> = {};
+/** The list of actions with `a` appended (allocated only once something must be written). */
+function added(actions: Action[] | null, a: Action): Action[] {
+  if (!actions) return [a];
+  actions.push(a);
+  return actions;
+}
+
 /**
  * Evaluates alarm rules: on each accepted message in the process that received it (against the
  * device's latest values, as ThingsBoard does), and on the clock for duration and inactivity.
- * Repeating counters and duration starts live in the store (cached here), so a restart or another
- * process carries on where this one stopped. One device's messages are judged in order.
+ *
+ * The hot path reads nothing from the store and allocates almost nothing: a message touches only
+ * the rules that read one of its keys (indexed per account and device), each device's open alarms
+ * and rule state are read once and then kept exact in memory (alarm moves of every process arrive
+ * as store notices), and the state changes of repeating and duration conditions are written
+ * through a group commit. State therefore still lives in the store: a restart or another process
+ * carries on where this one stopped. One device's messages are judged in order.
  */
 export class RuleEngine {
   private readonly devices: IotRepo;
   private readonly repo: AlarmRepo;
-  private rules = new Map<string, { at: number; rules: LoadedRule[] }>();
-  private readonly facts = new Map<string, DeviceFacts>();
-  private readonly latest = new Map<string, Record<string, Scalar>>();
-  private readonly held = new Map<string, Held>();
+  private rules = new Map<string, RuleSet>();
+  private readonly loading = new Map<string, Promise<RuleSet>>();
+  /** Each rule's `updated_at` as last loaded: a change elsewhere drops what is held for it. */
+  private readonly versions = new Map<string, number>();
+  private readonly states = new Map<string, DeviceState>();
+  private readonly byPk = new Map<string, DeviceState>();
   private readonly queues = new Map<string, Promise<void>>();
-  /** Per rule and device: the open alarm's severity, or null when none is open (as last seen). */
-  private readonly open = new Map<string, { severity: Severity | null; at: number }>();
+  private openGen = 0;
+  /** Bumped by every rule change here: a rule set read before it is read again. */
+  private rulesGen = 0;
+  private stamp = 0;
+  /** Write generation, and per rule the generation its state was last reset in. */
+  private gen = 0;
+  private readonly resetAt = new Map<string, number>();
+  private readonly stateWrites: GroupCommit<StateWrite>;
+  /** Resolves once every state write submitted so far is committed (or failed). */
+  private lastWrite: Promise<void> = Promise.resolve();
+  private readonly origin = randomUUID();
+  private publishing: Promise<void> = Promise.resolve();
 
   constructor(
     store: Store,
@@ -98,219 +251,409 @@ export class RuleEngine {
   ) {
     this.devices = IotRepo.of(store);
     this.repo = AlarmRepo.of(store);
+    this.stateWrites = new GroupCommit<StateWrite>(
+      (items) =>
+        store.unitOfWork({}, async ({ tx }) => {
+          // A rule edited meanwhile starts again: its older writes are dropped.
+          const rows = items
+            .filter((w) => (this.resetAt.get(w.rule_id) ?? -1) < w.gen)
+            .map(({ gen: _gen, ...row }) => row);
+          await AlarmRepo.over(tx).saveStates(rows);
+        }),
+      STATE_BATCH,
+    );
     // Every process learns which alarms are open, so none needs to ask the store per message.
     alarms.onEvent((a, event) => {
       const notice = `${a.rule_id}|${a.device_pk}|${event === 'resolved' ? '' : a.severity}`;
       this.noteOpen(notice);
-      store.publish(OPEN_CHANNEL, notice).catch(() => {});
+      const sent = `${this.origin}|${notice}`;
+      this.publishing = this.publishing.then(() => store.publish(OPEN_CHANNEL, sent)).catch(() => {});
     });
-    store.subscribe(OPEN_CHANNEL, (notice) => (notice ? this.noteOpen(notice) : this.open.clear()));
-  }
-
-  /**
-   * Opens or raises the alarm unless this process knows one of that severity or worse is open:
-   * a condition that stays true costs no write per message.
-   */
-  private async raise(input: Parameters<Alarms['raise']>[0]) {
-    const known = this.knownOpen(input.rule.id, input.device.pk);
-    if (known?.severity && SEVERITY_RANK[known.severity] >= SEVERITY_RANK[input.severity]) return null;
-    const outcome = await this.alarms.raise(input);
-    if (!outcome)
-      this.open.set(`${input.rule.id}|${input.device.pk}`, { severity: input.severity, at: Date.now() });
-    return outcome;
-  }
-
-  /** Resolves the open alarm, unless this process knows none is open. */
-  private async clear(ruleId: string, pk: string, details: Record<string, unknown>) {
-    const known = this.knownOpen(ruleId, pk);
-    if (known && known.severity === null) return;
-    if (!(await this.alarms.clearByRule(ruleId, pk, details)))
-      this.open.set(`${ruleId}|${pk}`, { severity: null, at: Date.now() });
-  }
-
-  private knownOpen(ruleId: string, pk: string) {
-    const hit = this.open.get(`${ruleId}|${pk}`);
-    return hit && Date.now() - hit.at < OPEN_CACHE_MS ? hit : undefined;
+    store.subscribe(OPEN_CHANNEL, (sent) => {
+      if (!sent) {
+        this.openGen++; // notices were lost: every device reads its open alarms again
+        return;
+      }
+      const cut = sent.indexOf('|');
+      if (sent.slice(0, cut) !== this.origin) this.noteOpen(sent.slice(cut + 1));
+    });
   }
 
   /** `<rule>|<device pk>|<severity, or empty when none is open>`, from this or another process. */
   private noteOpen(notice: string) {
+    const first = notice.indexOf('|');
     const cut = notice.lastIndexOf('|');
+    const d = this.byPk.get(notice.slice(first + 1, cut));
+    if (!d) return; // read from the store when the device is next judged
+    if (d.pending) {
+      d.pending.push(notice);
+      return;
+    }
+    const ruleId = notice.slice(0, first);
     const severity = notice.slice(cut + 1);
-    if (this.open.size >= MAX_HELD_CACHED) this.open.clear();
-    this.open.set(notice.slice(0, cut), {
-      severity: severity ? (severity as Severity) : null,
-      at: Date.now(),
-    });
+    if (severity) d.open.set(ruleId, severity as Severity);
+    else d.open.delete(ruleId);
   }
 
   attach(stream: TelemetryStream) {
     return stream.subscribe((e) => this.onEvent(e));
   }
 
-  /** A rule changed in this process: every cached rule, counter and duration is read again. */
-  forgetRules() {
-    this.rules = new Map();
-    this.held.clear();
+  /**
+   * A rule changed in this process (its state in the store was reset in the same transaction):
+   * the account's rules are read again and what is held for the rule is dropped at once.
+   */
+  forgetRules(ruleId?: string) {
+    this.rulesGen++;
+    this.loading.clear(); // a read under way may predate the change: the next message reads again
+    for (const set of this.rules.values()) set.at = 0;
+    if (ruleId) this.forgetHeld(ruleId);
+  }
+
+  private forgetHeld(ruleId: string) {
+    this.resetAt.set(ruleId, this.gen++);
+    const keys = SEVERITIES.map((s) => `${ruleId}|${s}`);
+    for (const d of this.states.values()) if (d.held.size) for (const k of keys) d.held.delete(k);
   }
 
   /** Resolves when every message received so far has been judged (for tests and shutdown). */
   async settled() {
     await Promise.all([...this.queues.values()]);
+    await this.lastWrite;
   }
 
   private onEvent(e: IotEvent) {
     if (e.kind === 'telemetry') return;
     const key = `${e.customer_id}|${e.device_id}`;
     if (e.kind === 'deleted') {
-      this.facts.delete(key);
+      const d = this.states.get(key);
+      if (d) {
+        this.states.delete(key);
+        this.byPk.delete(d.facts.row.id);
+      }
       return;
     }
-    const prev = this.queues.get(key) ?? Promise.resolve();
-    const next = prev
-      .then(() => this.judge(e))
-      .catch((err) => this.log.error({ err, device: e.device_id }, 'iot: rule evaluation failed'))
+    const prev = this.queues.get(key);
+    let out: void | Promise<void>;
+    if (prev !== undefined) out = prev.then(() => this.judge(key, e));
+    else {
+      try {
+        out = this.judge(key, e);
+      } catch (err) {
+        this.failed(err, e.device_id);
+        return;
+      }
+      if (!out) return; // judged at once: nothing to read or write
+    }
+    const next: Promise<void> = out
+      .catch((err) => this.failed(err, e.device_id))
       .finally(() => {
         if (this.queues.get(key) === next) this.queues.delete(key);
       });
     this.queues.set(key, next);
   }
 
-  private async judge(e: Exclude<IotEvent, { kind: 'telemetry' | 'deleted' }>) {
-    const rules = await this.rulesOf(e.customer_id);
-    if (rules.length === 0) return;
-    const device = await this.factsOf(e.customer_id, e.device_id, e.kind !== 'message');
-    if (!device) return;
-    const applicable = rules.filter((r) => targets(r.row, device));
-    if (applicable.length === 0) return;
-    if (e.kind !== 'message') {
-      // Connected again: inactivity alarms judged on the connection clear.
-      if (e.kind === 'connected')
-        for (const r of applicable)
-          if (r.clearsOnConnect) await this.clear(r.row.id, device.row.id, { reason: 'device connected' });
-      return;
-    }
-    const values = await this.latestOf(device.row.id);
-    Object.assign(values, e.values);
-    let attributes: Record<string, unknown> | null = null;
-    for (const r of applicable) {
-      if (r.input.schedule && !scheduleActive(r.input.schedule, e.at)) continue;
-      if (r.clearsOnTelemetry) await this.clear(r.row.id, device.row.id, { reason: 'telemetry received' });
-      if (r.readsAttributes && attributes === null) attributes = attributesOf(device.row);
-      const attrs = r.readsAttributes && attributes ? attributes : NO_ATTRIBUTES;
-      let fired: { severity: Severity; condition: Condition } | null = null;
-      for (const [severity, c] of r.judged) {
-        const match = filtersMatch(c.filters ?? [], values, attrs);
-        const stepped =
-          c.type === 'simple' ? match : this.step(r.row.id, device.row.id, severity, c, match, e.at);
-        const fires = typeof stepped === 'boolean' ? stepped : await stepped;
-        if (fires && !fired) fired = { severity, condition: c };
-      }
-      if (fired)
-        await this.raise({
-          customerId: e.customer_id,
-          rule: { id: r.row.id, name: r.row.name },
-          device: { pk: device.row.id, id: device.row.device_id },
-          severity: fired.severity,
-          details: { condition: fired.condition.type, values: pick(values, fired.condition) },
-        });
-      else if (r.input.clear_condition && filtersMatch(r.input.clear_condition.filters ?? [], values, attrs))
-        await this.clear(r.row.id, device.row.id, { values: pick(values, r.input.clear_condition) });
-    }
+  private failed(err: unknown, device: string) {
+    this.log.error({ err, device }, 'iot: rule evaluation failed');
   }
 
-  /**
-   * Moves a repeating or duration condition's state by one message; answers whether it fires
-   * now — at once when nothing needs reading or writing (the common case), else a promise.
-   */
-  private step(
-    ruleId: string,
-    pk: string,
-    severity: Severity,
-    c: Condition,
-    match: boolean,
-    at: number,
-  ): boolean | Promise<boolean> {
-    const key = `${ruleId}|${pk}|${severity}`;
-    const held = this.held.get(key);
-    if (!held)
-      return this.loadHeld(ruleId, pk, severity).then((h) =>
-        this.advance(key, h, ruleId, pk, severity, c, match, at),
-      );
-    return this.advance(key, held, ruleId, pk, severity, c, match, at);
+  /** Judges the event; answers a promise only when something must be read or written. */
+  private judge(key: string, e: Exclude<IotEvent, { kind: 'telemetry' | 'deleted' }>): void | Promise<void> {
+    const now = Date.now();
+    const set = this.rules.get(e.customer_id);
+    if (!set || now - set.at >= CACHE_MS)
+      return this.ruleSetOf(e.customer_id).then((s) => this.judgeWith(key, e, s));
+    return this.judgeWith(key, e, set);
   }
 
-  private advance(
+  private judgeWith(
     key: string,
-    held: Held,
-    ruleId: string,
-    pk: string,
-    severity: Severity,
-    c: Condition,
-    match: boolean,
+    e: Exclude<IotEvent, { kind: 'telemetry' | 'deleted' }>,
+    set: RuleSet,
+  ): void | Promise<void> {
+    if (set.rules.length === 0 || e.kind === 'disconnected') return;
+    if (e.kind === 'connected') return this.judgeConnection(key, e);
+    const d = this.states.get(key);
+    const now = Date.now();
+    if (!d || d.openGen !== this.openGen || now - d.facts.at >= CACHE_MS || now - d.openAt >= OPEN_REREAD_MS)
+      return this.stateOf(key, e.customer_id, e.device_id, false).then((s) => {
+        if (s) return this.judgeMessage(s, e, set);
+      });
+    return this.judgeMessage(d, e, set);
+  }
+
+  /** Connected again: inactivity alarms judged on the connection clear. */
+  private async judgeConnection(key: string, e: Extract<IotEvent, { kind: 'connected' }>) {
+    // The device may have been judged by another process meanwhile: read everything again.
+    const d = await this.stateOf(key, e.customer_id, e.device_id, true);
+    if (!d) return;
+    const set = await this.ruleSetOf(e.customer_id);
+    const index = this.indexFor(d, set);
+    for (const r of index.clearsOnConnect)
+      if (d.open.has(r.row.id)) await this.clear(d, r, { reason: 'device connected' });
+  }
+
+  private judgeMessage(d: DeviceState, e: Extract<IotEvent, { kind: 'message' }>, set: RuleSet) {
+    const values = d.latest;
+    for (const k in e.values) values[k] = e.values[k]!;
+    const index = this.indexFor(d, set);
+    const stamp = ++this.stamp;
+    const at = e.at;
+    let actions: Action[] | null = null;
+    if (d.open.size > 0)
+      for (const r of index.clearsOnTelemetry)
+        if (d.open.has(r.row.id) && scheduled(r, at)) {
+          actions = added(actions, { raise: false, rule: r, details: { reason: 'telemetry received' } });
+          // Resolved before the rule's other conditions are judged, which may open a new alarm.
+          d.open.delete(r.row.id);
+        }
+    for (const k in e.values) {
+      const rules = index.byKey.get(k);
+      if (rules)
+        for (let i = 0; i < rules.length; i++)
+          actions = this.judgeRule(rules[i]!, d, values, at, stamp, actions);
+    }
+    for (let i = 0; i < index.everyMessage.length; i++)
+      actions = this.judgeRule(index.everyMessage[i]!, d, values, at, stamp, actions);
+    if (actions) return this.act(d, e.customer_id, actions);
+  }
+
+  /** One rule on one message: pushes what must be written (an alarm raised or cleared). */
+  private judgeRule(
+    r: LoadedRule,
+    d: DeviceState,
+    values: Record<string, Scalar>,
     at: number,
-  ): boolean | Promise<boolean> {
-    const next: Held =
-      c.type === 'repeating'
-        ? { count: match ? held.count + 1 : 0, since: null }
-        : { count: 0, since: match ? (held.since ?? at) : null };
-    const fires =
-      c.type === 'repeating'
-        ? next.count >= (c.count ?? 1)
-        : next.since !== null && at - next.since >= (c.duration_seconds ?? 0) * 1000;
-    if (next.count === held.count && next.since === held.since) return fires;
-    this.held.set(key, next);
-    return this.repo
-      .saveState({ rule_id: ruleId, device_pk: pk, severity, ...next, updated_at: at })
-      .then(() => fires);
+    stamp: number,
+    actions: Action[] | null,
+  ): Action[] | null {
+    if (r.stamp === stamp) return actions;
+    r.stamp = stamp;
+    if (r.input.schedule && !scheduled(r, at)) return actions;
+    const attrs = r.readsAttributes ? attributesOf(d.facts) : NO_ATTRIBUTES;
+    let fired: JudgedCondition | null = null;
+    for (let i = 0; i < r.judged.length; i++) {
+      const j = r.judged[i]!;
+      const match = filtersMatch(j.filters, values, attrs);
+      const fires = j.condition.type === 'simple' ? match : this.step(d, r, j, match, at);
+      if (fires && !fired) fired = j;
+    }
+    if (fired) {
+      const open = d.open.get(r.row.id);
+      // Already open at that severity or worse: a condition that stays true writes nothing.
+      if (open === undefined || SEVERITY_RANK[open] < fired.rank)
+        actions = added(actions, {
+          raise: true,
+          rule: r,
+          severity: fired.severity,
+          details: { condition: fired.condition.type, values: pick(values, fired.filters) },
+        });
+    } else if (r.clearFilters && d.open.has(r.row.id) && filtersMatch(r.clearFilters, values, attrs))
+      actions = added(actions, { raise: false, rule: r, details: { values: pick(values, r.clearFilters) } });
+    return actions;
   }
 
   /**
-   * Reads a rule's state for a device from the store, once: a key with no row is remembered as
-   * "nothing held", so a condition that stays false costs no read per message.
+   * Moves a repeating or duration condition's state by one message and answers whether it fires
+   * now. A change is kept at once and written through the group commit.
    */
-  private async loadHeld(ruleId: string, pk: string, severity: Severity): Promise<Held> {
-    if (this.held.size >= MAX_HELD_CACHED) this.held.clear();
-    for (const s of await this.repo.state(ruleId, pk))
-      this.held.set(`${ruleId}|${pk}|${s.severity}`, {
-        count: Number(s.count),
-        since: s.since === null ? null : Number(s.since),
+  private step(d: DeviceState, r: LoadedRule, j: JudgedCondition, match: boolean, at: number): boolean {
+    const held = d.held.get(j.heldKey);
+    if (!match && (held === undefined || (held.count === 0 && held.since === null))) return false;
+    const c = j.condition;
+    let count = 0;
+    let since: number | null = null;
+    let fires: boolean;
+    if (c.type === 'repeating') {
+      const need = c.count ?? 1;
+      // Capped at the count: a condition that stays true writes nothing more.
+      count = match ? Math.min((held?.count ?? 0) + 1, need) : 0;
+      fires = count >= need;
+    } else {
+      since = match ? (held?.since ?? at) : null;
+      fires = since !== null && at - since >= (c.duration_seconds ?? 0) * 1000;
+    }
+    if (held && held.count === count && held.since === since) return fires;
+    if (held) {
+      held.count = count;
+      held.since = since;
+    } else d.held.set(j.heldKey, { count, since });
+    this.lastWrite = this.stateWrites
+      .submit([
+        {
+          rule_id: r.row.id,
+          device_pk: d.facts.row.id,
+          severity: j.severity,
+          count,
+          since,
+          updated_at: at,
+          gen: this.gen,
+        },
+      ])
+      .catch((err) => this.failed(err, d.facts.row.device_id));
+    return fires;
+  }
+
+  /** Raises and clears alarms, in order. */
+  private async act(d: DeviceState, customerId: string, actions: Action[]) {
+    for (const a of actions) {
+      if (!a.raise) {
+        await this.clear(d, a.rule, a.details);
+        continue;
+      }
+      const outcome = await this.alarms.raise({
+        customerId,
+        rule: { id: a.rule.row.id, name: a.rule.row.name },
+        device: { pk: d.facts.row.id, id: d.facts.row.device_id },
+        severity: a.severity,
+        details: a.details,
       });
-    const key = `${ruleId}|${pk}|${severity}`;
-    const held = this.held.get(key) ?? { count: 0, since: null };
-    this.held.set(key, held);
-    return held;
+      // Open already (a notice not yet here): read what is open.
+      if (!outcome) await this.reread(d, a.rule.row.id);
+    }
   }
 
-  private async rulesOf(customerId: string): Promise<LoadedRule[]> {
-    const hit = this.rules.get(customerId);
-    if (hit && Date.now() - hit.at < CACHE_MS) return hit.rules;
-    const rules = (await this.repo.rules(customerId)).filter((r) => r.enabled === 1).map(load);
-    this.rules.set(customerId, { at: Date.now(), rules });
-    return rules;
+  private async clear(d: DeviceState, r: LoadedRule, details: Record<string, unknown>) {
+    if (!(await this.alarms.clearByRule(r.row.id, d.facts.row.id, details))) await this.reread(d, r.row.id);
   }
 
-  private async factsOf(customerId: string, deviceId: string, fresh: boolean): Promise<DeviceFacts | null> {
-    const key = `${customerId}|${deviceId}`;
-    const hit = this.facts.get(key);
-    if (hit && !fresh && Date.now() - hit.at < CACHE_MS) return hit;
+  private async reread(d: DeviceState, ruleId: string) {
+    const open = await this.repo.openAlarm(ruleId, d.facts.row.id);
+    if (open) d.open.set(ruleId, open.severity as Severity);
+    else d.open.delete(ruleId);
+  }
+
+  private evict() {
+    let drop = Math.ceil(MAX_DEVICES_CACHED / 10);
+    for (const [key, d] of this.states) {
+      if (drop-- <= 0) break;
+      this.states.delete(key);
+      if (this.byPk.get(d.facts.row.id) === d) this.byPk.delete(d.facts.row.id);
+    }
+  }
+
+  /** The rules that apply to the device, from the account's set (shared when all target all). */
+  private indexFor(d: DeviceState, set: RuleSet): RuleIndex {
+    if (d.index && d.indexSet === set && d.indexFacts === d.facts) return d.index;
+    d.index = set.allDevices ? set : indexOf(set.rules.filter((r) => targets(r.row, d.facts)));
+    d.indexSet = set;
+    d.indexFacts = d.facts;
+    return d.index;
+  }
+
+  private ruleSetOf(customerId: string): Promise<RuleSet> {
+    const set = this.rules.get(customerId);
+    if (set && Date.now() - set.at < CACHE_MS) return Promise.resolve(set);
+    const under = this.loading.get(customerId);
+    if (under) return under;
+    const loading: Promise<RuleSet> = this.loadRuleSet(customerId).finally(() => {
+      if (this.loading.get(customerId) === loading) this.loading.delete(customerId);
+    });
+    this.loading.set(customerId, loading);
+    return loading;
+  }
+
+  private async loadRuleSet(customerId: string): Promise<RuleSet> {
+    const before = this.rules.get(customerId);
+    const gen = this.rulesGen;
+    const rows = await this.repo.rules(customerId);
+    // A rule changed here while this was read: read again (what was read may predate it).
+    if (gen !== this.rulesGen) return this.ruleSetOf(customerId);
+    // A rule edited, disabled or deleted by another process starts its counters again.
+    const seen = new Set<string>();
+    for (const row of rows) {
+      seen.add(row.id);
+      const was = this.versions.get(row.id);
+      const version = row.enabled === 1 ? Number(row.updated_at) : -1;
+      if (was !== undefined && was !== version) this.forgetHeld(row.id);
+      this.versions.set(row.id, version);
+    }
+    for (const r of before?.rules ?? [])
+      if (!seen.has(r.row.id)) {
+        this.forgetHeld(r.row.id);
+        this.versions.delete(r.row.id);
+      }
+    const rules = rows.filter((r) => r.enabled === 1).map(load);
+    const set: RuleSet = {
+      at: Date.now(),
+      rules,
+      allDevices: rules.every((r) => r.row.target_type === 'all'),
+      ...indexOf(rules),
+    };
+    this.rules.set(customerId, set);
+    return set;
+  }
+
+  /**
+   * Reads the device: its row and groups (again past CACHE_MS), its latest values, open alarms
+   * and rule state (once, or again when `fresh`: it connected to this process, maybe after
+   * sending to another).
+   */
+  private async stateOf(key: string, customerId: string, deviceId: string, fresh: boolean) {
     const row = await this.devices.device(customerId, deviceId);
     if (!row) return null;
-    const facts = { row, groups: await this.devices.groupsOf(row.id), at: Date.now() };
-    if (this.facts.size >= MAX_DEVICES_CACHED) this.facts.clear();
-    this.facts.set(key, facts);
-    return facts;
-  }
-
-  private async latestOf(pk: string): Promise<Record<string, Scalar>> {
-    let values = this.latest.get(pk);
-    if (!values) {
-      values = {};
-      for (const p of await this.devices.latest(pk)) values[p.key] ??= pointValue(p);
-      if (this.latest.size >= MAX_DEVICES_CACHED) this.latest.clear();
-      this.latest.set(pk, values);
+    const facts: DeviceFacts = {
+      row,
+      groups: await this.devices.groupsOf(row.id),
+      at: Date.now(),
+      attributes: null,
+    };
+    let d = this.states.get(key);
+    if (d && d.facts.row.id === row.id) {
+      d.facts = facts;
+      // Kept in the order devices were last read: the least recently judged go first.
+      this.states.delete(key);
+      this.states.set(key, d);
+      if (!fresh && d.openGen === this.openGen && Date.now() - d.openAt < OPEN_REREAD_MS) return d;
+    } else {
+      if (this.states.size >= MAX_DEVICES_CACHED) this.evict();
+      if (d) this.byPk.delete(d.facts.row.id);
+      d = {
+        key,
+        facts,
+        latest: {},
+        open: new Map(),
+        openGen: -1,
+        openAt: 0,
+        pending: null,
+        held: new Map(),
+        index: null,
+        indexSet: null,
+        indexFacts: null,
+      };
+      this.states.set(key, d);
+      this.byPk.set(row.id, d);
+      fresh = true;
     }
-    return values;
+    const gen = this.openGen;
+    const openAt = Date.now();
+    d.pending = [];
+    try {
+      const open = await this.repo.openOfDevice(row.id);
+      d.open = new Map(open.map((o) => [o.rule_id, o.severity as Severity]));
+    } finally {
+      const pending = d.pending;
+      d.pending = null;
+      for (const notice of pending) this.noteOpen(notice);
+    }
+    d.openGen = gen;
+    d.openAt = openAt;
+    if (fresh) {
+      await this.lastWrite; // what this process counted is in the store before it is read back
+      const latest: Record<string, Scalar> = {};
+      for (const p of await this.devices.latest(row.id)) latest[p.key] ??= pointValue(p);
+      // Every message judged was stored first: the store's latest values are at least as new.
+      d.latest = latest;
+      const held = new Map<string, Held>();
+      for (const s of await this.repo.stateOfDevice(row.id))
+        if (Number(s.count) !== 0 || s.since !== null)
+          held.set(`${s.rule_id}|${s.severity}`, {
+            count: Number(s.count),
+            since: s.since === null ? null : Number(s.since),
+          });
+      d.held = held;
+    }
+    return d;
   }
 }
 
@@ -335,18 +678,20 @@ export const inactivityConditions = (input: RuleInput) =>
     return c?.type === 'inactivity' ? [[s, c] as [Severity, Condition]] : [];
   });
 
-function attributesOf(d: IotDevicesTable): Record<string, unknown> {
-  return {
-    ...(JSON.parse(d.metadata) as Record<string, unknown>),
-    device_type: d.device_type,
-    firmware_version: d.firmware_version,
+/** The device's metadata as filters read it (parsed once per read of the device). */
+function attributesOf(f: DeviceFacts): Record<string, unknown> {
+  f.attributes ??= {
+    ...(JSON.parse(f.row.metadata) as Record<string, unknown>),
+    device_type: f.row.device_type,
+    firmware_version: f.row.firmware_version,
   };
+  return f.attributes;
 }
 
 /** The values a condition looked at, for the alarm's details. */
-function pick(values: Record<string, Scalar>, c: Condition): Record<string, Scalar> {
+function pick(values: Record<string, Scalar>, filters: Filter[]): Record<string, Scalar> {
   const out: Record<string, Scalar> = {};
-  for (const f of c.filters ?? []) if (values[f.key] !== undefined) out[f.key] = values[f.key]!;
+  for (const f of filters) if (values[f.key] !== undefined) out[f.key] = values[f.key]!;
   return out;
 }
 

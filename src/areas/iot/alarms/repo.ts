@@ -86,6 +86,14 @@ export class AlarmRepo {
       .where('device_pk', '=', devicePk)
       .execute();
   }
+  /** Every rule's state for one device (the engine reads it once per device). */
+  stateOfDevice(devicePk: string) {
+    return this.db.selectFrom('iot_rule_state').selectAll().where('device_pk', '=', devicePk).execute();
+  }
+  /** Many states in order (a later row for the same key wins), in the caller's transaction. */
+  async saveStates(rows: IotRuleStateTable[]) {
+    for (const row of rows) await this.saveState(row);
+  }
   async saveState(row: IotRuleStateTable) {
     await this.db
       .insertInto('iot_rule_state')
@@ -123,6 +131,25 @@ export class AlarmRepo {
       .where('device_pk', '=', devicePk)
       .where('status', 'in', ['active', 'acknowledged'])
       .executeTakeFirst();
+  }
+  /** The device's open alarms, by rule (the engine reads them once per device). */
+  openOfDevice(devicePk: string) {
+    return this.db
+      .selectFrom('iot_alarms')
+      .select(['rule_id', 'severity'])
+      .where('device_pk', '=', devicePk)
+      .where('status', 'in', ['active', 'acknowledged'])
+      .execute();
+  }
+  /** The rule's open alarms, by device (for the clock's sweep). */
+  async openOfRule(ruleId: string): Promise<Map<string, string>> {
+    const rows = await this.db
+      .selectFrom('iot_alarms')
+      .select(['device_pk', 'severity'])
+      .where('rule_id', '=', ruleId)
+      .where('status', 'in', ['active', 'acknowledged'])
+      .execute();
+    return new Map(rows.map((r) => [r.device_pk, r.severity]));
   }
   alarm(customerId: string, id: string) {
     return this.db

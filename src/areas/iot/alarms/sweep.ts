@@ -3,7 +3,7 @@ import type { Store } from '../../../kernel/store/store.js';
 import type { IotDevicesTable } from '../migrations.js';
 import { IotRepo } from '../repo.js';
 import type { Alarms } from './alarms.js';
-import { type Condition, type Severity, scheduleActive } from './conditions.js';
+import { type Condition, SEVERITY_RANK, type Severity, scheduleActive } from './conditions.js';
 import { inactivityConditions, type LoadedRule, load } from './engine.js';
 import { AlarmRepo } from './repo.js';
 import { ruleInputOf } from './rules.js';
@@ -42,12 +42,28 @@ export class RuleSweep {
       }
       return ruleCache.get(id) ?? null;
     };
+    // Alarms already open at that severity or worse are left alone: one read per rule, not a
+    // locked transaction per device and tick.
+    const openCache = new Map<string, Map<string, string>>();
+    const openOf = async (ruleId: string) => {
+      let open = openCache.get(ruleId);
+      if (!open) {
+        open = await this.repo.openOfRule(ruleId);
+        openCache.set(ruleId, open);
+      }
+      return open;
+    };
+    const alreadyOpen = (open: Map<string, string>, pk: string, severity: Severity) => {
+      const at = open.get(pk) as Severity | undefined;
+      return at !== undefined && SEVERITY_RANK[at] >= SEVERITY_RANK[severity];
+    };
     for (const s of await this.repo.heldSince(now)) {
       const r = await ruleOf(s.rule_id);
       const c = r?.input.severities[s.severity as Severity];
       if (!r || !c || c.type !== 'duration' || s.since === null) continue;
       if (now - Number(s.since) < (c.duration_seconds ?? 0) * 1000) continue;
       if (!scheduleActive(r.input.schedule ?? null, now)) continue;
+      if (alreadyOpen(await openOf(r.row.id), s.device_pk, s.severity as Severity)) continue;
       const device = await this.devices.byPk(s.device_pk);
       if (!device) continue;
       const outcome = await this.alarms.raise({
@@ -63,9 +79,10 @@ export class RuleSweep {
       const input = ruleInputOf(row);
       const conditions = inactivityConditions(input);
       if (conditions.length === 0 || !scheduleActive(input.schedule ?? null, now)) continue;
+      const open = await openOf(row.id);
       for (const device of await this.targetDevices(row)) {
         const hit = conditions.find(([, c]) => inactive(device, c, now));
-        if (!hit) continue;
+        if (!hit || alreadyOpen(open, device.id, hit[0])) continue;
         const outcome = await this.alarms.raise({
           customerId: row.customer_id,
           rule: { id: row.id, name: row.name },

@@ -246,4 +246,19 @@ export const iotAlarmMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026-11-26-0300-iot-alarm-device-indexes': {
+    // The rule engine reads a device's rule state and open alarms once when it first judges it.
+    async up(db: AnyDb) {
+      await db.schema
+        .createIndex('iot_rule_state_device')
+        .on('iot_rule_state')
+        .columns(['device_pk'])
+        .execute();
+      await db.schema
+        .createIndex('iot_alarms_device_status')
+        .on('iot_alarms')
+        .columns(['device_pk', 'status'])
+        .execute();
+    },
+  },
 };
