@@ -23,6 +23,7 @@ beforeAll(async () => {
   await hooks.listen();
   t = await TestFjord.create(
     {
+      FJORD_API_PORT: '0',
       FJORD_MQTT_PORT: '0',
       FJORD_WEBHOOK_ALLOW_PRIVATE: '1',
       FJORD_LIMITS: JSON.stringify({ 'iot.rules': 30, 'iot.devices': 50 }),

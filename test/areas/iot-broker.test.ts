@@ -13,7 +13,7 @@ let t: TestFjord;
 let a: TestCustomer;
 const clients: MqttClient[] = [];
 beforeAll(async () => {
-  t = await TestFjord.create({ FJORD_MQTT_PORT: '0' });
+  t = await TestFjord.create({ FJORD_API_PORT: '0', FJORD_MQTT_PORT: '0' });
   await t.fjord.start(['api', 'mqtt']);
   a = await t.customer();
 });

@@ -14,7 +14,11 @@ let a: TestCustomer;
 let b: TestCustomer;
 const clients: MqttClient[] = [];
 beforeAll(async () => {
-  t = await TestFjord.create({ FJORD_MQTT_PORT: '0', FJORD_LIMITS: JSON.stringify({ 'iot.profiles': 12 }) });
+  t = await TestFjord.create({
+    FJORD_API_PORT: '0',
+    FJORD_MQTT_PORT: '0',
+    FJORD_LIMITS: JSON.stringify({ 'iot.profiles': 12 }),
+  });
   await t.fjord.start(['api', 'mqtt']);
   a = await t.customer();
   b = await t.customer();

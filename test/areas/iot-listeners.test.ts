@@ -22,7 +22,12 @@ let cert: string;
 let ports: { mqtt: number; mqtts: number; websocket: number };
 const clients: MqttClient[] = [];
 beforeAll(async () => {
-  t = await TestFjord.create({ FJORD_MQTT_PORT: '0', FJORD_MQTT_TLS_PORT: '0', FJORD_MQTT_WS_PORT: '0' });
+  t = await TestFjord.create({
+    FJORD_API_PORT: '0',
+    FJORD_MQTT_PORT: '0',
+    FJORD_MQTT_TLS_PORT: '0',
+    FJORD_MQTT_WS_PORT: '0',
+  });
   await t.fjord.start(['api', 'mqtt']);
   a = await t.customer();
   cert = readFileSync(join(t.fjord.kernel.config.dataDir, 'mqtt-tls', 'cert.pem'), 'utf8');

@@ -206,7 +206,10 @@ describe('check', () => {
     const ip = '198.51.7.9'; // a public address no list flags
     const before = await start({ channel: 'email', recipient: email(), client_ip: ip });
     expect(before.body.ip_risk).toMatchObject({ ip, score: 0, level: 'low', reasons: [] });
-    for (const categories of [[22, 18], [4, 15]]) {
+    for (const categories of [
+      [22, 18],
+      [4, 15],
+    ]) {
       const reported = await req('POST', '/v1/ip/report', { ip, categories });
       expect(reported.status, reported.text).toBe(201);
       await t.advance(16 * 60); // one report per address and reporter in 15 minutes
