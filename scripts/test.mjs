@@ -56,6 +56,8 @@ const DEBIAN_PACKAGES = [
   { name: 'podman', probe: 'podman' },
   { name: 'runc', probe: 'runc' },
   { name: 'busybox-static', probe: () => existsSync('/bin/busybox') || existsSync('/usr/bin/busybox') },
+  // Live events: the watch and embed pages are driven in Debian's Chromium (playwright-core).
+  { name: 'chromium', probe: () => existsSync('/usr/bin/chromium') },
   // docs/tour.md reads JSON answers with jq, as users do.
   { name: 'jq', probe: 'jq' },
 ];

@@ -8,6 +8,7 @@ import { RECONNECT_JOB } from './reconnect.js';
 import { liveRoutes } from './routes.js';
 import { hlsRoutes } from './routes-hls.js';
 import { mediaRoutes } from './routes-media.js';
+import { pageRoutes } from './routes-pages.js';
 import { replayRoutes } from './routes-replay.js';
 import { FINALISE_JOB, LiveService } from './service.js';
 
@@ -112,6 +113,7 @@ export const liveArea = defineArea({
         ...mediaRoutes(media, viewers),
         ...hlsRoutes(live, viewers, media, sessionsDir),
         ...replayRoutes(live, viewers, media, sessionsDir),
+        ...pageRoutes(live, () => kernel.baseUrl()),
       ],
       servers: [ingest],
       onReset: async () => {
