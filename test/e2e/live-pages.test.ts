@@ -68,8 +68,13 @@ function push(key: string, seconds: number) {
   );
 }
 
-/** Page expressions are strings: this test is compiled without the DOM's types. */
-const PLAYED = `document.getElementById('player').currentTime`;
+/** The little of the DOM these page functions read (the test is compiled without the DOM's types). */
+interface Dom {
+  document: {
+    getElementById(id: string): { textContent: string; currentTime: number };
+    querySelector(selector: string): { textContent: string };
+  };
+}
 const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTEFACTS, `${name}.png`) });
 
 describe.skipIf(!found)('watch and embed pages in Chromium', () => {
@@ -98,8 +103,10 @@ describe.skipIf(!found)('watch and embed pages in Chromium', () => {
     expect(await page.getAttribute('html', 'lang')).toBe('en');
     expect(await page.textContent('h1')).toBe('Launch <day>'); // escaped, not markup
     await page.waitForSelector('#countdown', { state: 'visible' });
-    await page.waitForFunction(
-      `/^(00:59:\\d\\d|01:00:00)$/.test(document.getElementById('countdown-value').textContent)`,
+    await page.waitForFunction(() =>
+      /^(00:59:\d\d|01:00:00)$/.test(
+        (globalThis as unknown as Dom).document.getElementById('countdown-value').textContent,
+      ),
     );
     expect(await page.textContent('#state')).toBe('The event has not started yet.');
     expect(await page.getAttribute('#state', 'aria-live')).toBe('polite');
@@ -121,7 +128,11 @@ describe.skipIf(!found)('watch and embed pages in Chromium', () => {
 
     await page.fill('#password', 'wrong');
     await page.click('#password-form button');
-    await page.waitForFunction(`document.querySelector('#password-form [role=alert]').textContent !== ''`);
+    await page.waitForFunction(
+      () =>
+        (globalThis as unknown as Dom).document.querySelector('#password-form [role=alert]').textContent !==
+        '',
+    );
     expect(await page.textContent('#password-form [role=alert]')).toBe('Wrong password.');
 
     await page.fill('#password', 'open sesame');
@@ -129,9 +140,19 @@ describe.skipIf(!found)('watch and embed pages in Chromium', () => {
     await page.waitForSelector('#player', { state: 'visible' });
     expect(await page.isVisible('#password-form')).toBe(false);
     // hls.js plays the live HLS (with the viewer's grant): the video's time advances.
-    await page.waitForFunction(`${PLAYED} > 1`, null, { timeout: 30_000 });
-    const at = (await page.evaluate(PLAYED)) as number;
-    await page.waitForFunction(`${PLAYED} > ${at + 0.5}`, null, { timeout: 15_000 });
+    await page.waitForFunction(
+      () => (globalThis as unknown as Dom).document.getElementById('player').currentTime > 1,
+      null,
+      { timeout: 30_000 },
+    );
+    const at = await page.evaluate(
+      () => (globalThis as unknown as Dom).document.getElementById('player').currentTime,
+    );
+    await page.waitForFunction(
+      (t0) => (globalThis as unknown as Dom).document.getElementById('player').currentTime > t0 + 0.5,
+      at,
+      { timeout: 15_000 },
+    );
     expect(await page.textContent('#state')).toBe('Live now.');
     await shot(page, '3-live');
     ffmpeg?.kill('SIGKILL');
@@ -161,7 +182,9 @@ describe.skipIf(!found)('watch and embed pages in Chromium', () => {
     expect(ok?.status()).toBe(200);
     expect(ok?.headers()['content-security-policy']).toContain('frame-ancestors *');
     await page.waitForFunction(
-      `document.getElementById('state').textContent === 'The event has not started yet.'`,
+      () =>
+        (globalThis as unknown as Dom).document.getElementById('state').textContent ===
+        'The event has not started yet.',
     );
     // The player comes from Fjord, not a CDN.
     const player = await page.request.get(new URL('/live/assets/hls.min.js', on.body.embed_url).href);
