@@ -19,8 +19,10 @@ const PURGE_JOB = 'live.events.purge';
 /** Live events: the management API and its lifecycle. Its service is `services.live`. */
 export const liveArea = defineArea({
   name: 'live',
+  // Recordings are MP4s in an internal bucket of the object storage.
+  needs: ['storage'],
   migrations: liveMigrations,
-  async setup(kernel) {
+  async setup(kernel, { storage }) {
     const addresses = {
       // The ingest host is the API's host name on the RTMP port.
       ingestUrl: () => `rtmp://${new URL(kernel.baseUrl()).hostname}:${kernel.config.ports.rtmp}/live`,
@@ -37,7 +39,17 @@ export const liveArea = defineArea({
       kernel.jobs,
       sessionsDir,
     );
-    const media = new LiveMedia(kernel.store, kernel.clock, live, sessionsDir);
+    const recordings = storage.internalBucket('live-recordings');
+    const media = new LiveMedia(
+      kernel.store,
+      kernel.clock,
+      live,
+      sessionsDir,
+      recordings,
+      kernel.log.child({ area: 'live' }),
+      (eventId, recordingId) =>
+        `${kernel.baseUrl()}/v1/live-events/events/${eventId}/recordings/${recordingId}/download`,
+    );
     const viewers = new LiveAccess(
       kernel.store,
       kernel.clock,
@@ -104,7 +116,7 @@ export const liveArea = defineArea({
       name: 'ingest',
       driver: 'rtmp relayed to ffmpeg (HLS, -c copy)',
       simulated: false,
-      detail: `sessions in ${sessionsDir}`,
+      detail: `sessions in ${sessionsDir}; recordings as MP4 in the ${recordings.location}`,
     });
     return {
       service: live,
