@@ -78,7 +78,7 @@ interface Dom {
 const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTEFACTS, `${name}.png`) });
 
 describe.skipIf(!found)('watch and embed pages in Chromium', () => {
-  it('counts down, asks for the password, then plays the live stream', async () => {
+  it('counts down, asks for the password, plays the live stream, then the replay', async () => {
     const start = new Date(t.kernel.clock.nowMs() + 3600_000).toISOString();
     const e = await t.request('POST', '/v1/live-events/events', {
       key: a.pat,
@@ -88,7 +88,6 @@ describe.skipIf(!found)('watch and embed pages in Chromium', () => {
         visibility_mode: 'password',
         password: 'open sesame',
         auto_start_on_ingest: true,
-        record_enabled: false,
       },
     });
     expect(e.status).toBe(201);
@@ -159,6 +158,31 @@ describe.skipIf(!found)('watch and embed pages in Chromium', () => {
     // The grant was counted as a viewer: segments went out with it.
     const stats = await t.request('GET', `/v1/live-events/events/${e.body.id}/stats`, { key: a.pat });
     expect(stats.body.segments_served).toBeGreaterThan(0);
+
+    // Stopped, the recording is finalised on the clock; the page (reloaded: the viewer's grant is
+    // kept for the tab) plays the replay.
+    const event = `/v1/live-events/events/${e.body.id}`;
+    expect((await t.request('POST', `${event}/live/stop`, { key: a.pat })).body.status).toBe('ending');
+    let status = 'ending';
+    for (let i = 0; i < 40 && status !== 'ended'; i++) {
+      await t.advance(3);
+      status = (await t.request('GET', event, { key: a.pat })).body.status;
+      if (status !== 'ended') await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status).toBe('ended');
+    await page.reload();
+    await page.waitForFunction(
+      () =>
+        (globalThis as unknown as Dom).document.getElementById('state').textContent ===
+        'Replay of the event.',
+    );
+    expect(await page.isVisible('#password-form')).toBe(false);
+    await page.waitForFunction(
+      () => (globalThis as unknown as Dom).document.getElementById('player').currentTime > 1,
+      null,
+      { timeout: 30_000 },
+    );
+    await shot(page, '4-replay');
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);
@@ -172,7 +196,7 @@ describe.skipIf(!found)('watch and embed pages in Chromium', () => {
     const res = await page.goto(off.body.embed_url);
     expect(res?.status()).toBe(403);
     expect(await page.textContent('[role=status]')).toContain('Embedding is turned off for this event.');
-    await shot(page, '4-embed-refused');
+    await shot(page, '5-embed-refused');
 
     const on = await t.request('POST', '/v1/live-events/events', {
       key: a.pat,
