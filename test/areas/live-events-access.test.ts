@@ -415,7 +415,9 @@ describe('HLS, stats and sessions', () => {
     await t.advance(10);
     const stalled = (await get(e.id, 'health')).body;
     expect(stalled.reasons.map((r: { code: string }) => r.code)).toContain('no_frames');
-    expect(stalled.seconds_since_last_frame).toBe(10);
+    // The emulator's clock also runs with real time: a slow machine may add a second.
+    expect(stalled.seconds_since_last_frame).toBeGreaterThanOrEqual(10);
+    expect(stalled.seconds_since_last_frame).toBeLessThanOrEqual(11);
 
     await live.ingestEnded(e.id, sid, 'encoder_disconnected', 7_000_000);
     const list = await get(e.id, 'sessions');
