@@ -330,6 +330,7 @@ try {
     rows.push({
       streams: n,
       'Fjord CPU % per stream': fjordPer.toFixed(1),
+      '(of it Node / ingest ffmpeg)': `${(((self.user + self.system) / 1e6 / window / n) * 100).toFixed(1)} / ${((childCpu / window / n) * 100).toFixed(1)}`,
       'bare CPU % per stream': barePer.toFixed(1),
       ratio: `${(fjordPer / barePer).toFixed(2)}×`,
       'Fjord kept up': kept(covered, elapsed)
