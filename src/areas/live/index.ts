@@ -10,7 +10,7 @@ import { hlsRoutes } from './routes-hls.js';
 import { mediaRoutes } from './routes-media.js';
 import { pageRoutes } from './routes-pages.js';
 import { replayRoutes } from './routes-replay.js';
-import { FINALISE_JOB, LiveService } from './service.js';
+import { FINALISE_JOB, LiveService, SCHEDULED_START_JOB } from './service.js';
 
 export { LiveService } from './service.js';
 
@@ -74,6 +74,9 @@ export const liveArea = defineArea({
       maxAttempts: FINALISE_ATTEMPTS,
       backoffSeconds: () => 2,
       abandoned: (p) => media.finaliseAbandoned(p.event_id),
+    });
+    kernel.jobs.register<{ event_id: string }>(SCHEDULED_START_JOB, {
+      run: (p) => live.scheduledStart(p.event_id),
     });
     kernel.jobs.register<{ event_id: string }>(RECONNECT_JOB, {
       run: (p) => live.reconnect.windowPassed(p.event_id),
