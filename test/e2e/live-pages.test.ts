@@ -113,12 +113,11 @@ describe.skipIf(!found)('watch and embed pages in Chromium', () => {
     expect(await page.getAttribute('#state', 'aria-live')).toBe('polite');
     await shot(page, '1-countdown');
 
-    // The start is moved to now (`ready`): the encoder connects and the event goes live on ingest.
-    const ready = await t.request('PATCH', `/v1/live-events/events/${e.body.id}`, {
-      key: a.pat,
-      body: { scheduled_start_at: null },
-    });
-    expect(ready.body.status).toBe('ready');
+    // The start time comes (on the clock): the event is `ready`, the encoder takes it live.
+    await t.advance(3600);
+    expect((await t.request('GET', `/v1/live-events/events/${e.body.id}`, { key: a.pat })).body.status).toBe(
+      'ready',
+    );
     push(e.body.stream_key, 40);
     // The page's next poll (every 10 s) sees the event live and asks for the password.
     await page.waitForSelector('#password-form', { state: 'visible', timeout: 30_000 });
