@@ -10,7 +10,9 @@ import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 /**
  * The watch and embed pages in a real browser (Debian's Chromium, driven by playwright-core):
  * the countdown, the password form, then the live stream that ffmpeg pushes playing in the video
- * element; the embed page refusing when embedding is off. Screenshots are kept as artefacts.
+ * element, then the replay; a `token` event opened by a link with its token and by the access
+ * code form; the embed page refusing when embedding is off. Screenshots are kept as artefacts
+ * (`$FJORD_TEST_ARTIFACTS/live-pages`, by default under the system's temp directory).
  */
 const CHROMIUM = '/usr/bin/chromium';
 const found = existsSync(CHROMIUM);
@@ -53,16 +55,21 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** ffmpeg publishing up to `seconds` of test picture and tone; the test kills it once it has seen enough. */
-function push(key: string, seconds: number) {
+/**
+ * One ffmpeg publishing up to `seconds` of test picture and tone to every key (one encode, the
+ * tee muxer); the test kills it once it has seen enough.
+ */
+function push(keys: string[], seconds: number) {
+  const to = keys.map((k) => `[f=flv:onfail=ignore]rtmp://127.0.0.1:${rtmpPort}/live/${k}`).join('|');
   ffmpeg = spawn(
     'ffmpeg',
     [
       ...['-hide_banner', '-loglevel', 'error', '-re'],
       ...['-f', 'lavfi', '-i', `testsrc=size=320x240:rate=25:duration=${seconds}`],
       ...['-f', 'lavfi', '-i', `sine=frequency=440:duration=${seconds}`],
+      ...['-map', '0:v', '-map', '1:a', '-flags', '+global_header'],
       ...['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-pix_fmt', 'yuv420p'],
-      ...['-c:a', 'aac', '-f', 'flv', `rtmp://127.0.0.1:${rtmpPort}/live/${key}`],
+      ...['-c:a', 'aac', '-f', 'tee', to],
     ],
     { stdio: 'ignore' },
   );
@@ -118,7 +125,18 @@ describe.skipIf(!found)('watch and embed pages in Chromium', () => {
     expect((await t.request('GET', `/v1/live-events/events/${e.body.id}`, { key: a.pat })).body.status).toBe(
       'ready',
     );
-    push(e.body.stream_key, 40);
+    // A `token` event on the same encoder: a link with the token, and the access code form.
+    const tk = await t.request('POST', '/v1/live-events/events', {
+      key: a.pat,
+      body: { name: 'Ticketed', visibility_mode: 'token', auto_start_on_ingest: true, record_enabled: false },
+    });
+    const code1 = (
+      await t.request('POST', `/v1/live-events/events/${tk.body.id}/tokens`, { key: a.pat, body: {} })
+    ).body.token;
+    const code2 = (
+      await t.request('POST', `/v1/live-events/events/${tk.body.id}/tokens`, { key: a.pat, body: {} })
+    ).body.token;
+    push([e.body.stream_key, tk.body.stream_key], 40);
     // The page's next poll (every 10 s) sees the event live and asks for the password.
     await page.waitForSelector('#password-form', { state: 'visible', timeout: 30_000 });
     expect(await page.isVisible('#countdown')).toBe(false);
@@ -155,6 +173,30 @@ describe.skipIf(!found)('watch and embed pages in Chromium', () => {
     );
     expect(await page.textContent('#state')).toBe('Live now.');
     await shot(page, '3-live');
+
+    const played = async (p: Page) => {
+      await p.waitForSelector('#player', { state: 'visible', timeout: 30_000 });
+      await p.waitForFunction(
+        () => (globalThis as unknown as Dom).document.getElementById('player').currentTime > 1,
+        null,
+        { timeout: 30_000 },
+      );
+    };
+    const linked = await browser.newPage();
+    await linked.goto(`${tk.body.watch_url}?token=${code1}`);
+    await played(linked);
+    const asked = await browser.newPage();
+    await asked.goto(tk.body.watch_url);
+    await asked.waitForSelector('#token-form', { state: 'visible' });
+    expect(await asked.textContent('label[for=token]')).toBe('Access code');
+    await asked.fill('#token', code2);
+    await asked.click('#token-form button');
+    await played(asked);
+    // Each token counted one use: playback started once with each.
+    const tokens = await t.request('GET', `/v1/live-events/events/${tk.body.id}/tokens`, { key: a.pat });
+    expect(tokens.body.tokens.map((x: { use_count: number }) => x.use_count)).toEqual([1, 1]);
+    await linked.close();
+    await asked.close();
     ffmpeg?.kill('SIGKILL');
     // The grant was counted as a viewer: segments went out with it.
     const stats = await t.request('GET', `/v1/live-events/events/${e.body.id}/stats`, { key: a.pat });
