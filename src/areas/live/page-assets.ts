@@ -8,7 +8,7 @@ export const WATCH_SCRIPT = `'use strict';
 (() => {
   const root = document.getElementById('fjord-watch');
   const slug = root.dataset.slug;
-  const api = '/v1/live-events/watch/' + encodeURIComponent(slug);
+  const api = root.dataset.api;
   const poll = Number(root.dataset.poll) * 1000;
   // The countdown runs on Fjord's clock (which an emulator may have moved), not the viewer's.
   const offset = Number(root.dataset.now) - Date.now();

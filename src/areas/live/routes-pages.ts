@@ -42,6 +42,8 @@ function csp(baseUrl: string, frameable: boolean) {
   ].join('; ');
 }
 
+// Addresses in the pages are relative (`{live_url}/watch/{slug}` → `../assets/…`, `../../v1/…`),
+// so they hold behind a proxy that serves Fjord under a path (FJORD_PUBLIC_URL with a path).
 function shell(title: string, kind: 'watch' | 'embed', body: string) {
   return `<!doctype html>
 <html lang="en">
@@ -50,7 +52,7 @@ function shell(title: string, kind: 'watch' | 'embed', body: string) {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${esc(title)}</title>
-<link rel="stylesheet" href="/live/assets/watch.css">
+<link rel="stylesheet" href="../assets/watch.css">
 </head>
 <body class="${kind}">
 ${body}
@@ -66,7 +68,7 @@ function page(row: LiveEventsTable, kind: 'watch' | 'embed', nowMs: number) {
   return shell(
     row.name,
     kind,
-    `<main id="fjord-watch" data-slug="${esc(row.slug)}" data-now="${nowMs}" data-poll="${POLL_SECONDS}">
+    `<main id="fjord-watch" data-slug="${esc(row.slug)}" data-api="../../v1/live-events/watch/${esc(row.slug)}" data-now="${nowMs}" data-poll="${POLL_SECONDS}">
 ${heading}
 <div class="stage">
 <video id="player" controls playsinline muted aria-label="${name}" hidden></video>
@@ -87,8 +89,8 @@ ${heading}
 </form>
 <noscript><p>The player needs JavaScript.</p></noscript>
 </main>
-<script src="/live/assets/hls.min.js" defer></script>
-<script src="/live/assets/watch.js" defer></script>`,
+<script src="../assets/hls.min.js" defer></script>
+<script src="../assets/watch.js" defer></script>`,
   );
 }
 
@@ -203,7 +205,7 @@ export function pageRoutes(live: LiveService, baseUrl: () => string) {
               'embed',
               row.name,
               'Embedding is turned off for this event. ',
-              `<a href="/live/watch/${esc(row.slug)}" target="_top">Watch it on its own page</a>.`,
+              `<a href="../watch/${esc(row.slug)}" target="_top">Watch it on its own page</a>.`,
             ),
           );
         return html(reply, 200, baseUrl(), true, page(row, 'embed', live.now()));
