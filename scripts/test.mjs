@@ -59,6 +59,8 @@ const DEBIAN_PACKAGES = [
   // Virtual servers (namespace driver): debootstrap builds the Debian root, whose sshd customers log in to.
   { name: 'debootstrap', probe: 'debootstrap' },
   { name: 'openssh-server', probe: () => existsSync('/usr/sbin/sshd') },
+  // Live events: the watch and embed pages are driven in Debian's Chromium (playwright-core).
+  { name: 'chromium', probe: () => existsSync('/usr/bin/chromium') },
   // docs/tour.md reads JSON answers with jq, as users do.
   { name: 'jq', probe: 'jq' },
 ];

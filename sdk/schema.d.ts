@@ -2255,6 +2255,310 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ip/threats/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The most recently reported addresses scoring 25 or more
+         * @description Accepts a service key for ip, or a PAT with `ip:read`.
+         */
+        get: operations["getIpLiveThreats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ip/countries/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Threats reported in a country
+         * @description Accepts a service key for ip, or a PAT with `ip:read`.
+         */
+        get: operations["getIpCountry"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ip/asn/{asn}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An autonomous system: name, country, announced space, type and threats
+         * @description Accepts a service key for ip, or a PAT with `ip:read`.
+         */
+        get: operations["getIpAsn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ip/categories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Report categories (AbuseIPDB’s numbers), their weight in the score and the flag they raise
+         * @description Accepts a service key for ip, or a PAT with `ip:read`.
+         */
+        get: operations["getIpCategories"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ip/subscription": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tier, its limits and today’s use (the free tier starts on first use)
+         * @description Accepts a service key for ip, or a PAT with `ip:read`.
+         */
+        get: operations["getIpSubscription"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ip/{ip}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Everything known of an address: reverse name, geolocation, network, threat score and flags
+         * @description Geolocation and network data: DB-IP City Lite and the @ip-location-db ASN set (RouteViews, DB-IP), CC BY 4.0, unless the operator installed other files.
+         *
+         *     Accepts a service key for ip, or a PAT with `ip:read`.
+         */
+        get: operations["getIpSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ip/{ip}/geo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Geolocation and network of an address
+         * @description Geolocation and network data: DB-IP City Lite and the @ip-location-db ASN set (RouteViews, DB-IP), CC BY 4.0, unless the operator installed other files.
+         *
+         *     Accepts a service key for ip, or a PAT with `ip:read`.
+         */
+        get: operations["getIpGeo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ip/{ip}/threat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The threat score of an address, from reports
+         * @description Accepts a service key for ip, or a PAT with `ip:read`.
+         */
+        get: operations["getIpThreat"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ip/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report abuse from an address (one report per address per 15 minutes)
+         * @description Accepts a service key for ip, or a PAT with `ip:write`.
+         */
+        post: operations["reportIp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ip/reporters/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register a reporter domain: answers the TXT record that proves it
+         * @description Accepts a service key for ip, or a PAT with `ip:write`.
+         */
+        post: operations["registerIpReporter"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ip/reporters/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Look the reporter domain’s TXT record up now; verified reporters’ reports count fully
+         * @description Accepts a service key for ip, or a PAT with `ip:write`.
+         */
+        post: operations["verifyIpReporter"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ip/delist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for an address’s reports to stop counting: at once with proof of ownership, else after review
+         * @description Accepts a service key for ip, or a PAT with `ip:write`.
+         */
+        post: operations["delistIp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/ip/subscriptions/{customer_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Operator: set a customer’s IP intelligence tier (`none` ends the subscription)
+         * @description Operator token required.
+         */
+        put: operations["setIpSubscription"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/ip/delists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Operator: delisting requests, newest first
+         * @description Operator token required.
+         */
+        get: operations["listIpDelists"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/ip/delists/{delist_id}/decision": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Operator: approve or reject a delisting request under review
+         * @description Operator token required.
+         */
+        post: operations["decideIpDelist"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/verify/start": {
         parameters: {
             query?: never;
@@ -3602,11 +3906,33 @@ export interface paths {
         };
         /**
          * List an event's recordings, newest first
-         * @description With `record_enabled`, the HLS of each encoder connection made while the event was live is kept as a recording when the event stops (`ending` → `processing` → `ended`), for `retention_days`.
+         * @description With `record_enabled`, each encoder connection made while the event was live is kept as a recording when the event stops (`ending` → `processing` → `ended`): an MP4 in object storage (`download_url`) and the HLS its replay plays, for `retention_days`.
          *
          *     Accepts a service key for live-events, or a PAT with `live-events:read`.
          */
         get: operations["listLiveEventRecordings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/live-events/events/{event_id}/recordings/{recording_id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A recording's MP4
+         * @description The file itself (`video/mp4`, `Content-Disposition: attachment`). 404 for a recording kept as HLS only, or past its `expires_at`.
+         *
+         *     Accepts a service key for live-events, or a PAT with `live-events:read`.
+         */
+        get: operations["downloadLiveEventRecording"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3732,7 +4058,7 @@ export interface paths {
         };
         /**
          * What a watch or embed page shows for an event (no authentication)
-         * @description Polled every 10 seconds by the watch page. `live_playback` is present only when the event is live and the viewer may watch it, `replay_playback` once an ended event's replay is published. On a `token` event, `token` is checked like verify-token and a valid one answers with an `access_grant` (the playback addresses carry it). A `tenant_only` event answers only to a personal access token or Fjord login of its own customer as `Authorization: Bearer` (403 otherwise). Drafts and unknown slugs answer 404.
+         * @description Polled every 10 seconds by the watch page. `live_playback` is present only when the event is live and the viewer may watch it, `replay_playback` once an ended event's replay is published. `grant`, a consumed access grant, stands for the password or token it was issued for. On a `token` event, `token` is checked like verify-token and a valid one answers with an `access_grant` (the playback addresses carry it). A `tenant_only` event answers only to a personal access token or Fjord login of its own customer as `Authorization: Bearer` (403 otherwise). Drafts and unknown slugs answer 404.
          *
          *     No credential needed.
          */
@@ -3899,7 +4225,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/ip/threats/live": {
+    "/live/watch/{slug}": {
         parameters: {
             query?: never;
             header?: never;
@@ -3907,112 +4233,12 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The most recently reported addresses scoring 25 or more
-         * @description Accepts a service key for ip, or a PAT with `ip:read`.
-         */
-        get: operations["getIpLiveThreats"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/ip/countries/{code}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Threats reported in a country
-         * @description Accepts a service key for ip, or a PAT with `ip:read`.
-         */
-        get: operations["getIpCountry"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/ip/asn/{asn}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * An autonomous system: name, country, announced space, type and threats
-         * @description Accepts a service key for ip, or a PAT with `ip:read`.
-         */
-        get: operations["getIpAsn"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/ip/categories": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Report categories (AbuseIPDB’s numbers), their weight in the score and the flag they raise
-         * @description Accepts a service key for ip, or a PAT with `ip:read`.
-         */
-        get: operations["getIpCategories"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/ip/subscription": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The tier, its limits and today’s use (the free tier starts on first use)
-         * @description Accepts a service key for ip, or a PAT with `ip:read`.
-         */
-        get: operations["getIpSubscription"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/ip/{ip}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Everything known of an address: reverse name, geolocation, network, threat score and flags
-         * @description Geolocation and network data: DB-IP City Lite and the @ip-location-db ASN set (RouteViews, DB-IP), CC BY 4.0, unless the operator installed other files.
+         * An event's watch page (HTML): countdown, live player, replay, password or token form
+         * @description Polls `GET /v1/live-events/watch/{slug}` every 10 seconds. A `?token=` in the address is used as the watch token of a `token` event. 404 (an HTML page) for drafts and unknown slugs.
          *
-         *     Accepts a service key for ip, or a PAT with `ip:read`.
+         *     No credential needed.
          */
-        get: operations["getIpSummary"];
+        get: operations["getLiveEventWatchPage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4021,7 +4247,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/ip/{ip}/geo": {
+    "/live/embed/{slug}": {
         parameters: {
             query?: never;
             header?: never;
@@ -4029,12 +4255,12 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Geolocation and network of an address
-         * @description Geolocation and network data: DB-IP City Lite and the @ip-location-db ASN set (RouteViews, DB-IP), CC BY 4.0, unless the operator installed other files.
+         * An event's embed page (HTML, for an iframe): the player alone
+         * @description The watch page without its heading, for `<iframe src="{embed_url}">` on any site. 403 (an HTML page saying so) when the event's `embed_enabled` is false; 404 for drafts and unknown slugs.
          *
-         *     Accepts a service key for ip, or a PAT with `ip:read`.
+         *     No credential needed.
          */
-        get: operations["getIpGeo"];
+        get: operations["getLiveEventEmbedPage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4043,7 +4269,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/ip/{ip}/threat": {
+    "/live/assets/watch.js": {
         parameters: {
             query?: never;
             header?: never;
@@ -4051,10 +4277,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The threat score of an address, from reports
-         * @description Accepts a service key for ip, or a PAT with `ip:read`.
+         * The watch and embed pages’ script
+         * @description No credential needed.
          */
-        get: operations["getIpThreat"];
+        get: operations["getLiveEventPageScript"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4063,107 +4289,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/ip/report": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Report abuse from an address (one report per address per 15 minutes)
-         * @description Accepts a service key for ip, or a PAT with `ip:write`.
-         */
-        post: operations["reportIp"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/ip/reporters/register": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Register a reporter domain: answers the TXT record that proves it
-         * @description Accepts a service key for ip, or a PAT with `ip:write`.
-         */
-        post: operations["registerIpReporter"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/ip/reporters/verify": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Look the reporter domain’s TXT record up now; verified reporters’ reports count fully
-         * @description Accepts a service key for ip, or a PAT with `ip:write`.
-         */
-        post: operations["verifyIpReporter"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/ip/delist": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Ask for an address’s reports to stop counting: at once with proof of ownership, else after review
-         * @description Accepts a service key for ip, or a PAT with `ip:write`.
-         */
-        post: operations["delistIp"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/v1/ip/subscriptions/{customer_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Operator: set a customer’s IP intelligence tier (`none` ends the subscription)
-         * @description Operator token required.
-         */
-        put: operations["setIpSubscription"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/v1/ip/delists": {
+    "/live/assets/watch.css": {
         parameters: {
             query?: never;
             header?: never;
@@ -4171,10 +4297,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Operator: delisting requests, newest first
-         * @description Operator token required.
+         * The watch and embed pages’ style sheet
+         * @description No credential needed.
          */
-        get: operations["listIpDelists"];
+        get: operations["getLiveEventPageStyle"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4183,20 +4309,20 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/admin/v1/ip/delists/{delist_id}/decision": {
+    "/live/assets/hls.min.js": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
-        put?: never;
         /**
-         * Operator: approve or reject a delisting request under review
-         * @description Operator token required.
+         * The pages’ HLS player (hls.js), served by Fjord
+         * @description No credential needed.
          */
-        post: operations["decideIpDelist"];
+        get: operations["getLiveEventPagePlayer"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -6221,6 +6347,18 @@ export interface components {
                 };
             };
         };
+        /** IpError */
+        IpError: {
+            detail: {
+                error?: string;
+                message: string;
+                limit?: number;
+                /** Format: date-time */
+                reset?: string;
+            } & {
+                [key: string]: unknown;
+            };
+        };
         /** OpenAiError */
         OpenAiError: {
             error: {
@@ -6234,18 +6372,6 @@ export interface components {
                     limit: number;
                     window: string;
                 };
-            };
-        };
-        /** IpError */
-        IpError: {
-            detail: {
-                error?: string;
-                message: string;
-                limit?: number;
-                /** Format: date-time */
-                reset?: string;
-            } & {
-                [key: string]: unknown;
             };
         };
     };
@@ -21947,6 +22073,1565 @@ export interface operations {
             };
         };
     };
+    getIpLiveThreats: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        updated_at: string;
+                        count: number;
+                        threats: {
+                            ip: string;
+                            score: number;
+                            level: "clean" | "low" | "medium" | "high" | "critical";
+                            categories: string[] | null;
+                            country: string | null;
+                            last_seen: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+        };
+    };
+    getIpCountry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ISO 3166-1 alpha-2 */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        country: string;
+                        country_name: string;
+                        total_threats: number;
+                        /** @description Reported addresses per million IPv4 addresses of the country */
+                        threat_density: number;
+                        top_categories: string[];
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+        };
+    };
+    getIpAsn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description 1-4294967295 */
+                asn: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        asn: number;
+                        name: string;
+                        country: string | null;
+                        country_name: string | null;
+                        prefixes: number;
+                        ipv4_prefixes: number;
+                        ipv6_prefixes: number;
+                        /** @description IPv4 addresses announced */
+                        num_ips: number;
+                        connection_type: "residential" | "mobile" | "business" | "datacenter" | "hosting" | "education" | "government" | "unknown";
+                        threat: {
+                            reported_addresses: number;
+                            total_reports: number;
+                            highest_score: number;
+                            level: "clean" | "low" | "medium" | "high" | "critical";
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+        };
+    };
+    getIpCategories: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: number;
+                        name: string;
+                        weight: number;
+                        flag: string | null;
+                    }[];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+        };
+    };
+    getIpSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tier: string | null;
+                        active: boolean;
+                        requests_per_day: number | null;
+                        requests_today: number;
+                        remaining_today: number | null;
+                        burst_per_minute: number | null;
+                        /** Format: date-time */
+                        resets_at: string;
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+        };
+    };
+    getIpSummary: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description IPv4 or IPv6 address */
+                ip: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ip: string;
+                        ip_version: 4 | 6;
+                        hostname: string | null;
+                        geo: {
+                            country: string | null;
+                            country_name: string | null;
+                            city: string | null;
+                            region: string | null;
+                            latitude: number | null;
+                            longitude: number | null;
+                            timezone: string | null;
+                        };
+                        network: {
+                            asn: number | null;
+                            isp: string | null;
+                            org: string | null;
+                            connection_type: "residential" | "mobile" | "business" | "datacenter" | "hosting" | "education" | "government" | "unknown";
+                        };
+                        threat: {
+                            score: number;
+                            level: "clean" | "low" | "medium" | "high" | "critical";
+                            /** @description True when no reports exist */
+                            is_clean: boolean;
+                        };
+                        flags: {
+                            vpn: boolean;
+                            proxy: boolean;
+                            tor: boolean;
+                            datacenter: boolean;
+                            botnet: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+        };
+    };
+    getIpGeo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description IPv4 or IPv6 address */
+                ip: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ip: string;
+                        ip_version: 4 | 6;
+                        hostname: string | null;
+                        country: string | null;
+                        country_name: string | null;
+                        city: string | null;
+                        region: string | null;
+                        latitude: number | null;
+                        longitude: number | null;
+                        timezone: string | null;
+                        asn: number | null;
+                        isp: string | null;
+                        org: string | null;
+                        connection_type: "residential" | "mobile" | "business" | "datacenter" | "hosting" | "education" | "government" | "unknown";
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+        };
+    };
+    getIpThreat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description IPv4 or IPv6 address */
+                ip: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ip: string;
+                        score: number;
+                        level: "clean" | "low" | "medium" | "high" | "critical";
+                        is_clean: boolean;
+                        total_reports: number;
+                        categories: string[] | null;
+                        first_seen: string | null;
+                        last_seen: string | null;
+                        flags: {
+                            vpn: boolean;
+                            proxy: boolean;
+                            tor: boolean;
+                            datacenter: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+        };
+    };
+    reportIp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ip: string;
+                    /** @description AbuseIPDB category numbers or their names (GET /v1/ip/categories) */
+                    categories: (number | string)[];
+                    /** @description E-mail addresses and phone numbers are removed */
+                    comment?: string;
+                    /**
+                     * Format: date-time
+                     * @description When the abuse happened; default now
+                     */
+                    timestamp?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ip: string;
+                        verified_reporter: boolean;
+                        score: number;
+                        level: "clean" | "low" | "medium" | "high" | "critical";
+                        total_reports: number;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+        };
+    };
+    registerIpReporter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    domain: string;
+                    /** Format: email */
+                    contact_email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        reporter_id: string;
+                        domain: string;
+                        contact_email: string;
+                        status: "pending" | "verified";
+                        verified: boolean;
+                        verified_at: string | null;
+                        dns_record: {
+                            record_type: string;
+                            host: string;
+                            value: string;
+                        } | null;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+        };
+    };
+    verifyIpReporter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    domain: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        reporter_id: string;
+                        domain: string;
+                        contact_email: string;
+                        status: "pending" | "verified";
+                        verified: boolean;
+                        verified_at: string | null;
+                        dns_record: {
+                            record_type: string;
+                            host: string;
+                            value: string;
+                        } | null;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+        };
+    };
+    delistIp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ip: string;
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        delist_id: string;
+                        ip: string;
+                        status: "delisted" | "pending_review" | "rejected";
+                        reason: string;
+                        proof: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        decided_at: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+        };
+    };
+    setIpSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                customer_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    tier: "free" | "professional" | "enterprise" | "none";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tier: string | null;
+                        active: boolean;
+                        requests_per_day: number | null;
+                        requests_today: number;
+                        remaining_today: number | null;
+                        burst_per_minute: number | null;
+                        /** Format: date-time */
+                        resets_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listIpDelists: {
+        parameters: {
+            query?: {
+                status?: "delisted" | "pending_review" | "rejected";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        delists: {
+                            delist_id: string;
+                            ip: string;
+                            status: "delisted" | "pending_review" | "rejected";
+                            reason: string;
+                            proof: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            decided_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    decideIpDelist: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                delist_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    decision: "approve" | "reject";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        delist_id: string;
+                        ip: string;
+                        status: "delisted" | "pending_review" | "rejected";
+                        reason: string;
+                        proof: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        decided_at: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     startVerification: {
         parameters: {
             query?: never;
@@ -30892,8 +32577,10 @@ export interface operations {
                             session_id: string;
                             /** @enum {string} */
                             status: "ready";
-                            /** @enum {string} */
-                            format: "hls";
+                            /** @description `mp4`: the connection made an MP4 in object storage (`size_bytes`, `duration_seconds` are the file's); `hls`: kept as its HLS segments only (ffmpeg could not make an MP4 of what the encoder sent) */
+                            format: "mp4" | "hls";
+                            content_type: string;
+                            download_url: string | null;
                             duration_seconds: number;
                             size_bytes: number;
                             segment_count: number;
@@ -30910,6 +32597,101 @@ export interface operations {
                         per_page: number;
                         total: number;
                     };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    downloadLiveEventRecording: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                event_id: string;
+                recording_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The MP4 file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "video/mp4": string;
                 };
             };
             /** @description Malformed request (e.g. invalid JSON) */
@@ -31742,6 +33524,8 @@ export interface operations {
         parameters: {
             query?: {
                 token?: string;
+                /** @description A consumed access grant of this viewer: while it lets them play, the answer carries playback addresses with it (the watch page sends it on every poll). */
+                grant?: string;
             };
             header?: never;
             path: {
@@ -32575,1297 +34359,28 @@ export interface operations {
             };
         };
     };
-    getIpLiveThreats: {
-        parameters: {
-            query?: {
-                limit?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** Format: date-time */
-                        updated_at: string;
-                        count: number;
-                        threats: {
-                            ip: string;
-                            score: number;
-                            level: "clean" | "low" | "medium" | "high" | "critical";
-                            categories: string[] | null;
-                            country: string | null;
-                            last_seen: string | null;
-                        }[];
-                    };
-                };
-            };
-            /** @description Malformed request (e.g. invalid JSON) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked credential */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Valid credential without the needed service or scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Not found (also for other customers’ resources) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request failed validation */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Rate limit exceeded */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request line and headers over 16 KB */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-        };
-    };
-    getIpCountry: {
+    getLiveEventWatchPage: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @description ISO 3166-1 alpha-2 */
-                code: string;
+                slug: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description An HTML page */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        country: string;
-                        country_name: string;
-                        total_threats: number;
-                        /** @description Reported addresses per million IPv4 addresses of the country */
-                        threat_density: number;
-                        top_categories: string[];
-                    };
+                    "text/html; charset=utf-8": string;
                 };
             };
             /** @description Malformed request (e.g. invalid JSON) */
             400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked credential */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Valid credential without the needed service or scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Not found (also for other customers’ resources) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description A path parameter is longer than the router accepts (100 characters) */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request failed validation */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Rate limit exceeded */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request line and headers over 16 KB */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-        };
-    };
-    getIpAsn: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description 1-4294967295 */
-                asn: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        asn: number;
-                        name: string;
-                        country: string | null;
-                        country_name: string | null;
-                        prefixes: number;
-                        ipv4_prefixes: number;
-                        ipv6_prefixes: number;
-                        /** @description IPv4 addresses announced */
-                        num_ips: number;
-                        connection_type: "residential" | "mobile" | "business" | "datacenter" | "hosting" | "education" | "government" | "unknown";
-                        threat: {
-                            reported_addresses: number;
-                            total_reports: number;
-                            highest_score: number;
-                            level: "clean" | "low" | "medium" | "high" | "critical";
-                        };
-                    };
-                };
-            };
-            /** @description Malformed request (e.g. invalid JSON) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked credential */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Valid credential without the needed service or scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Not found (also for other customers’ resources) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description A path parameter is longer than the router accepts (100 characters) */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request failed validation */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Rate limit exceeded */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request line and headers over 16 KB */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-        };
-    };
-    getIpCategories: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        id: number;
-                        name: string;
-                        weight: number;
-                        flag: string | null;
-                    }[];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked credential */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Valid credential without the needed service or scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Rate limit exceeded */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request line and headers over 16 KB */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-        };
-    };
-    getIpSubscription: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        tier: string | null;
-                        active: boolean;
-                        requests_per_day: number | null;
-                        requests_today: number;
-                        remaining_today: number | null;
-                        burst_per_minute: number | null;
-                        /** Format: date-time */
-                        resets_at: string;
-                    };
-                };
-            };
-            /** @description Missing, invalid, expired or revoked credential */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Valid credential without the needed service or scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Rate limit exceeded */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request line and headers over 16 KB */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-        };
-    };
-    getIpSummary: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description IPv4 or IPv6 address */
-                ip: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ip: string;
-                        ip_version: 4 | 6;
-                        hostname: string | null;
-                        geo: {
-                            country: string | null;
-                            country_name: string | null;
-                            city: string | null;
-                            region: string | null;
-                            latitude: number | null;
-                            longitude: number | null;
-                            timezone: string | null;
-                        };
-                        network: {
-                            asn: number | null;
-                            isp: string | null;
-                            org: string | null;
-                            connection_type: "residential" | "mobile" | "business" | "datacenter" | "hosting" | "education" | "government" | "unknown";
-                        };
-                        threat: {
-                            score: number;
-                            level: "clean" | "low" | "medium" | "high" | "critical";
-                            /** @description True when no reports exist */
-                            is_clean: boolean;
-                        };
-                        flags: {
-                            vpn: boolean;
-                            proxy: boolean;
-                            tor: boolean;
-                            datacenter: boolean;
-                            botnet: boolean;
-                        };
-                    };
-                };
-            };
-            /** @description Malformed request (e.g. invalid JSON) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked credential */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Valid credential without the needed service or scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description A path parameter is longer than the router accepts (100 characters) */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request failed validation */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Rate limit exceeded */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request line and headers over 16 KB */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-        };
-    };
-    getIpGeo: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description IPv4 or IPv6 address */
-                ip: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ip: string;
-                        ip_version: 4 | 6;
-                        hostname: string | null;
-                        country: string | null;
-                        country_name: string | null;
-                        city: string | null;
-                        region: string | null;
-                        latitude: number | null;
-                        longitude: number | null;
-                        timezone: string | null;
-                        asn: number | null;
-                        isp: string | null;
-                        org: string | null;
-                        connection_type: "residential" | "mobile" | "business" | "datacenter" | "hosting" | "education" | "government" | "unknown";
-                    };
-                };
-            };
-            /** @description Malformed request (e.g. invalid JSON) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked credential */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Valid credential without the needed service or scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description A path parameter is longer than the router accepts (100 characters) */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request failed validation */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Rate limit exceeded */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request line and headers over 16 KB */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-        };
-    };
-    getIpThreat: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description IPv4 or IPv6 address */
-                ip: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ip: string;
-                        score: number;
-                        level: "clean" | "low" | "medium" | "high" | "critical";
-                        is_clean: boolean;
-                        total_reports: number;
-                        categories: string[] | null;
-                        first_seen: string | null;
-                        last_seen: string | null;
-                        flags: {
-                            vpn: boolean;
-                            proxy: boolean;
-                            tor: boolean;
-                            datacenter: boolean;
-                        };
-                    };
-                };
-            };
-            /** @description Malformed request (e.g. invalid JSON) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked credential */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Valid credential without the needed service or scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description A path parameter is longer than the router accepts (100 characters) */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request failed validation */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Rate limit exceeded */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request line and headers over 16 KB */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-        };
-    };
-    reportIp: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ip: string;
-                    /** @description AbuseIPDB category numbers or their names (GET /v1/ip/categories) */
-                    categories: (number | string)[];
-                    /** @description E-mail addresses and phone numbers are removed */
-                    comment?: string;
-                    /**
-                     * Format: date-time
-                     * @description When the abuse happened; default now
-                     */
-                    timestamp?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ip: string;
-                        verified_reporter: boolean;
-                        score: number;
-                        level: "clean" | "low" | "medium" | "high" | "critical";
-                        total_reports: number;
-                    };
-                };
-            };
-            /** @description Malformed request (e.g. invalid JSON) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked credential */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Valid credential without the needed service or scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Unsupported content type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request failed validation */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Rate limit exceeded */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request line and headers over 16 KB */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-        };
-    };
-    registerIpReporter: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    domain: string;
-                    /** Format: email */
-                    contact_email: string;
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        reporter_id: string;
-                        domain: string;
-                        contact_email: string;
-                        status: "pending" | "verified";
-                        verified: boolean;
-                        verified_at: string | null;
-                        dns_record: {
-                            record_type: string;
-                            host: string;
-                            value: string;
-                        } | null;
-                    };
-                };
-            };
-            /** @description Malformed request (e.g. invalid JSON) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked credential */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Valid credential without the needed service or scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Unsupported content type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request failed validation */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Rate limit exceeded */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request line and headers over 16 KB */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-        };
-    };
-    verifyIpReporter: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    domain: string;
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        reporter_id: string;
-                        domain: string;
-                        contact_email: string;
-                        status: "pending" | "verified";
-                        verified: boolean;
-                        verified_at: string | null;
-                        dns_record: {
-                            record_type: string;
-                            host: string;
-                            value: string;
-                        } | null;
-                    };
-                };
-            };
-            /** @description Malformed request (e.g. invalid JSON) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked credential */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Valid credential without the needed service or scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Not found (also for other customers’ resources) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Unsupported content type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request failed validation */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Rate limit exceeded */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request line and headers over 16 KB */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-        };
-    };
-    delistIp: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ip: string;
-                    reason: string;
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        delist_id: string;
-                        ip: string;
-                        status: "delisted" | "pending_review" | "rejected";
-                        reason: string;
-                        proof: string | null;
-                        /** Format: date-time */
-                        created_at: string;
-                        decided_at: string | null;
-                    };
-                };
-            };
-            /** @description Malformed request (e.g. invalid JSON) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked credential */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Valid credential without the needed service or scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Unsupported content type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request failed validation */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Rate limit exceeded */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-            /** @description Request line and headers over 16 KB */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IpError"];
-                };
-            };
-        };
-    };
-    setIpSubscription: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                customer_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    tier: "free" | "professional" | "enterprise" | "none";
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        tier: string | null;
-                        active: boolean;
-                        requests_per_day: number | null;
-                        requests_today: number;
-                        remaining_today: number | null;
-                        burst_per_minute: number | null;
-                        /** Format: date-time */
-                        resets_at: string;
-                    };
-                };
-            };
-            /** @description Malformed request (e.g. invalid JSON) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked credential */
-            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -33882,15 +34397,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Request body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
             /** @description A path parameter is longer than the router accepts (100 characters) */
             414: {
                 headers: {
@@ -33900,15 +34406,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unsupported content type */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
             /** @description Request failed validation */
             422: {
                 headers: {
@@ -33916,15 +34413,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Request line and headers over 16 KB */
@@ -33938,108 +34426,24 @@ export interface operations {
             };
         };
     };
-    listIpDelists: {
-        parameters: {
-            query?: {
-                status?: "delisted" | "pending_review" | "rejected";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        delists: {
-                            delist_id: string;
-                            ip: string;
-                            status: "delisted" | "pending_review" | "rejected";
-                            reason: string;
-                            proof: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            decided_at: string | null;
-                        }[];
-                    };
-                };
-            };
-            /** @description Missing, invalid, expired or revoked credential */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Request failed validation */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-            /** @description Request line and headers over 16 KB */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    decideIpDelist: {
+    getLiveEventEmbedPage: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                delist_id: string;
+                slug: string;
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    decision: "approve" | "reject";
-                };
-            };
-        };
+        requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description An HTML page */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        delist_id: string;
-                        ip: string;
-                        status: "delisted" | "pending_review" | "rejected";
-                        reason: string;
-                        proof: string | null;
-                        /** Format: date-time */
-                        created_at: string;
-                        decided_at: string | null;
-                    };
+                    "text/html; charset=utf-8": string;
                 };
             };
             /** @description Malformed request (e.g. invalid JSON) */
@@ -34051,8 +34455,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked credential */
-            401: {
+            /** @description Valid credential without the needed service or scope */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -34069,35 +34473,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Request body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
             /** @description A path parameter is longer than the router accepts (100 characters) */
             414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unsupported content type */
-            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -34114,13 +34491,91 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded */
-            429: {
+            /** @description Request line and headers over 16 KB */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimitError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLiveEventPageScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript; charset=utf-8": string;
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLiveEventPageStyle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/css; charset=utf-8": string;
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLiveEventPagePlayer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript; charset=utf-8": string;
                 };
             };
             /** @description Request line and headers over 16 KB */

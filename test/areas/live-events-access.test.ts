@@ -285,7 +285,20 @@ describe('HLS, stats and sessions', () => {
     expect(url.searchParams.get('grant')).toBe(v.body.access_grant);
     // Not before playback starts (consume-grant), so a use cannot be skipped.
     expect((await hls(url.search)).statusCode).toBe(403);
+    const watch = async (q: string) =>
+      (await t.fjord.http.inject({ method: 'GET', url: `/v1/live-events/watch/${e.slug}${q}` })).json();
+    // The watch view takes the viewer's grant only once it is consumed (the page polls with it).
+    expect(await watch(`?grant=${v.body.access_grant}`)).toMatchObject({
+      watch_state: 'access_required',
+      live_playback: null,
+    });
     await viewer(e.slug, 'consume-grant', { access_grant: v.body.access_grant });
+    expect(await watch(`?grant=${v.body.access_grant}`)).toMatchObject({
+      watch_state: 'live',
+      live_playback: { hls_url: v.body.live_playback.hls_url },
+      access_grant: null,
+    });
+    expect((await watch('?grant=ag_forged')).watch_state).toBe('access_required');
     const playlist = await hls(url.search);
     expect(playlist.statusCode).toBe(200);
     expect(playlist.body).toContain(`seg00000.ts${url.search}`);
@@ -402,7 +415,9 @@ describe('HLS, stats and sessions', () => {
     await t.advance(10);
     const stalled = (await get(e.id, 'health')).body;
     expect(stalled.reasons.map((r: { code: string }) => r.code)).toContain('no_frames');
-    expect(stalled.seconds_since_last_frame).toBe(10);
+    // The emulator's clock also runs with real time: a slow machine may add a second.
+    expect(stalled.seconds_since_last_frame).toBeGreaterThanOrEqual(10);
+    expect(stalled.seconds_since_last_frame).toBeLessThanOrEqual(11);
 
     await live.ingestEnded(e.id, sid, 'encoder_disconnected', 7_000_000);
     const list = await get(e.id, 'sessions');

@@ -1,8 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RtmpIngest } from '../../src/areas/live/ingest.js';
+import { mp4Key } from '../../src/areas/live/recording-file.js';
+import type { StorageService } from '../../src/areas/storage/service.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
 /**
@@ -132,7 +135,12 @@ describe('measured ingest', () => {
     }
     expect(status).toBe('ended');
     const rec = (await get(e.id, 'recordings')).body.recordings[0];
-    expect(rec).toMatchObject({ status: 'ready', format: 'hls', session_id: s['id'] });
+    expect(rec).toMatchObject({
+      status: 'ready',
+      format: 'mp4',
+      content_type: 'video/mp4',
+      session_id: s['id'],
+    });
     expect(rec.duration_seconds).toBeGreaterThan(4.5);
     expect(rec.duration_seconds).toBeLessThan(7.5);
     // The kept HLS is a complete, readable stream of that length.
@@ -144,6 +152,40 @@ describe('measured ingest', () => {
     );
     expect(probe.status).toBe(0);
     expect(Math.abs(Number(probe.stdout.trim()) - rec.duration_seconds)).toBeLessThan(1);
+
+    // The MP4 in object storage: its real size and length, both tracks, downloadable.
+    expect(rec.download_url).toBe(
+      `${t.kernel.baseUrl()}/v1/live-events/events/${e.id}/recordings/${rec.id}/download`,
+    );
+    const file = await t.request('GET', new URL(rec.download_url).pathname, { key: a.pat });
+    expect(file.status).toBe(200);
+    expect(file.headers['content-type']).toBe('video/mp4');
+    expect(file.raw.length).toBe(rec.size_bytes);
+    const mp4 = join(t.kernel.config.dataDir, 'download.mp4');
+    writeFileSync(mp4, file.raw);
+    const streams = spawnSync(
+      'ffprobe',
+      [...['-v', 'error', '-show_entries', 'stream=codec_name:format=duration', '-of', 'json', mp4]],
+      { encoding: 'utf8' },
+    );
+    const probed = JSON.parse(streams.stdout);
+    expect(probed.streams.map((x: { codec_name: string }) => x.codec_name).sort()).toEqual(['aac', 'h264']);
+    expect(Math.abs(Number(probed.format.duration) - rec.duration_seconds)).toBeLessThan(0.1);
+    expect(Math.abs(rec.duration_seconds - Number(probe.stdout.trim()))).toBeLessThan(1);
+    const bucket = (t.fjord.areas.get('storage')!.service as StorageService).internalBucket(
+      'live-recordings',
+    );
+    expect((await bucket.usage()).objects).toBeGreaterThan(0);
+    // Another customer cannot fetch it.
+    const b = await t.customer();
+    expect((await t.request('GET', new URL(rec.download_url).pathname, { key: b.pat })).status).toBe(404);
+
+    // retention_days later (on the clock) the recording, its MP4 and its HLS are gone.
+    await t.advance(7 * 86400 + 3600);
+    expect((await get(e.id, 'recordings')).body.total).toBe(0);
+    expect((await t.request('GET', new URL(rec.download_url).pathname, { key: a.pat })).status).toBe(404);
+    await expect(bucket.get(mp4Key(a.id, e.id, rec.session_id))).rejects.toThrow();
+    expect(existsSync(dir)).toBe(false);
   }, 90_000);
 
   it('cuts the encoder when the event is stopped', async () => {

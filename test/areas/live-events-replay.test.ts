@@ -1,7 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mp4Key } from '../../src/areas/live/recording-file.js';
 import type { LiveService } from '../../src/areas/live/service.js';
+import type { StorageService } from '../../src/areas/storage/service.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
 /**
@@ -168,6 +171,52 @@ describe('replays', () => {
     expect(seg).toContain(`?grant=${verified.access_grant}`);
     expect((await inject(`/live/replay/${e.id}/${seg}`)).statusCode).toBe(200);
     expect((await inject(`/live/replay/${e.id}/${seg.split('?')[0]}`)).statusCode).toBe(403);
+  });
+});
+
+describe('MP4 recordings', () => {
+  it('makes each connection an MP4 in the internal bucket, and purges it with a deleted event', async () => {
+    const e = await create({ name: 'mp4 kept', auto_start_on_ingest: true });
+    const sid = `mp4-${e.id}`;
+    expect(await live.ingestStarted(e.stream_key, sid)).toBe(e.id);
+    // The HLS the ingest's ffmpeg writes, written here by ffmpeg the same way (4 s, 2 s segments).
+    const dir = join(sessionsDir, sid);
+    await mkdir(dir, { recursive: true });
+    execFileSync('ffmpeg', [
+      ...['-v', 'error', '-nostdin', '-y'],
+      ...['-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=25:duration=4'],
+      ...['-f', 'lavfi', '-i', 'sine=frequency=440:duration=4'],
+      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-pix_fmt', 'yuv420p', '-c:a', 'aac'],
+      ...['-f', 'hls', '-hls_time', '2', '-hls_list_size', '0'],
+      ...['-hls_segment_filename', join(dir, 'seg%05d.ts'), join(dir, 'index.m3u8')],
+    ]);
+    await live.ingestEnded(e.id, sid, 'encoder_disconnected', 1000);
+    expect((await post(e.id, 'live/stop')).body.status).toBe('ending');
+    let status = 'ending';
+    for (let i = 0; i < 40 && status !== 'ended'; i++) {
+      await t.advance(3);
+      status = (await t.request('GET', `/v1/live-events/events/${e.id}`, { key: a.pat })).body.status;
+      if (status !== 'ended') await sleep(50);
+    }
+    const rec = (await t.request('GET', `/v1/live-events/events/${e.id}/recordings`, { key: a.pat })).body
+      .recordings[0];
+    expect(rec).toMatchObject({ format: 'mp4', content_type: 'video/mp4', segment_count: 2 });
+    expect(Math.abs(rec.duration_seconds - 4)).toBeLessThan(0.2);
+    const file = await t.request('GET', path(rec.download_url), { key: a.pat });
+    expect([file.status, file.raw.length]).toEqual([200, rec.size_bytes]);
+    expect(file.raw.subarray(4, 8).toString()).toBe('ftyp'); // an MP4
+    expect(file.headers['content-disposition']).toMatch(/^attachment; filename="mp4-kept-.*\.mp4"$/);
+    // The replay plays the HLS as before.
+    expect((await watch(e.slug)).body.replay_playback).toMatchObject({ recording_count: 1 });
+
+    const bucket = (t.fjord.areas.get('storage')!.service as StorageService).internalBucket(
+      'live-recordings',
+    );
+    const key = mp4Key(a.id, e.id, sid);
+    await (await bucket.get(key)).resume();
+    expect((await t.request('DELETE', `/v1/live-events/events/${e.id}`, { key: a.pat })).status).toBe(200);
+    await t.advance(30 * 86400 + 3600);
+    await expect(bucket.get(key)).rejects.toThrow();
   });
 });
 

@@ -64,6 +64,21 @@ describe('live events', () => {
     });
     expect(s.body.status).toBe('scheduled');
     expect(s.body.password).toBeUndefined();
+    // At its start (on the clock) a scheduled event is ready: an encoder may connect.
+    const moved = (await create({ name: 'moved later', scheduled_start_at: future })).body;
+    const later = new Date(t.kernel.clock.nowMs() + 2 * 86_400_000).toISOString();
+    const patched = await t.request('PATCH', `/v1/live-events/events/${moved.id}`, {
+      key: a.pat,
+      body: { scheduled_start_at: later },
+    });
+    expect(patched.body.status).toBe('scheduled');
+    const status = async (id: string) =>
+      (await t.request('GET', `/v1/live-events/events/${id}`, { key: a.pat })).body.status;
+    await t.advance(86_400);
+    expect(await status(s.body.id)).toBe('ready');
+    expect(await status(moved.id)).toBe('scheduled');
+    await t.advance(86_400);
+    expect(await status(moved.id)).toBe('ready');
     const d = await create({ name: 'draft one', draft: true });
     expect(d.body.status).toBe('draft');
   });

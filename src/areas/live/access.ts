@@ -233,11 +233,19 @@ export class LiveAccess {
    * checked as verify-token would (failures counted and rate limited) and a valid one gets a grant,
    * to consume when playback starts. A `tenant_only` event answers only to a bearer of its own
    * customer (403 otherwise), who gets a grant that is already a playback pass: there is no use to
-   * count.
+   * count. A consumed `grant` still in its time stands for the password or token it came from.
    */
-  async watch(slug: string, opts: { token?: string; bearer: PresentedCredential | null; address: string }) {
+  async watch(
+    slug: string,
+    opts: { token?: string; grant?: string; bearer: PresentedCredential | null; address: string },
+  ) {
     const row = await this.event(slug);
     let granted: { grant: string; expiresAt: number } | null = null;
+    if (row.visibility_mode !== 'tenant_only' && opts.grant && (await this.mayPlay(row, opts.grant))) {
+      // A viewer already playing with a grant: no new grant, only the addresses that carry theirs.
+      const view = await this.live.watchOf(row, opts.grant);
+      return { ...view, access_grant: null, access_grant_expires_at: null };
+    }
     if (row.visibility_mode === 'tenant_only') {
       if (!(await this.isTenant(row, opts.bearer))) throw liveErrors.tenantOnly();
       granted = await this.mint(row, 'tenant', null, true);

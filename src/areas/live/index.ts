@@ -8,8 +8,9 @@ import { RECONNECT_JOB } from './reconnect.js';
 import { liveRoutes } from './routes.js';
 import { hlsRoutes } from './routes-hls.js';
 import { mediaRoutes } from './routes-media.js';
+import { pageRoutes } from './routes-pages.js';
 import { replayRoutes } from './routes-replay.js';
-import { FINALISE_JOB, LiveService } from './service.js';
+import { FINALISE_JOB, LiveService, SCHEDULED_START_JOB } from './service.js';
 
 export { LiveService } from './service.js';
 
@@ -18,8 +19,10 @@ const PURGE_JOB = 'live.events.purge';
 /** Live events: the management API and its lifecycle. Its service is `services.live`. */
 export const liveArea = defineArea({
   name: 'live',
+  // Recordings are MP4s in an internal bucket of the object storage.
+  needs: ['storage'],
   migrations: liveMigrations,
-  async setup(kernel) {
+  async setup(kernel, { storage }) {
     const addresses = {
       // The ingest host is the API's host name on the RTMP port.
       ingestUrl: () => `rtmp://${new URL(kernel.baseUrl()).hostname}:${kernel.config.ports.rtmp}/live`,
@@ -36,7 +39,17 @@ export const liveArea = defineArea({
       kernel.jobs,
       sessionsDir,
     );
-    const media = new LiveMedia(kernel.store, kernel.clock, live, sessionsDir);
+    const recordings = storage.internalBucket('live-recordings');
+    const media = new LiveMedia(
+      kernel.store,
+      kernel.clock,
+      live,
+      sessionsDir,
+      recordings,
+      kernel.log.child({ area: 'live' }),
+      (eventId, recordingId) =>
+        `${kernel.baseUrl()}/v1/live-events/events/${eventId}/recordings/${recordingId}/download`,
+    );
     const viewers = new LiveAccess(
       kernel.store,
       kernel.clock,
@@ -61,6 +74,9 @@ export const liveArea = defineArea({
       maxAttempts: FINALISE_ATTEMPTS,
       backoffSeconds: () => 2,
       abandoned: (p) => media.finaliseAbandoned(p.event_id),
+    });
+    kernel.jobs.register<{ event_id: string }>(SCHEDULED_START_JOB, {
+      run: (p) => live.scheduledStart(p.event_id),
     });
     kernel.jobs.register<{ event_id: string }>(RECONNECT_JOB, {
       run: (p) => live.reconnect.windowPassed(p.event_id),
@@ -103,7 +119,7 @@ export const liveArea = defineArea({
       name: 'ingest',
       driver: 'rtmp relayed to ffmpeg (HLS, -c copy)',
       simulated: false,
-      detail: `sessions in ${sessionsDir}`,
+      detail: `sessions in ${sessionsDir}; recordings as MP4 in the ${recordings.location}`,
     });
     return {
       service: live,
@@ -112,6 +128,7 @@ export const liveArea = defineArea({
         ...mediaRoutes(media, viewers),
         ...hlsRoutes(live, viewers, media, sessionsDir),
         ...replayRoutes(live, viewers, media, sessionsDir),
+        ...pageRoutes(live, () => kernel.baseUrl()),
       ],
       servers: [ingest],
       onReset: async () => {

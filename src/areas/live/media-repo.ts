@@ -111,6 +111,19 @@ export class MediaRepo {
     return this.db.selectFrom('live_recordings').selectAll().where('expires_at', '<=', before).execute();
   }
 
+  async recording(eventId: string, id: string): Promise<LiveRecordingsTable | undefined> {
+    return this.db
+      .selectFrom('live_recordings')
+      .selectAll()
+      .where('event_id', '=', eventId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+
+  async eventRecordings(eventId: string): Promise<LiveRecordingsTable[]> {
+    return this.db.selectFrom('live_recordings').selectAll().where('event_id', '=', eventId).execute();
+  }
+
   async deleteRecording(id: string): Promise<void> {
     await this.db.deleteFrom('live_recordings').where('id', '=', id).execute();
   }

@@ -1,15 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import type { Clock } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import type { JobContext } from '../../kernel/jobs/queue.js';
 import { fromJson } from '../../kernel/store/dialect.js';
 import type { Store } from '../../kernel/store/store.js';
+import type { InternalObjects } from '../storage/service.js';
 import { AccessRepo } from './access-repo.js';
+import { liveErrors } from './errors.js';
 import { MediaRepo } from './media-repo.js';
 import type { StreamMetrics } from './meter.js';
 import type { LiveEventsTable, LiveIngestSessionsTable, LiveRecordingsTable } from './migrations.js';
+import { mp4Key, type StoredMp4, storeMp4 } from './recording-file.js';
 import { LiveRepo } from './repo.js';
 import { type LiveService, SOFT_DELETE_DAYS } from './service.js';
 
@@ -50,6 +54,10 @@ export class LiveMedia {
     private readonly clock: Clock,
     private readonly live: LiveService,
     private readonly sessionsDir: string,
+    /** The internal bucket `live-recordings`: each recording's MP4. */
+    private readonly files: InternalObjects,
+    private readonly log: Logger,
+    private readonly downloadUrl: (eventId: string, recordingId: string) => string,
   ) {
     this.repo = MediaRepo.of(store);
   }
@@ -182,7 +190,9 @@ export class LiveMedia {
       event_id: row.event_id,
       session_id: row.session_id,
       status: row.status as 'ready',
-      format: 'hls' as const,
+      format: (row.object_key ? 'mp4' : 'hls') as 'mp4' | 'hls',
+      content_type: row.object_key ? 'video/mp4' : 'application/vnd.apple.mpegurl',
+      download_url: row.object_key ? this.downloadUrl(row.event_id, row.id) : null,
       duration_seconds: Math.round(row.duration_ms) / 1000,
       size_bytes: row.size_bytes,
       segment_count: row.segment_count,
@@ -234,7 +244,12 @@ export class LiveMedia {
       if (segments.size === 0) continue;
       let size = 0;
       for (const name of segments.keys()) size += (await stat(join(dir, name)).catch(() => null))?.size ?? 0;
-      const durationMs = [...segments.values()].reduce((n, d) => n + d * 1000, 0);
+      let durationMs = [...segments.values()].reduce((n, d) => n + d * 1000, 0);
+      const mp4 = await this.mp4Of(started, session.id, dir, [...segments.keys()]);
+      if (mp4) {
+        size = mp4.sizeBytes;
+        durationMs = mp4.durationMs;
+      }
       await this.repo.insertRecording({
         id: newId(),
         event_id: eventId,
@@ -248,6 +263,7 @@ export class LiveMedia {
         ended_at: session.ended_at ?? to,
         expires_at: expiresAt,
         created_at: this.clock.nowMs(),
+        object_key: mp4?.key ?? null,
       });
     }
     await this.store.unitOfWork({ locks: [`live:event:${eventId}`] }, async ({ tx }) => {
@@ -256,6 +272,34 @@ export class LiveMedia {
       if (row?.status === 'processing')
         await repo.update(eventId, { status: 'ended', updated_at: this.clock.nowMs() });
     });
+  }
+
+  /**
+   * The connection's MP4 in the internal bucket, or null when ffmpeg cannot make one of what the
+   * encoder sent: the recording is then kept as its HLS only (the replay plays either way), and
+   * the reason is logged. A retried finalisation writes the same key again.
+   */
+  private async mp4Of(row: LiveEventsTable, sessionId: string, dir: string, segments: string[]) {
+    const key = mp4Key(row.customer_id, row.id, sessionId);
+    return storeMp4(this.files, key, dir, segments).catch((err: Error): StoredMp4 | null => {
+      this.log.warn(
+        { event_id: row.id, session_id: sessionId, err: err.message },
+        'live: no MP4 of a recording',
+      );
+      return null;
+    });
+  }
+
+  /** A recording's MP4, for download (404 when it has none or is gone). */
+  async download(customerId: string, eventId: string, recordingId: string) {
+    const row = await this.live.load(customerId, eventId);
+    const rec = await this.repo.recording(row.id, recordingId);
+    if (!rec?.object_key || rec.expires_at <= this.clock.nowMs()) throw liveErrors.recordingNotFound();
+    return {
+      body: await this.files.get(rec.object_key),
+      size: Number(rec.size_bytes),
+      filename: `${row.slug}-${new Date(Number(rec.started_at)).toISOString().replace(/[:.]/g, '-')}.mp4`,
+    };
   }
 
   /** A finalisation whose worker died on its last attempt: the event is `failed`, not stuck. */
@@ -275,11 +319,14 @@ export class LiveMedia {
   async purge(): Promise<void> {
     const now = this.clock.nowMs();
     for (const rec of await this.repo.expiredRecordings(now)) {
+      if (rec.object_key) await this.files.delete(rec.object_key);
       await rm(join(this.sessionsDir, rec.session_id), { recursive: true, force: true });
       await this.repo.deleteRecording(rec.id);
     }
     const events = LiveRepo.of(this.store);
     for (const id of await events.deletedBefore(now - SOFT_DELETE_DAYS * DAY_MS)) {
+      for (const rec of await this.repo.eventRecordings(id))
+        if (rec.object_key) await this.files.delete(rec.object_key);
       const { rows } = await this.repo.listSessions(id, 100_000, 0);
       for (const s of rows) await rm(join(this.sessionsDir, s.id), { recursive: true, force: true });
       await this.store.unitOfWork({ locks: [`live:event:${id}`] }, async ({ tx }) => {

@@ -110,6 +110,8 @@ export interface LiveRecordingsTable {
   ended_at: number;
   expires_at: number;
   created_at: number;
+  /** The recording's MP4 in the internal bucket `live-recordings`; null when it is kept as HLS only. */
+  object_key: string | null;
 }
 
 /** Viewers of an event, one row per viewer (a keyed hash, or the access grant's id). */
@@ -312,6 +314,12 @@ export const liveMigrations: Record<string, Migration> = {
     async up(db: Kysely<any>) {
       await db.schema.alterTable('live_events').addColumn('reconnect_window_seconds', 'integer').execute();
       await db.schema.alterTable('live_events').addColumn('disconnected_at', 'bigint').execute();
+    },
+  },
+  '2026-11-26-1500-live-recording-mp4': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('live_recordings').addColumn('object_key', 'text').execute();
     },
   },
 };

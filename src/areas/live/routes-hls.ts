@@ -34,15 +34,25 @@ export function hlsRoutes(live: LiveService, viewers: LiveAccess, media: LiveMed
       tag: VIEWER_TAG,
       summary: 'What a watch or embed page shows for an event (no authentication)',
       description:
-        "Polled every 10 seconds by the watch page. `live_playback` is present only when the event is live and the viewer may watch it, `replay_playback` once an ended event's replay is published. On a `token` event, `token` is checked like verify-token and a valid one answers with an `access_grant` (the playback addresses carry it). A `tenant_only` event answers only to a personal access token or Fjord login of its own customer as `Authorization: Bearer` (403 otherwise). Drafts and unknown slugs answer 404.",
+        "Polled every 10 seconds by the watch page. `live_playback` is present only when the event is live and the viewer may watch it, `replay_playback` once an ended event's replay is published. `grant`, a consumed access grant, stands for the password or token it was issued for. On a `token` event, `token` is checked like verify-token and a valid one answers with an `access_grant` (the playback addresses carry it). A `tenant_only` event answers only to a personal access token or Fjord login of its own customer as `Authorization: Bearer` (403 otherwise). Drafts and unknown slugs answer 404.",
       access: publicAccess,
       params: SlugParams,
-      query: Type.Object({ token: Type.Optional(Type.String({ maxLength: 200 })) }),
+      query: Type.Object({
+        token: Type.Optional(Type.String({ maxLength: 200 })),
+        grant: Type.Optional(
+          Type.String({
+            maxLength: 200,
+            description:
+              'A consumed access grant of this viewer: while it lets them play, the answer carries playback addresses with it (the watch page sends it on every poll).',
+          }),
+        ),
+      }),
       response: { 200: WatchView },
       errors: [403, 404, 429],
       handler: async ({ params, query, raw }) =>
         viewers.watch(params.slug, {
           token: query.token,
+          grant: query.grant,
           bearer: presentedCredential(raw.headers),
           address: raw.ip,
         }) as never,

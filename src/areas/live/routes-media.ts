@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import { defineRoute } from '../../kernel/http/route.js';
 import type { LiveAccess } from './access.js';
 import type { LiveMedia } from './media.js';
@@ -25,7 +26,7 @@ export function mediaRoutes(media: LiveMedia, viewers: LiveAccess) {
       tag: TAG,
       summary: "List an event's recordings, newest first",
       description:
-        'With `record_enabled`, the HLS of each encoder connection made while the event was live is kept as a recording when the event stops (`ending` → `processing` → `ended`), for `retention_days`.',
+        'With `record_enabled`, each encoder connection made while the event was live is kept as a recording when the event stops (`ending` → `processing` → `ended`): an MP4 in object storage (`download_url`) and the HLS its replay plays, for `retention_days`.',
       access: access(false),
       rateLimit,
       params: EventIdParams,
@@ -34,6 +35,30 @@ export function mediaRoutes(media: LiveMedia, viewers: LiveAccess) {
       errors: [404],
       handler: async ({ principal, params, query }) =>
         media.recordings(principal.customerId, params.event_id, query.page ?? 1, query.per_page ?? 20),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/live-events/events/:event_id/recordings/:recording_id/download',
+      operationId: 'downloadLiveEventRecording',
+      tag: TAG,
+      summary: "A recording's MP4",
+      description:
+        'The file itself (`video/mp4`, `Content-Disposition: attachment`). 404 for a recording kept as HLS only, or past its `expires_at`.',
+      access: access(false),
+      rateLimit,
+      idempotency: false,
+      params: Type.Object({ event_id: Type.String(), recording_id: Type.String() }),
+      produces: 'video/mp4',
+      response: { 200: Type.String({ description: 'The MP4 file' }) },
+      errors: [404],
+      handler: async ({ principal, params, reply }) => {
+        const file = await media.download(principal.customerId, params.event_id, params.recording_id);
+        return reply
+          .header('content-type', 'video/mp4')
+          .header('content-length', String(file.size))
+          .header('content-disposition', `attachment; filename="${file.filename}"`)
+          .send(file.body);
+      },
     }),
     defineRoute({
       method: 'POST',

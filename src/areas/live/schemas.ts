@@ -349,7 +349,14 @@ export const Recording = Type.Object({
   event_id: Type.String(),
   session_id: Type.String(),
   status: Type.Literal('ready'),
-  format: Type.Literal('hls'),
+  format: Type.Union([Type.Literal('mp4'), Type.Literal('hls')], {
+    description:
+      "`mp4`: the connection made an MP4 in object storage (`size_bytes`, `duration_seconds` are the file's); `hls`: kept as its HLS segments only (ffmpeg could not make an MP4 of what the encoder sent)",
+  }),
+  content_type: Type.String(),
+  download_url: Nullable(
+    Type.String({ description: 'The MP4, for the same credentials as this list (null for `hls`)' }),
+  ),
   duration_seconds: Type.Number(),
   size_bytes: Type.Integer(),
   segment_count: Type.Integer(),

@@ -26,6 +26,8 @@ export { liveErrors } from './errors.js';
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number) => Promise<Buffer>;
 const DEFAULT_RETENTION_DAYS = 7;
 export const SOFT_DELETE_DAYS = 30;
+/** Makes a `scheduled` event `ready` at its `scheduled_start_at`, on the clock. */
+export const SCHEDULED_START_JOB = 'live.events.scheduled-start';
 export { FINALISE_JOB } from './reconnect.js';
 
 /** Where encoders and viewers reach Fjord. */
@@ -280,6 +282,7 @@ export class LiveService {
         () => repo.insert(row),
         () => liveErrors.slugTaken(row.slug),
       );
+      if (row.status === 'scheduled') await this.readyAtStart(row.id, row.scheduled_start_at!, tx);
     });
     await this.record(customerId, actor, 'live_event.create', row.id);
     return { ...this.view(row), stream_key: streamKey };
@@ -333,18 +336,39 @@ export class LiveService {
 
   async update(customerId: string, actor: Credential, id: string, input: EventInput) {
     const limits = await this.planLimits(customerId);
-    const row = await this.move(customerId, id, async (row, repo) => {
+    const row = await this.move(customerId, id, async (row, repo, tx) => {
       assertAllowed('update', row.status);
       const changes = await this.fields(input, limits, row);
       changes.updated_at = this.clock.nowMs();
       // Moving the start into the future schedules a ready event; into the past makes it ready.
       if (row.status !== 'draft' && changes.scheduled_start_at !== undefined)
         changes.status = initialStatus(false, changes.scheduled_start_at, this.clock.nowMs());
+      if (changes.status === 'scheduled') await this.readyAtStart(row.id, changes.scheduled_start_at!, tx);
       await repo.update(row.id, changes);
       return { ...row, ...changes };
     });
     await this.record(customerId, actor, 'live_event.update', id);
     return this.view(row);
+  }
+
+  /** A job at the event's start that makes it `ready` (an encoder may then connect). */
+  private async readyAtStart(id: string, startMs: number, tx: Parameters<typeof LiveRepo.over>[0]) {
+    await this.jobs.enqueue(SCHEDULED_START_JOB, { event_id: id }, { runAt: startMs, db: tx });
+  }
+
+  /**
+   * The start time has come: a `scheduled` event is `ready`. A job whose start was moved later
+   * finds the event's start still ahead and leaves it (the move queued a job of its own).
+   */
+  async scheduledStart(id: string): Promise<void> {
+    await this.store.unitOfWork({ locks: [`live:event:${id}`] }, async ({ tx }) => {
+      const repo = LiveRepo.over(tx);
+      const row = await repo.byId(id);
+      const now = this.clock.nowMs();
+      if (row?.status !== 'scheduled' || row.deleted_at !== null) return;
+      if (row.scheduled_start_at !== null && row.scheduled_start_at > now) return;
+      await repo.update(id, { status: 'ready', updated_at: now });
+    });
   }
 
   async remove(customerId: string, actor: Credential, id: string) {
