@@ -122,9 +122,9 @@ export function decide(
   if (aclsOn && bucketPermission && aclPermits(bucket.acl, principal, bucketPermission, ignorePublic))
     return { allowed: true };
   const objectPermission = aclsOn ? objectPermissionFor(action) : undefined;
-  // Another customer's bucket that nothing opens is NoSuchBucket to a key: nothing confirms it exists.
-  const hidden =
-    principal.kind === 'key' && !owner && !bucket.isPublic && !bucket.policy && bucket.acl.length === 0;
+  // Another customer's bucket that nothing can open (no policy, not public, ACLs off) is
+  // NoSuchBucket to a key: nothing confirms it exists.
+  const hidden = principal.kind === 'key' && !owner && !bucket.isPublic && !bucket.policy && !aclsOn;
   const error = hidden ? s3Errors.noSuchBucket(bucket.name) : s3Errors.accessDenied();
   return {
     allowed: false,
