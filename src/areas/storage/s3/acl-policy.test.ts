@@ -150,6 +150,12 @@ describe('ACLs', () => {
     );
     expect(h.directory.buckets.get('acl')!.isPublic).toBe(false);
     expect((await anon('/acl?list-type=2')).status).toBe(403);
+    // No policy that could allow single keys: a DeleteObjects nothing allows is refused whole.
+    const body = '<Delete><Object><Key>open.txt</Key></Object></Delete>';
+    expect(await anon('/acl?delete', { method: 'POST', body })).toMatchObject({
+      status: 403,
+      code: 'AccessDenied',
+    });
     await other.send(new PutObjectCommand({ Bucket: 'acl', Key: 'from-c2', Body: 'x' }));
     expect(await failure(other.send(new ListObjectsV2Command({ Bucket: 'acl' })))).toBe('AccessDenied');
     // ACLs cannot be turned off while the bucket ACL grants to others.

@@ -36,7 +36,7 @@ export function cannedGrants(canned: string): AclGrant[] {
     case 'log-delivery-write':
       throw s3Errors.notImplemented(`The canned ACL ${canned} is not supported.`);
     default:
-      throw s3Errors.invalidArgument('', 'x-amz-acl', canned);
+      throw s3Errors.invalidArgument('Invalid canned ACL', 'x-amz-acl', canned);
   }
 }
 

@@ -85,8 +85,8 @@ export class S3Call {
     const d = this.decide(bucket, action, opts.key === undefined ? this.key : opts.key);
     if (!d.allowed) {
       if (opts.objectAcl && d.objectCheck) this.pendingObjectCheck = d;
-      // DeleteObjects: each key is judged on its own (a policy may allow some keys only).
-      else if (!(opts.perObject && d.error.code === 'AccessDenied')) throw d.error;
+      // DeleteObjects: each key is judged on its own when a policy may allow some keys only.
+      else if (!(opts.perObject && bucket.policy && d.error.code === 'AccessDenied')) throw d.error;
     }
     return bucket;
   }
