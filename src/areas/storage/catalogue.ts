@@ -123,6 +123,12 @@ export const S3_ACTIONS: readonly S3Action[] = [
   bucket('s3:PutObjectAcl', 'write', 'Replace an object’s ACL, or write one with an upload (x-amz-acl).', [
     'PutObjectAcl',
   ]),
+  bucket('s3:GetObjectVersionAcl', 'read', 'Read the ACL of a specific object version.', [
+    'GetObjectAcl?versionId',
+  ]),
+  bucket('s3:PutObjectVersionAcl', 'write', 'Replace the ACL of a specific object version.', [
+    'PutObjectAcl?versionId',
+  ]),
   bucket('s3:GetBucketOwnershipControls', 'config', 'Read the bucket’s object ownership.', [
     'GetBucketOwnershipControls',
   ]),

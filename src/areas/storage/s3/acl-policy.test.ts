@@ -110,6 +110,10 @@ describe('ACLs', () => {
       ['c1', 'FULL_CONTROL'],
       ['http://acs.amazonaws.com/groups/global/AllUsers', 'READ'],
     ]);
+    const byVersion = await owner.send(
+      new GetObjectAclCommand({ Bucket: 'acl', Key: 'open.txt', VersionId: 'null' }),
+    );
+    expect(byVersion.Grants).toHaveLength(2);
     await owner.send(new PutObjectAclCommand({ Bucket: 'acl', Key: 'open.txt', ACL: 'private' }));
     expect((await anon('/acl/open.txt')).status).toBe(403);
     // Grants by header, to another account (its canonical id is its account id).

@@ -178,6 +178,8 @@ const OBJECT_PERMISSION: Record<string, Permission> = {
   's3:GetObjectVersion': 'READ',
   's3:GetObjectAcl': 'READ_ACP',
   's3:PutObjectAcl': 'WRITE_ACP',
+  's3:GetObjectVersionAcl': 'READ_ACP',
+  's3:PutObjectVersionAcl': 'WRITE_ACP',
 };
 
 export const bucketPermissionFor = (action: string): Permission | undefined => BUCKET_PERMISSION[action];

@@ -91,7 +91,10 @@ export async function putBucketAcl(call: S3Call): Promise<void> {
 }
 
 export async function getObjectAcl(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:GetObjectAcl', { objectAcl: true });
+  const versioned = call.query.get('versionId') !== null;
+  const bucket = await call.requireBucket(versioned ? 's3:GetObjectVersionAcl' : 's3:GetObjectAcl', {
+    objectAcl: true,
+  });
   const row = await call.checkObjectAcl(() =>
     findObject(call, bucket, call.key!, call.query.get('versionId')),
   );
@@ -105,7 +108,10 @@ export async function getObjectAcl(call: S3Call): Promise<void> {
 }
 
 export async function putObjectAcl(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutObjectAcl', { objectAcl: true });
+  const versioned = call.query.get('versionId') !== null;
+  const bucket = await call.requireBucket(versioned ? 's3:PutObjectVersionAcl' : 's3:PutObjectAcl', {
+    objectAcl: true,
+  });
   const row = await call.checkObjectAcl(() =>
     findObject(call, bucket, call.key!, call.query.get('versionId')),
   );
