@@ -182,8 +182,9 @@ function conditions(v: unknown): PolicyCondition[] {
       fail(`Invalid Condition block for ${rawOp}`);
     for (const [rawKey, values] of Object.entries(block as Record<string, unknown>)) {
       const key = rawKey.toLowerCase();
-      if (!CONDITION_KEYS.has(key) && !key.startsWith('s3:existingobjecttag/'))
-        fail(`Policy has an invalid condition key: ${rawKey}`);
+      // Keys Fjord does not fill in (s3:ExistingObjectTag/…, aws:SourceVpc …) are refused: a
+      // condition on a key that is never there would silently never (or always) hold.
+      if (!CONDITION_KEYS.has(key)) fail(`Policy has an invalid condition key: ${rawKey}`);
       const vals = list(values, 'condition value');
       for (const val of vals) checkValue(operator, rawKey, val);
       out.push({
