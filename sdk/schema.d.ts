@@ -366,7 +366,7 @@ export interface paths {
         head?: never;
         /**
          * Make a bucket public or private
-         * @description A public bucket lets anonymous clients read (GET, HEAD, list) its objects; writes always need a key.
+         * @description A public bucket lets anonymous clients read (GET, HEAD, list) its objects; writes always need a key. This is the S3 bucket ACL `public-read` (set it either way: the two are one setting). A bucket whose public access block (or the operator’s) blocks public ACLs cannot be made public (409 `public_access_blocked`).
          *
          *     Accepts a service key for storage, or a PAT with `storage:write`.
          */
@@ -8319,6 +8319,15 @@ export interface operations {
             };
             /** @description Not found (also for other customers’ resources) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -25,6 +25,8 @@ export interface Config {
     driver: 'fs' | 's3';
     /** fsync object files before they become visible (fs driver). */
     fsync: boolean;
+    /** Public access block switches of every bucket (FJORD_S3_BLOCK_PUBLIC_ACCESS, `all` expanded). */
+    blockPublicAccess: string[];
     upstream: {
       endpoint: string;
       bucket: string;

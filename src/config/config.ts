@@ -250,7 +250,11 @@ function s3Settings(value: ValueOf, problems: string[]): Config['s3'] {
   }
   const domain = value('FJORD_S3_BASE_DOMAIN', asHost)?.toLowerCase() ?? null;
   const fsync = value('FJORD_S3_FSYNC', asBoolean) ?? true;
-  return { regions, baseDomain: domain, driver, fsync, upstream };
+  const block = value('FJORD_S3_BLOCK_PUBLIC_ACCESS', asList) ?? [];
+  const blockPublicAccess = block.includes('all')
+    ? ['BlockPublicAcls', 'IgnorePublicAcls', 'BlockPublicPolicy', 'RestrictPublicBuckets']
+    : block;
+  return { regions, baseDomain: domain, driver, fsync, upstream, blockPublicAccess };
 }
 
 /** The address clients should use for the API (`{base_url}`). */

@@ -64,6 +64,11 @@ export const VARIABLES = {
     kind: 'string',
     doc: 'Base domain for virtual-host-style S3 addressing (`<bucket>.<domain>`). Unset: path style only.',
   },
+  FJORD_S3_BLOCK_PUBLIC_ACCESS: {
+    kind: 'list',
+    values: ['BlockPublicAcls', 'IgnorePublicAcls', 'BlockPublicPolicy', 'RestrictPublicBuckets', 'all'],
+    doc: "Public access block switches applied to every bucket, on top of each bucket's own (S3 PutPublicAccessBlock); `all` sets the four. Unset: none.",
+  },
   FJORD_S3_DRIVER: {
     kind: 'enum',
     default: 'fs',

@@ -6,6 +6,7 @@ import { ACCOUNT_ACTIONS, LEGACY_REGION_SPELLINGS, SIGNING_REGION, STORAGE_REGIO
 import type { StorageChangeNotices } from './change-notices.js';
 import type {
   AccessKeyRecord,
+  BucketAccessChange,
   BucketDirectory,
   BucketRecord,
   CorsRule,
@@ -138,6 +139,10 @@ export class ControlPlaneDirectory implements BucketDirectory {
 
   putDefaultEncryption(bucketName: string, algorithm: 'AES256' | null): Promise<void> {
     return this.service.putDefaultEncryption(bucketName, algorithm);
+  }
+
+  putBucketAccess(bucketName: string, change: BucketAccessChange): Promise<void> {
+    return this.service.putBucketAccess(bucketName, change);
   }
 
   putObjectLockDefault(bucketName: string, rule: ObjectLockDefault | null): Promise<void> {

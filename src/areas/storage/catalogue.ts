@@ -115,6 +115,40 @@ export const S3_ACTIONS: readonly S3Action[] = [
     'PutBucketEncryption',
     'DeleteBucketEncryption',
   ]),
+  bucket('s3:GetBucketAcl', 'config', 'Read the bucket’s ACL.', ['GetBucketAcl']),
+  bucket('s3:PutBucketAcl', 'config', 'Replace the bucket’s ACL (when its object ownership allows ACLs).', [
+    'PutBucketAcl',
+  ]),
+  bucket('s3:GetObjectAcl', 'read', 'Read an object’s ACL.', ['GetObjectAcl']),
+  bucket('s3:PutObjectAcl', 'write', 'Replace an object’s ACL, or write one with an upload (x-amz-acl).', [
+    'PutObjectAcl',
+  ]),
+  bucket('s3:GetObjectVersionAcl', 'read', 'Read the ACL of a specific object version.', [
+    'GetObjectAcl?versionId',
+  ]),
+  bucket('s3:PutObjectVersionAcl', 'write', 'Replace the ACL of a specific object version.', [
+    'PutObjectAcl?versionId',
+  ]),
+  bucket('s3:GetBucketOwnershipControls', 'config', 'Read the bucket’s object ownership.', [
+    'GetBucketOwnershipControls',
+  ]),
+  bucket('s3:PutBucketOwnershipControls', 'config', 'Set or remove the bucket’s object ownership.', [
+    'PutBucketOwnershipControls',
+    'DeleteBucketOwnershipControls',
+  ]),
+  bucket('s3:GetBucketPublicAccessBlock', 'config', 'Read the bucket’s public access block.', [
+    'GetPublicAccessBlock',
+  ]),
+  bucket('s3:PutBucketPublicAccessBlock', 'config', 'Set or remove the bucket’s public access block.', [
+    'PutPublicAccessBlock',
+    'DeletePublicAccessBlock',
+  ]),
+  bucket('s3:GetBucketPolicy', 'config', 'Read the bucket policy.', ['GetBucketPolicy']),
+  bucket('s3:PutBucketPolicy', 'config', 'Replace the bucket policy.', ['PutBucketPolicy']),
+  bucket('s3:DeleteBucketPolicy', 'config', 'Remove the bucket policy.', ['DeleteBucketPolicy']),
+  bucket('s3:GetBucketPolicyStatus', 'config', 'Read whether the bucket policy makes the bucket public.', [
+    'GetBucketPolicyStatus',
+  ]),
   bucket('s3:DeleteBucket', 'config', 'Delete the bucket through S3 (only when empty).', ['DeleteBucket']),
 ];
 

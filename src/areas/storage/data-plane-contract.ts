@@ -39,6 +39,35 @@ export interface ObjectLockDefault {
   years: number | null;
 }
 
+/** One ACL grant beyond the owner's own FULL_CONTROL. Groups are S3's AllUsers and AuthenticatedUsers. */
+export interface AclGrant {
+  grantee:
+    | { type: 'CanonicalUser'; id: string }
+    | { type: 'Group'; group: 'AllUsers' | 'AuthenticatedUsers' };
+  permission: 'READ' | 'WRITE' | 'READ_ACP' | 'WRITE_ACP' | 'FULL_CONTROL';
+}
+
+/** S3 object ownership; `BucketOwnerEnforced` (the default) turns ACLs off. */
+export type ObjectOwnership = 'BucketOwnerEnforced' | 'BucketOwnerPreferred' | 'ObjectWriter';
+
+/** S3 PutPublicAccessBlock's four switches. */
+export interface PublicAccessBlock {
+  blockPublicAcls: boolean;
+  ignorePublicAcls: boolean;
+  blockPublicPolicy: boolean;
+  restrictPublicBuckets: boolean;
+}
+
+/** What S3 can change about who reaches a bucket; fields left out stay as they are. */
+export interface BucketAccessChange {
+  isPublic?: boolean;
+  acl?: AclGrant[];
+  /** null: ownership controls deleted (ACLs on, as for buckets made before AWS changed its default). */
+  objectOwnership?: ObjectOwnership | null;
+  publicAccessBlock?: PublicAccessBlock | null;
+  policy?: string | null;
+}
+
 export interface BucketRecord {
   id: string;
   name: string;
@@ -54,6 +83,14 @@ export interface BucketRecord {
   defaultEncryption: 'AES256' | null;
   cors: CorsRule[] | null;
   lifecycle: LifecycleRule[] | null;
+  /** Bucket ACL grants beyond the owner's and the public READ that `isPublic` stands for. */
+  acl: AclGrant[];
+  /** null when the ownership controls were deleted (ACLs enabled). */
+  objectOwnership: ObjectOwnership | null;
+  /** The bucket's own public access block, null when none (the operator's default still applies). */
+  publicAccessBlock: PublicAccessBlock | null;
+  /** The bucket policy document as stored, null when none. */
+  policy: string | null;
   createdAt: number;
 }
 
@@ -103,6 +140,8 @@ export interface BucketDirectory {
   putLifecycle(bucketName: string, rules: LifecycleRule[] | null): Promise<void>;
   /** S3 Put/DeleteBucketEncryption. */
   putDefaultEncryption(bucketName: string, algorithm: 'AES256' | null): Promise<void>;
+  /** S3 bucket ACL, ownership controls, public access block and policy. */
+  putBucketAccess(bucketName: string, change: BucketAccessChange): Promise<void>;
   /** S3 PutObjectLockConfiguration (the caller has checked the bucket has object lock). */
   putObjectLockDefault(bucketName: string, rule: ObjectLockDefault | null): Promise<void>;
   /** Tell the control plane a key signed a request (shown as `last_used_at`; written at most once a minute). */

@@ -45,6 +45,12 @@ export const storageErrors = {
       'invalid_bucket_state',
       'Versioning cannot be suspended on a bucket with object lock enabled.',
     ),
+  publicAccessBlocked: () =>
+    new AppError(
+      'conflict',
+      'public_access_blocked',
+      'The bucket cannot be made public: its public access block (or the operator’s) refuses public ACLs.',
+    ),
   invalid: (message: string, errors: FieldProblem[]) => kernelErrors.invalid(message, errors),
   unknownRegion: (region: string) =>
     kernelErrors.invalid(`Unknown storage region ${JSON.stringify(region)}; the only region is "no".`, [

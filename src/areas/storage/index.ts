@@ -60,6 +60,7 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
         notices,
         endpoint,
         kernel.limits,
+        kernel.config.s3.blockPublicAccess.includes('BlockPublicAcls'),
       );
       const directory = new ControlPlaneDirectory(
         repo,

@@ -67,6 +67,14 @@ export const storageMigrations: Record<string, Migration> = {
       await db.schema.alterTable('storage_buckets').addColumn('object_lock_default', 'text').execute();
     },
   },
+  '2026-11-26-1500-storage-bucket-access': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // S3 ACL grants, object ownership, public access block and bucket policy; null when unset.
+      for (const column of ['acl', 'object_ownership', 'public_access_block', 'policy'])
+        await db.schema.alterTable('storage_buckets').addColumn(column, 'text').execute();
+    },
+  },
 };
 
 export interface StorageBucketsTable {
@@ -82,6 +90,14 @@ export interface StorageBucketsTable {
   default_encryption: string | null;
   /** JSON `ObjectLockDefault`, null when the bucket has no default retention. */
   object_lock_default: string | null;
+  /** JSON `AclGrant[]`: grants beyond the owner's FULL_CONTROL and the public READ of `is_public`. */
+  acl: string | null;
+  /** S3 object ownership; null is the default (`BucketOwnerEnforced`), `none` once deleted. */
+  object_ownership: string | null;
+  /** JSON `PublicAccessBlock`, null when the bucket has none (the operator's default applies). */
+  public_access_block: string | null;
+  /** The bucket policy as the client sent it (JSON text), null when none. */
+  policy: string | null;
   /** JSON `CorsRule[]`, null when no CORS document is set. */
   cors: string | null;
   /** JSON `LifecycleRule[]`, null when none is set. */

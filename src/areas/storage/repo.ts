@@ -90,7 +90,16 @@ export class StorageRepo {
     changes: Partial<
       Pick<
         StorageBucketsTable,
-        'is_public' | 'versioning' | 'cors' | 'lifecycle' | 'default_encryption' | 'object_lock_default'
+        | 'is_public'
+        | 'versioning'
+        | 'cors'
+        | 'lifecycle'
+        | 'default_encryption'
+        | 'object_lock_default'
+        | 'acl'
+        | 'object_ownership'
+        | 'public_access_block'
+        | 'policy'
       >
     >,
     now: number,

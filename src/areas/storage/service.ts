@@ -8,6 +8,7 @@ import type { AccessKeyService } from './access-keys.js';
 import { STORAGE_TIERS } from './catalogue.js';
 import type { StorageChangeNotices } from './change-notices.js';
 import type {
+  BucketAccessChange,
   BucketDirectory,
   BucketRecord,
   CorsRule,
@@ -58,6 +59,8 @@ export class StorageService {
     private readonly notices: StorageChangeNotices,
     readonly endpoint: () => string,
     private readonly limits: Limits,
+    /** FJORD_S3_BLOCK_PUBLIC_ACCESS includes BlockPublicAcls: no bucket may be made public. */
+    private readonly operatorBlocksPublicAcls = false,
   ) {}
 
   // Buckets
@@ -142,6 +145,10 @@ export class StorageService {
       object_lock_enabled: fromBool(lock),
       default_encryption: null,
       object_lock_default: null,
+      acl: null,
+      object_ownership: null,
+      public_access_block: null,
+      policy: null,
       cors: null,
       lifecycle: null,
       created_via: via,
@@ -193,6 +200,11 @@ export class StorageService {
 
   async setVisibility(customerId: string, actor: Credential, name: string, isPublic: boolean) {
     const row = await this.bucket(customerId, name);
+    // `is_public` is a public ACL: the public access block refuses it as S3 refuses public-read.
+    if (isPublic && !toBool(row.is_public)) {
+      const own = fromJson<{ blockPublicAcls?: boolean } | null>(row.public_access_block, null);
+      if (this.operatorBlocksPublicAcls || own?.blockPublicAcls) throw storageErrors.publicAccessBlocked();
+    }
     await this.change(row, { is_public: fromBool(isPublic) });
     await this.record(customerId, actor, 'storage.bucket.visibility', row.id, { is_public: isPublic });
     return {
@@ -302,6 +314,23 @@ export class StorageService {
     const row = await this.bucketForDataPlane(bucketName);
     await this.change(row, { default_encryption: algorithm });
     await this.record(row.customer_id, null, 'storage.bucket.encryption', row.id, { algorithm });
+  }
+
+  /** S3 PutBucketAcl, ownership controls, public access block and bucket policy. */
+  async putBucketAccess(bucketName: string, change: BucketAccessChange) {
+    const row = await this.bucketForDataPlane(bucketName);
+    const changes: Parameters<StorageRepo['updateBucket']>[1] = {};
+    if (change.isPublic !== undefined) changes.is_public = fromBool(change.isPublic);
+    if (change.acl !== undefined) changes.acl = change.acl.length ? toJson(change.acl) : null;
+    if (change.objectOwnership !== undefined) changes.object_ownership = change.objectOwnership ?? 'none';
+    if (change.publicAccessBlock !== undefined)
+      changes.public_access_block = change.publicAccessBlock ? toJson(change.publicAccessBlock) : null;
+    if (change.policy !== undefined) changes.policy = change.policy;
+    await this.change(row, changes);
+    await this.record(row.customer_id, null, 'storage.bucket.access', row.id, {
+      ...change,
+      policy: change.policy === undefined ? undefined : change.policy !== null,
+    });
   }
 
   // For the data plane and the lifecycle job

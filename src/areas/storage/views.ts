@@ -1,11 +1,14 @@
 import { fromJson, toBool } from '../../kernel/store/dialect.js';
 import { BUCKET_ACTIONS } from './catalogue.js';
 import type {
+  AclGrant,
   BucketRecord,
   BucketUsage,
   CorsRule,
   LifecycleRule,
   ObjectLockDefault,
+  ObjectOwnership,
+  PublicAccessBlock,
   VersioningState,
 } from './data-plane-contract.js';
 import type { StorageBucketsTable, StorageKeysTable } from './migrations.js';
@@ -47,6 +50,18 @@ export function bucketRecord(row: StorageBucketsTable): BucketRecord {
     defaultEncryption: row.default_encryption === 'AES256' ? 'AES256' : null,
     cors: row.cors === null ? null : fromJson<CorsRule[]>(row.cors, []),
     lifecycle: row.lifecycle === null ? null : fromJson<LifecycleRule[]>(row.lifecycle, []),
+    acl: fromJson<AclGrant[]>(row.acl, []),
+    objectOwnership:
+      row.object_ownership === null
+        ? 'BucketOwnerEnforced'
+        : row.object_ownership === 'none'
+          ? null
+          : (row.object_ownership as ObjectOwnership),
+    publicAccessBlock:
+      row.public_access_block === null
+        ? null
+        : fromJson<PublicAccessBlock | null>(row.public_access_block, null),
+    policy: row.policy,
     createdAt: row.created_at,
   };
 }

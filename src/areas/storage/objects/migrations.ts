@@ -140,4 +140,12 @@ export const objectMigrations: Record<string, Migration> = {
       }
     },
   },
+  '2026-11-26-1500-storage-object-acl': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // An object's ACL grants (JSON `AclGrant[]`), per version and per multipart upload; null is private.
+      for (const table of ['storage_objects', 'storage_uploads'])
+        await db.schema.alterTable(table).addColumn('acl', 'text').execute();
+    },
+  },
 };

@@ -112,6 +112,7 @@ export class ObjectStore {
       attrs,
       sse: options.sealing ? JSON.stringify(options.sealing.record) : null,
       objectLock: lockText(options.lock ?? null),
+      acl: options.acl ?? null,
     }).catch(async (err) => {
       this.release(parts);
       throw err;
@@ -130,6 +131,7 @@ export class ObjectStore {
       attrs: ObjectAttributes;
       sse?: string | null;
       objectLock?: string | null;
+      acl?: string | null;
     },
   ): Promise<{ versionId: string; etag: string; lastModified: number }> {
     const now = this.clock.nowMs();
@@ -146,6 +148,7 @@ export class ObjectStore {
       last_modified: now,
       sse: v.sse ?? null,
       object_lock: v.objectLock ?? null,
+      acl: v.acl ?? null,
     };
     const { versionId, released } = await this.repo.commitVersion(bucket, key, row, now);
     this.release(released);
@@ -228,6 +231,7 @@ export class ObjectStore {
         last_modified: now,
         sse: null,
         object_lock: null,
+        acl: null,
       },
       now,
     );
@@ -271,6 +275,7 @@ export class ObjectStore {
       initiated_at: this.clock.nowMs(),
       sse: options.sealing ? JSON.stringify(options.sealing.record) : null,
       object_lock: lockText(options.lock ?? null),
+      acl: options.acl ?? null,
     };
     await this.repo.createUpload(row);
     return uploadId;
@@ -336,6 +341,7 @@ export class ObjectStore {
       attrs,
       sse: upload.sse,
       objectLock: upload.object_lock,
+      acl: upload.acl,
     });
     await this.repo
       .rememberCompleted({

@@ -23,6 +23,8 @@ export interface IncomingBody<R> {
 export interface WriteOptions {
   sealing?: Sealing | null;
   lock?: ObjectLock | null;
+  /** ACL grants beyond the owner's, as stored (JSON), null for private. */
+  acl?: string | null;
 }
 
 export interface Written {

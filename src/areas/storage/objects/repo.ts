@@ -192,6 +192,10 @@ export class ObjectRepo extends MultipartRepo {
     return Number((await q.executeTakeFirst()).numUpdatedRows) > 0;
   }
 
+  async updateAcl(rowId: string, acl: string | null): Promise<void> {
+    await this.db.updateTable('storage_objects').set({ acl }).where('id', '=', rowId).execute();
+  }
+
   async updateTags(rowId: string, tags: string): Promise<void> {
     await this.db.updateTable('storage_objects').set({ tags }).where('id', '=', rowId).execute();
   }

@@ -20,6 +20,8 @@ export interface ObjectRow {
   sse: string | null;
   /** Retention and legal hold (lock.ts), null when nothing protects the version. */
   object_lock: string | null;
+  /** ACL grants beyond the owner's (JSON `AclGrant[]`), null when private. */
+  acl: string | null;
 }
 
 export interface UploadRow {
@@ -36,6 +38,8 @@ export interface UploadRow {
   sse: string | null;
   /** The lock the completed object gets. */
   object_lock: string | null;
+  /** The ACL the completed object gets. */
+  acl: string | null;
 }
 
 export interface PartRow {

@@ -89,12 +89,12 @@ export function bucketRoutes(storage: StorageService) {
       tag: TAG,
       summary: 'Make a bucket public or private',
       description:
-        'A public bucket lets anonymous clients read (GET, HEAD, list) its objects; writes always need a key.',
+        'A public bucket lets anonymous clients read (GET, HEAD, list) its objects; writes always need a key. This is the S3 bucket ACL `public-read` (set it either way: the two are one setting). A bucket whose public access block (or the operator’s) blocks public ACLs cannot be made public (409 `public_access_blocked`).',
       access: storageWrite,
       params: BucketParams,
       body: VisibilityBody,
       response: { 200: Visibility },
-      errors: [404],
+      errors: [404, 409],
       handler: async ({ principal, params, body }) =>
         storage.setVisibility(principal.customerId, principal.credential, params.bucket_name, body.is_public),
     }),

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { AccessKeyRecord, BucketRecord } from '../data-plane-contract.js';
+import type { AccessKeyRecord } from '../data-plane-contract.js';
 import type { DirectoryCache } from './directory-cache.js';
 import { S3Error, s3Errors } from './errors.js';
 import {
@@ -12,9 +12,6 @@ import {
 } from './sigv4.js';
 
 export type Principal = { kind: 'key'; key: AccessKeyRecord; credential: Credential } | { kind: 'anonymous' };
-
-/** Actions anyone may take on a public bucket. */
-const PUBLIC_ACTIONS = new Set(['s3:GetObject', 's3:ListBucket', 's3:GetBucketLocation']);
 
 export interface AuthOptions {
   regions: string[];
@@ -84,15 +81,4 @@ export function keyAllows(key: AccessKeyRecord, bucketName: string, action: stri
       (g.bucket === bucketName || g.bucket === '*') &&
       (g.actions === 'all' || g.actions.includes(action) || g.actions.includes('s3:*')),
   );
-}
-
-/**
- * Throws unless the principal may take `action` on `bucket`. Another customer's private bucket
- * is NoSuchBucket to a key, so nothing confirms it exists; anonymous callers get AccessDenied.
- */
-export function authorize(principal: Principal, bucket: BucketRecord, action: string): void {
-  if (bucket.isPublic && PUBLIC_ACTIONS.has(action)) return;
-  if (principal.kind === 'anonymous') throw s3Errors.accessDenied();
-  if (principal.key.customerId !== bucket.customerId) throw s3Errors.noSuchBucket(bucket.name);
-  if (!keyAllows(principal.key, bucket.name, action)) throw s3Errors.accessDenied();
 }

@@ -3,13 +3,14 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../../kernel/clock.js';
 import type { ProtocolMetrics } from '../../../kernel/observe/protocol-metrics.js';
 import type { SecretBox } from '../../../kernel/secrets.js';
-import type { BucketDirectory, BucketRecord } from '../data-plane-contract.js';
+import type { AclGrant, BucketDirectory, BucketRecord, PublicAccessBlock } from '../data-plane-contract.js';
 import type { BandwidthMeter } from '../objects/bandwidth.js';
 import type { ObjectStore } from '../objects/object-store.js';
-import { authorize, type Principal } from './auth.js';
+import type { Principal } from './auth.js';
 import { BodyReader } from './body.js';
 import type { DirectoryCache } from './directory-cache.js';
-import { s3Errors } from './errors.js';
+import { S3Error, s3Errors } from './errors.js';
+import { type Decision, decide, type RequestFacts } from './permissions.js';
 import { doc } from './xml.js';
 
 export interface S3Settings {
@@ -20,6 +21,8 @@ export interface S3Settings {
   maxUploadBytes: number;
   /** Requests in flight per access key (`storage.connections_per_key`). */
   maxConnectionsPerKey: number;
+  /** The operator's public access block, on top of each bucket's own (FJORD_S3_BLOCK_PUBLIC_ACCESS). */
+  publicAccessBlock?: PublicAccessBlock;
 }
 
 /** What every operation handler gets: the parsed request and the services behind it. */
@@ -66,14 +69,58 @@ export class S3Call {
     return Array.isArray(v) ? v.join(',') : v;
   }
 
-  /** The bucket, checked for existence and for `action`. */
-  async requireBucket(action: string): Promise<BucketRecord> {
+  /**
+   * The bucket, checked for existence and for `action` on the object the request names (or the
+   * bucket). With `objectAcl`, a refusal that the object's own ACL may still lift is kept for
+   * `checkObjectAcl`, which the handler must call once it has the object.
+   */
+  async requireBucket(
+    action: string,
+    opts: { objectAcl?: boolean; key?: string | null; perObject?: boolean } = {},
+  ): Promise<BucketRecord> {
     const name = this.bucketName!;
     const bucket = this.bucket ?? (await this.env.cache.findBucket(name));
     if (!bucket) throw s3Errors.noSuchBucket(name);
     this.bucket = bucket;
-    authorize(this.principal, bucket, action);
+    const d = this.decide(bucket, action, opts.key === undefined ? this.key : opts.key);
+    if (!d.allowed) {
+      if (opts.objectAcl && d.objectCheck) this.pendingObjectCheck = d;
+      // DeleteObjects: each key is judged on its own when a policy may allow some keys only.
+      else if (!(opts.perObject && bucket.policy && d.error.code === 'AccessDenied')) throw d.error;
+    }
     return bucket;
+  }
+
+  /** Throws unless the principal may take `action` on `bucket` (or on `key` in it). */
+  authorize(bucket: BucketRecord, action: string, key: string | null = null): void {
+    const d = this.decide(bucket, action, key);
+    if (!d.allowed) throw d.error;
+  }
+
+  decide(bucket: BucketRecord, action: string, key: string | null): Decision {
+    return decide(this.principal, bucket, action, key, this.facts(), this.env.settings.publicAccessBlock);
+  }
+
+  /**
+   * After `requireBucket(…, {objectAcl: true})`: the object's ACL decides what the bucket could
+   * not. A missing object is refused as the bucket refused (AWS answers AccessDenied, not NoSuchKey).
+   */
+  async checkObjectAcl<T extends { acl: string | null }>(find: () => Promise<T>): Promise<T> {
+    const pending = this.pendingObjectCheck;
+    if (!pending) return find();
+    this.pendingObjectCheck = null;
+    return objectOpenedByAcl(pending, find);
+  }
+  private pendingObjectCheck: Decision | null = null;
+
+  facts(): RequestFacts {
+    return {
+      sourceIp: this.req.socket.remoteAddress ?? '',
+      secure: Boolean((this.req.socket as { encrypted?: boolean }).encrypted),
+      nowMs: this.env.clock.nowMs(),
+      query: this.query,
+      header: (n) => this.header(n),
+    };
   }
 
   send(status: number, headers: Record<string, string | number> = {}, body?: string | Buffer): void {
@@ -133,4 +180,25 @@ export class S3Call {
       limit,
     );
   }
+}
+
+/**
+ * The object `find` returns, if the refusal `d` is lifted by the object's own ACL; a missing object
+ * is refused as the bucket refused (AWS answers AccessDenied, not NoSuchKey, to who may not list).
+ */
+export async function objectOpenedByAcl<T extends { acl: string | null }>(
+  d: Decision,
+  find: () => Promise<T>,
+): Promise<T> {
+  if (d.allowed) return find();
+  if (!d.objectCheck) throw d.error;
+  let row: T;
+  try {
+    row = await find();
+  } catch (err) {
+    if (err instanceof S3Error && err.status < 500) throw d.error;
+    throw err;
+  }
+  if (!d.objectCheck(row.acl ? (JSON.parse(row.acl) as AclGrant[]) : [])) throw d.error;
+  return row;
 }

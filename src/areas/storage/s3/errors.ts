@@ -166,6 +166,44 @@ export const s3Errors = {
   invalidTag: (m: string) => new S3Error('InvalidTag', 400, m),
   corsNotAllowed: () =>
     new S3Error('AccessForbidden', 403, 'CORSResponse: This CORS request is not allowed.'),
+  malformedAcl: () =>
+    new S3Error(
+      'MalformedACLError',
+      400,
+      'The XML you provided was not well-formed or did not validate against our published schema.',
+    ),
+  aclNotSupported: () =>
+    new S3Error(
+      'AccessControlListNotSupported',
+      400,
+      'The bucket does not allow ACLs: its object ownership is BucketOwnerEnforced (PutBucketOwnershipControls turns ACLs on).',
+    ),
+  publicAclBlocked: () =>
+    new S3Error(
+      'AccessDenied',
+      403,
+      'Access Denied: the public access block of this bucket (or of the operator) refuses public ACLs.',
+    ),
+  publicPolicyBlocked: () =>
+    new S3Error(
+      'AccessDenied',
+      403,
+      'Access Denied: the public access block of this bucket (or of the operator) refuses public policies.',
+    ),
+  malformedPolicy: (reason: string) => new S3Error('MalformedPolicy', 400, reason),
+  noSuchBucketPolicy: (bucket: string) =>
+    new S3Error('NoSuchBucketPolicy', 404, 'The bucket policy does not exist', { BucketName: bucket }),
+  noOwnershipControls: (bucket: string) =>
+    new S3Error('OwnershipControlsNotFoundError', 404, 'The bucket ownership controls were not found', {
+      BucketName: bucket,
+    }),
+  noPublicAccessBlock: (bucket: string) =>
+    new S3Error(
+      'NoSuchPublicAccessBlockConfiguration',
+      404,
+      'The public access block configuration was not found',
+      { BucketName: bucket },
+    ),
   tooManyConnections: () => new S3Error('SlowDown', 503, 'Please reduce your request rate.'),
   internal: () => new S3Error('InternalError', 500, 'We encountered an internal error. Please try again.'),
 };

@@ -12,6 +12,7 @@ import { ObjectRepo } from '../objects/repo.js';
 import { DataPlaneStats } from '../objects/stats.js';
 import type { S3Env } from './context.js';
 import { DirectoryCache } from './directory-cache.js';
+import { operatorBlock } from './permissions.js';
 import { S3Server } from './server.js';
 
 export { objectMigrations } from '../objects/migrations.js';
@@ -99,6 +100,7 @@ export function createDataPlane(kernel: Kernel, directory: BucketDirectory): Bui
       maxObjectBytes: 5 * GiB,
       maxUploadBytes,
       maxConnectionsPerKey,
+      publicAccessBlock: operatorBlock(kernel.config.s3.blockPublicAccess),
     },
   };
   const server = new S3Server(

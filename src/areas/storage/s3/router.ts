@@ -1,10 +1,21 @@
 import type { S3Call } from './context.js';
 import { s3Errors } from './errors.js';
 import {
+  deleteOwnershipControls,
+  deletePublicAccessBlock,
+  getBucketAcl,
+  getObjectAcl,
+  getOwnershipControls,
+  getPublicAccessBlock,
+  putBucketAcl,
+  putObjectAcl,
+  putOwnershipControls,
+  putPublicAccessBlock,
+} from './handlers/access.js';
+import {
   createBucket,
   deleteBucket,
   deleteObjects,
-  getAcl,
   getBucketLocation,
   headBucket,
   listBuckets,
@@ -44,9 +55,14 @@ import {
   putObjectLockConfiguration,
   putObjectRetention,
 } from './handlers/object-lock.js';
-import { copyObject, deleteObject, findObject, getObject, putObject } from './handlers/objects.js';
+import { copyObject, deleteObject, getObject, putObject } from './handlers/objects.js';
+import {
+  deleteBucketPolicy,
+  getBucketPolicy,
+  getBucketPolicyStatus,
+  putBucketPolicy,
+} from './handlers/policy.js';
 import { postObject } from './handlers/post-object.js';
-import { refuseUnsupportedBucket, refuseUnsupportedWrite } from './unsupported.js';
 
 /** Which S3 operation a request is, from its method, address and sub-resource. */
 
@@ -67,23 +83,23 @@ export async function routeBucket(call: S3Call): Promise<void> {
       if (q.has('versions')) return listObjectVersions(call);
       if (q.has('object-lock')) return getObjectLockConfiguration(call);
       if (q.has('encryption')) return getBucketEncryption(call);
-      if (q.has('acl')) return getAcl(call, await call.requireBucket('s3:ListBucket'));
+      if (q.has('acl')) return getBucketAcl(call);
+      if (q.has('ownershipControls')) return getOwnershipControls(call);
+      if (q.has('publicAccessBlock')) return getPublicAccessBlock(call);
+      if (q.has('policy')) return getBucketPolicy(call);
+      if (q.has('policyStatus')) return getBucketPolicyStatus(call);
       if (
-        q.has('policy') ||
         q.has('tagging') ||
         q.has('website') ||
         q.has('replication') ||
         q.has('logging') ||
         q.has('notification') ||
-        q.has('ownershipControls') ||
-        q.has('publicAccessBlock') ||
         q.has('accelerate') ||
         q.has('requestPayment') ||
         q.has('analytics') ||
         q.has('metrics') ||
         q.has('inventory') ||
-        q.has('intelligent-tiering') ||
-        q.has('policyStatus')
+        q.has('intelligent-tiering')
       ) {
         await call.requireBucket('s3:ListBucket');
         throw s3Errors.notImplemented();
@@ -97,16 +113,22 @@ export async function routeBucket(call: S3Call): Promise<void> {
       if (q.has('lifecycle')) return putLifecycle(call);
       if (q.has('encryption')) return putBucketEncryption(call);
       if (q.has('object-lock')) return putObjectLockConfiguration(call);
+      if (q.has('acl')) return putBucketAcl(call);
+      if (q.has('ownershipControls')) return putOwnershipControls(call);
+      if (q.has('publicAccessBlock')) return putPublicAccessBlock(call);
+      if (q.has('policy')) return putBucketPolicy(call);
       if (q.size > 0 && !q.has('x-id')) {
         await call.requireBucket('s3:ListBucket');
         throw s3Errors.notImplemented();
       }
-      refuseUnsupportedBucket(call);
       return createBucket(call);
     case 'DELETE':
       if (q.has('cors')) return deleteCors(call);
       if (q.has('lifecycle')) return deleteLifecycle(call);
       if (q.has('encryption')) return deleteBucketEncryption(call);
+      if (q.has('ownershipControls')) return deleteOwnershipControls(call);
+      if (q.has('publicAccessBlock')) return deletePublicAccessBlock(call);
+      if (q.has('policy')) return deleteBucketPolicy(call);
       if (q.size > 0 && !q.has('x-id')) {
         await call.requireBucket('s3:ListBucket');
         throw s3Errors.notImplemented();
@@ -132,25 +154,14 @@ export async function routeObject(call: S3Call): Promise<void> {
       if (q.has('legal-hold') && call.req.method === 'GET') return getObjectLegalHold(call);
       // Not done yet, so refused rather than answered with the object's bytes.
       if (q.has('attributes') && call.req.method === 'GET') return getObjectAttributes(call);
-      if (q.has('acl') && call.req.method === 'GET') {
-        const bucket = await call.requireBucket('s3:GetObject');
-        await findObject(call, bucket, call.key!, q.get('versionId'));
-        return getAcl(call, bucket);
-      }
+      if (q.has('acl') && call.req.method === 'GET') return getObjectAcl(call);
       return getObject(call);
     case 'PUT':
-      if (q.has('partNumber') && q.has('uploadId')) {
-        refuseUnsupportedWrite(call);
-        return uploadPart(call);
-      }
+      if (q.has('partNumber') && q.has('uploadId')) return uploadPart(call);
       if (q.has('tagging')) return putObjectTagging(call);
       if (q.has('retention')) return putObjectRetention(call);
       if (q.has('legal-hold')) return putObjectLegalHold(call);
-      if (q.has('acl')) {
-        await call.requireBucket('s3:PutObject');
-        throw s3Errors.notImplemented();
-      }
-      refuseUnsupportedWrite(call);
+      if (q.has('acl')) return putObjectAcl(call);
       if (call.header('x-amz-copy-source')) return copyObject(call);
       return putObject(call);
     case 'DELETE':
@@ -158,10 +169,7 @@ export async function routeObject(call: S3Call): Promise<void> {
       if (q.has('tagging')) return deleteObjectTagging(call);
       return deleteObject(call);
     case 'POST':
-      if (q.has('uploads')) {
-        refuseUnsupportedWrite(call);
-        return createMultipartUpload(call);
-      }
+      if (q.has('uploads')) return createMultipartUpload(call);
       if (q.has('uploadId')) return completeMultipartUpload(call);
       throw s3Errors.methodNotAllowed();
     default:

@@ -488,10 +488,12 @@ describe('what Fjord does not do is refused, never ignored', () => {
       }),
     ).toBe('InvalidArgument');
     expect(await put({ ServerSideEncryption: 'aws:kms' })).toBe('NotImplemented');
-    expect(await put({ ACL: 'public-read' })).toBe('NotImplemented');
+    // ACLs are off in a BucketOwnerEnforced bucket (the default), as on AWS.
+    expect(await put({ ACL: 'public-read' })).toBe('AccessControlListNotSupported');
     expect(await put({ GrantRead: 'uri="http://acs.amazonaws.com/groups/global/AllUsers"' })).toBe(
-      'NotImplemented',
+      'AccessControlListNotSupported',
     );
+    expect(await put({ ACL: 'log-delivery-write' })).toBe('NotImplemented');
     expect(
       await put({
         ObjectLockMode: 'GOVERNANCE',

@@ -52,6 +52,7 @@ const options = {
       'ExposeHeader',
       'Tag',
       'Rule',
+      'Grant',
     ].includes(name),
 };
 const fastXml = lazyPackage<typeof import('fast-xml-parser')>('fast-xml-parser');

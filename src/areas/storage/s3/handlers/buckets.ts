@@ -1,11 +1,10 @@
-import type { BucketRecord } from '../../data-plane-contract.js';
+import type { BucketAccessChange, ObjectOwnership } from '../../data-plane-contract.js';
 import { BUCKET_NAME_PATTERN } from '../../validation.js';
-import { keyAllows } from '../auth.js';
+import { isPublicGrant, requestedAcl, splitBucketAcl } from '../acl.js';
 import type { S3Call } from '../context.js';
 import { fromAppError, S3Error, s3Errors } from '../errors.js';
 import { guardVersionDelete } from '../object-lock.js';
 import { asText, el, parseXml } from '../xml.js';
-import { ownerXml } from './listing.js';
 import { refOf } from './objects.js';
 
 const BUCKET_NAME = new RegExp(BUCKET_NAME_PATTERN);
@@ -83,8 +82,10 @@ export async function createBucket(call: S3Call): Promise<void> {
       lockHeader,
     );
   const objectLock = lockHeader?.toLowerCase() === 'true';
+  const access = accessAtCreation(call);
   try {
     await call.env.directory.createBucketViaS3(p.key.customerId, name, region, p.key.accessKeyId, objectLock);
+    if (access) await call.env.directory.putBucketAccess(name, access);
   } catch (err) {
     throw fromAppError(err, name) ?? err;
   }
@@ -109,7 +110,7 @@ export async function deleteBucket(call: S3Call): Promise<void> {
 
 /** DeleteObjects: up to 1000 keys in one request, each answered on its own. */
 export async function deleteObjects(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:DeleteObject');
+  const bucket = await call.requireBucket('s3:DeleteObject', { perObject: true });
   // Keys are bytes: never trimmed (`' '` and `'_ '` are keys a client must be able to delete).
   const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'Delete', 'exact');
   const items: { key: string; versionId: string | null }[] = (
@@ -121,13 +122,15 @@ export async function deleteObjects(call: S3Call): Promise<void> {
   });
   if (items.length === 0 || items.length > 1000) throw s3Errors.malformedXml();
   const quiet = asText(doc.Quiet)?.trim() === 'true';
-  const p = call.principal;
-  const mayDeleteVersions = p.kind === 'key' && keyAllows(p.key, bucket.name, 's3:DeleteObjectVersion');
   let xml = '';
   for (const item of items) {
     try {
+      call.authorize(
+        bucket,
+        item.versionId !== null ? 's3:DeleteObjectVersion' : 's3:DeleteObject',
+        item.key,
+      );
       if (item.versionId !== null) {
-        if (!mayDeleteVersions) throw s3Errors.accessDenied();
         const gone = await call.env.objects.deleteVersion(refOf(bucket), item.key, item.versionId, (row) =>
           guardVersionDelete(call, bucket, row),
         );
@@ -149,18 +152,25 @@ export async function deleteObjects(call: S3Call): Promise<void> {
   call.xml(200, 'DeleteResult', xml);
 }
 
-/** A minimal ACL: the owner holds FULL_CONTROL (some clients read it before they work). */
-export async function getAcl(call: S3Call, bucket: BucketRecord): Promise<void> {
-  const owner = ownerXml(call, bucket);
-  const grantee = owner
-    .replace(
-      '<Owner>',
-      '<Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser">',
-    )
-    .replace('</Owner>', '</Grantee>');
-  let grants = `<Grant>${grantee}${el('Permission', 'FULL_CONTROL')}</Grant>`;
-  if (bucket.isPublic) {
-    grants += `<Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="Group">${el('URI', 'http://acs.amazonaws.com/groups/global/AllUsers')}</Grantee>${el('Permission', 'READ')}</Grant>`;
-  }
-  call.xml(200, 'AccessControlPolicy', `${owner}<AccessControlList>${grants}</AccessControlList>`);
+/**
+ * `x-amz-object-ownership` and an ACL (`x-amz-acl`, `x-amz-grant-*`) on CreateBucket. As on AWS,
+ * a new bucket is BucketOwnerEnforced (ACLs off) unless the request asks otherwise, and an ACL
+ * other than private needs ACLs on.
+ */
+function accessAtCreation(call: S3Call): BucketAccessChange | null {
+  const grants = requestedAcl(call) ?? [];
+  const asked = call.header('x-amz-object-ownership');
+  if (asked !== undefined && !['BucketOwnerEnforced', 'BucketOwnerPreferred', 'ObjectWriter'].includes(asked))
+    throw s3Errors.invalidArgument('Invalid x-amz-object-ownership header', 'x-amz-object-ownership', asked);
+  const ownership = (asked ?? 'BucketOwnerEnforced') as ObjectOwnership;
+  if (grants.length > 0 && ownership === 'BucketOwnerEnforced')
+    throw new S3Error(
+      'InvalidBucketAclWithObjectOwnership',
+      400,
+      "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting",
+    );
+  if (grants.some(isPublicGrant) && call.env.settings.publicAccessBlock?.blockPublicAcls)
+    throw s3Errors.publicAclBlocked();
+  if (asked === undefined && grants.length === 0) return null;
+  return { ...(asked !== undefined ? { objectOwnership: ownership } : {}), ...splitBucketAcl(grants) };
 }

@@ -6,6 +6,7 @@ import { type CustomerKey, customerKeyOf, keyToOpen, sealingFor, sseHeaders } fr
 import { S3Error, s3Errors } from '../errors.js';
 import { lockForWrite } from '../object-lock.js';
 import { asText, el, parseXml } from '../xml.js';
+import { aclForWrite } from './access.js';
 import { maxKeysOf, ownerXml } from './listing.js';
 import { attributesFromHeaders, parseRange, quoteEtag } from './object-headers.js';
 import { bodyFromStream, checkKey, conditionalWrite, copySource, refOf } from './objects.js';
@@ -21,7 +22,12 @@ export async function createMultipartUpload(call: S3Call): Promise<void> {
   // One sealing for the whole upload: every part is sealed with its data key (or the customer's).
   const { sealing, customer } = sealingFor(call, bucket);
   const lock = lockForWrite(call, bucket);
-  const uploadId = await call.env.objects.createUpload(bucket.id, key, attrs, algorithm, { sealing, lock });
+  const acl = aclForWrite(call, bucket, key);
+  const uploadId = await call.env.objects.createUpload(bucket.id, key, attrs, algorithm, {
+    sealing,
+    lock,
+    acl,
+  });
   const headers: Record<string, string> = sseHeaders(sealing, customer);
   if (algorithm) headers['x-amz-checksum-algorithm'] = algorithm;
   call.xml(

@@ -6,12 +6,12 @@ import { blobsOf } from '../../objects/multipart-repo.js';
 import type { ObjectAttributes } from '../../objects/object-store.js';
 import type { BucketRef } from '../../objects/repo.js';
 import type { ObjectRow } from '../../objects/tables.js';
-import { authorize } from '../auth.js';
-import type { S3Call } from '../context.js';
+import { objectOpenedByAcl, type S3Call } from '../context.js';
 import { keyToOpen, sealingFor, sseHeaders } from '../encryption.js';
 import { S3Error, s3Errors } from '../errors.js';
 import { guardVersionDelete, lockForWrite, lockHeaders } from '../object-lock.js';
 import { el } from '../xml.js';
+import { aclForWrite } from './access.js';
 import {
   attributesFromHeaders,
   checkConditions,
@@ -82,11 +82,14 @@ export async function findObject(
 
 export async function getObject(call: S3Call): Promise<void> {
   const versionId = call.query.get('versionId');
-  const bucket = await call.requireBucket(versionId !== null ? 's3:GetObjectVersion' : 's3:GetObject');
+  const bucket = await call.requireBucket(versionId !== null ? 's3:GetObjectVersion' : 's3:GetObject', {
+    objectAcl: true,
+  });
+  const key = call.key!;
+  // A private bucket's object may still be readable through its own ACL (public-read …).
+  const row = await call.checkObjectAcl(() => findObject(call, bucket, key, versionId));
   const over = call.req.method === 'GET' ? call.env.bandwidth?.overLimit(bucket.customerId) : null;
   if (over !== null && over !== undefined) throw s3Errors.bandwidthExceeded(over);
-  const key = call.key!;
-  const row = await findObject(call, bucket, key, versionId);
   // An SSE-C object is refused without its key before anything about it is answered.
   const customer = keyToOpen(call, row.sse);
   checkConditions(row, (n) => call.header(n));
@@ -180,6 +183,7 @@ export async function putObject(call: S3Call): Promise<void> {
   const attrs = attributesFromHeaders(call.req.headers);
   const { sealing, customer } = sealingFor(call, bucket);
   const lock = lockForWrite(call, bucket);
+  const acl = aclForWrite(call, bucket, key);
   if (call.header('if-none-match') !== undefined || call.header('if-match') !== undefined) {
     conditionalWrite(call, await call.env.objects.repo.latest(bucket.id, key));
   }
@@ -187,6 +191,7 @@ export async function putObject(call: S3Call): Promise<void> {
   const { versionId, etag, result } = await call.env.objects.putObject(refOf(bucket), key, body, attrs, {
     sealing,
     lock,
+    acl,
   });
   const headers: Record<string, string> = { etag: quoteEtag(etag), ...sseHeaders(sealing, customer) };
   if (versionId !== 'null') headers['x-amz-version-id'] = versionId;
@@ -237,8 +242,8 @@ export async function copySource(call: S3Call): Promise<{ row: ObjectRow; bucket
   const src = parseCopySource(call.header('x-amz-copy-source')!);
   const bucket = await call.env.cache.findBucket(src.bucket);
   if (!bucket) throw s3Errors.noSuchBucket(src.bucket);
-  authorize(call.principal, bucket, src.versionId !== null ? 's3:GetObjectVersion' : 's3:GetObject');
-  const row = await findObject(call, bucket, src.key, src.versionId);
+  const d = call.decide(bucket, src.versionId !== null ? 's3:GetObjectVersion' : 's3:GetObject', src.key);
+  const row = await objectOpenedByAcl(d, () => findObject(call, bucket, src.key, src.versionId));
   checkConditions(row, (n) => call.header(n), 'x-amz-copy-source-', 412);
   return { row, bucket };
 }
@@ -271,6 +276,8 @@ export async function copyObject(call: S3Call): Promise<void> {
   const source = keyToOpen(call, row.sse, 'copy-source-');
   const { sealing, customer } = sealingFor(call, bucket);
   const lock = lockForWrite(call, bucket);
+  // A copy gets the ACL it asks for, else private (S3 does not copy ACLs).
+  const acl = aclForWrite(call, bucket, key);
   const directive = (call.header('x-amz-metadata-directive') ?? 'COPY').toUpperCase();
   const tagging = (call.header('x-amz-tagging-directive') ?? 'COPY').toUpperCase();
   if (!['COPY', 'REPLACE'].includes(directive))
@@ -309,7 +316,7 @@ export async function copyObject(call: S3Call): Promise<void> {
     key,
     bodyFromStream(stream, size),
     attrs,
-    { sealing, lock },
+    { sealing, lock, acl },
   );
   const headers: Record<string, string> = sseHeaders(sealing, customer);
   if (committed.versionId !== 'null') headers['x-amz-version-id'] = committed.versionId;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ObjectAttributes } from '../../objects/object-store.js';
-import { authorize } from '../auth.js';
+import { cannedGrants } from '../acl.js';
 import type { S3Call } from '../context.js';
 import { sealingFor } from '../encryption.js';
 import { S3Error, s3Errors } from '../errors.js';
@@ -8,6 +8,7 @@ import { readPostForm } from '../form-data.js';
 import { lockForWrite } from '../object-lock.js';
 import { amzDateToMs, hmacHex, safeEqual, signingKey } from '../sigv4.js';
 import { el } from '../xml.js';
+import { checkGrants } from './access.js';
 import { parseTagQuery, quoteEtag } from './object-headers.js';
 import { checkKey, refOf } from './objects.js';
 
@@ -113,7 +114,7 @@ export async function postObject(call: S3Call): Promise<void> {
       },
     };
   }
-  authorize(call.principal, bucket, 's3:PutObject');
+  call.authorize(bucket, 's3:PutObject', key);
   const metadata: Record<string, string> = {};
   const headers: Record<string, string> = {};
   for (const [name, value] of fields) {
@@ -160,7 +161,11 @@ export async function postObject(call: S3Call): Promise<void> {
       throw s3Errors.notImplemented(`The form field ${name} is not supported on POST uploads; use PUT.`);
   const { sealing } = sealingFor(call, bucket, (n) => fields.get(n));
   const lock = lockForWrite(call, bucket);
-  const done = await call.env.objects.putObject(refOf(bucket), key, body, attrs, { sealing, lock });
+  const canned = fields.get('acl');
+  const grants = canned !== undefined ? cannedGrants(canned.trim()) : [];
+  checkGrants(call, bucket, grants);
+  const acl = grants.length ? JSON.stringify(grants) : null;
+  const done = await call.env.objects.putObject(refOf(bucket), key, body, attrs, { sealing, lock, acl });
   const location = call.objectUrl(bucketName, key);
   const out: Record<string, string> = { etag: quoteEtag(done.etag), location };
   if (done.versionId !== 'null') out['x-amz-version-id'] = done.versionId;

@@ -14,6 +14,7 @@ import { SecretBox } from '../../../../kernel/secrets.js';
 import { openStore, type Store } from '../../../../kernel/store/store.js';
 import type {
   AccessKeyRecord,
+  BucketAccessChange,
   BucketDirectory,
   BucketRecord,
   CorsRule,
@@ -59,6 +60,9 @@ export class MemoryDirectory implements BucketDirectory {
   async putDefaultEncryption(name: string, algorithm: 'AES256' | null) {
     this.update(name, { defaultEncryption: algorithm });
   }
+  async putBucketAccess(name: string, change: BucketAccessChange) {
+    this.update(name, Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined)));
+  }
   async putObjectLockDefault(name: string, rule: ObjectLockDefault | null) {
     this.update(name, { objectLockDefault: rule });
   }
@@ -97,6 +101,10 @@ export class MemoryDirectory implements BucketDirectory {
       defaultEncryption: null,
       cors: null,
       lifecycle: null,
+      acl: [],
+      objectOwnership: 'BucketOwnerEnforced',
+      publicAccessBlock: null,
+      policy: null,
       createdAt: Date.now(),
       ...b,
     };
