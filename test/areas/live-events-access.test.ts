@@ -52,7 +52,7 @@ const code = (r: { body: { detail?: { code: string }; error?: { code: string } }
 
 /** An encoder session as the ingest reports it, with `segments` two-second segments on disk. */
 async function session(key: string, sid: string, segments: number, opts: { end?: boolean } = {}) {
-  const eventId = await live.ingestStarted(key, sid);
+  const eventId = await live.sessions.ingestStarted(key, sid);
   expect(eventId).not.toBeNull();
   const dir = join(sessionsDir, sid);
   await mkdir(dir, { recursive: true });
@@ -380,7 +380,7 @@ describe('HLS, stats and sessions', () => {
     const sid = `s-${e.id}`;
     await session(e.stream_key, sid, 1);
     const now = t.kernel.clock.nowMs();
-    await live.ingestProgress(e.id, sid, metrics(), 5_000_000, now);
+    await live.sessions.ingestProgress(e.id, sid, metrics(), 5_000_000, now);
     expect((await get(e.id, 'health')).body).toMatchObject({
       status: 'healthy',
       reasons: [],
@@ -397,7 +397,7 @@ describe('HLS, stats and sessions', () => {
       bytes_received: 5_000_000,
     });
 
-    await live.ingestProgress(
+    await live.sessions.ingestProgress(
       e.id,
       sid,
       metrics({ bitrate_kbps: 4000, keyframe_interval_seconds: 6, audio: null, dropped_frames: 3 }),
@@ -419,7 +419,7 @@ describe('HLS, stats and sessions', () => {
     expect(stalled.seconds_since_last_frame).toBeGreaterThanOrEqual(10);
     expect(stalled.seconds_since_last_frame).toBeLessThanOrEqual(11);
 
-    await live.ingestEnded(e.id, sid, 'encoder_disconnected', 7_000_000);
+    await live.sessions.ingestEnded(e.id, sid, 'encoder_disconnected', 7_000_000);
     const list = await get(e.id, 'sessions');
     expect(list.body).toMatchObject({ total: 1, page: 1 });
     expect(list.body.sessions[0]).toMatchObject({
@@ -444,12 +444,14 @@ describe('HLS, stats and sessions', () => {
     await session(e.stream_key, sid, 3, { end: true });
     expect((await post(e.id, 'live/stop')).body.status).toBe('ending');
     // Stopped while the encoder still sends: the ingest cuts it at its next report.
-    expect(await live.ingestProgress(e.id, sid, metrics(), 1000, null)).toMatchObject({ accept: false });
+    expect(await live.sessions.ingestProgress(e.id, sid, metrics(), 1000, null)).toMatchObject({
+      accept: false,
+    });
     await t.advance(1);
     expect((await t.request('GET', `/v1/live-events/events/${e.id}`, { key: a.pat })).body.status).toBe(
       'ending',
     );
-    await live.ingestEnded(e.id, sid, 'event_stopped', 1000);
+    await live.sessions.ingestEnded(e.id, sid, 'event_stopped', 1000);
     await t.advance(3);
     const detail = (await t.request('GET', `/v1/live-events/events/${e.id}`, { key: a.pat })).body;
     expect(detail).toMatchObject({ status: 'ended', recording_count: 1 });

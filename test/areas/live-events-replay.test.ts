@@ -50,7 +50,7 @@ const path = (url: string) => {
 
 /** An encoder connection with `segments` two-second segments on disk, then its end. */
 async function session(key: string, sid: string, segments: number) {
-  const eventId = await live.ingestStarted(key, sid);
+  const eventId = await live.sessions.ingestStarted(key, sid);
   expect(eventId).not.toBeNull();
   const dir = join(sessionsDir, sid);
   await mkdir(dir, { recursive: true });
@@ -61,7 +61,7 @@ async function session(key: string, sid: string, segments: number) {
     playlist += `#EXTINF:2.000000,\n${name}\n`;
   }
   await writeFile(join(dir, 'index.m3u8'), `${playlist}#EXT-X-ENDLIST\n`);
-  await live.ingestEnded(eventId!, sid, 'encoder_disconnected', 1000);
+  await live.sessions.ingestEnded(eventId!, sid, 'encoder_disconnected', 1000);
   return eventId!;
 }
 
@@ -178,7 +178,7 @@ describe('MP4 recordings', () => {
   it('makes each connection an MP4 in the internal bucket, and purges it with a deleted event', async () => {
     const e = await create({ name: 'mp4 kept', auto_start_on_ingest: true });
     const sid = `mp4-${e.id}`;
-    expect(await live.ingestStarted(e.stream_key, sid)).toBe(e.id);
+    expect(await live.sessions.ingestStarted(e.stream_key, sid)).toBe(e.id);
     // The HLS the ingest's ffmpeg writes, written here by ffmpeg the same way (4 s, 2 s segments).
     const dir = join(sessionsDir, sid);
     await mkdir(dir, { recursive: true });
@@ -190,7 +190,7 @@ describe('MP4 recordings', () => {
       ...['-f', 'hls', '-hls_time', '2', '-hls_list_size', '0'],
       ...['-hls_segment_filename', join(dir, 'seg%05d.ts'), join(dir, 'index.m3u8')],
     ]);
-    await live.ingestEnded(e.id, sid, 'encoder_disconnected', 1000);
+    await live.sessions.ingestEnded(e.id, sid, 'encoder_disconnected', 1000);
     expect((await post(e.id, 'live/stop')).body.status).toBe('ending');
     let status = 'ending';
     for (let i = 0; i < 40 && status !== 'ended'; i++) {

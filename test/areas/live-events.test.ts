@@ -121,20 +121,20 @@ describe('live events', () => {
     const live = t.fjord.areas.get('live')!.service as LiveService;
     const e = (await create({ name: 'keys', auto_start_on_ingest: true })).body;
     const rotated = (await post(e.id, 'stream-key/rotate')).body;
-    expect(await live.ingestStarted(e.stream_key, 's-old')).toBeNull();
-    expect(await live.ingestStarted(rotated.stream_key, 's-1')).toBe(e.id);
-    expect(await live.ingestStarted(rotated.stream_key, 's-2')).toBeNull();
+    expect(await live.sessions.ingestStarted(e.stream_key, 's-old')).toBeNull();
+    expect(await live.sessions.ingestStarted(rotated.stream_key, 's-1')).toBe(e.id);
+    expect(await live.sessions.ingestStarted(rotated.stream_key, 's-2')).toBeNull();
     const d = await t.request('GET', `/v1/live-events/events/${e.id}`, { key: a.pat });
     expect(d.body).toMatchObject({
       status: 'live',
       ingest_status: 'receiving',
       current_session: { id: 's-1' },
     });
-    await live.ingestEnded(e.id, 's-1', 'encoder_disconnected', 0);
+    await live.sessions.ingestEnded(e.id, 's-1', 'encoder_disconnected', 0);
     await post(e.id, 'live/stop');
-    expect(await live.ingestStarted(rotated.stream_key, 's-3')).toBeNull();
+    expect(await live.sessions.ingestStarted(rotated.stream_key, 's-3')).toBeNull();
     const draft = (await create({ name: 'drafty', draft: true })).body;
-    expect(await live.ingestStarted(draft.stream_key, 's-4')).toBeNull();
+    expect(await live.sessions.ingestStarted(draft.stream_key, 's-4')).toBeNull();
   });
 
   it('answers the public watch view without credentials, per status and visibility', async () => {

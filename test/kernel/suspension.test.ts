@@ -87,8 +87,8 @@ beforeAll(async () => {
   let session = 0;
   probes.set('stream-key', async () => {
     const sid = `probe-${session++}`;
-    const id = await live.ingestStarted(event.body.stream_key, sid);
-    if (id) await live.ingestEnded(id, sid, 'probe', 0);
+    const id = await live.sessions.ingestStarted(event.body.stream_key, sid);
+    if (id) await live.sessions.ingestEnded(id, sid, 'probe', 0);
     return id !== null;
   });
 

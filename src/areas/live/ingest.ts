@@ -56,7 +56,7 @@ export class RtmpIngest implements RoleServer {
   async start(): Promise<void> {
     await mkdir(this.options.sessionsDir, { recursive: true });
     await this.killLeftovers();
-    await this.live.ingestRestarted();
+    await this.live.sessions.ingestRestarted();
     this.server = createServer((socket) => void this.accept(socket));
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);
@@ -112,7 +112,7 @@ export class RtmpIngest implements RoleServer {
         setTimeout(() => c.exitCode === null && c.kill('SIGKILL'), 5000).unref();
       }
       if (eventId)
-        void this.live
+        void this.live.sessions
           .ingestEnded(eventId, sessionId, reason, bytes, meter.metrics(), meter.lastFrameAt)
           .catch((err) => this.log.warn({ err }, 'rtmp: recording the end of a session failed'));
     };
@@ -192,7 +192,7 @@ export class RtmpIngest implements RoleServer {
       }
       checking = true;
       held.push(d);
-      void this.live.ingestStarted(key, sessionId).then(
+      void this.live.sessions.ingestStarted(key, sessionId).then(
         (id) => {
           if (!id) return end('stream_key_refused');
           eventId = id;
@@ -227,7 +227,7 @@ export class RtmpIngest implements RoleServer {
       if (busy) return;
       busy = true;
       const metrics = meter.metrics();
-      this.live
+      this.live.sessions
         .ingestProgress(eventId, sessionId, metrics, bytes(), meter.lastFrameAt)
         .then(
           ({ accept, maxBitrateKbps }) => {

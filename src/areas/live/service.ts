@@ -1,21 +1,19 @@
-import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
-import { promisify } from 'node:util';
 import type { AuditTrail } from '../../kernel/audit/audit.js';
 import type { IdentityService } from '../../kernel/auth/identity.js';
 import type { Credential } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
-import { AppError } from '../../kernel/errors.js';
 import { newId, randomString } from '../../kernel/ids.js';
 import type { JobQueue } from '../../kernel/jobs/queue.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
-import { insertUnique, toJson } from '../../kernel/store/dialect.js';
+import { insertUnique } from '../../kernel/store/dialect.js';
 import type { Store } from '../../kernel/store/store.js';
 import { liveErrors } from './errors.js';
-import { ALLOWED, assertAllowed, initialStatus, statusAfterStop } from './lifecycle.js';
+import { type EventInput, eventFields, hashStreamKey, newStreamKey, slugify } from './event-fields.js';
+import { IngestSessions } from './ingest-sessions.js';
+import { assertAllowed, initialStatus, statusAfterStop } from './lifecycle.js';
 import { MediaRepo } from './media-repo.js';
-import type { StreamMetrics } from './meter.js';
 import type { LiveEventsTable } from './migrations.js';
-import { FINALISE_JOB, LiveReconnect, RECONNECT_JOB, windowOf } from './reconnect.js';
+import { FINALISE_JOB, LiveReconnect, windowOf } from './reconnect.js';
 import { LiveReplay } from './replay.js';
 import { LiveRepo } from './repo.js';
 import type { EventStatus, Visibility } from './schemas.js';
@@ -23,12 +21,14 @@ import { watchView } from './watch.js';
 
 export { liveErrors } from './errors.js';
 
-const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number) => Promise<Buffer>;
 const DEFAULT_RETENTION_DAYS = 7;
 export const SOFT_DELETE_DAYS = 30;
 /** Makes a `scheduled` event `ready` at its `scheduled_start_at`, on the clock. */
 export const SCHEDULED_START_JOB = 'live.events.scheduled-start';
+export { type EventInput, hashStreamKey, passwordMatches } from './event-fields.js';
 export { FINALISE_JOB } from './reconnect.js';
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 /** Where encoders and viewers reach Fjord. */
 export interface LiveAddresses {
@@ -36,66 +36,6 @@ export interface LiveAddresses {
   ingestUrl(): string;
   /** `{live_url}`: the watch and embed pages live under it. */
   liveUrl(): string;
-}
-
-export interface EventInput {
-  name?: string;
-  slug?: string;
-  description?: string;
-  scheduled_start_at?: string | null;
-  scheduled_end_at?: string | null;
-  timezone?: string;
-  visibility_mode?: Visibility;
-  password?: string;
-  record_enabled?: boolean;
-  replay_enabled?: boolean;
-  rehearsal_enabled?: boolean;
-  embed_enabled?: boolean;
-  auto_start_on_ingest?: boolean;
-  max_bitrate_kbps?: number;
-  retention_days?: number;
-  reconnect_window_seconds?: number;
-  draft?: boolean;
-}
-
-export const hashStreamKey = (key: string): string => createHash('sha256').update(key).digest('hex');
-const newStreamKey = (): string => `sk_${randomString(32)}`;
-
-async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  return `scrypt:${salt.toString('base64')}:${(await scrypt(password, salt, 32)).toString('base64')}`;
-}
-
-export async function passwordMatches(stored: string | null, given: string): Promise<boolean> {
-  if (!stored) return false;
-  const [, salt, hash] = stored.split(':');
-  const want = Buffer.from(hash ?? '', 'base64');
-  const got = await scrypt(given, Buffer.from(salt ?? '', 'base64'), 32);
-  return want.length === got.length && timingSafeEqual(want, got);
-}
-
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
-const ms = (s: string | null | undefined): number | null | undefined =>
-  s === undefined ? undefined : s === null ? null : Date.parse(s);
-
-function slugify(name: string): string {
-  const base = name
-    .normalize('NFKD')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 48)
-    .replace(/-+$/g, '');
-  return base || 'event';
-}
-
-function isTimezone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -106,6 +46,8 @@ export class LiveService {
   readonly repo: LiveRepo;
   readonly replay: LiveReplay;
   readonly reconnect: LiveReconnect;
+  /** What the ingest reports of encoder connections: start, progress, end. */
+  readonly sessions: IngestSessions;
 
   constructor(
     private readonly store: Store,
@@ -120,6 +62,7 @@ export class LiveService {
     this.repo = LiveRepo.of(store);
     this.replay = new LiveReplay(store, clock, () => addresses.liveUrl(), sessionsDir);
     this.reconnect = new LiveReconnect(store, clock, jobs, audit);
+    this.sessions = new IngestSessions(store, clock, identity, jobs, this.repo);
   }
 
   now(): number {
@@ -172,64 +115,10 @@ export class LiveService {
     };
   }
 
-  /** Checks the fields both create and update take; returns the column changes. */
-  private async fields(
-    input: EventInput,
-    limits: Awaited<ReturnType<LiveService['planLimits']>>,
-    current: LiveEventsTable | null,
-  ): Promise<Partial<LiveEventsTable>> {
-    const out: Partial<LiveEventsTable> = {};
-    if (input.name !== undefined) out.name = input.name;
-    if (input.description !== undefined) out.description = input.description;
-    const start = ms(input.scheduled_start_at);
-    const end = ms(input.scheduled_end_at);
-    if (start !== undefined) out.scheduled_start_at = start;
-    if (end !== undefined) out.scheduled_end_at = end;
-    const s = out.scheduled_start_at ?? current?.scheduled_start_at ?? null;
-    const e = out.scheduled_end_at ?? current?.scheduled_end_at ?? null;
-    if (s !== null && e !== null && e <= s)
-      throw invalid('/body/scheduled_end_at', 'must be after scheduled_start_at');
-    if (input.timezone !== undefined) {
-      if (!isTimezone(input.timezone)) throw invalid('/body/timezone', 'is not an IANA time zone name');
-      out.timezone = input.timezone;
-    }
-    if (input.visibility_mode !== undefined) out.visibility_mode = input.visibility_mode;
-    const visibility = out.visibility_mode ?? current?.visibility_mode ?? 'public';
-    if (input.password !== undefined) out.password_hash = await hashPassword(input.password);
-    if (
-      visibility === 'password' &&
-      !(out.password_hash ?? (current?.visibility_mode === 'password' && current.password_hash))
-    )
-      throw liveErrors.passwordRequired();
-    if (visibility !== 'password' && input.visibility_mode !== undefined) out.password_hash = null;
-    for (const flag of [
-      'record_enabled',
-      'replay_enabled',
-      'rehearsal_enabled',
-      'embed_enabled',
-      'auto_start_on_ingest',
-    ] as const) {
-      if (input[flag] !== undefined) out[flag] = input[flag] ? 1 : 0;
-    }
-    if (input.max_bitrate_kbps !== undefined) {
-      if (input.max_bitrate_kbps > limits.max_bitrate_kbps)
-        throw liveErrors.bitrateTooHigh(limits.max_bitrate_kbps);
-      out.max_bitrate_kbps = input.max_bitrate_kbps;
-    }
-    if (input.retention_days !== undefined) {
-      if (input.retention_days > limits.max_retention_days)
-        throw invalid('/body/retention_days', `is at most ${limits.max_retention_days} on this plan`);
-      out.retention_days = input.retention_days;
-    }
-    if (input.reconnect_window_seconds !== undefined)
-      out.reconnect_window_seconds = input.reconnect_window_seconds;
-    return out;
-  }
-
   async create(customerId: string, actor: Credential, input: EventInput & { name: string }) {
     const limits = await this.planLimits(customerId);
     const now = this.clock.nowMs();
-    const fields = await this.fields(input, limits, null);
+    const fields = await eventFields(input, limits, null);
     const streamKey = newStreamKey();
     const row: LiveEventsTable = {
       id: newId(),
@@ -338,7 +227,7 @@ export class LiveService {
     const limits = await this.planLimits(customerId);
     const row = await this.move(customerId, id, async (row, repo, tx) => {
       assertAllowed('update', row.status);
-      const changes = await this.fields(input, limits, row);
+      const changes = await eventFields(input, limits, row);
       changes.updated_at = this.clock.nowMs();
       // Moving the start into the future schedules a ready event; into the past makes it ready.
       if (row.status !== 'draft' && changes.scheduled_start_at !== undefined)
@@ -443,140 +332,6 @@ export class LiveService {
   }
 
   /**
-   * The ingest's check when an encoder publishes: the event the key belongs to, when it may
-   * receive a stream now and no other encoder is sending to it. `auto_start_on_ingest` moves a
-   * `ready` event to `live`. Null refuses the encoder.
-   */
-  async ingestStarted(streamKey: string, sessionId: string): Promise<string | null> {
-    const found = await this.repo.byStreamKeyHash(hashStreamKey(streamKey));
-    if (!found) return null;
-    // A suspended customer's stream keys stop working, as its API keys do (identity.isActive).
-    if (!(await this.identity.isActive(found.customer_id))) return null;
-    return this.store.unitOfWork({ locks: [`live:event:${found.id}`] }, async ({ tx }) => {
-      const repo = LiveRepo.over(tx);
-      const row = await repo.get(found.customer_id, found.id);
-      if (!row || row.stream_key_hash !== found.stream_key_hash) return null;
-      if (!(ALLOWED.ingest as readonly string[]).includes(row.status) || row.ingest_session_id) return null;
-      const now = this.clock.nowMs();
-      const changes: Partial<LiveEventsTable> = {
-        ingest_session_id: sessionId,
-        ingest_started_at: now,
-        last_session_id: sessionId,
-        // An encoder back within the reconnect window: the event goes on as if it never left.
-        disconnected_at: null,
-        updated_at: now,
-      };
-      if (row.status === 'ready' && row.auto_start_on_ingest === 1) {
-        changes.status = 'live';
-        changes.actual_start_at = row.actual_start_at ?? now;
-      }
-      await repo.update(row.id, changes);
-      await MediaRepo.over(tx).insertSession({
-        id: sessionId,
-        event_id: row.id,
-        customer_id: row.customer_id,
-        started_at: now,
-        ended_at: null,
-        end_reason: null,
-        bytes_received: 0,
-        metrics: null,
-        last_frame_at: null,
-        updated_at: now,
-      });
-      return row.id;
-    });
-  }
-
-  /**
-   * The ingest's periodic report of a session: what ffmpeg measures of the stream, stored on the
-   * session so every process can show it. Answers whether the stream may go on (the event was
-   * stopped: no) and the event's bitrate limit.
-   */
-  async ingestProgress(
-    eventId: string,
-    sessionId: string,
-    metrics: StreamMetrics,
-    bytes: number,
-    lastFrameAt: number | null,
-  ): Promise<{ accept: boolean; maxBitrateKbps: number }> {
-    await MediaRepo.of(this.store).updateSession(sessionId, {
-      metrics: toJson(metrics),
-      bytes_received: bytes,
-      last_frame_at: lastFrameAt,
-      updated_at: this.clock.nowMs(),
-    });
-    const row = await this.repo.byId(eventId);
-    const accept =
-      !!row &&
-      row.deleted_at === null &&
-      row.ingest_session_id === sessionId &&
-      (ALLOWED.ingest as readonly string[]).includes(row.status);
-    return { accept, maxBitrateKbps: row?.max_bitrate_kbps ?? 0 };
-  }
-
-  /**
-   * Called when the ingest starts: sessions still marked open were cut by a crash or a restart of
-   * the ingest (one process runs the rtmp role), so no event stays blocked by a dead encoder.
-   */
-  async ingestRestarted(): Promise<void> {
-    await this.repo.clearSessions();
-    await MediaRepo.of(this.store).endOpenSessions(this.clock.nowMs(), 'ingest_restarted');
-  }
-
-  /**
-   * The ingest's report that an encoder connection ended, with why and how many bytes it sent.
-   * A stopped event waiting for its encoder to leave has its recordings finalised now. A `live`
-   * event stays live for its reconnect window: a job on the clock moves it on as a stop would
-   * unless an encoder connects again before.
-   */
-  async ingestEnded(
-    eventId: string,
-    sessionId: string,
-    reason: string,
-    bytes: number,
-    metrics?: StreamMetrics,
-    lastFrameAt?: number | null,
-  ): Promise<void> {
-    const wake = await this.store.unitOfWork({ locks: [`live:event:${eventId}`] }, async ({ tx }) => {
-      const now = this.clock.nowMs();
-      const media = MediaRepo.over(tx);
-      const session = await media.session(sessionId);
-      if (session && session.ended_at === null)
-        await media.updateSession(sessionId, {
-          ended_at: now,
-          end_reason: reason,
-          bytes_received: Math.max(bytes, session.bytes_received),
-          ...(metrics ? { metrics: toJson(metrics) } : {}),
-          ...(lastFrameAt ? { last_frame_at: lastFrameAt } : {}),
-          updated_at: now,
-        });
-      const repo = LiveRepo.over(tx);
-      const row = await repo.byId(eventId);
-      if (!row || row.ingest_session_id !== sessionId) return null;
-      const dropped = row.status === 'live' ? { disconnected_at: now } : {};
-      await repo.update(eventId, {
-        ingest_session_id: null,
-        ingest_started_at: null,
-        ...dropped,
-        updated_at: now,
-      });
-      if (row.status === 'live') {
-        await this.jobs.enqueue(
-          RECONNECT_JOB,
-          { event_id: eventId },
-          { db: tx, runAt: now + windowOf(row) * 1000 },
-        );
-        // A window of 0 is over at once: the job need not wait for its next poll.
-        return windowOf(row) === 0 ? RECONNECT_JOB : null;
-      }
-      if (row.status !== 'ending') return null;
-      await this.jobs.enqueue(FINALISE_JOB, { event_id: eventId }, { db: tx });
-      return FINALISE_JOB;
-    });
-    if (wake) this.jobs.wake(wake);
-  }
-
-  /**
    * The session whose HLS a viewer may fetch: the event's latest encoder connection, for events
    * that are public and not drafts (password, token and tenant-only viewing need access grants,
    * which this build does not issue yet).
@@ -603,10 +358,4 @@ export class LiveService {
     const replay = await this.replay.playback(row, grant);
     return watchView(row, this.view(row).hls_url, this.clock.nowMs(), grant, replay);
   }
-}
-
-function invalid(path: string, what: string) {
-  const field = path.split('/').pop();
-  const message = `${field} ${what}.`;
-  return new AppError('invalid', 'invalid_field', message, { errors: [{ path, message }] });
 }
