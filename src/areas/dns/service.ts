@@ -8,10 +8,11 @@ import { type DnsLookup, ResolverError } from '../../kernel/net/resolver.js';
 import type { SecretBox } from '../../kernel/secrets.js';
 import { insertUnique } from '../../kernel/store/dialect.js';
 import type { DnsZonesTable } from './migrations.js';
-import { NameError, normaliseHost, normaliseZoneName, toAscii } from './names.js';
+import { NameError, normaliseZoneName, toAscii } from './names.js';
 import { QueryQuota } from './query-quota.js';
-import { dnsErrors, type PathOf, type RecordChange } from './record-changes.js';
+import type { RecordChange } from './record-changes.js';
 import type { RecordType } from './record-content.js';
+import { bodyPath, setRecordSet, zoneForName } from './record-sets.js';
 import { RecordWriter } from './record-writer.js';
 import type { DnsRepo } from './repo.js';
 import type { QueryStatsSink } from './server-contract.js';
@@ -308,69 +309,25 @@ export class DnsService implements QueryStatsSink {
   // For dynamic DNS and domain verification
 
   /** The customer's zone holding `name` (the longest matching apex), with `name` relative to it. */
-  async findZoneForName(
+  findZoneForName(
     customerId: string,
     name: string,
   ): Promise<{ zoneId: string; apex: string; host: string; status: DnsZonesTable['status'] } | null> {
-    const ascii = toAscii(name);
-    if (!ascii) return null;
-    const labels = ascii.split('.');
-    const candidates = labels.map((_, i) => labels.slice(i).join('.'));
-    const zones = (await this.repo.zonesNamed(candidates)).filter((z) => z.customer_id === customerId);
-    const zone = zones.sort((a, b) => b.name.length - a.name.length)[0];
-    if (!zone) return null;
-    return {
-      zoneId: zone.id,
-      apex: zone.name,
-      host: ascii === zone.name ? '@' : ascii.slice(0, -(zone.name.length + 1)),
-      status: zone.status,
-    };
+    return zoneForName(this.repo, customerId, name);
   }
 
   /**
    * Makes the records of `type` at `name` exactly `values` (an empty list deletes them), with one
    * TTL. Unchanged sets write nothing and keep the serial. Returns whether anything changed.
    */
-  async setRecordSet(
+  setRecordSet(
     zoneId: string,
     name: string,
     type: RecordType,
     values: { record: string; priority?: number | null }[],
     ttl: number,
   ): Promise<{ changed: boolean }> {
-    const zone = await this.repo.zoneById(zoneId);
-    if (!zone) throw zoneErrors.notFound();
-    let host: string;
-    try {
-      host = normaliseHost(name, zone.name);
-    } catch (err) {
-      if (err instanceof NameError)
-        throw dnsErrors.invalid('/name', `${name}: ${err.message}.`, 'invalid_host');
-      throw err;
-    }
-    const plan = await this.writer.apply(
-      zone,
-      (existing) => [
-        ...existing
-          .filter((r) => r.name === host && r.type === type)
-          .map((r): RecordChange => ({ action: 'delete', id: r.id })),
-        ...values.map(
-          (v): RecordChange => ({
-            action: 'create',
-            record_type: type,
-            host,
-            record: v.record,
-            priority: v.priority ?? null,
-            ttl,
-          }),
-        ),
-      ],
-      SYSTEM,
-      bodyPath,
-      'invalid',
-      { unchangedIfSame: true },
-    );
-    return { changed: plan.inserts.length + plan.updates.length + plan.deletes.length > 0 };
+    return setRecordSet(this.repo, this.writer, zoneId, name, type, values, ttl);
   }
 
   async setAddressRecords(
@@ -419,5 +376,3 @@ export class DnsService implements QueryStatsSink {
     });
   }
 }
-
-const bodyPath: PathOf = (_i, field) => `/body/${field}`;

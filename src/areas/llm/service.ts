@@ -2,12 +2,13 @@ import type { Logger } from 'pino';
 import type { IdentityService } from '../../kernel/auth/identity.js';
 import type { Principal } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
-import { AppError } from '../../kernel/errors.js';
+import type { AppError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
 import { type ModelCatalogue, type ModelEntry, SIMULATED_MODEL } from './catalogue.js';
 import type { ChatOutcome, ChatRequest, Usage } from './chat-types.js';
 import { InFlight } from './concurrency.js';
+import { llmErrors } from './errors.js';
 import { CURRENCIES, type Currency } from './migrations.js';
 import type { LlmRepo } from './repo.js';
 import { simulatedAnswer, simulatedStream } from './simulated.js';
@@ -16,74 +17,12 @@ import { streamThrough } from './stream-through.js';
 import { contentText, countPromptTokens, countTokens } from './tokens.js';
 import { callUpstream, type UpstreamAnswer } from './upstream.js';
 
-export { SIMULATED_MODEL };
+/** The simulated model's id and the gateway's errors stay part of the area's surface. */
+export { llmErrors, SIMULATED_MODEL };
 
 const CHAT_CATEGORIES = new Set(['chat', 'reasoning', 'code', 'vision']);
 /** Fields of a chat request that are Fjord's, not the upstream's. */
 const OURS = ['agent_id', 'region', 'tools', 'tool_choice'] as const;
-
-export const llmErrors = {
-  modelNotFound: (model: string) =>
-    new AppError(
-      'not_found',
-      'model_not_found',
-      `The model ${model} does not exist; GET /v1/models lists them.`,
-    ),
-  wrongCategory: (model: string, category: string, wanted: string) =>
-    new AppError(
-      'bad_request',
-      'model_not_supported',
-      `${model} is a ${category} model; this endpoint takes ${wanted} models.`,
-    ),
-  region: (region: string) =>
-    new AppError(
-      'invalid',
-      'region_unavailable',
-      `Region ${region} is not available; the only inference region is oslo.`,
-    ),
-  maxTokens: (asked: number, max: number, model: string) =>
-    new AppError(
-      'bad_request',
-      'max_tokens_exceeded',
-      `max_tokens ${asked} is above ${model}'s output limit of ${max} tokens.`,
-    ),
-  context: (prompt: number, output: number, context: number, model: string) =>
-    new AppError(
-      'bad_request',
-      'context_length_exceeded',
-      `${model}'s context is ${context} tokens; the messages take ${prompt} and ${output} more are reserved for the answer.`,
-    ),
-  inFlight: (max: number) =>
-    new AppError(
-      'rate_limited',
-      'RATE_LIMIT_EXCEEDED',
-      `This key already has ${max} requests in flight; retry when one ends.`,
-      {
-        extra: { retry_after: 1, limit: max, window: 'concurrent' },
-      },
-    ),
-  budget: (limit: number, currency: string, retryAfter: number) =>
-    new AppError(
-      'rate_limited',
-      'budget_exceeded',
-      `This key's monthly budget of ${limit} ${currency} is spent.`,
-      {
-        extra: { retry_after: retryAfter, limit, window: 'month' },
-      },
-    ),
-  upstreamRefused: (status: number, message: string) =>
-    status === 401 || status === 403
-      ? new AppError(
-          'bad_gateway',
-          'upstream_rejected',
-          'The model server refused Fjord’s credentials; the operator must fix FJORD_LLM_UPSTREAMS.',
-        )
-      : new AppError(
-          status === 404 ? 'not_found' : status === 422 ? 'invalid' : 'bad_request',
-          'upstream_refused',
-          message,
-        ),
-};
 
 /** The language-model gateway: model aliases, limits, budgets and usage in front of OpenAI-compatible upstreams. */
 export class LlmService {

@@ -11,7 +11,8 @@ import { NamespaceVpsDriver } from './drivers/namespace.js';
 import { SimulatedVpsDriver } from './drivers/simulated.js';
 import { vpsMigrations } from './migrations.js';
 import { vpsRoutes } from './routes.js';
-import { settle, VpsService } from './service.js';
+import { settle } from './server-moves.js';
+import { VpsService } from './service.js';
 
 export { VpsService } from './service.js';
 

@@ -12,6 +12,7 @@ import type { ActionTiming, ServerSpec, VpsDriver } from './drivers/driver.js';
 import { vpsErrors } from './errors.js';
 import type { VpsServersTable, VpsStatus } from './migrations.js';
 import { VpsRepo } from './repo.js';
+import { quiet, settle, settleWhenReady } from './server-moves.js';
 
 const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
@@ -31,30 +32,6 @@ export function sanitiseSnapshotName(name: string): string {
     .replace(/[^A-Za-z0-9_]+/g, '_')
     .replace(/^_+|_+$/g, '')
     .slice(0, 64);
-}
-
-/**
- * The server's state as of `now`: a move that started (provision, start, stop, reboot) is
- * finished once its time on the kernel clock is up. Reads use it without writing; every write
- * stores it first, inside the unit of work that holds the server's lock.
- */
-export function settle(row: VpsServersTable, now: number): VpsServersTable {
-  if (row.settles_at === null || row.next_status === null || now < row.settles_at) return row;
-  const status = row.next_status;
-  return {
-    ...row,
-    status,
-    next_status: null,
-    settles_at: null,
-    action: null,
-    running_since: status === 'running' ? row.settles_at : null,
-  };
-}
-
-/** The promise with a rejection handler attached, so a failed unit of work leaves none unhandled. */
-function quiet(ready: Promise<void> | undefined): Promise<void> | undefined {
-  ready?.catch(() => {});
-  return ready;
 }
 
 export class VpsService {
@@ -167,7 +144,7 @@ export class VpsService {
       );
       return row;
     });
-    this.settleWhenReady(id, 'provision', ready);
+    settleWhenReady(this.store, this.clock, this.log, id, 'provision', ready);
     return {
       id: row.id,
       hostname: row.hostname,
@@ -326,41 +303,6 @@ export class VpsService {
     return this.repo.keyUsage(customerId, fingerprints);
   }
 
-  /**
-   * A real driver's work is done (the server answers, or is down): the move ends now rather
-   * than at its bound. When the work failed (the server did not come up), the server is
-   * `stopped`, which is what it is; starting it again retries. Runs after the move's unit of
-   * work committed, under the server's lock, and only if the server is still in that move.
-   */
-  private settleWhenReady(id: string, action: string, ready: Promise<void> | undefined) {
-    if (!ready) return;
-    const settle = (failed: boolean) =>
-      this.store.unitOfWork({ locks: [`vps:server:${id}`] }, async ({ tx }) => {
-        const repo = VpsRepo.over(tx);
-        const row = await repo.byId(id);
-        const now = this.clock.nowMs();
-        if (!row || row.action !== action || row.settles_at === null) return;
-        if (failed)
-          await repo.updateServer(id, {
-            status: 'stopped',
-            next_status: null,
-            settles_at: null,
-            action: null,
-            running_since: null,
-          });
-        else if (row.settles_at > now) await repo.updateServer(id, { settles_at: now });
-      });
-    ready
-      .then(
-        () => settle(false),
-        async (err) => {
-          this.log.error({ err, vps: id, action }, 'the server did not come up; it is stopped');
-          await settle(true);
-        },
-      )
-      .catch((err) => this.log.warn({ err, vps: id, action }, 'recording the end of a server move failed'));
-  }
-
   private maxSnapshots(): number {
     return this.limits.of('vps.snapshots_per_server', 'free') ?? 10;
   }
@@ -425,7 +367,7 @@ export class VpsService {
         running_since: null,
       });
     });
-    this.settleWhenReady(id, action, ready);
+    settleWhenReady(this.store, this.clock, this.log, id, action, ready);
     const verb = { start: 'starting', stop: 'stopping', reboot: 'rebooting' }[action];
     return { success: true, action, message: `The server is ${verb}.` };
   }

@@ -5,42 +5,10 @@ import { newId } from '../ids.js';
 import { fromJson, isUniqueViolation, toJson } from '../store/dialect.js';
 import type { KernelTables } from '../store/kernel-tables.js';
 import type { Store } from '../store/store.js';
+import { defaultBackoff, type EnqueueOptions, type JobKind } from './job-kind.js';
 
-export interface JobContext {
-  jobId: string;
-  attempt: number;
-}
-
-export interface JobKind<P = unknown> {
-  run(payload: P, ctx: JobContext): Promise<void>;
-  maxAttempts?: number;
-  /** Seconds to wait before attempt `attempt + 1`. Default: 5 s doubling, at most an hour. */
-  backoffSeconds?: (attempt: number) => number;
-  /**
-   * Jobs of this kind claimed together may run at the same time (e.g. network round trips that
-   * need no order among themselves). Default: one after another, in due order.
-   */
-  concurrent?: boolean;
-  /**
-   * Called when a job of this kind is failed because its worker died during the last allowed
-   * attempt (its lease ran out): the area's record of the work must not stay "processing".
-   */
-  abandoned?(payload: P, ctx: JobContext): Promise<void>;
-}
-
-export interface EnqueueOptions {
-  runAt?: number;
-  delaySeconds?: number;
-  /** At most one live job per key: a second enqueue with the same key is ignored. */
-  uniqueKey?: string;
-  maxAttempts?: number;
-  /**
-   * A transaction to write the job in, so that it commits (or not) with the caller's own rows.
-   * The worker is then not woken: call `wake` after the commit.
-   */
-  // biome-ignore lint/suspicious/noExplicitAny: any area's transaction
-  db?: Kysely<any>;
-}
+/** What an area declares for its jobs stays importable from the queue. */
+export { defaultBackoff, type EnqueueOptions, type JobContext, type JobKind } from './job-kind.js';
 
 /**
  * Leases are on the wall clock, never the emulator clock: moving the clock forward must make jobs
@@ -49,8 +17,6 @@ export interface EnqueueOptions {
 const wallNow = () => Date.now();
 const BATCH = 20;
 const WAKE_CHANNEL = 'fjord_jobs';
-
-export const defaultBackoff = (attempt: number): number => Math.min(3600, 5 * 2 ** (attempt - 1));
 
 /**
  * Durable jobs: a table with run_at, attempts, a lease and the last error, claimed with

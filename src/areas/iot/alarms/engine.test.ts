@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Condition } from './conditions.js';
-import { load } from './engine.js';
+import { load } from './rule-index.js';
 import type { IotRulesTable } from './tables.js';
 
 const row = (severities: Record<string, Condition>, clear: Condition | null = null): IotRulesTable => ({

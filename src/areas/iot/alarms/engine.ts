@@ -1,14 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { GroupCommit } from '../../../kernel/store/group-commit.js';
 import type { Store } from '../../../kernel/store/store.js';
-import type { IotDevicesTable } from '../migrations.js';
-import { IotRepo } from '../repo.js';
-import { pointValue } from '../telemetry.js';
 import type { IotEvent, TelemetryStream } from '../telemetry-stream.js';
 import type { Alarms } from './alarms.js';
 import {
-  type Condition,
   type Filter,
   filtersMatch,
   type Scalar,
@@ -16,186 +11,23 @@ import {
   SEVERITIES,
   SEVERITY_RANK,
   type Severity,
-  scheduleActive,
 } from './conditions.js';
+import { attributesOf, CACHE_MS, DeviceCache, type DeviceState, OPEN_REREAD_MS } from './device-cache.js';
 import { AlarmRepo } from './repo.js';
-import { type RuleInput, ruleInputOf } from './rules.js';
-import type { IotRuleStateTable, IotRulesTable } from './tables.js';
+import {
+  indexOf,
+  type JudgedCondition,
+  type LoadedRule,
+  load,
+  type RuleIndex,
+  type RuleSet,
+  scheduled,
+  targets,
+} from './rule-index.js';
+import type { IotRuleStateTable } from './tables.js';
 
-/** What another process changed (rules, devices) is seen within this long; this process's at once. */
-const CACHE_MS = 5_000;
-/**
- * Devices whose facts, latest values, rule state and open alarms are kept; past this the tenth
- * judged least recently is dropped (read again from the store when it next sends).
- */
-const MAX_DEVICES_CACHED = 10_000;
-/**
- * Every alarm move, in any process, is announced on this channel as `<origin>|<rule>|<device
- * pk>|<severity, or empty once none is open>`; an empty notice means notices were lost (read them
- * all again). A process sends its notices one after the other, so they arrive in order.
- */
-const OPEN_CHANNEL = 'fjord_iot_alarm_open';
-/**
- * A device's open alarms are read again this often: it bounds what two processes moving the same
- * alarm within milliseconds of each other (their notices may cross) can leave wrong.
- */
-const OPEN_REREAD_MS = 60_000;
 /** Rule state rows written in one transaction of the group commit. */
 const STATE_BATCH = 2000;
-
-/** A condition judged on messages, as the hot path needs it. */
-export interface JudgedCondition {
-  severity: Severity;
-  rank: number;
-  condition: Condition;
-  filters: Filter[];
-  /** Its key in a device's held state (repeating and duration conditions). */
-  heldKey: string;
-}
-
-export interface LoadedRule {
-  row: IotRulesTable;
-  input: RuleInput;
-  /** The conditions judged on messages, worst severity first (worked out once per load). */
-  judged: JudgedCondition[];
-  clearFilters: Filter[] | null;
-  /** Its inactivity alarms clear on telemetry, or on a connection. */
-  clearsOnTelemetry: boolean;
-  clearsOnConnect: boolean;
-  /** Some filter reads the device's metadata (parsed only then). */
-  readsAttributes: boolean;
-  /**
-   * The telemetry keys its conditions read: a message is judged by the rules that read one of its
-   * keys. Null when a condition reads no telemetry key (only attributes): judged on every message.
-   */
-  keys: string[] | null;
-  /** The minute (epoch) whose schedule answer is cached, and that answer. */
-  scheduleMinute: number;
-  scheduleOpen: boolean;
-  /** The message being judged last touched it (a rule reading two keys of a message runs once). */
-  stamp: number;
-}
-
-export function load(row: IotRulesTable): LoadedRule {
-  const input = ruleInputOf(row);
-  const inactivity = inactivityConditions(input);
-  const judged = SEVERITIES.flatMap((s): JudgedCondition[] => {
-    const c = input.severities[s];
-    return c && c.type !== 'inactivity'
-      ? [
-          {
-            severity: s,
-            rank: SEVERITY_RANK[s],
-            condition: c,
-            filters: c.filters ?? [],
-            heldKey: `${row.id}|${s}`,
-          },
-        ]
-      : [];
-  });
-  const conditions = [
-    ...judged.map((j) => j.condition),
-    ...(input.clear_condition ? [input.clear_condition] : []),
-  ];
-  const filters = conditions.flatMap((c) => c.filters ?? []);
-  const telemetryKeys = (c: Condition) =>
-    (c.filters ?? []).filter((f) => (f.source ?? 'telemetry') === 'telemetry').map((f) => f.key);
-  const everyMessage = conditions.some((c) => telemetryKeys(c).length === 0);
-  return {
-    row,
-    input,
-    judged,
-    clearFilters: input.clear_condition ? (input.clear_condition.filters ?? []) : null,
-    clearsOnTelemetry: inactivity.some(([, c]) => (c.inactivity_basis ?? 'telemetry') === 'telemetry'),
-    clearsOnConnect: inactivity.some(([, c]) => c.inactivity_basis === 'connection'),
-    readsAttributes: filters.some((f) => f.source === 'attribute'),
-    keys: everyMessage ? null : [...new Set(conditions.flatMap(telemetryKeys))],
-    scheduleMinute: -1,
-    scheduleOpen: true,
-    stamp: 0,
-  };
-}
-
-/** Whether the rule's schedule lets it be judged at `ms` (worked out once a minute). */
-function scheduled(r: LoadedRule, ms: number): boolean {
-  const schedule = r.input.schedule;
-  if (!schedule) return true;
-  const minute = Math.floor(ms / 60_000);
-  if (minute !== r.scheduleMinute) {
-    r.scheduleOpen = scheduleActive(schedule, ms);
-    r.scheduleMinute = minute;
-  }
-  return r.scheduleOpen;
-}
-
-/** Which rules a message can touch: by the keys they read. */
-interface RuleIndex {
-  byKey: Map<string, LoadedRule[]>;
-  /** Rules with a condition that reads no telemetry key. */
-  everyMessage: LoadedRule[];
-  clearsOnTelemetry: LoadedRule[];
-  clearsOnConnect: LoadedRule[];
-}
-
-/** An account's enabled rules, as last read, and their index. */
-interface RuleSet extends RuleIndex {
-  at: number;
-  rules: LoadedRule[];
-  /** Every rule targets every device: the set is every device's index. */
-  allDevices: boolean;
-}
-
-function indexOf(rules: LoadedRule[]): RuleIndex {
-  const byKey = new Map<string, LoadedRule[]>();
-  const everyMessage: LoadedRule[] = [];
-  for (const r of rules) {
-    if (r.judged.length === 0 && !r.clearFilters) continue; // inactivity only: the clock judges it
-    if (r.keys === null) everyMessage.push(r);
-    else
-      for (const k of r.keys) {
-        const list = byKey.get(k);
-        if (list) list.push(r);
-        else byKey.set(k, [r]);
-      }
-  }
-  return {
-    byKey,
-    everyMessage,
-    clearsOnTelemetry: rules.filter((r) => r.clearsOnTelemetry),
-    clearsOnConnect: rules.filter((r) => r.clearsOnConnect),
-  };
-}
-
-interface DeviceFacts {
-  row: IotDevicesTable;
-  groups: string[];
-  at: number;
-  attributes: Record<string, unknown> | null;
-}
-interface Held {
-  count: number;
-  since: number | null;
-}
-
-/** What the engine keeps of one device, in the process that judges its messages. */
-interface DeviceState {
-  key: string;
-  facts: DeviceFacts;
-  latest: Record<string, Scalar>;
-  /** Its open alarms by rule id: exact, kept so by the alarm notices of every process. */
-  open: Map<string, Severity>;
-  /** The notices generation `open` was read in (a lost notice makes every device read it again). */
-  openGen: number;
-  openAt: number;
-  /** Notices that arrived while `open` was being read, applied once it is. */
-  pending: string[] | null;
-  /** Repeating counts and duration starts by `<rule>|<severity>`; no entry: nothing held. */
-  held: Map<string, Held>;
-  /** The rules that apply to it: built from `indexSet` and `indexFacts`. */
-  index: RuleIndex | null;
-  indexSet: RuleSet | null;
-  indexFacts: DeviceFacts | null;
-}
 
 type StateWrite = IotRuleStateTable & { gen: number };
 type Action =
@@ -220,18 +52,18 @@ function added(actions: Action[] | null, a: Action): Action[] {
  * as store notices), and the state changes of repeating and duration conditions are written
  * through a group commit. State therefore still lives in the store: a restart or another process
  * carries on where this one stopped. One device's messages are judged in order.
+ *
+ * Which rules a message touches is worked out in rule-index.ts; what is kept per device (and the
+ * alarm notices that keep it exact) in device-cache.ts; this class judges and writes.
  */
 export class RuleEngine {
-  private readonly devices: IotRepo;
   private readonly repo: AlarmRepo;
   private rules = new Map<string, RuleSet>();
   private readonly loading = new Map<string, Promise<RuleSet>>();
   /** Each rule's `updated_at` as last loaded: a change elsewhere drops what is held for it. */
   private readonly versions = new Map<string, number>();
-  private readonly states = new Map<string, DeviceState>();
-  private readonly byPk = new Map<string, DeviceState>();
+  private readonly devices: DeviceCache;
   private readonly queues = new Map<string, Promise<void>>();
-  private openGen = 0;
   /** Bumped by every rule change here: a rule set read before it is read again. */
   private rulesGen = 0;
   private stamp = 0;
@@ -241,15 +73,13 @@ export class RuleEngine {
   private readonly stateWrites: GroupCommit<StateWrite>;
   /** Resolves once every state write submitted so far is committed (or failed). */
   private lastWrite: Promise<void> = Promise.resolve();
-  private readonly origin = randomUUID();
-  private publishing: Promise<void> = Promise.resolve();
 
   constructor(
     store: Store,
     private readonly alarms: Alarms,
     private readonly log: Logger,
   ) {
-    this.devices = IotRepo.of(store);
+    this.devices = new DeviceCache(store, alarms, () => this.lastWrite);
     this.repo = AlarmRepo.of(store);
     this.stateWrites = new GroupCommit<StateWrite>(
       (items) =>
@@ -262,37 +92,6 @@ export class RuleEngine {
         }),
       STATE_BATCH,
     );
-    // Every process learns which alarms are open, so none needs to ask the store per message.
-    alarms.onEvent((a, event) => {
-      const notice = `${a.rule_id}|${a.device_pk}|${event === 'resolved' ? '' : a.severity}`;
-      this.noteOpen(notice);
-      const sent = `${this.origin}|${notice}`;
-      this.publishing = this.publishing.then(() => store.publish(OPEN_CHANNEL, sent)).catch(() => {});
-    });
-    store.subscribe(OPEN_CHANNEL, (sent) => {
-      if (!sent) {
-        this.openGen++; // notices were lost: every device reads its open alarms again
-        return;
-      }
-      const cut = sent.indexOf('|');
-      if (sent.slice(0, cut) !== this.origin) this.noteOpen(sent.slice(cut + 1));
-    });
-  }
-
-  /** `<rule>|<device pk>|<severity, or empty when none is open>`, from this or another process. */
-  private noteOpen(notice: string) {
-    const first = notice.indexOf('|');
-    const cut = notice.lastIndexOf('|');
-    const d = this.byPk.get(notice.slice(first + 1, cut));
-    if (!d) return; // read from the store when the device is next judged
-    if (d.pending) {
-      d.pending.push(notice);
-      return;
-    }
-    const ruleId = notice.slice(0, first);
-    const severity = notice.slice(cut + 1);
-    if (severity) d.open.set(ruleId, severity as Severity);
-    else d.open.delete(ruleId);
   }
 
   attach(stream: TelemetryStream) {
@@ -313,7 +112,7 @@ export class RuleEngine {
   private forgetHeld(ruleId: string) {
     this.resetAt.set(ruleId, this.gen++);
     const keys = SEVERITIES.map((s) => `${ruleId}|${s}`);
-    for (const d of this.states.values()) if (d.held.size) for (const k of keys) d.held.delete(k);
+    for (const d of this.devices.all()) if (d.held.size) for (const k of keys) d.held.delete(k);
   }
 
   /** Resolves when every message received so far has been judged (for tests and shutdown). */
@@ -326,11 +125,7 @@ export class RuleEngine {
     if (e.kind === 'telemetry') return;
     const key = `${e.customer_id}|${e.device_id}`;
     if (e.kind === 'deleted') {
-      const d = this.states.get(key);
-      if (d) {
-        this.states.delete(key);
-        this.byPk.delete(d.facts.row.id);
-      }
+      this.devices.drop(key);
       return;
     }
     const prev = this.queues.get(key);
@@ -373,10 +168,15 @@ export class RuleEngine {
   ): void | Promise<void> {
     if (set.rules.length === 0 || e.kind === 'disconnected') return;
     if (e.kind === 'connected') return this.judgeConnection(key, e);
-    const d = this.states.get(key);
+    const d = this.devices.get(key);
     const now = Date.now();
-    if (!d || d.openGen !== this.openGen || now - d.facts.at >= CACHE_MS || now - d.openAt >= OPEN_REREAD_MS)
-      return this.stateOf(key, e.customer_id, e.device_id, false).then((s) => {
+    if (
+      !d ||
+      d.openGen !== this.devices.openGen ||
+      now - d.facts.at >= CACHE_MS ||
+      now - d.openAt >= OPEN_REREAD_MS
+    )
+      return this.devices.stateOf(key, e.customer_id, e.device_id, false).then((s) => {
         if (s) return this.judgeMessage(s, e, set);
       });
     return this.judgeMessage(d, e, set);
@@ -385,7 +185,7 @@ export class RuleEngine {
   /** Connected again: inactivity alarms judged on the connection clear. */
   private async judgeConnection(key: string, e: Extract<IotEvent, { kind: 'connected' }>) {
     // The device may have been judged by another process meanwhile: read everything again.
-    const d = await this.stateOf(key, e.customer_id, e.device_id, true);
+    const d = await this.devices.stateOf(key, e.customer_id, e.device_id, true);
     if (!d) return;
     const set = await this.ruleSetOf(e.customer_id);
     const index = this.indexFor(d, set);
@@ -523,15 +323,6 @@ export class RuleEngine {
     else d.open.delete(ruleId);
   }
 
-  private evict() {
-    let drop = Math.ceil(MAX_DEVICES_CACHED / 10);
-    for (const [key, d] of this.states) {
-      if (drop-- <= 0) break;
-      this.states.delete(key);
-      if (this.byPk.get(d.facts.row.id) === d) this.byPk.delete(d.facts.row.id);
-    }
-  }
-
   /** The rules that apply to the device, from the account's set (shared when all target all). */
   private indexFor(d: DeviceState, set: RuleSet): RuleIndex {
     if (d.index && d.indexSet === set && d.indexFacts === d.facts) return d.index;
@@ -583,109 +374,6 @@ export class RuleEngine {
     this.rules.set(customerId, set);
     return set;
   }
-
-  /**
-   * Reads the device: its row and groups (again past CACHE_MS), its latest values, open alarms
-   * and rule state (once, or again when `fresh`: it connected to this process, maybe after
-   * sending to another).
-   */
-  private async stateOf(key: string, customerId: string, deviceId: string, fresh: boolean) {
-    const row = await this.devices.device(customerId, deviceId);
-    if (!row) return null;
-    const facts: DeviceFacts = {
-      row,
-      groups: await this.devices.groupsOf(row.id),
-      at: Date.now(),
-      attributes: null,
-    };
-    let d = this.states.get(key);
-    if (d && d.facts.row.id === row.id) {
-      d.facts = facts;
-      // Kept in the order devices were last read: the least recently judged go first.
-      this.states.delete(key);
-      this.states.set(key, d);
-      if (!fresh && d.openGen === this.openGen && Date.now() - d.openAt < OPEN_REREAD_MS) return d;
-    } else {
-      if (this.states.size >= MAX_DEVICES_CACHED) this.evict();
-      if (d) this.byPk.delete(d.facts.row.id);
-      d = {
-        key,
-        facts,
-        latest: {},
-        open: new Map(),
-        openGen: -1,
-        openAt: 0,
-        pending: null,
-        held: new Map(),
-        index: null,
-        indexSet: null,
-        indexFacts: null,
-      };
-      this.states.set(key, d);
-      this.byPk.set(row.id, d);
-      fresh = true;
-    }
-    const gen = this.openGen;
-    const openAt = Date.now();
-    d.pending = [];
-    try {
-      const open = await this.repo.openOfDevice(row.id);
-      d.open = new Map(open.map((o) => [o.rule_id, o.severity as Severity]));
-    } finally {
-      const pending = d.pending;
-      d.pending = null;
-      for (const notice of pending) this.noteOpen(notice);
-    }
-    d.openGen = gen;
-    d.openAt = openAt;
-    if (fresh) {
-      await this.lastWrite; // what this process counted is in the store before it is read back
-      const latest: Record<string, Scalar> = {};
-      for (const p of await this.devices.latest(row.id)) latest[p.key] ??= pointValue(p);
-      // Every message judged was stored first: the store's latest values are at least as new.
-      d.latest = latest;
-      const held = new Map<string, Held>();
-      for (const s of await this.repo.stateOfDevice(row.id))
-        if (Number(s.count) !== 0 || s.since !== null)
-          held.set(`${s.rule_id}|${s.severity}`, {
-            count: Number(s.count),
-            since: s.since === null ? null : Number(s.since),
-          });
-      d.held = held;
-    }
-    return d;
-  }
-}
-
-function targets(rule: IotRulesTable, d: DeviceFacts): boolean {
-  switch (rule.target_type) {
-    case 'all':
-      return true;
-    case 'device':
-      return d.row.device_id === rule.target_value;
-    case 'group':
-      return d.groups.includes(rule.target_value ?? '');
-    case 'profile':
-      return d.row.profile_id === rule.target_value;
-    case 'device_type':
-      return d.row.device_type === rule.target_value;
-  }
-}
-
-export const inactivityConditions = (input: RuleInput) =>
-  SEVERITIES.flatMap((s) => {
-    const c = input.severities[s];
-    return c?.type === 'inactivity' ? [[s, c] as [Severity, Condition]] : [];
-  });
-
-/** The device's metadata as filters read it (parsed once per read of the device). */
-function attributesOf(f: DeviceFacts): Record<string, unknown> {
-  f.attributes ??= {
-    ...(JSON.parse(f.row.metadata) as Record<string, unknown>),
-    device_type: f.row.device_type,
-    firmware_version: f.row.firmware_version,
-  };
-  return f.attributes;
 }
 
 /** The values a condition looked at, for the alarm's details. */

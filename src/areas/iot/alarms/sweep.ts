@@ -4,8 +4,8 @@ import type { IotDevicesTable } from '../migrations.js';
 import { IotRepo } from '../repo.js';
 import type { Alarms } from './alarms.js';
 import { type Condition, SEVERITY_RANK, type Severity, scheduleActive } from './conditions.js';
-import { inactivityConditions, type LoadedRule, load } from './engine.js';
 import { AlarmRepo } from './repo.js';
+import { inactivityConditions, type LoadedRule, load } from './rule-index.js';
 import { ruleInputOf } from './rules.js';
 import type { IotRulesTable } from './tables.js';
 

@@ -15,7 +15,7 @@ import type { ServerSpec, VpsDriver } from '../drivers/driver.js';
 import { vpsErrors } from '../errors.js';
 import type { BackupKind, VpsBackupsTable, VpsServersTable } from '../migrations.js';
 import { VpsRepo } from '../repo.js';
-import { settle } from '../service.js';
+import { settle } from '../server-moves.js';
 import { BackupRepo } from './repo.js';
 
 /** How often a process taking a backup says it is alive, and how long silence means it died. */

@@ -4,7 +4,7 @@ import type { Store } from '../../../kernel/store/store.js';
 import { vpsErrors } from '../errors.js';
 import type { VpsBackupPoliciesTable } from '../migrations.js';
 import { VpsRepo } from '../repo.js';
-import { settle } from '../service.js';
+import { settle } from '../server-moves.js';
 import type { BackupService } from './backup-service.js';
 import { BackupRepo } from './repo.js';
 

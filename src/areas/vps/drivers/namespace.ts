@@ -1,15 +1,16 @@
 import { spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync } from 'node:fs';
-import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PassThrough, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { planOf, type VpsPlan } from '../catalogue.js';
 import type { ActionTiming, KnownServer, ServerMetrics, ServerSpec, VpsDriver } from './driver.js';
+import { backupOf, prepareDisk, restoreFrom, rollbackTo, writeSnapshot } from './namespace/disk.js';
 import {
   addressesOf,
+  answers,
   cgroupDirs,
   cgroupPids,
   cgroupUsage,
@@ -21,14 +22,13 @@ import {
   removeCgroups,
   removeNetwork,
   run,
-  SLOTS,
   sleep,
   vethCounters,
 } from './namespace/host.js';
 import { INIT_SCRIPT } from './namespace/init.js';
+import { releaseSlot, reserveSlot } from './namespace/slots.js';
 import { SshForwards } from './namespace/ssh-proxy.js';
 import { canDebootstrap, DEBIAN_SUITES, type TemplateCache } from './namespace/template.js';
-import { BACKUP_FORMAT, type BackupManifest } from './simulated.js';
 
 /** What the driver keeps beside each server's disk. */
 interface ServerMeta {
@@ -39,13 +39,11 @@ interface ServerMeta {
   slot: number;
 }
 
-const SLOT_DIR = '/run/fjord-vps/slots';
 const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 /** How long a graceful stop may take before the server's processes are killed. */
 const STOP_GRACE_MS = 10_000;
 /** How long sshd may take to answer after the server is launched. */
 const BOOT_TIMEOUT_MS = 30_000;
-const TAR_FLAGS = ['--xattrs', '--xattrs-include=*', '--numeric-owner'];
 
 /**
  * Real servers on this machine, like system containers: each is a copy-on-write overlay over a
@@ -57,6 +55,7 @@ const TAR_FLAGS = ['--xattrs', '--xattrs-include=*', '--numeric-owner'];
  * Layout: `<root>/<id>/` holds `server.json`, the disk's `upper` and `work` layers, the mount
  * point `root`, `snapshots/<name>.tar` (the upper layer, whiteouts and xattrs kept),
  * `console.log` (sshd's log) and `pid` (the server's `unshare`, whose one child is PID 1).
+ * What is done to those files alone is in namespace/disk.ts, the network slots in namespace/slots.ts.
  */
 export class NamespaceVpsDriver implements VpsDriver {
   readonly name = 'namespace';
@@ -110,6 +109,7 @@ export class NamespaceVpsDriver implements VpsDriver {
     if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new Error(`bad server id ${id}`);
     return join(this.root, id);
   }
+
   private marker = (id: string) => `fjord-vps-${id}`;
 
   /** Runs the server's driver work one step at a time, in the order asked. */
@@ -130,7 +130,7 @@ export class NamespaceVpsDriver implements VpsDriver {
   async provision(spec: ServerSpec) {
     const dir = this.dirOf(spec.id);
     for (const d of ['upper', 'work', 'root', 'snapshots']) await mkdir(join(dir, d), { recursive: true });
-    const slot = await this.reserveSlot(spec.id, dir);
+    const slot = await reserveSlot(this.log, spec.id, dir);
     const meta: ServerMeta = {
       id: spec.id,
       hostname: spec.hostname,
@@ -152,12 +152,14 @@ export class NamespaceVpsDriver implements VpsDriver {
       ready: this.queue(spec.id, () => this.up(spec)),
     });
   }
+
   stop(spec: ServerSpec): Promise<ActionTiming> {
     return Promise.resolve({
       seconds: 60,
       ready: this.queue(spec.id, () => this.halt(spec.id, STOP_GRACE_MS)),
     });
   }
+
   reboot(spec: ServerSpec): Promise<ActionTiming> {
     const ready = this.queue(spec.id, async () => {
       await this.halt(spec.id, STOP_GRACE_MS);
@@ -169,7 +171,7 @@ export class NamespaceVpsDriver implements VpsDriver {
   destroy(id: string): Promise<void> {
     return this.queue(id, async () => {
       await this.halt(id, 0);
-      await this.releaseSlot(this.dirOf(id));
+      await releaseSlot(this.dirOf(id));
       await rm(this.dirOf(id), { recursive: true, force: true });
       this.cpuSamples.delete(id);
     });
@@ -201,35 +203,12 @@ export class NamespaceVpsDriver implements VpsDriver {
 
   /** A tar of the upper layer (the server is stopped, so it is consistent); answers its size. */
   snapshot(id: string, name: string): Promise<number> {
-    return this.queue(id, async () => {
-      const dir = this.dirOf(id);
-      const file = join(dir, 'snapshots', `${name}.tar`);
-      const temp = `${file}.new-${randomBytes(4).toString('hex')}`;
-      await mkdir(join(dir, 'snapshots'), { recursive: true });
-      try {
-        await run('tar', ['-cpf', temp, ...TAR_FLAGS, '-C', join(dir, 'upper'), '.'], 600_000);
-        await rename(temp, file);
-      } finally {
-        await rm(temp, { force: true });
-      }
-      return (await stat(file)).size;
-    });
+    return this.queue(id, () => writeSnapshot(this.dirOf(id), name));
   }
 
   /** The upper layer replaced by the snapshot's: whatever was written since is gone. */
   rollback(id: string, name: string): Promise<void> {
-    return this.queue(id, async () => {
-      const dir = this.dirOf(id);
-      const temp = join(dir, `upper.rollback-${randomBytes(4).toString('hex')}`);
-      await mkdir(temp);
-      try {
-        await run('tar', ['-xpf', join(dir, 'snapshots', `${name}.tar`), ...TAR_FLAGS, '-C', temp], 600_000);
-      } catch (err) {
-        await rm(temp, { recursive: true, force: true });
-        throw err;
-      }
-      await this.replaceUpper(dir, temp);
-    });
+    return this.queue(id, () => rollbackTo(this.dirOf(id), name));
   }
 
   async deleteSnapshot(id: string, name: string): Promise<void> {
@@ -237,85 +216,11 @@ export class NamespaceVpsDriver implements VpsDriver {
   }
 
   async backup(spec: ServerSpec): Promise<Readable> {
-    const dir = this.dirOf(spec.id);
-    const staging = join(dir, `backup-${randomBytes(4).toString('hex')}`);
-    await mkdir(staging);
-    const manifest: BackupManifest = {
-      format: BACKUP_FORMAT,
-      vps_id: spec.id,
-      hostname: spec.hostname,
-      os_template: spec.osTemplate,
-      plan_code: spec.plan.plan_code,
-      driver: this.name,
-      taken_at: new Date().toISOString(),
-    };
-    await writeFile(join(staging, 'fjord-backup.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-    // The disk is the upper layer, under `disk/`: a restore lays it over the same template.
-    const tar = spawn(
-      'tar',
-      [
-        '-czf',
-        '-',
-        ...TAR_FLAGS,
-        '-C',
-        staging,
-        'fjord-backup.json',
-        '-C',
-        dir,
-        '--transform=s,^upper,disk,S',
-        'upper',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const out = new PassThrough();
-    let stderr = '';
-    tar.stderr.on('data', (c: Buffer) => (stderr += c));
-    tar.stdout.pipe(out, { end: false });
-    tar.on('close', (code) => {
-      void rm(staging, { recursive: true, force: true });
-      // A running server's files may change while read ("file changed as we read it", exit 1).
-      if (code === 0 || code === 1) out.end();
-      else out.destroy(new Error(`reading the disk of ${spec.id} failed: ${stderr.trim()}`));
-    });
-    return out;
+    return backupOf(this.dirOf(spec.id), spec, this.name);
   }
 
   restore(spec: ServerSpec, archive: Readable): Promise<void> {
-    return this.queue(spec.id, async () => {
-      const dir = this.dirOf(spec.id);
-      const temp = join(dir, `restore-${randomBytes(4).toString('hex')}`);
-      await mkdir(temp);
-      try {
-        await new Promise<void>((resolve, reject) => {
-          const tar = spawn('tar', ['-xzpf', '-', ...TAR_FLAGS, '-C', temp], {
-            stdio: ['pipe', 'ignore', 'pipe'],
-          });
-          let stderr = '';
-          tar.stderr.on('data', (c: Buffer) => (stderr += c));
-          archive.on('error', (err) => {
-            tar.kill();
-            reject(err);
-          });
-          tar.stdin.on('error', () => {});
-          archive.pipe(tar.stdin);
-          tar.on('close', (code) =>
-            code === 0 ? resolve() : reject(new Error(`the archive cannot be read: ${stderr.trim()}`)),
-          );
-        });
-        const manifest = JSON.parse(
-          await readFile(join(temp, 'fjord-backup.json'), 'utf8').catch(() => '{}'),
-        ) as Partial<BackupManifest>;
-        if (
-          manifest.format !== BACKUP_FORMAT ||
-          manifest.vps_id !== spec.id ||
-          !existsSync(join(temp, 'disk'))
-        )
-          throw new Error('the archive is not a backup of this server');
-        await this.replaceUpper(dir, join(temp, 'disk'));
-      } finally {
-        await rm(temp, { recursive: true, force: true });
-      }
-    });
+    return this.queue(spec.id, () => restoreFrom(this.dirOf(spec.id), spec, archive));
   }
 
   async recover(known: KnownServer[]): Promise<void> {
@@ -378,26 +283,8 @@ export class NamespaceVpsDriver implements VpsDriver {
    */
   private async up(spec: ServerSpec): Promise<void> {
     await this.templates.ensure(spec.osTemplate);
-    if (!existsSync(join(this.dirOf(spec.id), 'prepared'))) await this.prepareDisk(spec);
+    if (!existsSync(join(this.dirOf(spec.id), 'prepared'))) await prepareDisk(this.dirOf(spec.id), spec);
     await this.boot(spec.id, spec.hostname);
-  }
-
-  /** Host keys of its own, its host name and the customer's keys, written into the new disk. */
-  private async prepareDisk(spec: ServerSpec): Promise<void> {
-    const upper = join(this.dirOf(spec.id), 'upper');
-    await mkdir(join(upper, 'etc/ssh'), { recursive: true });
-    await mkdir(join(upper, 'root/.ssh'), { recursive: true, mode: 0o700 });
-    await chmod(join(upper, 'root'), 0o700);
-    await run('ssh-keygen', ['-A', '-f', upper]);
-    await writeFile(join(upper, 'etc/hostname'), `${spec.hostname}\n`);
-    await writeFile(
-      join(upper, 'etc/hosts'),
-      `127.0.0.1\tlocalhost\n127.0.1.1\t${spec.hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`,
-    );
-    await writeFile(join(upper, 'root/.ssh/authorized_keys'), spec.publicKeys.map((k) => `${k}\n`).join(''), {
-      mode: 0o600,
-    });
-    await writeFile(join(this.dirOf(spec.id), 'prepared'), '');
   }
 
   /** Launches the server and waits until its sshd answers. */
@@ -409,7 +296,7 @@ export class NamespaceVpsDriver implements VpsDriver {
     if (!plan) throw new Error(`unknown plan ${meta.plan_code}`);
     const dir = this.dirOf(id);
     const lower = await this.templates.ensure(meta.template);
-    const slot = await this.reserveSlot(id, dir, meta.slot);
+    const slot = await reserveSlot(this.log, id, dir, meta.slot);
     if (slot !== meta.slot) {
       meta.slot = slot;
       await writeFile(join(dir, 'server.json'), `${JSON.stringify(meta, null, 2)}\n`);
@@ -468,7 +355,7 @@ export class NamespaceVpsDriver implements VpsDriver {
   private async adopt(id: string): Promise<void> {
     const meta = await this.meta(id);
     if (!meta) return;
-    await this.reserveSlot(id, this.dirOf(id), meta.slot);
+    await reserveSlot(this.log, id, this.dirOf(id), meta.slot);
     const a = addressesOf(meta.slot);
     await this.forwards.open(id, a.loopback, a.server);
   }
@@ -504,69 +391,4 @@ export class NamespaceVpsDriver implements VpsDriver {
     await removeCgroups(id);
     await rm(join(this.dirOf(id), 'pid'), { force: true });
   }
-
-  private async replaceUpper(dir: string, fresh: string): Promise<void> {
-    const old = join(dir, `upper.old-${randomBytes(4).toString('hex')}`);
-    await rename(join(dir, 'upper'), old).catch(() => {});
-    await rename(fresh, join(dir, 'upper'));
-    await rm(old, { recursive: true, force: true });
-    await rm(join(dir, 'work'), { recursive: true, force: true });
-    await mkdir(join(dir, 'work'));
-  }
-
-  /**
-   * A network slot (the server's /30 and loopback address) held for this server across every
-   * Fjord on the machine: a directory per slot under /run, naming its owner. A slot whose owner
-   * is gone is free again.
-   */
-  private async reserveSlot(id: string, owner: string, preferred?: number): Promise<number> {
-    await mkdir(SLOT_DIR, { recursive: true });
-    const start = preferred ?? createHash('sha256').update(id).digest().readUInt32BE(0) % SLOTS;
-    for (let i = 0; i < SLOTS; i++) {
-      const slot = (start + i) % SLOTS;
-      const path = join(SLOT_DIR, String(slot));
-      const ownerFile = join(path, 'owner');
-      try {
-        await mkdir(path);
-        await writeFile(ownerFile, owner);
-        return slot;
-      } catch {
-        const current = await readFile(ownerFile, 'utf8').catch(() => null);
-        if (current === owner) return slot;
-        if (current !== null && !existsSync(join(current, 'server.json'))) {
-          await writeFile(ownerFile, owner);
-          return slot;
-        }
-      }
-      if (preferred !== undefined)
-        this.log.warn(
-          { vps: id, slot },
-          'the server network slot is taken by another server; it gets a new one',
-        );
-    }
-    throw new Error('no free network slot for a server');
-  }
-
-  private async releaseSlot(owner: string): Promise<void> {
-    const meta = await readFile(join(owner, 'server.json'), 'utf8').catch(() => null);
-    if (!meta) return;
-    const path = join(SLOT_DIR, String((JSON.parse(meta) as ServerMeta).slot));
-    if ((await readFile(join(path, 'owner'), 'utf8').catch(() => null)) === owner)
-      await rm(path, { recursive: true, force: true });
-  }
-}
-
-/** Whether something accepts TCP connections at host:port. */
-function answers(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port });
-    socket.setTimeout(500);
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-    socket.once('timeout', () => done(false));
-  });
 }

@@ -1,0 +1,147 @@
+/**
+ * A namespace server's disk as files: the new disk's first contents, snapshots (tars of the
+ * upper layer), rollbacks, and backup archives written and read back. Apart from the driver
+ * because none of it touches a running server: each works on the server's directory only, and
+ * the driver runs it in the server's queue.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
+import type { ServerSpec } from '../driver.js';
+import { BACKUP_FORMAT, type BackupManifest } from '../simulated.js';
+import { run } from './host.js';
+
+const TAR_FLAGS = ['--xattrs', '--xattrs-include=*', '--numeric-owner'];
+
+/** Host keys of its own, its host name and the customer's keys, written into the new disk. */
+export async function prepareDisk(dir: string, spec: ServerSpec): Promise<void> {
+  const upper = join(dir, 'upper');
+  await mkdir(join(upper, 'etc/ssh'), { recursive: true });
+  await mkdir(join(upper, 'root/.ssh'), { recursive: true, mode: 0o700 });
+  await chmod(join(upper, 'root'), 0o700);
+  await run('ssh-keygen', ['-A', '-f', upper]);
+  await writeFile(join(upper, 'etc/hostname'), `${spec.hostname}\n`);
+  await writeFile(
+    join(upper, 'etc/hosts'),
+    `127.0.0.1\tlocalhost\n127.0.1.1\t${spec.hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`,
+  );
+  await writeFile(join(upper, 'root/.ssh/authorized_keys'), spec.publicKeys.map((k) => `${k}\n`).join(''), {
+    mode: 0o600,
+  });
+  await writeFile(join(dir, 'prepared'), '');
+}
+
+/** A tar of the upper layer (the server is stopped, so it is consistent); answers its size. */
+export async function writeSnapshot(dir: string, name: string): Promise<number> {
+  const file = join(dir, 'snapshots', `${name}.tar`);
+  const temp = `${file}.new-${randomBytes(4).toString('hex')}`;
+  await mkdir(join(dir, 'snapshots'), { recursive: true });
+  try {
+    await run('tar', ['-cpf', temp, ...TAR_FLAGS, '-C', join(dir, 'upper'), '.'], 600_000);
+    await rename(temp, file);
+  } finally {
+    await rm(temp, { force: true });
+  }
+  return (await stat(file)).size;
+}
+
+/** The upper layer replaced by the snapshot's: whatever was written since is gone. */
+export async function rollbackTo(dir: string, name: string): Promise<void> {
+  const temp = join(dir, `upper.rollback-${randomBytes(4).toString('hex')}`);
+  await mkdir(temp);
+  try {
+    await run('tar', ['-xpf', join(dir, 'snapshots', `${name}.tar`), ...TAR_FLAGS, '-C', temp], 600_000);
+  } catch (err) {
+    await rm(temp, { recursive: true, force: true });
+    throw err;
+  }
+  await replaceUpper(dir, temp);
+}
+
+/** The server's disk and a manifest, as a gzipped tar read as it is written. */
+export async function backupOf(dir: string, spec: ServerSpec, driver: string): Promise<Readable> {
+  const staging = join(dir, `backup-${randomBytes(4).toString('hex')}`);
+  await mkdir(staging);
+  const manifest: BackupManifest = {
+    format: BACKUP_FORMAT,
+    vps_id: spec.id,
+    hostname: spec.hostname,
+    os_template: spec.osTemplate,
+    plan_code: spec.plan.plan_code,
+    driver,
+    taken_at: new Date().toISOString(),
+  };
+  await writeFile(join(staging, 'fjord-backup.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  // The disk is the upper layer, under `disk/`: a restore lays it over the same template.
+  const tar = spawn(
+    'tar',
+    [
+      '-czf',
+      '-',
+      ...TAR_FLAGS,
+      '-C',
+      staging,
+      'fjord-backup.json',
+      '-C',
+      dir,
+      '--transform=s,^upper,disk,S',
+      'upper',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const out = new PassThrough();
+  let stderr = '';
+  tar.stderr.on('data', (c: Buffer) => (stderr += c));
+  tar.stdout.pipe(out, { end: false });
+  tar.on('close', (code) => {
+    void rm(staging, { recursive: true, force: true });
+    // A running server's files may change while read ("file changed as we read it", exit 1).
+    if (code === 0 || code === 1) out.end();
+    else out.destroy(new Error(`reading the disk of ${spec.id} failed: ${stderr.trim()}`));
+  });
+  return out;
+}
+
+/** The upper layer replaced by the disk of a backup of this server. */
+export async function restoreFrom(dir: string, spec: ServerSpec, archive: Readable): Promise<void> {
+  const temp = join(dir, `restore-${randomBytes(4).toString('hex')}`);
+  await mkdir(temp);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const tar = spawn('tar', ['-xzpf', '-', ...TAR_FLAGS, '-C', temp], {
+        stdio: ['pipe', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      tar.stderr.on('data', (c: Buffer) => (stderr += c));
+      archive.on('error', (err) => {
+        tar.kill();
+        reject(err);
+      });
+      tar.stdin.on('error', () => {});
+      archive.pipe(tar.stdin);
+      tar.on('close', (code) =>
+        code === 0 ? resolve() : reject(new Error(`the archive cannot be read: ${stderr.trim()}`)),
+      );
+    });
+    const manifest = JSON.parse(
+      await readFile(join(temp, 'fjord-backup.json'), 'utf8').catch(() => '{}'),
+    ) as Partial<BackupManifest>;
+    if (manifest.format !== BACKUP_FORMAT || manifest.vps_id !== spec.id || !existsSync(join(temp, 'disk')))
+      throw new Error('the archive is not a backup of this server');
+    await replaceUpper(dir, join(temp, 'disk'));
+  } finally {
+    await rm(temp, { recursive: true, force: true });
+  }
+}
+
+async function replaceUpper(dir: string, fresh: string): Promise<void> {
+  const old = join(dir, `upper.old-${randomBytes(4).toString('hex')}`);
+  await rename(join(dir, 'upper'), old).catch(() => {});
+  await rename(fresh, join(dir, 'upper'));
+  await rm(old, { recursive: true, force: true });
+  await rm(join(dir, 'work'), { recursive: true, force: true });
+  await mkdir(join(dir, 'work'));
+}
