@@ -7,23 +7,14 @@ import type { Limits } from '../../kernel/limits/quotas.js';
 import type { Store } from '../../kernel/store/store.js';
 import type { AccountService } from '../account/service.js';
 import { DEFAULT_POLICY, takeBackup } from './backup-take.js';
-import {
-  type Currency,
-  DEFAULT_CONTROL_PLANE,
-  DEFAULT_REGION,
-  DEFAULT_VERSION,
-  estimate,
-  planOf,
-  regionOf,
-  VERSIONS,
-} from './catalogue.js';
+import { type Currency, DEFAULT_REGION, DEFAULT_VERSION, estimate, regionOf, VERSIONS } from './catalogue.js';
 import { changing, clusterView, poolStatus, type StoredPool } from './cluster-view.js';
 import type { ClusterDriver } from './drivers/driver.js';
 import { clusterErrors } from './errors.js';
 import { DELETE_SECONDS, phaseOf, serves, versionOf } from './lifecycle.js';
 import type { K8sClustersTable, K8sIpsTable } from './migrations.js';
 import { ClusterRepo } from './repo.js';
-import { checkCidrs, checkClusterName, checkLabels, checkPoolName, checkTaints } from './validation.js';
+import { checkCidrs, checkClusterName, checkPools, controlPlaneOf, nodePlanOf } from './validation.js';
 
 export interface PoolInput {
   name: string;
@@ -76,8 +67,8 @@ export class ClusterService {
 
   estimate(input: { plan_code?: string; region?: string; node_pools: PoolInput[]; currency?: string }) {
     const region = this.region(input.region);
-    const cp = this.controlPlane(input.plan_code);
-    for (const p of input.node_pools) this.nodePlan(p.plan_code);
+    const cp = controlPlaneOf(input.plan_code);
+    for (const p of input.node_pools) nodePlanOf(p.plan_code);
     return estimate(cp, input.node_pools, (input.currency ?? 'NOK') as Currency, region.price_multiplier);
   }
 
@@ -85,14 +76,14 @@ export class ClusterService {
     checkClusterName(input.name);
     const region = this.region(input.region);
     if (!region.kubernetes_available) throw clusterErrors.regionUnavailable(region.code);
-    const plan = this.controlPlane(input.plan_code);
+    const plan = controlPlaneOf(input.plan_code);
     const version = input.version ?? DEFAULT_VERSION;
     if (!VERSIONS.some((v) => v.version === version))
       throw clusterErrors.invalid(
         `Version ${version} is not offered; GET /v1/kubernetes/versions lists them.`,
         '/body/version',
       );
-    const pools = this.checkPools(input.node_pools);
+    const pools = checkPools(input.node_pools);
     const filter = checkCidrs(input.api_ip_filter ?? [], '/body/api_ip_filter');
     const sshKeyIds = [...new Set(input.ssh_key_ids ?? [])];
     if (sshKeyIds.length > 0) {
@@ -257,7 +248,7 @@ export class ClusterService {
     const now = this.clock.nowMs();
     const cluster = await this.change(principal, id, 'node-pool.add', (row) => {
       const pools = JSON.parse(row.node_pools) as StoredPool[];
-      const [added] = this.checkPools([input]);
+      const [added] = checkPools([input]);
       if (pools.length >= 8) throw clusterErrors.invalid('A cluster has at most 8 node pools.', '/body');
       if (pools.some((p) => p.name === input.name))
         throw clusterErrors.invalid(`The cluster already has a pool ${input.name}.`, '/body/name');
@@ -339,44 +330,6 @@ export class ClusterService {
     );
     if (!row) throw clusterErrors.notFound();
     return row;
-  }
-
-  private controlPlane(code: string | undefined) {
-    const p = planOf(code ?? DEFAULT_CONTROL_PLANE);
-    if (!p || p.kind !== 'controlplane') throw clusterErrors.invalidPlan(code!, 'controlplane');
-    return p.plan_code;
-  }
-
-  private nodePlan(code: string) {
-    const p = planOf(code);
-    if (!p || p.kind !== 'node') throw clusterErrors.invalidPlan(code, 'node');
-    return p;
-  }
-
-  private checkPools(pools: PoolInput[]): StoredPool[] {
-    if (pools.length < 1 || pools.length > 8)
-      throw clusterErrors.invalid('A cluster has 1-8 node pools.', '/body/node_pools');
-    const names = new Set<string>();
-    return pools.map((p, i) => {
-      const path = `/body/node_pools/${i}`;
-      checkPoolName(p.name, `${path}/name`);
-      if (names.has(p.name))
-        throw clusterErrors.invalid(`Pool name ${p.name} is used twice.`, `${path}/name`);
-      names.add(p.name);
-      this.nodePlan(p.plan_code);
-      if (!Number.isInteger(p.count) || p.count < 1 || p.count > 16)
-        throw clusterErrors.invalid('count is 1-16 at creation.', `${path}/count`);
-      checkLabels(p.labels, `${path}/labels`);
-      checkTaints(p.taints, `${path}/taints`);
-      return {
-        id: newId(),
-        name: p.name,
-        plan_code: p.plan_code,
-        count: p.count,
-        labels: p.labels ?? {},
-        taints: p.taints ?? [],
-      };
-    });
   }
 
   private entry(clusterId: string, principal: Principal, action: string, details: object, at: number) {

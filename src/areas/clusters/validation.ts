@@ -1,4 +1,8 @@
+import { newId } from '../../kernel/ids.js';
+import { DEFAULT_CONTROL_PLANE, planOf } from './catalogue.js';
+import type { StoredPool } from './cluster-view.js';
 import { clusterErrors } from './errors.js';
+import type { PoolInput } from './service.js';
 
 /** Validation Kubernetes itself applies to names, labels, taints and CIDRs, so a cluster never refuses what Fjord took. */
 export const CLUSTER_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -64,5 +68,45 @@ export function checkCidrs(cidrs: string[], path: string): string[] {
     const host = bits === 32 ? 0 : addr % 2 ** (32 - bits);
     if (host !== 0) throw clusterErrors.invalid(`${c} has host bits set`, `${path}/${i}`);
     return c;
+  });
+}
+
+/** The control-plane plan a cluster asks for (the default when none); 422 for another kind. */
+export function controlPlaneOf(code: string | undefined) {
+  const p = planOf(code ?? DEFAULT_CONTROL_PLANE);
+  if (!p || p.kind !== 'controlplane') throw clusterErrors.invalidPlan(code!, 'controlplane');
+  return p.plan_code;
+}
+
+/** A node plan by code; 422 when it is unknown or not a node plan. */
+export function nodePlanOf(code: string) {
+  const p = planOf(code);
+  if (!p || p.kind !== 'node') throw clusterErrors.invalidPlan(code, 'node');
+  return p;
+}
+
+/** Checks a cluster's node pools as Kubernetes and the plans would, and gives each its id. */
+export function checkPools(pools: PoolInput[]): StoredPool[] {
+  if (pools.length < 1 || pools.length > 8)
+    throw clusterErrors.invalid('A cluster has 1-8 node pools.', '/body/node_pools');
+  const names = new Set<string>();
+  return pools.map((p, i) => {
+    const path = `/body/node_pools/${i}`;
+    checkPoolName(p.name, `${path}/name`);
+    if (names.has(p.name)) throw clusterErrors.invalid(`Pool name ${p.name} is used twice.`, `${path}/name`);
+    names.add(p.name);
+    nodePlanOf(p.plan_code);
+    if (!Number.isInteger(p.count) || p.count < 1 || p.count > 16)
+      throw clusterErrors.invalid('count is 1-16 at creation.', `${path}/count`);
+    checkLabels(p.labels, `${path}/labels`);
+    checkTaints(p.taints, `${path}/taints`);
+    return {
+      id: newId(),
+      name: p.name,
+      plan_code: p.plan_code,
+      count: p.count,
+      labels: p.labels ?? {},
+      taints: p.taints ?? [],
+    };
   });
 }
