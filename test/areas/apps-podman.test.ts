@@ -226,6 +226,7 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
       revisionId: rev,
       hostLabel: 'adopt',
       image: IMAGE,
+      imageArchive: null,
       command: null,
       args: null,
       port: 8080,

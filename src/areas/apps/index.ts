@@ -3,6 +3,7 @@ import { defineArea } from '../wiring.js';
 import type { AppsDriver } from './drivers/driver.js';
 import { PodmanAppsDriver } from './drivers/podman.js';
 import { SimulatedAppsDriver } from './drivers/simulated.js';
+import { AppImages } from './images.js';
 import { appsIngress } from './ingress.js';
 import { appsMigrations } from './migrations.js';
 import { appsRoutes } from './routes.js';
@@ -13,9 +14,10 @@ export { AppsService } from './service.js';
 /** Container apps: apps, immutable revisions and instances on the kernel clock, over a driver. */
 export const appsArea = defineArea({
   name: 'apps',
-  needs: ['regions'],
+  // Uploaded images and volume snapshots live in Fjord's own object storage.
+  needs: ['regions', 'storage'],
   migrations: appsMigrations,
-  setup(kernel, { regions }) {
+  setup(kernel, { regions, storage }) {
     const settings = kernel.config.apps;
     // Containers carry this tag, so a start adopts or removes only this install's own.
     const owner = createHash('sha256').update(kernel.config.dataDir).digest('hex').slice(0, 16);
@@ -30,6 +32,13 @@ export const appsArea = defineArea({
       regions,
       driver,
       settings.domain,
+      new AppImages(
+        kernel.store,
+        kernel.clock,
+        kernel.identity,
+        kernel.limits,
+        storage.internalBucket('app-images'),
+      ),
     );
     kernel.registry.addBackend({
       area: 'apps',

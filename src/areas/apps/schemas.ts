@@ -48,7 +48,19 @@ const revisionFields = {
   idle_timeout_seconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 86_400 })),
   health_check: Type.Optional(HealthCheckBody),
 };
-const Image = Type.String({ minLength: 1, maxLength: 500, pattern: '^\\S+$' });
+const Image = Type.Union([
+  Type.String({ minLength: 1, maxLength: 500, pattern: '^\\S+$', description: 'A registry reference' }),
+  Type.Object(
+    {
+      upload_id: Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'An image upload (POST /v1/apps/image-uploads)',
+      }),
+    },
+    { additionalProperties: false },
+  ),
+]);
 
 export const CreateBody = Type.Object(
   {
@@ -102,6 +114,7 @@ export const RevisionView = Type.Object({
   status_message: Type.String(),
   serving: Type.Boolean(),
   image: Type.String(),
+  image_upload_id: Nullable(Type.String()),
   command: Type.Union([Type.Array(Type.String()), Type.Null()]),
   args: Type.Union([Type.Array(Type.String()), Type.Null()]),
   port: Type.Integer(),
@@ -158,4 +171,26 @@ export const PlanList = Type.Object({
       memory_mb: Type.Integer(),
     }),
   ),
+});
+
+export const UploadParams = Type.Object({ upload_id: Type.String({ minLength: 1, maxLength: 64 }) });
+export const CreateUploadBody = Type.Object(
+  {
+    size_bytes: Type.Integer({
+      minimum: 1,
+      description: 'The archive’s size; the upload URL accepts at most this many bytes',
+    }),
+  },
+  { additionalProperties: false },
+);
+export const UploadView = Type.Object({
+  id: Type.String(),
+  status: Type.String({ description: 'awaiting_upload, uploaded or expired' }),
+  image: Type.String({ description: 'The local reference revisions of this upload run' }),
+  max_bytes: Type.Integer(),
+  upload_url: Type.Optional(Type.String({ description: 'Presigned PUT URL; shown once, at creation' })),
+  upload_method: Type.Optional(Type.Literal('PUT')),
+  upload_expires_at: Type.String(),
+  uploaded_at: Nullable(Type.String()),
+  created_at: Type.String(),
 });

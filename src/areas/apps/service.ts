@@ -8,6 +8,7 @@ import type { RegionsService } from '../regions/service.js';
 import { APP_PLANS, appPlanOf, REGION_SERVICE } from './catalogue.js';
 import type { AppsDriver, DeployVerdict, HealthCheck, LogLine, RevisionSpec } from './drivers/driver.js';
 import { appsErrors } from './errors.js';
+import type { AppImages } from './images.js';
 import {
   type AppStatus,
   appStatus,
@@ -18,13 +19,16 @@ import {
 } from './lifecycle.js';
 import type { AppsAppsTable, AppsRevisionsTable } from './migrations.js';
 import { AppsRepo } from './repo.js';
-import { revisionSettings } from './revision-settings.js';
+import { revisionSettings, type SettingsInput } from './revision-settings.js';
 
 const NAME = /^[a-z](?:[a-z0-9-]{0,28}[a-z0-9])$/;
+/** Names that are routes of their own under /v1/apps. */
+const RESERVED = new Set(['plans', 'image-uploads']);
 
 /** The settings of a revision; on a deploy, every one left out is copied from the latest revision. */
 export interface RevisionInput {
-  image?: string;
+  /** A registry reference, or an uploaded archive: `{upload_id}`. */
+  image?: string | { upload_id: string };
   command?: string[] | null;
   args?: string[] | null;
   port?: number;
@@ -40,7 +44,7 @@ export interface RevisionInput {
 export interface CreateApp extends RevisionInput {
   name: string;
   region?: string;
-  image: string;
+  image: string | { upload_id: string };
 }
 
 interface Loaded {
@@ -64,6 +68,7 @@ export class AppsService {
     readonly driver: AppsDriver,
     /** The domain app hosts are named under. */
     readonly domain: string,
+    readonly images: AppImages,
   ) {
     this.repo = AppsRepo.of(store);
   }
@@ -74,11 +79,17 @@ export class AppsService {
 
   async create(customerId: string, input: CreateApp) {
     const name = input.name.trim().toLowerCase();
-    if (!NAME.test(name)) throw appsErrors.badName();
+    if (!NAME.test(name) || RESERVED.has(name)) throw appsErrors.badName();
     const region = this.regionOf(input.region);
     const customer = await this.identity.getCustomer(customerId);
     const tier = customer?.plan ?? 'free';
-    const settings = revisionSettings(this.secrets, this.limits, input, undefined, tier);
+    const settings = revisionSettings(
+      this.secrets,
+      this.limits,
+      await this.resolveImage(customerId, input),
+      undefined,
+      tier,
+    );
     const maxApps = this.limits.of('apps.apps', tier);
     const appId = newId();
     const revisionId = newId();
@@ -139,8 +150,9 @@ export class AppsService {
   async deploy(customerId: string, idOrName: string, input: RevisionInput) {
     const tier = (await this.identity.getCustomer(customerId))?.plan ?? 'free';
     const keep = this.limits.of('apps.revisions_per_app', tier) ?? Number.MAX_SAFE_INTEGER;
+    const resolved = await this.resolveImage(customerId, input);
     const [revisionId, launch] = await this.locked(customerId, idOrName, async (repo, s, now) => {
-      const settings = revisionSettings(this.secrets, this.limits, input, s.latest, tier);
+      const settings = revisionSettings(this.secrets, this.limits, resolved, s.latest, tier);
       if (s.app.pending_revision_id) throw appsErrors.deployInProgress(s.pending?.number ?? 0);
       const id = newId();
       const launch = await this.startDeploy(repo, s.app, id, (s.latest?.number ?? 0) + 1, settings, now);
@@ -290,6 +302,15 @@ export class AppsService {
 
   // ----- internals -----
 
+  /** An uploaded image becomes its local reference; the upload must hold an archive. */
+  private async resolveImage(customerId: string, input: RevisionInput): Promise<SettingsInput> {
+    const { image, ...rest } = input;
+    if (image === undefined) return rest;
+    if (typeof image === 'string') return { ...rest, image, image_upload_id: null };
+    const up = await this.images.resolve(customerId, image.upload_id);
+    return { ...rest, image: up.image, image_upload_id: up.uploadId };
+  }
+
   private regionOf(requested: string | undefined): string {
     if (requested !== undefined) {
       const code = requested.trim().toLowerCase();
@@ -314,6 +335,7 @@ export class AppsService {
       revisionId: id,
       hostLabel: app.host_label,
       image: s.image,
+      imageArchive: s.imageUploadId ? this.images.archive(s.imageUploadId) : null,
       command: s.command,
       args: s.args,
       port: s.port,
@@ -355,6 +377,7 @@ export class AppsService {
       created_at: now,
       ready_at: null,
       failed_at: null,
+      image_upload_id: s.imageUploadId,
     });
     // Started once the revision is stored (the caller's unit of work has committed).
     return () => {
@@ -458,6 +481,7 @@ export class AppsService {
       revisionId: r.id,
       hostLabel: app.host_label,
       image: r.image,
+      imageArchive: r.image_upload_id ? this.images.archive(r.image_upload_id) : null,
       command: parse<string[]>(r.command),
       args: parse<string[]>(r.args),
       port: r.port,
@@ -626,6 +650,7 @@ export class AppsService {
       status_message: this.note(message),
       serving,
       image: r.image,
+      image_upload_id: r.image_upload_id,
       command: parse<string[]>(r.command),
       args: parse<string[]>(r.args),
       port: r.port,

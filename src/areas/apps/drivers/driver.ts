@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { AppPlan } from '../catalogue.js';
 
 export interface HealthCheck {
@@ -14,6 +15,8 @@ export interface RevisionSpec {
   /** The first label of the app's host name, which the ingress routes by. */
   hostLabel: string;
   image: string;
+  /** For an uploaded image: its archive, which the runtime loads when the image is not in its store. */
+  imageArchive: (() => Promise<Readable>) | null;
   command: string[] | null;
   args: string[] | null;
   port: number;

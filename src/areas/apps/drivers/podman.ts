@@ -1,7 +1,10 @@
 import { execFile } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
 import {
   AppAtCapacity,
@@ -210,9 +213,11 @@ export class PodmanAppsDriver implements AppsDriver {
         () => false,
       ))
     ) {
-      await this.run(['pull', '--quiet', spec.image], 300_000).catch((err: Error) => {
-        throw new Error(`The image ${spec.image} could not be pulled: ${lastLine(err.message)}`);
-      });
+      if (spec.imageArchive) await this.load(spec.image, spec.imageArchive);
+      else
+        await this.run(['pull', '--quiet', spec.image], 300_000).catch((err: Error) => {
+          throw new Error(`The image ${spec.image} could not be pulled: ${lastLine(err.message)}`);
+        });
     }
     await this.run(['rm', '-f', '-t', '0', name]).catch(() => undefined);
     // Variables go through a file readable by root only, so secrets never appear in a command line.
@@ -277,6 +282,26 @@ export class PodmanAppsDriver implements AppsDriver {
     } catch (err) {
       await this.run(['rm', '-f', '-t', '0', name]).catch(() => undefined);
       throw err;
+    }
+  }
+
+  /**
+   * Loads an uploaded archive (`podman load` reads docker-archive and oci-archive, plain or
+   * gzipped) and tags what it held with the upload's reference, so later starts find it locally.
+   */
+  private async load(image: string, archive: () => Promise<Readable>): Promise<void> {
+    const dir = await mkdtemp(join(tmpdir(), 'fjord-image-'));
+    try {
+      const file = join(dir, 'image.tar');
+      await pipeline(await archive(), createWriteStream(file));
+      const out = await this.run(['load', '-i', file], 300_000).catch((err: Error) => {
+        throw new Error(`The uploaded image archive could not be loaded: ${lastLine(err.message)}`);
+      });
+      const loaded = /Loaded image(?:\(s\))?:\s*(\S+)/.exec(out)?.[1]?.split(',')[0];
+      if (!loaded) throw new Error('The uploaded image archive holds no image.');
+      if (loaded !== image) await this.run(['tag', loaded, image]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   }
 

@@ -1,0 +1,145 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
+import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+
+/**
+ * Container apps with the podman driver and Fjord's object storage: an image archive (built
+ * locally from busybox, saved with `podman save`, then removed from podman's store) uploaded with
+ * curl through the presigned URL, deployed, and reached through the ingress. Skipped, with the
+ * reason, where podman cannot run containers.
+ */
+const PODMAN = ['--runtime', 'runc', '--cgroup-manager', 'cgroupfs', '--events-backend', 'file'];
+const BUILT = `localhost/fjord-apps-test/upload:${process.pid}`;
+
+function podmanUsable(): string | null {
+  try {
+    execFileSync('podman', ['--version'], { stdio: 'pipe' });
+    execFileSync('curl', ['--version'], { stdio: 'pipe' });
+  } catch {
+    return 'podman or curl is not installed (Debian: apt-get install podman runc busybox-static curl)';
+  }
+  if (!existsSync('/bin/busybox') && !existsSync('/usr/bin/busybox'))
+    return 'busybox-static is not installed';
+  return null;
+}
+const skipReason = podmanUsable();
+if (skipReason) console.warn(`apps podman storage tier skipped: ${skipReason}`);
+
+/** An image archive as `podman save` writes it, of an image no longer in podman's store. */
+function buildArchive(dir: string): string {
+  const root = join(dir, 'root');
+  mkdirSync(join(root, 'bin'), { recursive: true });
+  mkdirSync(join(root, 'www'));
+  const busybox = existsSync('/bin/busybox') ? '/bin/busybox' : '/usr/bin/busybox';
+  copyFileSync(busybox, join(root, 'bin/busybox'));
+  chmodSync(join(root, 'bin/busybox'), 0o755);
+  const tar = join(dir, 'root.tar');
+  execFileSync('tar', ['-C', root, '-cf', tar, '.']);
+  const script =
+    'mkdir -p /data; echo "uploaded $(cat /data/note 2>/dev/null)" > /www/index.html; exec /bin/busybox httpd -f -p $PORT -h /www';
+  execFileSync('podman', [
+    ...PODMAN,
+    'import',
+    '--change',
+    `CMD ["/bin/busybox", "sh", "-c", ${JSON.stringify(script)}]`,
+    tar,
+    BUILT,
+  ]);
+  const archive = join(dir, 'image.tar');
+  execFileSync('podman', [...PODMAN, 'save', '-o', archive, BUILT]);
+  execFileSync('podman', [...PODMAN, 'rmi', BUILT]);
+  return archive;
+}
+
+let t: TestFjord;
+let a: TestCustomer;
+let ingressPort = 0;
+let work = '';
+let archive = '';
+
+function viaIngress(host: string, path = '/'): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: ingressPort, path, headers: { host } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => {
+        body += c;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+const containersOf = (appId: string) =>
+  execFileSync('podman', [...PODMAN, 'ps', '-aq', '--filter', `label=fjord.app=${appId}`], {
+    encoding: 'utf8',
+  })
+    .trim()
+    .split('\n')
+    .filter(Boolean);
+
+describe.skipIf(skipReason !== null)('container apps with uploads and volumes (podman driver)', () => {
+  const appIds: string[] = [];
+  const images: string[] = [];
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), 'fjord-apps-storage-'));
+    archive = buildArchive(work);
+    t = await TestFjord.create({
+      FJORD_APPS_DRIVER: 'podman',
+      FJORD_APPS_INGRESS_PORT: '0',
+      FJORD_API_PORT: '0',
+      FJORD_S3_PORT: '0',
+      FJORD_RATE_LIMITS: JSON.stringify({ 'container-apps': { points: 10_000, duration: 60 } }),
+    });
+    await t.fjord.start(['api', 's3']);
+    const listener = t.kernel.registry.listeners.find((l) => l.protocol === 'http (apps ingress)');
+    ingressPort = Number(listener!.address.split(':').pop());
+    a = await t.customer();
+  }, 120_000);
+  afterAll(async () => {
+    for (const id of appIds) {
+      const ids = containersOf(id);
+      if (ids.length) execFileSync('podman', [...PODMAN, 'rm', '-f', '-t', '0', ...ids]);
+    }
+    for (const image of images)
+      try {
+        execFileSync('podman', [...PODMAN, 'rmi', '-f', image], { stdio: 'pipe' });
+      } catch {}
+    await t?.close();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it('deploys an image archive uploaded with curl through the presigned URL', async () => {
+    const up = await t.request('POST', '/v1/apps/image-uploads', {
+      key: a.pat,
+      body: { size_bytes: statSync(archive).size },
+    });
+    expect(up.status).toBe(201);
+    images.push(up.body.image);
+    // Asynchronously: the S3 listener answering curl runs in this very process.
+    const { stdout } = await promisify(execFile)(
+      'curl',
+      ['-sS', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '60', '-T', archive, up.body.upload_url],
+      { encoding: 'utf8' },
+    );
+    expect(stdout).toBe('200');
+    const app = await t.request('POST', '/v1/apps', {
+      key: a.pat,
+      body: { name: 'uploaded', image: { upload_id: up.body.id } },
+    });
+    expect(app.status).toBe(201);
+    appIds.push(app.body.id);
+    await eventually(async () => {
+      const rev = await t.request('GET', `/v1/apps/${app.body.id}/revisions/1`, { key: a.pat });
+      expect(rev.body.status).toBe('ready');
+    }, 60_000);
+    expect(await viaIngress(new URL(app.body.url).host)).toEqual({ status: 200, body: 'uploaded \n' });
+  }, 120_000);
+});
