@@ -106,6 +106,13 @@ export const appsErrors = {
       `Image upload ${id} is the image of ${n} revision${n === 1 ? '' : 's'}; delete those apps first.`,
       { extra: { revisions: n } },
     ),
+  badVolumeName: () =>
+    new AppError(
+      'invalid',
+      'invalid_name',
+      'A volume name has 2-30 characters: a-z, 0-9 and inner hyphens, starting with a letter.',
+      field('/body/name', 'not a volume name'),
+    ),
   volumeNotFound: () => new AppError('not_found', 'volume_not_found', 'No such volume of this app.'),
   snapshotNotFound: () => new AppError('not_found', 'snapshot_not_found', 'No such volume snapshot.'),
   volumeExists: (name: string) =>

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { join } from 'node:path';
 import { defineArea } from '../wiring.js';
 import type { AppsDriver } from './drivers/driver.js';
 import { PodmanAppsDriver } from './drivers/podman.js';
@@ -8,6 +9,7 @@ import { appsIngress } from './ingress.js';
 import { appsMigrations } from './migrations.js';
 import { appsRoutes } from './routes.js';
 import { AppsService } from './service.js';
+import { AppVolumes } from './volumes.js';
 
 export { AppsService } from './service.js';
 
@@ -22,7 +24,9 @@ export const appsArea = defineArea({
     // Containers carry this tag, so a start adopts or removes only this install's own.
     const owner = createHash('sha256').update(kernel.config.dataDir).digest('hex').slice(0, 16);
     const driver: AppsDriver =
-      settings.driver === 'podman' ? new PodmanAppsDriver(owner, kernel.log) : new SimulatedAppsDriver();
+      settings.driver === 'podman'
+        ? new PodmanAppsDriver(owner, kernel.log, join(kernel.config.dataDir, 'apps', 'volumes'))
+        : new SimulatedAppsDriver();
     const apps = new AppsService(
       kernel.store,
       kernel.clock,
@@ -39,6 +43,15 @@ export const appsArea = defineArea({
         kernel.limits,
         storage.internalBucket('app-images'),
       ),
+    );
+    const volumes = new AppVolumes(
+      kernel.store,
+      kernel.clock,
+      kernel.identity,
+      kernel.limits,
+      apps,
+      driver,
+      storage.internalBucket('app-volume-snapshots'),
     );
     kernel.registry.addBackend({
       area: 'apps',
@@ -68,7 +81,7 @@ export const appsArea = defineArea({
     );
     return {
       service: apps,
-      routes: appsRoutes(apps),
+      routes: appsRoutes(apps, volumes),
       servers: driver.ensureRunning ? [appsIngress(kernel, apps, settings.ingressPort)] : [],
     };
   },

@@ -194,3 +194,44 @@ export const UploadView = Type.Object({
   uploaded_at: Nullable(Type.String()),
   created_at: Type.String(),
 });
+
+export const VolumeParams = Type.Object({
+  app_id: Type.String({ minLength: 1, maxLength: 64, description: 'The app’s id or name' }),
+  volume_id: Type.String({ minLength: 1, maxLength: 64, description: 'The volume’s id or name' }),
+});
+export const CreateVolumeBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 64 }),
+    size_gb: Type.Integer({ minimum: 1, maximum: 100_000 }),
+    mount_path: Type.String({ minLength: 1, maxLength: 256 }),
+    snapshot_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'Start from this snapshot’s files' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export const VolumeView = Type.Object({
+  id: Type.String(),
+  app_id: Type.String(),
+  name: Type.String(),
+  size_gb: Type.Integer(),
+  mount_path: Type.String(),
+  used_bytes: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'Bytes its files take now; null when no container runtime stores it (simulated)',
+  }),
+  source_snapshot_id: Nullable(Type.String()),
+  simulated: Type.Boolean(),
+  created_at: Type.String(),
+});
+export const VolumeList = Type.Object({ volumes: Type.Array(VolumeView), total: Type.Integer() });
+export const SnapshotView = Type.Object({
+  id: Type.String(),
+  volume_id: Type.String(),
+  app_id: Type.String(),
+  status: Type.String({ description: 'creating, ready or failed' }),
+  size_bytes: Type.Union([Type.Integer(), Type.Null()]),
+  error: Nullable(Type.String()),
+  created_at: Type.String(),
+  ready_at: Nullable(Type.String()),
+});
+export const SnapshotList = Type.Object({ snapshots: Type.Array(SnapshotView), total: Type.Integer() });

@@ -6,7 +6,14 @@ import type { SecretBox } from '../../kernel/secrets.js';
 import type { Store } from '../../kernel/store/store.js';
 import type { RegionsService } from '../regions/service.js';
 import { APP_PLANS, appPlanOf, REGION_SERVICE } from './catalogue.js';
-import type { AppsDriver, DeployVerdict, HealthCheck, LogLine, RevisionSpec } from './drivers/driver.js';
+import type {
+  AppsDriver,
+  DeployVerdict,
+  HealthCheck,
+  LogLine,
+  RevisionSpec,
+  VolumeMount,
+} from './drivers/driver.js';
 import { appsErrors } from './errors.js';
 import type { AppImages } from './images.js';
 import {
@@ -139,8 +146,10 @@ export class AppsService {
 
   async remove(customerId: string, idOrName: string) {
     const id = await this.locked(customerId, idOrName, async (repo, s) => {
+      const volumes = await repo.volumes(s.app.id);
       await this.driver.destroy(s.app.id);
       await repo.deleteApp(s.app.id);
+      for (const v of volumes) await this.driver.removeVolume?.(v.id);
       return s.app.id;
     });
     return { deleted: true as const, id };
@@ -291,6 +300,13 @@ export class AppsService {
     };
   }
 
+  /** The app's id and status as of now (volumes refuse some changes while instances run). */
+  async statusOfApp(customerId: string, idOrName: string) {
+    const now = this.clock.nowMs();
+    const s = await this.load(this.repo, await this.find(this.repo, customerId, idOrName), now);
+    return { id: s.app.id, status: this.statusOf(s, now) };
+  }
+
   /** Entries for the account's services list. */
   async serviceEntries(customerId: string) {
     const now = this.clock.nowMs();
@@ -349,6 +365,7 @@ export class AppsService {
       maxInstances: s.max,
       idleTimeoutSeconds: s.idle,
       healthCheck: s.healthCheck,
+      volumes: await this.volumesOf(repo, app.id),
     };
     const outcome = await this.driver.deploy(spec);
     const timed = 'pending' in outcome ? null : outcome;
@@ -433,7 +450,7 @@ export class AppsService {
     // One write a second at most per app: the idle timer needs no finer grain.
     if (running ? now - (s.app.last_request_at ?? 0) >= 1000 : true)
       await this.repo.updateApp(s.app.id, { last_request_at: now, ...(running ? {} : { woke_at: now }) });
-    return { spec: this.specOf(s.app, s.serving) };
+    return { spec: this.specOf(s.app, s.serving, await this.volumesOf(this.repo, s.app.id)) };
   }
 
   /**
@@ -475,7 +492,12 @@ export class AppsService {
     for (const rev of running) if (!wanted.has(rev)) await this.driver.retire('', rev);
   }
 
-  private specOf(app: AppsAppsTable, r: AppsRevisionsTable): RevisionSpec {
+  /** The app's volumes, as every instance started from now on mounts them. */
+  private async volumesOf(repo: AppsRepo, appId: string): Promise<VolumeMount[]> {
+    return (await repo.volumes(appId)).map((v) => ({ id: v.id, mountPath: v.mount_path }));
+  }
+
+  private specOf(app: AppsAppsTable, r: AppsRevisionsTable, volumes: VolumeMount[]): RevisionSpec {
     return {
       appId: app.id,
       revisionId: r.id,
@@ -495,6 +517,7 @@ export class AppsService {
       maxInstances: r.max_instances,
       idleTimeoutSeconds: r.idle_timeout_seconds,
       healthCheck: parse<HealthCheck>(r.health_check)!,
+      volumes,
     };
   }
 

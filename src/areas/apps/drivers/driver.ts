@@ -28,6 +28,14 @@ export interface RevisionSpec {
   maxInstances: number;
   idleTimeoutSeconds: number;
   healthCheck: HealthCheck;
+  /** The app's volumes, mounted into every instance. */
+  volumes: VolumeMount[];
+}
+
+/** A volume of the app and where instances see it. */
+export interface VolumeMount {
+  id: string;
+  mountPath: string;
 }
 
 /**
@@ -95,6 +103,14 @@ export interface AppsDriver {
    * leave it out; the service then tells what the deploys did.
    */
   logs?(revisionIds: string[], lines: number): Promise<LogLine[]>;
+  /** Bytes a volume holds now (drivers that store data). */
+  volumeUsage?(volumeId: string): Promise<number>;
+  /** A gzipped tar of the volume's files (drivers that store data). */
+  snapshotVolume?(volumeId: string): Promise<Readable>;
+  /** Fills a new volume from a gzipped tar written by `snapshotVolume`. */
+  restoreVolume?(volumeId: string, archive: Readable): Promise<void>;
+  /** Deletes a volume's data. */
+  removeVolume?(volumeId: string): Promise<void>;
   /** Stops a revision's instances (it no longer serves). */
   retire(appId: string, revisionId: string): Promise<void>;
   /** Stops everything of the app and frees what it holds. */

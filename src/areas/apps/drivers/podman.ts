@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -53,6 +53,8 @@ export class PodmanAppsDriver implements AppsDriver {
   constructor(
     private readonly owner: string,
     private readonly log: Logger,
+    /** Where volumes keep their files: one directory per volume, bind-mounted into instances. */
+    private readonly volumesDir: string,
     private readonly podman = 'podman',
   ) {}
 
@@ -169,6 +171,51 @@ export class PodmanAppsDriver implements AppsDriver {
     if (ids.length) await this.run(['rm', '-f', '-t', '2', ...ids.map((c) => c.id)]).catch(() => undefined);
   }
 
+  async volumeUsage(volumeId: string): Promise<number> {
+    return usage(this.volumeDir(volumeId));
+  }
+
+  async snapshotVolume(volumeId: string): Promise<Readable> {
+    const dir = this.volumeDir(volumeId);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const tar = spawn('tar', ['-C', dir, '-czf', '-', '.'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    tar.stderr.on('data', (c) => {
+      stderr += String(c);
+    });
+    // A tar that fails ends the stream with its error, so the stored object is never a partial one.
+    tar.on('close', (code) => {
+      if (code !== 0) tar.stdout.destroy(new Error(`tar exited with ${code}: ${stderr.trim()}`));
+    });
+    return tar.stdout;
+  }
+
+  async restoreVolume(volumeId: string, archive: Readable): Promise<void> {
+    const dir = this.volumeDir(volumeId);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const tar = spawn('tar', ['-C', dir, '-xzf', '-'], { stdio: ['pipe', 'ignore', 'pipe'] });
+    let stderr = '';
+    tar.stderr.on('data', (c) => {
+      stderr += String(c);
+    });
+    const done = new Promise<void>((resolve, reject) =>
+      tar.on('close', (code) =>
+        code === 0 ? resolve() : reject(new Error(`tar exited with ${code}: ${stderr.trim()}`)),
+      ),
+    );
+    await pipeline(archive, tar.stdin);
+    await done;
+  }
+
+  async removeVolume(volumeId: string): Promise<void> {
+    await rm(this.volumeDir(volumeId), { recursive: true, force: true });
+  }
+
+  private volumeDir(volumeId: string): string {
+    if (!/^[0-9a-f-]{36}$/.test(volumeId)) throw new Error(`not a volume id: ${volumeId}`);
+    return join(this.volumesDir, volumeId);
+  }
+
   async adopt(keep: ReadonlySet<string>) {
     let adopted = 0;
     let removed = 0;
@@ -220,6 +267,12 @@ export class PodmanAppsDriver implements AppsDriver {
         });
     }
     await this.run(['rm', '-f', '-t', '0', name]).catch(() => undefined);
+    const mounts: string[] = [];
+    for (const v of spec.volumes) {
+      const dir = this.volumeDir(v.id);
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      mounts.push('-v', `${dir}:${v.mountPath}`);
+    }
     // Variables go through a file readable by root only, so secrets never appear in a command line.
     const dir = await mkdtemp(join(tmpdir(), 'fjord-app-'));
     const envFile = join(dir, 'env');
@@ -256,6 +309,7 @@ export class PodmanAppsDriver implements AppsDriver {
         `127.0.0.1::${spec.port}`,
         '--env-file',
         envFile,
+        ...mounts,
         ...(spec.command ? ['--entrypoint', JSON.stringify(spec.command)] : []),
         spec.image,
         ...(spec.args ?? []),
@@ -395,3 +449,15 @@ export class PodmanAppsDriver implements AppsDriver {
 }
 
 const lastLine = (text: string) => text.trim().split('\n').pop() ?? text;
+
+/** Bytes of the regular files under `dir` (0 when it does not exist). */
+async function usage(dir: string): Promise<number> {
+  let total = 0;
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) total += await usage(path);
+    else if (e.isFile()) total += (await lstat(path)).size;
+  }
+  return total;
+}
