@@ -62,6 +62,7 @@ let a: TestCustomer;
 let ingressPort = 0;
 let work = '';
 let archive = '';
+let uploadedApp: { id: string; url: string } | undefined;
 
 function viaIngress(host: string, path = '/'): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -141,5 +142,60 @@ describe.skipIf(skipReason !== null)('container apps with uploads and volumes (p
       expect(rev.body.status).toBe('ready');
     }, 60_000);
     expect(await viaIngress(new URL(app.body.url).host)).toEqual({ status: 200, body: 'uploaded \n' });
+    uploadedApp = app.body as { id: string; url: string };
   }, 120_000);
+
+  it('keeps a volume’s files across deploys, and snapshots and restores them', async () => {
+    const { id, url } = uploadedApp!;
+    const host = new URL(url).host;
+    const revisionReady = (n: number) =>
+      eventually(async () => {
+        const rev = await t.request('GET', `/v1/apps/${id}/revisions/${n}`, { key: a.pat });
+        expect(rev.body.status).toBe('ready');
+      }, 60_000);
+    const v = await t.request('POST', `/v1/apps/${id}/volumes`, {
+      key: a.pat,
+      body: { name: 'data', size_gb: 1, mount_path: '/data' },
+    });
+    expect(v.status).toBe(201);
+    expect(v.body).toMatchObject({ used_bytes: 0, simulated: false });
+    // Revision 2 writes a file into the volume once; revision 3 (the image's own command) only reads it.
+    const writer = await t.request('POST', `/v1/apps/${id}/revisions`, {
+      key: a.pat,
+      body: {
+        command: [
+          '/bin/busybox',
+          'sh',
+          '-c',
+          '[ -f /data/note ] || echo written-by-2 > /data/note; echo "uploaded $(cat /data/note)" > /www/index.html; exec /bin/busybox httpd -f -p $PORT -h /www',
+        ],
+      },
+    });
+    expect(writer.status).toBe(201);
+    await revisionReady(2);
+    expect(await viaIngress(host)).toEqual({ status: 200, body: 'uploaded written-by-2\n' });
+    const reader = await t.request('POST', `/v1/apps/${id}/revisions`, {
+      key: a.pat,
+      body: { command: null },
+    });
+    expect(reader.status).toBe(201);
+    await revisionReady(3);
+    expect(await viaIngress(host)).toEqual({ status: 200, body: 'uploaded written-by-2\n' });
+    const used = (await t.request('GET', `/v1/apps/${id}/volumes/data`, { key: a.pat })).body.used_bytes;
+    expect(used).toBe('written-by-2\n'.length);
+
+    // Scaled to zero and cold-started: still there.
+    await t.advance(301);
+    await eventually(async () => expect(containersOf(id)).toHaveLength(0), 15_000);
+    expect(await viaIngress(host)).toEqual({ status: 200, body: 'uploaded written-by-2\n' });
+
+    const snap = await t.request('POST', `/v1/apps/${id}/volumes/data/snapshots`, { key: a.pat });
+    expect(snap.body).toMatchObject({ status: 'ready', error: null });
+    const copy = await t.request('POST', `/v1/apps/${id}/volumes`, {
+      key: a.pat,
+      body: { name: 'copy', size_gb: 1, mount_path: '/copy', snapshot_id: snap.body.id },
+    });
+    expect(copy.status).toBe(201);
+    expect(copy.body.used_bytes).toBe(used);
+  }, 240_000);
 });
