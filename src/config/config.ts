@@ -109,7 +109,7 @@ export interface Config {
   /** GPU jobs: an operator's catalogue file in place of the shipped one. */
   gpu: { catalogueFile: string | undefined };
   /** Container apps: the driver, the ingress port and the domain app hosts live under. */
-  apps: { driver: 'simulated' | 'podman'; ingressPort: number; domain: string };
+  apps: { driver: 'simulated' | 'podman'; ingressPort: number; ingressTlsPort: number; domain: string };
   /** Transcription: the recogniser, and the server of the openai-compatible one. */
   speech: {
     engine: 'pocketsphinx' | 'openai-compatible';
@@ -269,6 +269,7 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     apps: {
       driver: (value('FJORD_APPS_DRIVER', asEnum) ?? 'simulated') as 'simulated' | 'podman',
       ingressPort: value('FJORD_APPS_INGRESS_PORT', asPort) ?? 8088,
+      ingressTlsPort: value('FJORD_APPS_INGRESS_TLS_PORT', asPort) ?? 8443,
       domain: value('FJORD_APPS_DOMAIN', asDnsName)?.toLowerCase() ?? 'apps.fjord.test',
     },
     speech: {

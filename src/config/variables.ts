@@ -298,6 +298,11 @@ export const VARIABLES = {
     default: '8088',
     doc: 'Port of the container apps HTTP ingress (role `api`, podman driver only), which routes by `Host` header. 0 picks a free port.',
   },
+  FJORD_APPS_INGRESS_TLS_PORT: {
+    kind: 'port',
+    default: '8443',
+    doc: 'Port of the container apps HTTPS ingress (role `api`, podman driver only), which picks the certificate of a custom domain by SNI. 0 picks a free port.',
+  },
   FJORD_APPS_DOMAIN: {
     kind: 'string',
     default: 'apps.fjord.test',

@@ -127,6 +127,7 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
     t = await TestFjord.create({
       FJORD_APPS_DRIVER: 'podman',
       FJORD_APPS_INGRESS_PORT: '0',
+      FJORD_APPS_INGRESS_TLS_PORT: '0',
       FJORD_API_PORT: '0',
       FJORD_RATE_LIMITS: JSON.stringify({ 'container-apps': { points: 10_000, duration: 60 } }),
     });

@@ -133,4 +133,14 @@ export const appsErrors = {
         extra: { status },
       },
     ),
+  badHostName: (host: string) =>
+    new AppError(
+      'invalid',
+      'invalid_host_name',
+      `${host} is not a host name you can add: a DNS name like www.example.com, outside the apps domain.`,
+      field('/body/host_name', 'not a custom host name'),
+    ),
+  domainTaken: (host: string) =>
+    new AppError('conflict', 'domain_exists', `${host} is already a custom domain of an app.`),
+  domainNotFound: () => new AppError('not_found', 'domain_not_found', 'No such custom domain of this app.'),
 };

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { createResolver } from '../../kernel/net/resolver.js';
 import { defineArea } from '../wiring.js';
+import { AppDomains } from './domains.js';
 import type { AppsDriver } from './drivers/driver.js';
 import { PodmanAppsDriver } from './drivers/podman.js';
 import { SimulatedAppsDriver } from './drivers/simulated.js';
@@ -13,13 +15,16 @@ import { AppVolumes } from './volumes.js';
 
 export { AppsService } from './service.js';
 
+/** Renews custom domains' certificates before they expire (hourly, on the clock). */
+export const RENEW_JOB = 'apps.certificates.renew';
+
 /** Container apps: apps, immutable revisions and instances on the kernel clock, over a driver. */
 export const appsArea = defineArea({
   name: 'apps',
   // Uploaded images and volume snapshots live in Fjord's own object storage.
-  needs: ['regions', 'storage'],
+  needs: ['regions', 'storage', 'domain-verification'],
   migrations: appsMigrations,
-  setup(kernel, { regions, storage }) {
+  async setup(kernel, { regions, storage, 'domain-verification': verification }) {
     const settings = kernel.config.apps;
     // Containers carry this tag, so a start adopts or removes only this install's own.
     const owner = createHash('sha256').update(kernel.config.dataDir).digest('hex').slice(0, 16);
@@ -53,6 +58,18 @@ export const appsArea = defineArea({
       driver,
       storage.internalBucket('app-volume-snapshots'),
     );
+    const domains = new AppDomains(
+      kernel.store,
+      kernel.clock,
+      kernel.identity,
+      kernel.limits,
+      kernel.secrets,
+      apps,
+      verification,
+      createResolver(kernel.config.resolver),
+    );
+    kernel.jobs.register(RENEW_JOB, { run: async () => void (await domains.renewDue()) });
+    await kernel.jobs.schedule(RENEW_JOB, RENEW_JOB, 3600);
     kernel.registry.addBackend({
       area: 'apps',
       name: 'containers',
@@ -81,8 +98,10 @@ export const appsArea = defineArea({
     );
     return {
       service: apps,
-      routes: appsRoutes(apps, volumes),
-      servers: driver.ensureRunning ? [appsIngress(kernel, apps, settings.ingressPort)] : [],
+      routes: appsRoutes(apps, volumes, domains),
+      servers: driver.ensureRunning
+        ? [appsIngress(kernel, apps, domains, settings.ingressPort, settings.ingressTlsPort)]
+        : [],
     };
   },
 });

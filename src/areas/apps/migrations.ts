@@ -100,7 +100,35 @@ export interface AppsVolumeSnapshotsTable {
   ready_at: number | null;
 }
 
+export interface AppsDomainsTable {
+  id: string;
+  customer_id: string;
+  app_id: string;
+  host_name: string;
+  /** `pending` until the name is proven and points at the app, then `active`. */
+  status: string;
+  status_message: string;
+  certificate_status: string;
+  certificate_error: string | null;
+  cert_pem: string | null;
+  /** The certificate's private key, sealed with the data key. */
+  key_sealed: string | null;
+  cert_issued_at: number | null;
+  cert_expires_at: number | null;
+  checked_at: number | null;
+  created_at: number;
+}
+
+export interface AppsLocalCaTable {
+  id: string;
+  cert_pem: string;
+  key_sealed: string;
+  created_at: number;
+}
+
 export interface AppsTables {
+  apps_domains: AppsDomainsTable;
+  apps_local_ca: AppsLocalCaTable;
   apps_apps: AppsAppsTable;
   apps_revisions: AppsRevisionsTable;
   apps_image_uploads: AppsImageUploadsTable;
@@ -194,6 +222,34 @@ export const appsMigrations: Record<string, Migration> = {
         .addColumn('error', 'text')
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .addColumn('ready_at', 'bigint')
+        .execute();
+    },
+  },
+  '2026-11-26-1500-apps-domains': {
+    async up(db: AnyDb) {
+      await db.schema
+        .createTable('apps_domains')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('customer_id', 'text', (c) => c.notNull().references('customers.id').onDelete('cascade'))
+        .addColumn('app_id', 'text', (c) => c.notNull().references('apps_apps.id').onDelete('cascade'))
+        .addColumn('host_name', 'text', (c) => c.notNull().unique())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('status_message', 'text', (c) => c.notNull())
+        .addColumn('certificate_status', 'text', (c) => c.notNull())
+        .addColumn('certificate_error', 'text')
+        .addColumn('cert_pem', 'text')
+        .addColumn('key_sealed', 'text')
+        .addColumn('cert_issued_at', 'bigint')
+        .addColumn('cert_expires_at', 'bigint')
+        .addColumn('checked_at', 'bigint')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('apps_local_ca')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('cert_pem', 'text', (c) => c.notNull())
+        .addColumn('key_sealed', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
         .execute();
     },
   },

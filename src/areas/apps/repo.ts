@@ -3,6 +3,7 @@ import type { Store } from '../../kernel/store/store.js';
 import type { AnyDb } from '../../kernel/store/unit-of-work.js';
 import type {
   AppsAppsTable,
+  AppsDomainsTable,
   AppsImageUploadsTable,
   AppsRevisionsTable,
   AppsTables,
@@ -72,6 +73,7 @@ export class AppsRepo {
   }
   async deleteApp(id: string) {
     await this.db.deleteFrom('apps_volumes').where('app_id', '=', id).execute();
+    await this.db.deleteFrom('apps_domains').where('app_id', '=', id).execute();
     await this.db.deleteFrom('apps_revisions').where('app_id', '=', id).execute();
     await this.db.deleteFrom('apps_apps').where('id', '=', id).execute();
   }
@@ -215,5 +217,58 @@ export class AppsRepo {
   }
   async deleteSnapshots(ids: string[]) {
     if (ids.length) await this.db.deleteFrom('apps_volume_snapshots').where('id', 'in', ids).execute();
+  }
+
+  // Custom domains
+  async insertDomain(row: AppsDomainsTable) {
+    await this.db.insertInto('apps_domains').values(row).execute();
+  }
+  domains(appId: string) {
+    return this.db
+      .selectFrom('apps_domains')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+  }
+  domain(appId: string, idOrHost: string) {
+    return this.db
+      .selectFrom('apps_domains')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .where((eb) => eb.or([eb('id', '=', idOrHost), eb('host_name', '=', idOrHost)]))
+      .executeTakeFirst();
+  }
+  domainByHost(hostName: string) {
+    return this.db
+      .selectFrom('apps_domains')
+      .selectAll()
+      .where('host_name', '=', hostName)
+      .executeTakeFirst();
+  }
+  /** Issued certificates that expire before `before`. */
+  domainsExpiringBefore(before: number) {
+    return this.db
+      .selectFrom('apps_domains')
+      .selectAll()
+      .where('certificate_status', '=', 'issued')
+      .where('cert_expires_at', '<', before)
+      .execute();
+  }
+  async updateDomain(id: string, patch: Partial<AppsDomainsTable>) {
+    await this.db.updateTable('apps_domains').set(patch).where('id', '=', id).execute();
+  }
+  async deleteDomain(id: string) {
+    await this.db.deleteFrom('apps_domains').where('id', '=', id).execute();
+  }
+  localCa() {
+    return this.db.selectFrom('apps_local_ca').selectAll().where('id', '=', 'local').executeTakeFirst();
+  }
+  async insertLocalCa(certPem: string, keySealed: string, now: number) {
+    await this.db
+      .insertInto('apps_local_ca')
+      .values({ id: 'local', cert_pem: certPem, key_sealed: keySealed, created_at: now })
+      .execute();
   }
 }

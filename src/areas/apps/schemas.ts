@@ -235,3 +235,34 @@ export const SnapshotView = Type.Object({
   ready_at: Nullable(Type.String()),
 });
 export const SnapshotList = Type.Object({ snapshots: Type.Array(SnapshotView), total: Type.Integer() });
+
+export const DomainParams = Type.Object({
+  app_id: Type.String({ minLength: 1, maxLength: 64, description: 'The app’s id or name' }),
+  domain_id: Type.String({ minLength: 1, maxLength: 260, description: 'The domain’s id or host name' }),
+});
+export const CreateDomainBody = Type.Object(
+  { host_name: Type.String({ minLength: 1, maxLength: 260, description: 'e.g. www.example.com' }) },
+  { additionalProperties: false },
+);
+export const DomainView = Type.Object({
+  id: Type.String(),
+  app_id: Type.String(),
+  host_name: Type.String(),
+  status: Type.String({ description: 'pending or active' }),
+  status_message: Type.String(),
+  cname_target: Type.String({ description: 'The host the name’s CNAME must point at' }),
+  certificate_status: Type.String({ description: 'pending, issued or failed' }),
+  certificate_error: Nullable(Type.String()),
+  certificate_issuer: Type.String({ description: 'local-ca: the CA of GET /v1/apps/certificate-authority' }),
+  certificate_pem: Nullable(Type.String({ description: 'The issued certificate chain (public), PEM' })),
+  certificate_issued_at: Nullable(Type.String()),
+  certificate_expires_at: Nullable(Type.String()),
+  checked_at: Nullable(Type.String()),
+  created_at: Type.String(),
+});
+export const DomainList = Type.Object({ domains: Type.Array(DomainView), total: Type.Integer() });
+export const CaView = Type.Object({
+  certificate_pem: Type.String({
+    description: 'The local CA’s certificate: trust it to reach custom domains over HTTPS',
+  }),
+});

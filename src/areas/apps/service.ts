@@ -30,7 +30,7 @@ import { revisionSettings, type SettingsInput } from './revision-settings.js';
 
 const NAME = /^[a-z](?:[a-z0-9-]{0,28}[a-z0-9])$/;
 /** Names that are routes of their own under /v1/apps. */
-const RESERVED = new Set(['plans', 'image-uploads']);
+const RESERVED = new Set(['plans', 'image-uploads', 'certificate-authority']);
 
 /** The settings of a revision; on a deploy, every one left out is copied from the latest revision. */
 export interface RevisionInput {

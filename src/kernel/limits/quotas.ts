@@ -106,6 +106,7 @@ export const DEFAULT_LIMITS = {
     doc: 'Size in GB of one container app volume (ours)',
     value: perPlan(1, 10, 100, 500),
   },
+  'apps.domains_per_app': { doc: 'Custom domains per container app (ours)', value: perPlan(2, 5, 20, 50) },
   'apps.snapshots_per_volume': { doc: 'Snapshots kept per container app volume (ours)', value: 5 },
   // GPU jobs
   'gpu.concurrent_jobs_per_key': { doc: 'GPU jobs queued or processing per API key', value: 10 },
