@@ -1,12 +1,14 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+import { TinyDns } from '../helpers/tiny-dns.js';
 
 /**
  * Container apps with the podman driver and Fjord's object storage: an image archive (built
@@ -60,6 +62,8 @@ function buildArchive(dir: string): string {
 let t: TestFjord;
 let a: TestCustomer;
 let ingressPort = 0;
+let tlsPort = 0;
+let dns: TinyDns;
 let work = '';
 let archive = '';
 let uploadedApp: { id: string; url: string } | undefined;
@@ -92,7 +96,9 @@ describe.skipIf(skipReason !== null)('container apps with uploads and volumes (p
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), 'fjord-apps-storage-'));
     archive = buildArchive(work);
+    dns = await TinyDns.start();
     t = await TestFjord.create({
+      FJORD_RESOLVER: dns.address,
       FJORD_APPS_DRIVER: 'podman',
       FJORD_APPS_INGRESS_PORT: '0',
       FJORD_APPS_INGRESS_TLS_PORT: '0',
@@ -103,6 +109,8 @@ describe.skipIf(skipReason !== null)('container apps with uploads and volumes (p
     await t.fjord.start(['api', 's3']);
     const listener = t.kernel.registry.listeners.find((l) => l.protocol === 'http (apps ingress)');
     ingressPort = Number(listener!.address.split(':').pop());
+    const tls = t.kernel.registry.listeners.find((l) => l.protocol === 'https (apps ingress)');
+    tlsPort = Number(tls!.address.split(':').pop());
     a = await t.customer();
   }, 120_000);
   afterAll(async () => {
@@ -115,6 +123,7 @@ describe.skipIf(skipReason !== null)('container apps with uploads and volumes (p
         execFileSync('podman', [...PODMAN, 'rmi', '-f', image], { stdio: 'pipe' });
       } catch {}
     await t?.close();
+    await dns?.close();
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
@@ -199,4 +208,56 @@ describe.skipIf(skipReason !== null)('container apps with uploads and volumes (p
     expect(copy.status).toBe(201);
     expect(copy.body.used_bytes).toBe(used);
   }, 240_000);
+
+  it('serves a proven custom domain over HTTPS with the certificate the local CA issued', async () => {
+    const { id, url } = uploadedApp!;
+    const v = await t.request('POST', '/v1/domain-verification/domains', {
+      key: a.pat,
+      body: { domain: 'shop.example', purpose: 'custom_host' },
+    });
+    dns.txt.set(v.body.instructions.record_name, [v.body.instructions.record_value]);
+    await t.request('POST', `/v1/domain-verification/domains/${v.body.id}/verify`, { key: a.pat });
+    dns.cname.set('www.shop.example', new URL(url).hostname);
+    expect(
+      (
+        await t.request('POST', `/v1/apps/${id}/domains`, {
+          key: a.pat,
+          body: { host_name: 'www.shop.example' },
+        })
+      ).status,
+    ).toBe(201);
+    // Not active yet: the ingress does not answer for the name.
+    expect((await viaIngress('www.shop.example')).status).toBe(404);
+    const c = await t.request('POST', `/v1/apps/${id}/domains/www.shop.example/check`, { key: a.pat });
+    expect(c.body).toMatchObject({ status: 'active', certificate_status: 'issued' });
+    const ca = (await t.request('GET', '/v1/apps/certificate-authority')).body.certificate_pem as string;
+
+    const viaHttps = (trust: string | undefined) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = httpsRequest(
+          {
+            host: '127.0.0.1',
+            port: tlsPort,
+            servername: 'www.shop.example',
+            headers: { host: 'www.shop.example' },
+            ca: trust,
+          },
+          (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk) => {
+              body += chunk;
+            });
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await viaHttps(ca)).toEqual({ status: 200, body: 'uploaded written-by-2\n' });
+    // Without the CA trusted, the client refuses the certificate.
+    await expect(viaHttps(undefined)).rejects.toThrow();
+    // Over plain HTTP too, by the custom name.
+    expect(await viaIngress('www.shop.example')).toEqual({ status: 200, body: 'uploaded written-by-2\n' });
+  }, 120_000);
 });
