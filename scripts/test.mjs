@@ -56,6 +56,8 @@ const DEBIAN_PACKAGES = [
   { name: 'podman', probe: 'podman' },
   { name: 'runc', probe: 'runc' },
   { name: 'busybox-static', probe: () => existsSync('/bin/busybox') || existsSync('/usr/bin/busybox') },
+  // Container apps: pebble, a test ACME server, issues custom domains' certificates in the tests.
+  { name: 'pebble', probe: 'pebble' },
   // docs/tour.md reads JSON answers with jq, as users do.
   { name: 'jq', probe: 'jq' },
 ];

@@ -109,7 +109,16 @@ export interface Config {
   /** GPU jobs: an operator's catalogue file in place of the shipped one. */
   gpu: { catalogueFile: string | undefined };
   /** Container apps: the driver, the ingress port and the domain app hosts live under. */
-  apps: { driver: 'simulated' | 'podman'; ingressPort: number; ingressTlsPort: number; domain: string };
+  apps: {
+    driver: 'simulated' | 'podman';
+    ingressPort: number;
+    ingressTlsPort: number;
+    domain: string;
+    /** An ACME directory to get custom domains' certificates from; null: the local CA. */
+    acmeDirectory: string | null;
+    /** PEM file of a CA to trust for the ACME directory's own HTTPS (a private or test ACME server). */
+    acmeCaFile: string | null;
+  };
   /** Transcription: the recogniser, and the server of the openai-compatible one. */
   speech: {
     engine: 'pocketsphinx' | 'openai-compatible';
@@ -271,6 +280,8 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
       ingressPort: value('FJORD_APPS_INGRESS_PORT', asPort) ?? 8088,
       ingressTlsPort: value('FJORD_APPS_INGRESS_TLS_PORT', asPort) ?? 8443,
       domain: value('FJORD_APPS_DOMAIN', asDnsName)?.toLowerCase() ?? 'apps.fjord.test',
+      acmeDirectory: value('FJORD_APPS_ACME_DIRECTORY', asHttpUrl) ?? null,
+      acmeCaFile: value('FJORD_APPS_ACME_CA_FILE', asString) ?? null,
     },
     speech: {
       engine: (value('FJORD_SPEECH_ENGINE', asEnum) ?? 'pocketsphinx') as

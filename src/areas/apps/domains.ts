@@ -6,6 +6,7 @@ import type { DnsLookup } from '../../kernel/net/resolver.js';
 import type { SecretBox } from '../../kernel/secrets.js';
 import type { Store } from '../../kernel/store/store.js';
 import type { DomainVerificationService } from '../domain-verification/service.js';
+import type { AcmeIssuer } from './acme.js';
 import { createLocalCa, issueFromLocalCa, type LocalCaMaterial, RENEW_BEFORE_DAYS } from './certificates.js';
 import { appsErrors } from './errors.js';
 import type { AppsDomainsTable } from './migrations.js';
@@ -32,6 +33,8 @@ export class AppDomains {
     private readonly apps: AppsService,
     private readonly verification: DomainVerificationService,
     private readonly lookup: DnsLookup,
+    /** Set when an ACME directory is configured; else the local CA signs. */
+    readonly acme: AcmeIssuer | null,
   ) {
     this.repo = AppsRepo.of(store);
   }
@@ -164,7 +167,9 @@ export class AppDomains {
 
   private async issue(hostName: string, now: number): Promise<Partial<AppsDomainsTable>> {
     try {
-      const c = await issueFromLocalCa(await this.localCa(), hostName, now);
+      const c = this.acme
+        ? await this.acme.issue(hostName)
+        : await issueFromLocalCa(await this.localCa(), hostName, now);
       return {
         certificate_status: 'issued',
         certificate_error: null,
@@ -217,7 +222,7 @@ export class AppDomains {
       cname_target: target,
       certificate_status: d.certificate_status,
       certificate_error: d.certificate_error,
-      certificate_issuer: 'local-ca',
+      certificate_issuer: this.acme ? 'acme' : 'local-ca',
       certificate_pem: d.certificate_status === 'issued' ? d.cert_pem : null,
       certificate_issued_at: isoOf(d.cert_issued_at === null ? null : Number(d.cert_issued_at)),
       certificate_expires_at: isoOf(d.cert_expires_at === null ? null : Number(d.cert_expires_at)),

@@ -31,6 +31,14 @@ export function appsIngress(
     res.end(`${text}\n`);
   };
   const handle = async (req: IncomingMessage, res: ServerResponse, proto: 'http' | 'https') => {
+    // ACME HTTP-01 challenges of custom domains' certificates are answered here, for any host.
+    const token = /^\/\.well-known\/acme-challenge\/([A-Za-z0-9_-]+)$/.exec(req.url ?? '')?.[1];
+    const answer = token ? domains.acme?.pending.get(token) : undefined;
+    if (answer) {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.end(answer);
+      return;
+    }
     const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
     const suffix = `.${apps.domain}`;
     // An app's own host, or an active custom domain of it.
