@@ -260,4 +260,20 @@ describe.skipIf(skipReason !== null)('container apps with uploads and volumes (p
     // Over plain HTTP too, by the custom name.
     expect(await viaIngress('www.shop.example')).toEqual({ status: 200, body: 'uploaded written-by-2\n' });
   }, 120_000);
+
+  it('reports the requests the ingress served and each instance’s CPU and memory', async () => {
+    const { id, url } = uploadedApp!;
+    for (let i = 0; i < 5; i++) expect((await viaIngress(new URL(url).host)).status).toBe(200);
+    const m = await t.request('GET', `/v1/apps/${id}/metrics?window=3600`, { key: a.pat });
+    expect(m.status).toBe(200);
+    expect(m.body).toMatchObject({ window_seconds: 3600, simulated: false, errors: 0 });
+    expect(m.body.requests).toBeGreaterThanOrEqual(5);
+    expect(m.body.latency_ms.p50).toEqual(expect.any(Number));
+    expect(m.body.latency_ms.p95).toBeGreaterThanOrEqual(m.body.latency_ms.p50);
+    expect(m.body.per_minute.at(-1).requests).toBeGreaterThanOrEqual(5);
+    expect(m.body.instances).toHaveLength(1);
+    expect(m.body.instances[0]).toMatchObject({ revision_number: 3, cpu_percent: expect.any(Number) });
+    expect(m.body.instances[0].memory_bytes).toBeGreaterThan(0);
+    expect((await t.request('GET', `/v1/apps/${id}/metrics?window=10`, { key: a.pat })).status).toBe(422);
+  }, 60_000);
 });

@@ -165,4 +165,20 @@ describe('container app volumes (simulated driver)', () => {
       refusal: { status: 403, code: 'quota_exceeded' },
     });
   });
+
+  it('reports empty metrics for a simulated app, which takes no traffic', async () => {
+    const app = await createApp('quiet');
+    await t.advance(10);
+    const m = await t.request('GET', `/v1/apps/${app}/metrics`, { key: a.pat });
+    expect(m.body).toEqual({
+      window_seconds: 3600,
+      requests: 0,
+      errors: 0,
+      latency_ms: { p50: null, p95: null },
+      per_minute: [],
+      instances: [],
+      simulated: true,
+    });
+    expect((await t.request('GET', `/v1/apps/${app}/metrics`, { key: b.pat })).status).toBe(404);
+  });
 });

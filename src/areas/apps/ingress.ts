@@ -64,7 +64,17 @@ export function appsIngress(
       kernel.log.warn({ err, host }, 'apps ingress: cold start failed');
       return plain(res, 503, 'The app did not start.', { 'retry-after': '5' });
     }
-    res.once('close', () => target.release());
+    const started = performance.now();
+    const appId = routed.spec.appId;
+    res.once('close', () => {
+      target.release();
+      apps.metrics.record(
+        appId,
+        Math.floor(kernel.clock.nowMs() / 60_000),
+        res.statusCode,
+        performance.now() - started,
+      );
+    });
     const upstream = request(
       {
         host: target.host,

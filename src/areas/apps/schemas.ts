@@ -266,3 +266,39 @@ export const CaView = Type.Object({
     description: 'The local CA’s certificate: trust it to reach custom domains over HTTPS',
   }),
 });
+
+export const MetricsQuery = Type.Object(
+  {
+    window: Type.Optional(
+      Type.Integer({ minimum: 60, maximum: 3600, default: 3600, description: 'Seconds back from now' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const Latency = Type.Object({
+  p50: Type.Union([Type.Number(), Type.Null()]),
+  p95: Type.Union([Type.Number(), Type.Null()]),
+});
+export const MetricsView = Type.Object({
+  window_seconds: Type.Integer(),
+  requests: Type.Integer(),
+  errors: Type.Integer({ description: 'Answers with a 5xx status' }),
+  latency_ms: Latency,
+  per_minute: Type.Array(
+    Type.Object({
+      minute: Type.String(),
+      requests: Type.Integer(),
+      errors: Type.Integer(),
+      latency_ms: Latency,
+    }),
+  ),
+  instances: Type.Array(
+    Type.Object({
+      instance: Type.String(),
+      revision_number: Type.Union([Type.Integer(), Type.Null()]),
+      cpu_percent: Type.Union([Type.Number(), Type.Null()]),
+      memory_bytes: Type.Union([Type.Integer(), Type.Null()]),
+    }),
+  ),
+  simulated: Type.Boolean({ description: 'True when no container runs: no traffic or use to measure' }),
+});

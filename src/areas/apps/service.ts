@@ -24,6 +24,7 @@ import {
   settleApp,
   settleRevision,
 } from './lifecycle.js';
+import { AppMetrics, METRICS_MINUTES } from './metrics.js';
 import type { AppsAppsTable, AppsRevisionsTable } from './migrations.js';
 import { AppsRepo } from './repo.js';
 import { revisionSettings, type SettingsInput } from './revision-settings.js';
@@ -65,6 +66,8 @@ const parse = <T>(json: string | null): T | null => (json === null ? null : (JSO
 
 export class AppsService {
   readonly repo: AppsRepo;
+  /** What the ingress measured per app (this process, last hour). */
+  readonly metrics = new AppMetrics();
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
@@ -295,6 +298,39 @@ export class AppsService {
         revision_number: numbers.get(l.revisionId) ?? null,
         stream: l.stream,
         text: l.text,
+      })),
+      simulated: this.driver.simulated,
+    };
+  }
+
+  /**
+   * Requests and latency the ingress measured over the last `windowSeconds` of the clock, per
+   * minute, and each running instance's CPU and memory now.
+   */
+  async metricsOf(customerId: string, idOrName: string, windowSeconds: number) {
+    const now = this.clock.nowMs();
+    const s = await this.load(this.repo, await this.find(this.repo, customerId, idOrName), now);
+    const toMinute = Math.floor(now / 60_000);
+    const minutes = Math.min(METRICS_MINUTES, Math.ceil(windowSeconds / 60));
+    const m = this.metrics.summary(s.app.id, toMinute - minutes, toMinute);
+    const numbers = new Map([s.serving, s.pending].filter((r) => !!r).map((r) => [r!.id, r!.number]));
+    const stats = (await this.driver.stats?.([...numbers.keys()])) ?? [];
+    return {
+      window_seconds: minutes * 60,
+      requests: m.requests,
+      errors: m.errors,
+      latency_ms: m.latency,
+      per_minute: m.perMinute.map((p) => ({
+        minute: isoOf(p.minute * 60_000)!,
+        requests: p.requests,
+        errors: p.errors,
+        latency_ms: { p50: p.p50, p95: p.p95 },
+      })),
+      instances: stats.map((i) => ({
+        instance: i.instance,
+        revision_number: numbers.get(i.revisionId) ?? null,
+        cpu_percent: i.cpuPercent,
+        memory_bytes: i.memoryBytes,
       })),
       simulated: this.driver.simulated,
     };

@@ -32,6 +32,14 @@ export interface RevisionSpec {
   volumes: VolumeMount[];
 }
 
+/** One instance's use, as the runtime measures it. */
+export interface InstanceStats {
+  instance: string;
+  revisionId: string;
+  cpuPercent: number | null;
+  memoryBytes: number | null;
+}
+
 /** A volume of the app and where instances see it. */
 export interface VolumeMount {
   id: string;
@@ -103,6 +111,8 @@ export interface AppsDriver {
    * leave it out; the service then tells what the deploys did.
    */
   logs?(revisionIds: string[], lines: number): Promise<LogLine[]>;
+  /** CPU and memory use of the revisions' running instances now (drivers that run something). */
+  stats?(revisionIds: string[]): Promise<InstanceStats[]>;
   /** Bytes a volume holds now (drivers that store data). */
   volumeUsage?(volumeId: string): Promise<number>;
   /** A gzipped tar of the volume's files (drivers that store data). */

@@ -11,6 +11,7 @@ import {
   type AppsDriver,
   type DeployOutcome,
   type DeployVerdict,
+  type InstanceStats,
   type LogLine,
   type RevisionSpec,
 } from './driver.js';
@@ -169,6 +170,35 @@ export class PodmanAppsDriver implements AppsDriver {
     for (const [rev, list] of this.running) if (list[0]?.appId === appId) this.running.delete(rev);
     const ids = await this.ours(`fjord.app=${appId}`);
     if (ids.length) await this.run(['rm', '-f', '-t', '2', ...ids.map((c) => c.id)]).catch(() => undefined);
+  }
+
+  async stats(revisionIds: string[]): Promise<InstanceStats[]> {
+    const wanted = revisionIds.flatMap((rev) =>
+      (this.running.get(rev) ?? []).map((i) => ({ name: i.name, revisionId: rev })),
+    );
+    if (!wanted.length) return [];
+    const out = await this.run([
+      'stats',
+      '--no-stream',
+      '--format',
+      'json',
+      ...wanted.map((w) => w.name),
+    ]).catch(() => '[]');
+    const rows = JSON.parse(out.trim() || '[]') as {
+      name: string;
+      cpu_percent?: string;
+      mem_usage?: string;
+    }[];
+    return wanted.map((w) => {
+      const row = rows.find((r) => r.name === w.name);
+      const cpu = row?.cpu_percent ? Number.parseFloat(row.cpu_percent) : Number.NaN;
+      return {
+        instance: w.name,
+        revisionId: w.revisionId,
+        cpuPercent: Number.isFinite(cpu) ? cpu : null,
+        memoryBytes: row?.mem_usage ? bytesOf(row.mem_usage.split('/')[0]!.trim()) : null,
+      };
+    });
   }
 
   async volumeUsage(volumeId: string): Promise<number> {
@@ -460,4 +490,14 @@ async function usage(dir: string): Promise<number> {
     else if (e.isFile()) total += (await lstat(path)).size;
   }
   return total;
+}
+
+/** podman's human sizes (`12.5MB`, `980kB`, `1.2GiB`) in bytes; null when unreadable. */
+function bytesOf(text: string): number | null {
+  const m = /^([\d.]+)\s*([kKMGT]?i?B)$/.exec(text);
+  if (!m) return null;
+  const unit = m[2]!.toUpperCase();
+  const base = unit.includes('I') ? 1024 : 1000;
+  const power = { B: 0, K: 1, M: 2, G: 3, T: 4 }[unit[0] as 'B' | 'K' | 'M' | 'G' | 'T'] ?? 0;
+  return Math.round(Number(m[1]) * base ** power);
 }
