@@ -96,6 +96,7 @@ try {
   );
   const c = await t.customer();
   pat = c.pat;
+  pat = c.pat;
   const app = await t.request('POST', '/v1/apps', {
     key: c.pat,
     body: { name: 'bench', image: IMAGE, idle_timeout_seconds: 10 },
@@ -153,8 +154,7 @@ try {
     `cold start (scaled to zero → first byte): median ${pct(colds, 50).toFixed(0)} ms, max ${Math.max(...colds).toFixed(0)} ms — ${(pct(colds, 50) / mean(viaIngress)).toFixed(0)}× a warm request`,
   );
 } finally {
-  if (appId)
-    await t.request('DELETE', `/v1/apps/${appId}`, { key: (await t.customer()).pat }).catch(() => undefined);
+  if (appId) await t.request('DELETE', `/v1/apps/${appId}`, { key: pat }).catch(() => undefined);
   for (const id of execFileSync('podman', [...PODMAN, 'ps', '-aq', '--filter', `label=fjord.app=${appId}`], {
     encoding: 'utf8',
   })
