@@ -118,7 +118,8 @@ describe.skipIf(skipReason !== null)('container apps with uploads and volumes (p
       const ids = containersOf(id);
       if (ids.length) execFileSync('podman', [...PODMAN, 'rm', '-f', '-t', '0', ...ids]);
     }
-    for (const image of images)
+    // Loading the archive brings back the tag it was saved under, too.
+    for (const image of [...images, BUILT])
       try {
         execFileSync('podman', [...PODMAN, 'rmi', '-f', image], { stdio: 'pipe' });
       } catch {}
@@ -149,7 +150,7 @@ describe.skipIf(skipReason !== null)('container apps with uploads and volumes (p
     appIds.push(app.body.id);
     await eventually(async () => {
       const rev = await t.request('GET', `/v1/apps/${app.body.id}/revisions/1`, { key: a.pat });
-      expect(rev.body.status).toBe('ready');
+      expect(rev.body.status, rev.body.status_message).toBe('ready');
     }, 60_000);
     expect(await viaIngress(new URL(app.body.url).host)).toEqual({ status: 200, body: 'uploaded \n' });
     uploadedApp = app.body as { id: string; url: string };
@@ -161,7 +162,7 @@ describe.skipIf(skipReason !== null)('container apps with uploads and volumes (p
     const revisionReady = (n: number) =>
       eventually(async () => {
         const rev = await t.request('GET', `/v1/apps/${id}/revisions/${n}`, { key: a.pat });
-        expect(rev.body.status).toBe('ready');
+        expect(rev.body.status, rev.body.status_message).toBe('ready');
       }, 60_000);
     const v = await t.request('POST', `/v1/apps/${id}/volumes`, {
       key: a.pat,
