@@ -61,6 +61,8 @@ const DEBIAN_PACKAGES = [
   { name: 'openssh-server', probe: () => existsSync('/usr/sbin/sshd') },
   // Live events: the watch and embed pages are driven in Debian's Chromium (playwright-core).
   { name: 'chromium', probe: () => existsSync('/usr/bin/chromium') },
+  // Container apps: pebble, a test ACME server, issues custom domains' certificates in the tests.
+  { name: 'pebble', probe: 'pebble' },
   // docs/tour.md reads JSON answers with jq, as users do.
   { name: 'jq', probe: 'jq' },
 ];

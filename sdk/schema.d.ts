@@ -5769,6 +5769,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/apps/image-uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A presigned URL to PUT an OCI or Docker image archive to; deploy it with image: {upload_id}
+         * @description Accepts a service key for container-apps, or a PAT with `container-apps:write`, or an OIDC token.
+         */
+        post: operations["appsCreateImageUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/image-uploads/{upload_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An image upload: awaiting its archive, uploaded or expired
+         * @description Accepts a service key for container-apps, or a PAT with `container-apps:read`, or an OIDC token.
+         */
+        get: operations["appsGetImageUpload"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an image upload and its archive (refused while a revision uses it)
+         * @description Accepts a service key for container-apps, or a PAT with `container-apps:write`, or an OIDC token.
+         */
+        delete: operations["appsDeleteImageUpload"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/apps": {
         parameters: {
             query?: never;
@@ -5913,6 +5957,186 @@ export interface paths {
          * @description Accepts a service key for container-apps, or a PAT with `container-apps:read`, or an OIDC token.
          */
         get: operations["appsLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/{app_id}/volumes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The app’s volumes
+         * @description Accepts a service key for container-apps, or a PAT with `container-apps:read`, or an OIDC token.
+         */
+        get: operations["appsVolumes"];
+        put?: never;
+        /**
+         * Create a volume mounted into every instance of the app, optionally from a snapshot
+         * @description Accepts a service key for container-apps, or a PAT with `container-apps:write`, or an OIDC token.
+         */
+        post: operations["appsCreateVolume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/{app_id}/volumes/{volume_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A volume, by id or name
+         * @description Accepts a service key for container-apps, or a PAT with `container-apps:read`, or an OIDC token.
+         */
+        get: operations["appsVolume"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a volume, its files and its snapshots (the app must not be running)
+         * @description Accepts a service key for container-apps, or a PAT with `container-apps:write`, or an OIDC token.
+         */
+        delete: operations["appsDeleteVolume"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/{app_id}/volumes/{volume_id}/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The volume’s snapshots, newest first
+         * @description Accepts a service key for container-apps, or a PAT with `container-apps:read`, or an OIDC token.
+         */
+        get: operations["appsVolumeSnapshots"];
+        put?: never;
+        /**
+         * Write a snapshot of the volume’s files into object storage
+         * @description Accepts a service key for container-apps, or a PAT with `container-apps:write`, or an OIDC token.
+         */
+        post: operations["appsSnapshotVolume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/certificate-authority": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The certificate of the local CA that signs custom domains’ certificates
+         * @description No credential needed.
+         */
+        get: operations["appsCertificateAuthority"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/{app_id}/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The app’s custom domains
+         * @description Accepts a service key for container-apps, or a PAT with `container-apps:read`, or an OIDC token.
+         */
+        get: operations["appsDomains"];
+        put?: never;
+        /**
+         * Add a custom domain; it becomes active once proven and pointed at the app
+         * @description Accepts a service key for container-apps, or a PAT with `container-apps:write`, or an OIDC token.
+         */
+        post: operations["appsCreateDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/{app_id}/domains/{domain_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A custom domain, by id or host name
+         * @description Accepts a service key for container-apps, or a PAT with `container-apps:read`, or an OIDC token.
+         */
+        get: operations["appsDomain"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a custom domain; the ingress stops answering for it
+         * @description Accepts a service key for container-apps, or a PAT with `container-apps:write`, or an OIDC token.
+         */
+        delete: operations["appsDeleteDomain"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/{app_id}/domains/{domain_id}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check proof and CNAME now; an active domain gets its certificate
+         * @description Accepts a service key for container-apps, or a PAT with `container-apps:write`, or an OIDC token.
+         */
+        post: operations["appsCheckDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/{app_id}/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Requests and latency per minute through the ingress, and CPU and memory per instance
+         * @description Accepts a service key for container-apps, or a PAT with `container-apps:read`, or an OIDC token.
+         */
+        get: operations["appsMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -46462,6 +46686,361 @@ export interface operations {
             };
         };
     };
+    appsCreateImageUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The archive’s size; the upload URL accepts at most this many bytes */
+                    size_bytes: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @description awaiting_upload, uploaded or expired */
+                        status: string;
+                        /** @description The local reference revisions of this upload run */
+                        image: string;
+                        max_bytes: number;
+                        /** @description Presigned PUT URL; shown once, at creation */
+                        upload_url?: string;
+                        /** @enum {string} */
+                        upload_method?: "PUT";
+                        upload_expires_at: string;
+                        uploaded_at: string | null;
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appsGetImageUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                upload_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @description awaiting_upload, uploaded or expired */
+                        status: string;
+                        /** @description The local reference revisions of this upload run */
+                        image: string;
+                        max_bytes: number;
+                        /** @description Presigned PUT URL; shown once, at creation */
+                        upload_url?: string;
+                        /** @enum {string} */
+                        upload_method?: "PUT";
+                        upload_expires_at: string;
+                        uploaded_at: string | null;
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appsDeleteImageUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                upload_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        deleted: true;
+                        id: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     appsList: {
         parameters: {
             query?: {
@@ -46574,7 +47153,10 @@ export interface operations {
                 "application/json": {
                     name: string;
                     region?: string;
-                    image: string;
+                    image: string | {
+                        /** @description An image upload (POST /v1/apps/image-uploads) */
+                        upload_id: string;
+                    };
                     /** @description Entrypoint; null: the image’s */
                     command?: string[] | null;
                     /** @description Arguments; null: the image’s */
@@ -46985,6 +47567,7 @@ export interface operations {
                             status_message: string;
                             serving: boolean;
                             image: string;
+                            image_upload_id: string | null;
                             command: string[] | null;
                             args: string[] | null;
                             port: number;
@@ -47101,7 +47684,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    image?: string;
+                    image?: string | {
+                        /** @description An image upload (POST /v1/apps/image-uploads) */
+                        upload_id: string;
+                    };
                     /** @description Entrypoint; null: the image’s */
                     command?: string[] | null;
                     /** @description Arguments; null: the image’s */
@@ -47145,6 +47731,7 @@ export interface operations {
                         status_message: string;
                         serving: boolean;
                         image: string;
+                        image_upload_id: string | null;
                         command: string[] | null;
                         args: string[] | null;
                         port: number;
@@ -47301,6 +47888,7 @@ export interface operations {
                         status_message: string;
                         serving: boolean;
                         image: string;
+                        image_upload_id: string | null;
                         command: string[] | null;
                         args: string[] | null;
                         port: number;
@@ -47691,6 +48279,1537 @@ export interface operations {
                             text: string;
                         }[];
                         /** @description True when no container runs and the lines tell what the deploys did */
+                        simulated: boolean;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appsVolumes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The app’s id or name */
+                app_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        volumes: {
+                            id: string;
+                            app_id: string;
+                            name: string;
+                            size_gb: number;
+                            mount_path: string;
+                            /** @description Bytes its files take now; null when no container runtime stores it (simulated) */
+                            used_bytes: number | null;
+                            source_snapshot_id: string | null;
+                            simulated: boolean;
+                            created_at: string;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appsCreateVolume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The app’s id or name */
+                app_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    size_gb: number;
+                    mount_path: string;
+                    /** @description Start from this snapshot’s files */
+                    snapshot_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        app_id: string;
+                        name: string;
+                        size_gb: number;
+                        mount_path: string;
+                        /** @description Bytes its files take now; null when no container runtime stores it (simulated) */
+                        used_bytes: number | null;
+                        source_snapshot_id: string | null;
+                        simulated: boolean;
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appsVolume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The app’s id or name */
+                app_id: string;
+                /** @description The volume’s id or name */
+                volume_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        app_id: string;
+                        name: string;
+                        size_gb: number;
+                        mount_path: string;
+                        /** @description Bytes its files take now; null when no container runtime stores it (simulated) */
+                        used_bytes: number | null;
+                        source_snapshot_id: string | null;
+                        simulated: boolean;
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appsDeleteVolume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The app’s id or name */
+                app_id: string;
+                /** @description The volume’s id or name */
+                volume_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        deleted: true;
+                        id: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appsVolumeSnapshots: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The app’s id or name */
+                app_id: string;
+                /** @description The volume’s id or name */
+                volume_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        snapshots: {
+                            id: string;
+                            volume_id: string;
+                            app_id: string;
+                            /** @description creating, ready or failed */
+                            status: string;
+                            size_bytes: number | null;
+                            error: string | null;
+                            created_at: string;
+                            ready_at: string | null;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appsSnapshotVolume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The app’s id or name */
+                app_id: string;
+                /** @description The volume’s id or name */
+                volume_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        volume_id: string;
+                        app_id: string;
+                        /** @description creating, ready or failed */
+                        status: string;
+                        size_bytes: number | null;
+                        error: string | null;
+                        created_at: string;
+                        ready_at: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appsCertificateAuthority: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The local CA’s certificate: trust it to reach custom domains over HTTPS */
+                        certificate_pem: string;
+                    };
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appsDomains: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The app’s id or name */
+                app_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        domains: {
+                            id: string;
+                            app_id: string;
+                            host_name: string;
+                            /** @description pending or active */
+                            status: string;
+                            status_message: string;
+                            /** @description The host the name’s CNAME must point at */
+                            cname_target: string;
+                            /** @description pending, issued or failed */
+                            certificate_status: string;
+                            certificate_error: string | null;
+                            /** @description local-ca: the CA of GET /v1/apps/certificate-authority */
+                            certificate_issuer: string;
+                            certificate_pem: string | null;
+                            certificate_issued_at: string | null;
+                            certificate_expires_at: string | null;
+                            checked_at: string | null;
+                            created_at: string;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appsCreateDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The app’s id or name */
+                app_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description e.g. www.example.com */
+                    host_name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        app_id: string;
+                        host_name: string;
+                        /** @description pending or active */
+                        status: string;
+                        status_message: string;
+                        /** @description The host the name’s CNAME must point at */
+                        cname_target: string;
+                        /** @description pending, issued or failed */
+                        certificate_status: string;
+                        certificate_error: string | null;
+                        /** @description local-ca: the CA of GET /v1/apps/certificate-authority */
+                        certificate_issuer: string;
+                        certificate_pem: string | null;
+                        certificate_issued_at: string | null;
+                        certificate_expires_at: string | null;
+                        checked_at: string | null;
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appsDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The app’s id or name */
+                app_id: string;
+                /** @description The domain’s id or host name */
+                domain_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        app_id: string;
+                        host_name: string;
+                        /** @description pending or active */
+                        status: string;
+                        status_message: string;
+                        /** @description The host the name’s CNAME must point at */
+                        cname_target: string;
+                        /** @description pending, issued or failed */
+                        certificate_status: string;
+                        certificate_error: string | null;
+                        /** @description local-ca: the CA of GET /v1/apps/certificate-authority */
+                        certificate_issuer: string;
+                        certificate_pem: string | null;
+                        certificate_issued_at: string | null;
+                        certificate_expires_at: string | null;
+                        checked_at: string | null;
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appsDeleteDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The app’s id or name */
+                app_id: string;
+                /** @description The domain’s id or host name */
+                domain_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        deleted: true;
+                        id: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appsCheckDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The app’s id or name */
+                app_id: string;
+                /** @description The domain’s id or host name */
+                domain_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        app_id: string;
+                        host_name: string;
+                        /** @description pending or active */
+                        status: string;
+                        status_message: string;
+                        /** @description The host the name’s CNAME must point at */
+                        cname_target: string;
+                        /** @description pending, issued or failed */
+                        certificate_status: string;
+                        certificate_error: string | null;
+                        /** @description local-ca: the CA of GET /v1/apps/certificate-authority */
+                        certificate_issuer: string;
+                        certificate_pem: string | null;
+                        certificate_issued_at: string | null;
+                        certificate_expires_at: string | null;
+                        checked_at: string | null;
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appsMetrics: {
+        parameters: {
+            query?: {
+                /** @description Seconds back from now */
+                window?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The app’s id or name */
+                app_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        window_seconds: number;
+                        requests: number;
+                        /** @description Answers with a 5xx status */
+                        errors: number;
+                        latency_ms: {
+                            p50: number | null;
+                            p95: number | null;
+                        };
+                        per_minute: {
+                            minute: string;
+                            requests: number;
+                            errors: number;
+                            latency_ms: {
+                                p50: number | null;
+                                p95: number | null;
+                            };
+                        }[];
+                        instances: {
+                            instance: string;
+                            revision_number: number | null;
+                            cpu_percent: number | null;
+                            memory_bytes: number | null;
+                        }[];
+                        /** @description True when no container runs: no traffic or use to measure */
                         simulated: boolean;
                     };
                 };

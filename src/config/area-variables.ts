@@ -71,6 +71,19 @@ export const AREA_VARIABLES = {
     default: '8088',
     doc: 'Port of the container apps HTTP ingress (role `api`, podman driver only), which routes by `Host` header. 0 picks a free port.',
   },
+  FJORD_APPS_INGRESS_TLS_PORT: {
+    kind: 'port',
+    default: '8443',
+    doc: 'Port of the container apps HTTPS ingress (role `api`, podman driver only), which picks the certificate of a custom domain by SNI. 0 picks a free port.',
+  },
+  FJORD_APPS_ACME_DIRECTORY: {
+    kind: 'url',
+    doc: 'ACME directory URL (RFC 8555) that custom domains of container apps get their certificates from, over HTTP-01 challenges the apps ingress answers. Unset: a local CA Fjord creates signs them. See docs/container-apps.md.',
+  },
+  FJORD_APPS_ACME_CA_FILE: {
+    kind: 'string',
+    doc: 'PEM file of a CA to trust for the ACME directory’s own HTTPS (a private or test ACME server such as pebble).',
+  },
   FJORD_APPS_DOMAIN: {
     kind: 'string',
     default: 'apps.fjord.test',

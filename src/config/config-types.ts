@@ -75,7 +75,16 @@ export interface Config {
   /** GPU jobs: an operator's catalogue file in place of the shipped one. */
   gpu: { catalogueFile: string | undefined };
   /** Container apps: the driver, the ingress port and the domain app hosts live under. */
-  apps: { driver: 'simulated' | 'podman'; ingressPort: number; domain: string };
+  apps: {
+    driver: 'simulated' | 'podman';
+    ingressPort: number;
+    ingressTlsPort: number;
+    domain: string;
+    /** An ACME directory to get custom domains' certificates from; null: the local CA. */
+    acmeDirectory: string | null;
+    /** PEM file of a CA to trust for the ACME directory's own HTTPS (a private or test ACME server). */
+    acmeCaFile: string | null;
+  };
   /** Virtual servers: the driver, where Debian roots are cached, and what a stopping Fjord does to them. */
   vps: { driver: 'simulated' | 'namespace'; templateDir: string | undefined; onStop: 'stop' | 'leave' };
   /** Transcription: the recogniser, and the server of the openai-compatible one. */

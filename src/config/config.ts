@@ -153,7 +153,10 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     apps: {
       driver: (value('FJORD_APPS_DRIVER', asEnum) ?? 'simulated') as 'simulated' | 'podman',
       ingressPort: value('FJORD_APPS_INGRESS_PORT', asPort) ?? 8088,
+      ingressTlsPort: value('FJORD_APPS_INGRESS_TLS_PORT', asPort) ?? 8443,
       domain: value('FJORD_APPS_DOMAIN', asDnsName)?.toLowerCase() ?? 'apps.fjord.test',
+      acmeDirectory: value('FJORD_APPS_ACME_DIRECTORY', asHttpUrl) ?? null,
+      acmeCaFile: value('FJORD_APPS_ACME_CA_FILE', asString) ?? null,
     },
     vps: {
       driver: (value('FJORD_VPS_DRIVER', asEnum) ?? 'simulated') as 'simulated' | 'namespace',

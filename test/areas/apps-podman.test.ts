@@ -127,6 +127,7 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
     t = await TestFjord.create({
       FJORD_APPS_DRIVER: 'podman',
       FJORD_APPS_INGRESS_PORT: '0',
+      FJORD_APPS_INGRESS_TLS_PORT: '0',
       FJORD_API_PORT: '0',
       FJORD_RATE_LIMITS: JSON.stringify({ 'container-apps': { points: 10_000, duration: 60 } }),
     });
@@ -226,6 +227,8 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
       revisionId: rev,
       hostLabel: 'adopt',
       image: IMAGE,
+      imageArchive: null,
+      volumes: [],
       command: null,
       args: null,
       port: 8080,
@@ -239,7 +242,11 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
       healthCheck: { path: '/', interval_seconds: 5, timeout_seconds: 2, failure_threshold: 3 },
     });
     appIds.push(`adopt-app-${owner}`);
-    const first = new PodmanAppsDriver(owner, pino({ level: 'silent' }));
+    const first = new PodmanAppsDriver(
+      owner,
+      pino({ level: 'silent' }),
+      join(tmpdir(), 'fjord-adopt-volumes'),
+    );
     await first.ensureRunning(spec(`${owner}-keep`));
     await first.ensureRunning(spec(`${owner}-drop`));
     expect(containersOf(`adopt-app-${owner}`)).toHaveLength(2);
@@ -257,7 +264,11 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
     );
     expect(limits.trim()).toBe(`${256 * 1024 * 1024} 250000000`);
     // A new process (the first one crashed): it keeps what should run and removes the rest.
-    const second = new PodmanAppsDriver(owner, pino({ level: 'silent' }));
+    const second = new PodmanAppsDriver(
+      owner,
+      pino({ level: 'silent' }),
+      join(tmpdir(), 'fjord-adopt-volumes'),
+    );
     expect(await second.adopt(new Set([`${owner}-keep`]))).toEqual({ adopted: 1, removed: 1 });
     expect(second.runningRevisions()).toEqual([`${owner}-keep`]);
     const target = await second.ensureRunning(spec(`${owner}-keep`));
@@ -265,7 +276,11 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
     expect(body).toBe('hello adopted \n');
     expect(containersOf(`adopt-app-${owner}`)).toHaveLength(1);
     // Another install's containers are never touched.
-    const stranger = new PodmanAppsDriver(`${owner}-other`, pino({ level: 'silent' }));
+    const stranger = new PodmanAppsDriver(
+      `${owner}-other`,
+      pino({ level: 'silent' }),
+      join(tmpdir(), 'fjord-adopt-volumes'),
+    );
     expect(await stranger.adopt(new Set())).toEqual({ adopted: 0, removed: 0 });
     await second.destroy(`adopt-app-${owner}`);
     expect(containersOf(`adopt-app-${owner}`)).toHaveLength(0);

@@ -72,4 +72,75 @@ export const appsErrors = {
     new AppError('conflict', 'invalid_state', `Cannot ${action} an app that is ${status}.`, {
       extra: { status, action },
     }),
+  quotaOf: (what: string, max: number) =>
+    new AppError('forbidden', 'quota_exceeded', `This account may have at most ${max} ${what}.`, {
+      extra: { limit: max },
+    }),
+  uploadNotFound: () =>
+    new AppError('not_found', 'image_upload_not_found', 'No such image upload in this account.'),
+  uploadTooLarge: (max: number) =>
+    new AppError('invalid', 'image_too_large', `An image archive may have at most ${max} bytes.`, {
+      ...field('/body/size_bytes', `at most ${max}`),
+      extra: { limit: max },
+    }),
+  notUploaded: (id: string, expired: boolean) =>
+    new AppError(
+      'conflict',
+      'image_not_uploaded',
+      expired
+        ? `Image upload ${id} expired before its archive was uploaded; create another upload.`
+        : `Image upload ${id} has no archive yet: PUT the archive to its upload_url first.`,
+      { extra: { upload_id: id } },
+    ),
+  badArchive: (id: string) =>
+    new AppError(
+      'invalid',
+      'invalid_image_archive',
+      `Image upload ${id} is not a tar archive (docker-archive or oci-archive, as written by podman save or docker save), plain or gzipped.`,
+      field('/body/image/upload_id', 'not an image archive'),
+    ),
+  imageInUse: (id: string, n: number) =>
+    new AppError(
+      'conflict',
+      'image_in_use',
+      `Image upload ${id} is the image of ${n} revision${n === 1 ? '' : 's'}; delete those apps first.`,
+      { extra: { revisions: n } },
+    ),
+  badVolumeName: () =>
+    new AppError(
+      'invalid',
+      'invalid_name',
+      'A volume name has 2-30 characters: a-z, 0-9 and inner hyphens, starting with a letter.',
+      field('/body/name', 'not a volume name'),
+    ),
+  volumeNotFound: () => new AppError('not_found', 'volume_not_found', 'No such volume of this app.'),
+  snapshotNotFound: () => new AppError('not_found', 'snapshot_not_found', 'No such volume snapshot.'),
+  volumeExists: (name: string) =>
+    new AppError('conflict', 'volume_exists', `This app already has a volume named ${name}.`),
+  volumeTooLarge: (max: number) =>
+    new AppError('invalid', 'volume_too_large', `A volume may have at most ${max} GB on this plan.`, {
+      ...field('/body/size_gb', `at most ${max}`),
+      extra: { limit: max },
+    }),
+  badMountPath: (message: string) =>
+    new AppError('invalid', 'invalid_mount_path', message, field('/body/mount_path', message)),
+  snapshotNotReady: (status: string) =>
+    new AppError(
+      'conflict',
+      'snapshot_not_ready',
+      `This snapshot is ${status}; only a ready one can be restored.`,
+      {
+        extra: { status },
+      },
+    ),
+  badHostName: (host: string) =>
+    new AppError(
+      'invalid',
+      'invalid_host_name',
+      `${host} is not a host name you can add: a DNS name like www.example.com, outside the apps domain.`,
+      field('/body/host_name', 'not a custom host name'),
+    ),
+  domainTaken: (host: string) =>
+    new AppError('conflict', 'domain_exists', `${host} is already a custom domain of an app.`),
+  domainNotFound: () => new AppError('not_found', 'domain_not_found', 'No such custom domain of this app.'),
 };

@@ -1,26 +1,38 @@
 import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { createResolver } from '../../kernel/net/resolver.js';
 import { defineArea } from '../wiring.js';
+import { AcmeIssuer } from './acme.js';
+import { AppDomains } from './domains.js';
 import type { AppsDriver } from './drivers/driver.js';
 import { PodmanAppsDriver } from './drivers/podman.js';
 import { SimulatedAppsDriver } from './drivers/simulated.js';
+import { AppImages } from './images.js';
 import { appsIngress } from './ingress.js';
 import { appsMigrations } from './migrations.js';
 import { appsRoutes } from './routes.js';
 import { AppsService } from './service.js';
+import { AppVolumes } from './volumes.js';
 
 export { AppsService } from './service.js';
+
+/** Renews custom domains' certificates before they expire (hourly, on the clock). */
+export const RENEW_JOB = 'apps.certificates.renew';
 
 /** Container apps: apps, immutable revisions and instances on the kernel clock, over a driver. */
 export const appsArea = defineArea({
   name: 'apps',
-  needs: ['regions'],
+  // Uploaded images and volume snapshots live in Fjord's own object storage.
+  needs: ['regions', 'storage', 'domain-verification'],
   migrations: appsMigrations,
-  setup(kernel, { regions }) {
+  async setup(kernel, { regions, storage, 'domain-verification': verification }) {
     const settings = kernel.config.apps;
     // Containers carry this tag, so a start adopts or removes only this install's own.
     const owner = createHash('sha256').update(kernel.config.dataDir).digest('hex').slice(0, 16);
     const driver: AppsDriver =
-      settings.driver === 'podman' ? new PodmanAppsDriver(owner, kernel.log) : new SimulatedAppsDriver();
+      settings.driver === 'podman'
+        ? new PodmanAppsDriver(owner, kernel.log, join(kernel.config.dataDir, 'apps', 'volumes'))
+        : new SimulatedAppsDriver();
     const apps = new AppsService(
       kernel.store,
       kernel.clock,
@@ -30,7 +42,36 @@ export const appsArea = defineArea({
       regions,
       driver,
       settings.domain,
+      new AppImages(
+        kernel.store,
+        kernel.clock,
+        kernel.identity,
+        kernel.limits,
+        storage.internalBucket('app-images'),
+      ),
     );
+    const volumes = new AppVolumes(
+      kernel.store,
+      kernel.clock,
+      kernel.identity,
+      kernel.limits,
+      apps,
+      driver,
+      storage.internalBucket('app-volume-snapshots'),
+    );
+    const domains = new AppDomains(
+      kernel.store,
+      kernel.clock,
+      kernel.identity,
+      kernel.limits,
+      kernel.secrets,
+      apps,
+      verification,
+      createResolver(kernel.config.resolver),
+      settings.acmeDirectory ? new AcmeIssuer(settings.acmeDirectory, settings.acmeCaFile) : null,
+    );
+    kernel.jobs.register(RENEW_JOB, { run: async () => void (await domains.renewDue()) });
+    await kernel.jobs.schedule(RENEW_JOB, RENEW_JOB, 3600);
     kernel.registry.addBackend({
       area: 'apps',
       name: 'containers',
@@ -59,8 +100,10 @@ export const appsArea = defineArea({
     );
     return {
       service: apps,
-      routes: appsRoutes(apps),
-      servers: driver.ensureRunning ? [appsIngress(kernel, apps, settings.ingressPort)] : [],
+      routes: appsRoutes(apps, volumes, domains),
+      servers: driver.ensureRunning
+        ? [appsIngress(kernel, apps, domains, settings.ingressPort, settings.ingressTlsPort)]
+        : [],
     };
   },
 });

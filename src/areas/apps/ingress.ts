@@ -1,6 +1,9 @@
-import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { createSecureContext } from 'node:tls';
 import type { Kernel, RoleServer } from '../../kernel/kernel.js';
+import type { AppDomains } from './domains.js';
 import { AppAtCapacity } from './drivers/driver.js';
 import type { AppsService } from './service.js';
 
@@ -13,7 +16,13 @@ const SWEEP_MS = 1000;
  * request until it is healthy. At start it adopts the containers that should still run and
  * removes the others, then sweeps idle ones on the clock.
  */
-export function appsIngress(kernel: Kernel, apps: AppsService, port: number): RoleServer {
+export function appsIngress(
+  kernel: Kernel,
+  apps: AppsService,
+  domains: AppDomains,
+  port: number,
+  tlsPort: number,
+): RoleServer {
   const driver = apps.driver;
   let timer: NodeJS.Timeout | null = null;
   let sweeping = false;
@@ -21,10 +30,21 @@ export function appsIngress(kernel: Kernel, apps: AppsService, port: number): Ro
     res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers });
     res.end(`${text}\n`);
   };
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse, proto: 'http' | 'https') => {
+    // ACME HTTP-01 challenges of custom domains' certificates are answered here, for any host.
+    const token = /^\/\.well-known\/acme-challenge\/([A-Za-z0-9_-]+)$/.exec(req.url ?? '')?.[1];
+    const answer = token ? domains.acme?.pending.get(token) : undefined;
+    if (answer) {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.end(answer);
+      return;
+    }
     const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
     const suffix = `.${apps.domain}`;
-    const label = host.endsWith(suffix) ? host.slice(0, -suffix.length) : '';
+    // An app's own host, or an active custom domain of it.
+    const label = host.endsWith(suffix)
+      ? host.slice(0, -suffix.length)
+      : ((await domains.labelFor(host)) ?? '');
     if (!label || label.includes('.')) return plain(res, 404, 'No app at this host.');
     const routed = await apps.route(label);
     if ('refused' in routed) {
@@ -44,7 +64,17 @@ export function appsIngress(kernel: Kernel, apps: AppsService, port: number): Ro
       kernel.log.warn({ err, host }, 'apps ingress: cold start failed');
       return plain(res, 503, 'The app did not start.', { 'retry-after': '5' });
     }
-    res.once('close', () => target.release());
+    const started = performance.now();
+    const appId = routed.spec.appId;
+    res.once('close', () => {
+      target.release();
+      apps.metrics.record(
+        appId,
+        Math.floor(kernel.clock.nowMs() / 60_000),
+        res.statusCode,
+        performance.now() - started,
+      );
+    });
     const upstream = request(
       {
         host: target.host,
@@ -54,7 +84,7 @@ export function appsIngress(kernel: Kernel, apps: AppsService, port: number): Ro
         headers: {
           ...req.headers,
           'x-forwarded-host': req.headers.host ?? host,
-          'x-forwarded-proto': 'http',
+          'x-forwarded-proto': proto,
           'x-forwarded-for': req.socket.remoteAddress ?? '',
         },
       },
@@ -69,12 +99,34 @@ export function appsIngress(kernel: Kernel, apps: AppsService, port: number): Ro
     });
     req.pipe(upstream);
   };
-  const server = createServer((req, res) => {
-    handle(req, res).catch((err) => {
+  const serve = (proto: 'http' | 'https') => (req: IncomingMessage, res: ServerResponse) => {
+    handle(req, res, proto).catch((err) => {
       kernel.log.error({ err }, 'apps ingress: request failed');
       if (!res.headersSent) plain(res, 502, 'The app did not answer.');
     });
-  });
+  };
+  const server = createServer(serve('http'));
+  // HTTPS for custom domains: the certificate is picked by SNI from the domain's issued one.
+  const tlsServer = createTlsServer(
+    {
+      SNICallback: (name, cb) => {
+        domains
+          .certificateFor(name.toLowerCase())
+          .then((c) => cb(null, c ? createSecureContext({ cert: c.cert, key: c.key }) : undefined))
+          .catch((err: Error) => cb(err, undefined));
+      },
+    },
+    serve('https'),
+  );
+  const listen = (s: Server, p: number, protocol: string) =>
+    new Promise<void>((resolve, reject) => {
+      s.once('error', reject);
+      s.listen(p, kernel.config.host, () => {
+        const address = s.address() as AddressInfo;
+        kernel.registry.addListener({ role: 'api', protocol, address: `${address.address}:${address.port}` });
+        resolve();
+      });
+    });
   return {
     role: 'api',
     name: 'apps-ingress',
@@ -84,16 +136,8 @@ export function appsIngress(kernel: Kernel, apps: AppsService, port: number): Ro
         kernel.log.warn({ interrupted }, 'apps: deploys interrupted by a restart marked failed');
       const kept = await driver.adopt?.(await apps.wantedRevisions());
       if (kept) kernel.log.info(kept, 'apps: containers of an earlier run adopted or removed');
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, kernel.config.host, () => resolve());
-      });
-      const address = server.address() as AddressInfo;
-      kernel.registry.addListener({
-        role: 'api',
-        protocol: 'http (apps ingress)',
-        address: `${address.address}:${address.port}`,
-      });
+      await listen(server, port, 'http (apps ingress)');
+      await listen(tlsServer, tlsPort, 'https (apps ingress)');
       timer = setInterval(() => {
         if (sweeping) return;
         sweeping = true;
@@ -108,8 +152,10 @@ export function appsIngress(kernel: Kernel, apps: AppsService, port: number): Ro
     },
     async stop() {
       if (timer) clearInterval(timer);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const s of [server, tlsServer]) {
+        s.closeAllConnections();
+        await new Promise<void>((resolve) => s.close(() => resolve()));
+      }
       await driver.close?.();
     },
   };

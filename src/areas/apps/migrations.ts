@@ -59,11 +59,81 @@ export interface AppsRevisionsTable {
   created_at: number;
   ready_at: number | null;
   failed_at: number | null;
+  /** The image upload the revision's image was loaded from; null for a registry reference. */
+  image_upload_id: string | null;
+}
+
+export interface AppsImageUploadsTable {
+  id: string;
+  customer_id: string;
+  /** The most bytes the presigned URL accepts. */
+  max_bytes: number;
+  /** `awaiting_upload` until the archive is found in storage, then `uploaded`. */
+  status: string;
+  expires_at: number;
+  uploaded_at: number | null;
+  created_at: number;
+}
+
+export interface AppsVolumesTable {
+  id: string;
+  customer_id: string;
+  app_id: string;
+  name: string;
+  size_gb: number;
+  mount_path: string;
+  /** The snapshot it was restored from, if any. */
+  source_snapshot_id: string | null;
+  created_at: number;
+}
+
+export interface AppsVolumeSnapshotsTable {
+  id: string;
+  customer_id: string;
+  volume_id: string;
+  app_id: string;
+  /** `creating`, `ready` or `failed`. */
+  status: string;
+  size_bytes: number | null;
+  error: string | null;
+  created_at: number;
+  ready_at: number | null;
+}
+
+export interface AppsDomainsTable {
+  id: string;
+  customer_id: string;
+  app_id: string;
+  host_name: string;
+  /** `pending` until the name is proven and points at the app, then `active`. */
+  status: string;
+  status_message: string;
+  certificate_status: string;
+  certificate_error: string | null;
+  cert_pem: string | null;
+  /** The certificate's private key, sealed with the data key. */
+  key_sealed: string | null;
+  cert_issued_at: number | null;
+  cert_expires_at: number | null;
+  checked_at: number | null;
+  created_at: number;
+}
+
+export interface AppsLocalCaTable {
+  id: string;
+  cert_pem: string;
+  key_sealed: string;
+  created_at: number;
 }
 
 export interface AppsTables {
+  apps_domains: AppsDomainsTable;
+  apps_local_ca: AppsLocalCaTable;
   apps_apps: AppsAppsTable;
   apps_revisions: AppsRevisionsTable;
+  apps_image_uploads: AppsImageUploadsTable;
+  apps_volumes: AppsVolumesTable;
+  apps_volume_snapshots: AppsVolumeSnapshotsTable;
 }
 
 export const appsMigrations: Record<string, Migration> = {
@@ -113,6 +183,73 @@ export const appsMigrations: Record<string, Migration> = {
         .addColumn('ready_at', 'bigint')
         .addColumn('failed_at', 'bigint')
         .addUniqueConstraint('apps_revisions_app_number', ['app_id', 'number'])
+        .execute();
+    },
+  },
+  '2026-11-26-1400-apps-images-volumes': {
+    async up(db: AnyDb) {
+      await db.schema.alterTable('apps_revisions').addColumn('image_upload_id', 'text').execute();
+      await db.schema
+        .createTable('apps_image_uploads')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('customer_id', 'text', (c) => c.notNull().references('customers.id').onDelete('cascade'))
+        .addColumn('max_bytes', 'bigint', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('uploaded_at', 'bigint')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('apps_volumes')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('customer_id', 'text', (c) => c.notNull().references('customers.id').onDelete('cascade'))
+        .addColumn('app_id', 'text', (c) => c.notNull().references('apps_apps.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('size_gb', 'integer', (c) => c.notNull())
+        .addColumn('mount_path', 'text', (c) => c.notNull())
+        .addColumn('source_snapshot_id', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addUniqueConstraint('apps_volumes_app_name', ['app_id', 'name'])
+        .execute();
+      await db.schema
+        .createTable('apps_volume_snapshots')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('customer_id', 'text', (c) => c.notNull().references('customers.id').onDelete('cascade'))
+        .addColumn('volume_id', 'text', (c) => c.notNull())
+        .addColumn('app_id', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('size_bytes', 'bigint')
+        .addColumn('error', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('ready_at', 'bigint')
+        .execute();
+    },
+  },
+  '2026-11-26-1500-apps-domains': {
+    async up(db: AnyDb) {
+      await db.schema
+        .createTable('apps_domains')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('customer_id', 'text', (c) => c.notNull().references('customers.id').onDelete('cascade'))
+        .addColumn('app_id', 'text', (c) => c.notNull().references('apps_apps.id').onDelete('cascade'))
+        .addColumn('host_name', 'text', (c) => c.notNull().unique())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('status_message', 'text', (c) => c.notNull())
+        .addColumn('certificate_status', 'text', (c) => c.notNull())
+        .addColumn('certificate_error', 'text')
+        .addColumn('cert_pem', 'text')
+        .addColumn('key_sealed', 'text')
+        .addColumn('cert_issued_at', 'bigint')
+        .addColumn('cert_expires_at', 'bigint')
+        .addColumn('checked_at', 'bigint')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('apps_local_ca')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('cert_pem', 'text', (c) => c.notNull())
+        .addColumn('key_sealed', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
         .execute();
     },
   },

@@ -1,7 +1,15 @@
 import type { Kysely } from 'kysely';
 import type { Store } from '../../kernel/store/store.js';
 import type { AnyDb } from '../../kernel/store/unit-of-work.js';
-import type { AppsAppsTable, AppsRevisionsTable, AppsTables } from './migrations.js';
+import type {
+  AppsAppsTable,
+  AppsDomainsTable,
+  AppsImageUploadsTable,
+  AppsRevisionsTable,
+  AppsTables,
+  AppsVolumeSnapshotsTable,
+  AppsVolumesTable,
+} from './migrations.js';
 
 export class AppsRepo {
   constructor(readonly db: Kysely<AppsTables>) {}
@@ -64,6 +72,8 @@ export class AppsRepo {
     await this.db.updateTable('apps_apps').set(patch).where('id', '=', id).execute();
   }
   async deleteApp(id: string) {
+    await this.db.deleteFrom('apps_volumes').where('app_id', '=', id).execute();
+    await this.db.deleteFrom('apps_domains').where('app_id', '=', id).execute();
     await this.db.deleteFrom('apps_revisions').where('app_id', '=', id).execute();
     await this.db.deleteFrom('apps_apps').where('id', '=', id).execute();
   }
@@ -110,5 +120,155 @@ export class AppsRepo {
   }
   async deleteRevisions(ids: string[]) {
     if (ids.length) await this.db.deleteFrom('apps_revisions').where('id', 'in', ids).execute();
+  }
+
+  // Image uploads
+  async insertUpload(row: AppsImageUploadsTable) {
+    await this.db.insertInto('apps_image_uploads').values(row).execute();
+  }
+  upload(customerId: string, id: string) {
+    return this.db
+      .selectFrom('apps_image_uploads')
+      .selectAll()
+      .where('customer_id', '=', customerId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+  /** Uploads that count against the quota: uploaded ones, and those whose URL is still open. */
+  async countLiveUploads(customerId: string, now: number): Promise<number> {
+    const r = await this.db
+      .selectFrom('apps_image_uploads')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('customer_id', '=', customerId)
+      .where((eb) => eb.or([eb('status', '=', 'uploaded'), eb('expires_at', '>', now)]))
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+  async updateUpload(id: string, patch: Partial<AppsImageUploadsTable>) {
+    await this.db.updateTable('apps_image_uploads').set(patch).where('id', '=', id).execute();
+  }
+  async deleteUpload(id: string) {
+    await this.db.deleteFrom('apps_image_uploads').where('id', '=', id).execute();
+  }
+  async countRevisionsOfUpload(uploadId: string): Promise<number> {
+    const r = await this.db
+      .selectFrom('apps_revisions')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('image_upload_id', '=', uploadId)
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+
+  // Volumes
+  async insertVolume(row: AppsVolumesTable) {
+    await this.db.insertInto('apps_volumes').values(row).execute();
+  }
+  volumes(appId: string) {
+    return this.db
+      .selectFrom('apps_volumes')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+  }
+  volume(appId: string, idOrName: string) {
+    return this.db
+      .selectFrom('apps_volumes')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .where((eb) => eb.or([eb('id', '=', idOrName), eb('name', '=', idOrName)]))
+      .executeTakeFirst();
+  }
+  async countVolumes(customerId: string): Promise<number> {
+    const r = await this.db
+      .selectFrom('apps_volumes')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('customer_id', '=', customerId)
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+  async deleteVolume(id: string) {
+    await this.db.deleteFrom('apps_volumes').where('id', '=', id).execute();
+  }
+  async insertSnapshot(row: AppsVolumeSnapshotsTable) {
+    await this.db.insertInto('apps_volume_snapshots').values(row).execute();
+  }
+  /** Newest first. */
+  snapshots(volumeId: string) {
+    return this.db
+      .selectFrom('apps_volume_snapshots')
+      .selectAll()
+      .where('volume_id', '=', volumeId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+  }
+  snapshot(customerId: string, id: string) {
+    return this.db
+      .selectFrom('apps_volume_snapshots')
+      .selectAll()
+      .where('customer_id', '=', customerId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+  async updateSnapshot(id: string, patch: Partial<AppsVolumeSnapshotsTable>) {
+    await this.db.updateTable('apps_volume_snapshots').set(patch).where('id', '=', id).execute();
+  }
+  async deleteSnapshots(ids: string[]) {
+    if (ids.length) await this.db.deleteFrom('apps_volume_snapshots').where('id', 'in', ids).execute();
+  }
+
+  // Custom domains
+  async insertDomain(row: AppsDomainsTable) {
+    await this.db.insertInto('apps_domains').values(row).execute();
+  }
+  domains(appId: string) {
+    return this.db
+      .selectFrom('apps_domains')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+  }
+  domain(appId: string, idOrHost: string) {
+    return this.db
+      .selectFrom('apps_domains')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .where((eb) => eb.or([eb('id', '=', idOrHost), eb('host_name', '=', idOrHost)]))
+      .executeTakeFirst();
+  }
+  domainByHost(hostName: string) {
+    return this.db
+      .selectFrom('apps_domains')
+      .selectAll()
+      .where('host_name', '=', hostName)
+      .executeTakeFirst();
+  }
+  /** Issued certificates that expire before `before`. */
+  domainsExpiringBefore(before: number) {
+    return this.db
+      .selectFrom('apps_domains')
+      .selectAll()
+      .where('certificate_status', '=', 'issued')
+      .where('cert_expires_at', '<', before)
+      .execute();
+  }
+  async updateDomain(id: string, patch: Partial<AppsDomainsTable>) {
+    await this.db.updateTable('apps_domains').set(patch).where('id', '=', id).execute();
+  }
+  async deleteDomain(id: string) {
+    await this.db.deleteFrom('apps_domains').where('id', '=', id).execute();
+  }
+  localCa() {
+    return this.db.selectFrom('apps_local_ca').selectAll().where('id', '=', 'local').executeTakeFirst();
+  }
+  async insertLocalCa(certPem: string, keySealed: string, now: number) {
+    await this.db
+      .insertInto('apps_local_ca')
+      .values({ id: 'local', cert_pem: certPem, key_sealed: keySealed, created_at: now })
+      .execute();
   }
 }

@@ -6,6 +6,12 @@ import { appsErrors } from './errors.js';
 import type { AppsRevisionsTable } from './migrations.js';
 import type { RevisionInput } from './service.js';
 
+/** The revision input with its image resolved to a reference (and the upload it came from). */
+export type SettingsInput = Omit<RevisionInput, 'image'> & {
+  image?: string;
+  image_upload_id?: string | null;
+};
+
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MAX_ENV = 100;
 const parse = <T>(json: string | null): T | null => (json === null ? null : (JSON.parse(json) as T));
@@ -14,7 +20,7 @@ const parse = <T>(json: string | null): T | null => (json === null ? null : (JSO
 export function revisionSettings(
   secrets: SecretBox,
   limits: Limits,
-  input: RevisionInput,
+  input: SettingsInput,
   latest: AppsRevisionsTable | undefined,
   tier: string,
 ) {
@@ -53,6 +59,8 @@ export function revisionSettings(
   const healthCheck: HealthCheck = { ...DEFAULTS.health_check, ...prevHc, ...input.health_check };
   return {
     image: pick(input.image, latest?.image, ''),
+    imageUploadId:
+      input.image !== undefined ? (input.image_upload_id ?? null) : (latest?.image_upload_id ?? null),
     command: pick(input.command, latest ? parse<string[]>(latest.command) : undefined, null),
     args: pick(input.args, latest ? parse<string[]>(latest.args) : undefined, null),
     port: pick(input.port, latest?.port, DEFAULTS.port),

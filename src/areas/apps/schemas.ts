@@ -48,7 +48,19 @@ const revisionFields = {
   idle_timeout_seconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 86_400 })),
   health_check: Type.Optional(HealthCheckBody),
 };
-const Image = Type.String({ minLength: 1, maxLength: 500, pattern: '^\\S+$' });
+const Image = Type.Union([
+  Type.String({ minLength: 1, maxLength: 500, pattern: '^\\S+$', description: 'A registry reference' }),
+  Type.Object(
+    {
+      upload_id: Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'An image upload (POST /v1/apps/image-uploads)',
+      }),
+    },
+    { additionalProperties: false },
+  ),
+]);
 
 export const CreateBody = Type.Object(
   {
@@ -102,6 +114,7 @@ export const RevisionView = Type.Object({
   status_message: Type.String(),
   serving: Type.Boolean(),
   image: Type.String(),
+  image_upload_id: Nullable(Type.String()),
   command: Type.Union([Type.Array(Type.String()), Type.Null()]),
   args: Type.Union([Type.Array(Type.String()), Type.Null()]),
   port: Type.Integer(),
@@ -158,4 +171,134 @@ export const PlanList = Type.Object({
       memory_mb: Type.Integer(),
     }),
   ),
+});
+
+export const UploadParams = Type.Object({ upload_id: Type.String({ minLength: 1, maxLength: 64 }) });
+export const CreateUploadBody = Type.Object(
+  {
+    size_bytes: Type.Integer({
+      minimum: 1,
+      description: 'The archive’s size; the upload URL accepts at most this many bytes',
+    }),
+  },
+  { additionalProperties: false },
+);
+export const UploadView = Type.Object({
+  id: Type.String(),
+  status: Type.String({ description: 'awaiting_upload, uploaded or expired' }),
+  image: Type.String({ description: 'The local reference revisions of this upload run' }),
+  max_bytes: Type.Integer(),
+  upload_url: Type.Optional(Type.String({ description: 'Presigned PUT URL; shown once, at creation' })),
+  upload_method: Type.Optional(Type.Literal('PUT')),
+  upload_expires_at: Type.String(),
+  uploaded_at: Nullable(Type.String()),
+  created_at: Type.String(),
+});
+
+export const VolumeParams = Type.Object({
+  app_id: Type.String({ minLength: 1, maxLength: 64, description: 'The app’s id or name' }),
+  volume_id: Type.String({ minLength: 1, maxLength: 64, description: 'The volume’s id or name' }),
+});
+export const CreateVolumeBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 64 }),
+    size_gb: Type.Integer({ minimum: 1, maximum: 100_000 }),
+    mount_path: Type.String({ minLength: 1, maxLength: 256 }),
+    snapshot_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'Start from this snapshot’s files' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export const VolumeView = Type.Object({
+  id: Type.String(),
+  app_id: Type.String(),
+  name: Type.String(),
+  size_gb: Type.Integer(),
+  mount_path: Type.String(),
+  used_bytes: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'Bytes its files take now; null when no container runtime stores it (simulated)',
+  }),
+  source_snapshot_id: Nullable(Type.String()),
+  simulated: Type.Boolean(),
+  created_at: Type.String(),
+});
+export const VolumeList = Type.Object({ volumes: Type.Array(VolumeView), total: Type.Integer() });
+export const SnapshotView = Type.Object({
+  id: Type.String(),
+  volume_id: Type.String(),
+  app_id: Type.String(),
+  status: Type.String({ description: 'creating, ready or failed' }),
+  size_bytes: Type.Union([Type.Integer(), Type.Null()]),
+  error: Nullable(Type.String()),
+  created_at: Type.String(),
+  ready_at: Nullable(Type.String()),
+});
+export const SnapshotList = Type.Object({ snapshots: Type.Array(SnapshotView), total: Type.Integer() });
+
+export const DomainParams = Type.Object({
+  app_id: Type.String({ minLength: 1, maxLength: 64, description: 'The app’s id or name' }),
+  domain_id: Type.String({ minLength: 1, maxLength: 260, description: 'The domain’s id or host name' }),
+});
+export const CreateDomainBody = Type.Object(
+  { host_name: Type.String({ minLength: 1, maxLength: 260, description: 'e.g. www.example.com' }) },
+  { additionalProperties: false },
+);
+export const DomainView = Type.Object({
+  id: Type.String(),
+  app_id: Type.String(),
+  host_name: Type.String(),
+  status: Type.String({ description: 'pending or active' }),
+  status_message: Type.String(),
+  cname_target: Type.String({ description: 'The host the name’s CNAME must point at' }),
+  certificate_status: Type.String({ description: 'pending, issued or failed' }),
+  certificate_error: Nullable(Type.String()),
+  certificate_issuer: Type.String({ description: 'local-ca: the CA of GET /v1/apps/certificate-authority' }),
+  certificate_pem: Nullable(Type.String({ description: 'The issued certificate chain (public), PEM' })),
+  certificate_issued_at: Nullable(Type.String()),
+  certificate_expires_at: Nullable(Type.String()),
+  checked_at: Nullable(Type.String()),
+  created_at: Type.String(),
+});
+export const DomainList = Type.Object({ domains: Type.Array(DomainView), total: Type.Integer() });
+export const CaView = Type.Object({
+  certificate_pem: Type.String({
+    description: 'The local CA’s certificate: trust it to reach custom domains over HTTPS',
+  }),
+});
+
+export const MetricsQuery = Type.Object(
+  {
+    window: Type.Optional(
+      Type.Integer({ minimum: 60, maximum: 3600, default: 3600, description: 'Seconds back from now' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const Latency = Type.Object({
+  p50: Type.Union([Type.Number(), Type.Null()]),
+  p95: Type.Union([Type.Number(), Type.Null()]),
+});
+export const MetricsView = Type.Object({
+  window_seconds: Type.Integer(),
+  requests: Type.Integer(),
+  errors: Type.Integer({ description: 'Answers with a 5xx status' }),
+  latency_ms: Latency,
+  per_minute: Type.Array(
+    Type.Object({
+      minute: Type.String(),
+      requests: Type.Integer(),
+      errors: Type.Integer(),
+      latency_ms: Latency,
+    }),
+  ),
+  instances: Type.Array(
+    Type.Object({
+      instance: Type.String(),
+      revision_number: Type.Union([Type.Integer(), Type.Null()]),
+      cpu_percent: Type.Union([Type.Number(), Type.Null()]),
+      memory_bytes: Type.Union([Type.Integer(), Type.Null()]),
+    }),
+  ),
+  simulated: Type.Boolean({ description: 'True when no container runs: no traffic or use to measure' }),
 });

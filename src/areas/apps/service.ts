@@ -6,8 +6,16 @@ import type { SecretBox } from '../../kernel/secrets.js';
 import type { Store } from '../../kernel/store/store.js';
 import type { RegionsService } from '../regions/service.js';
 import { APP_PLANS, appPlanOf, REGION_SERVICE } from './catalogue.js';
-import type { AppsDriver, DeployVerdict, HealthCheck, LogLine, RevisionSpec } from './drivers/driver.js';
+import type {
+  AppsDriver,
+  DeployVerdict,
+  HealthCheck,
+  LogLine,
+  RevisionSpec,
+  VolumeMount,
+} from './drivers/driver.js';
 import { appsErrors } from './errors.js';
+import type { AppImages } from './images.js';
 import {
   type AppStatus,
   appStatus,
@@ -16,15 +24,19 @@ import {
   settleApp,
   settleRevision,
 } from './lifecycle.js';
+import { AppMetrics, METRICS_MINUTES } from './metrics.js';
 import type { AppsAppsTable, AppsRevisionsTable } from './migrations.js';
 import { AppsRepo } from './repo.js';
-import { revisionSettings } from './revision-settings.js';
+import { revisionSettings, type SettingsInput } from './revision-settings.js';
 
 const NAME = /^[a-z](?:[a-z0-9-]{0,28}[a-z0-9])$/;
+/** Names that are routes of their own under /v1/apps. */
+const RESERVED = new Set(['plans', 'image-uploads', 'certificate-authority']);
 
 /** The settings of a revision; on a deploy, every one left out is copied from the latest revision. */
 export interface RevisionInput {
-  image?: string;
+  /** A registry reference, or an uploaded archive: `{upload_id}`. */
+  image?: string | { upload_id: string };
   command?: string[] | null;
   args?: string[] | null;
   port?: number;
@@ -40,7 +52,7 @@ export interface RevisionInput {
 export interface CreateApp extends RevisionInput {
   name: string;
   region?: string;
-  image: string;
+  image: string | { upload_id: string };
 }
 
 interface Loaded {
@@ -54,6 +66,8 @@ const parse = <T>(json: string | null): T | null => (json === null ? null : (JSO
 
 export class AppsService {
   readonly repo: AppsRepo;
+  /** What the ingress measured per app (this process, last hour). */
+  readonly metrics = new AppMetrics();
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
@@ -64,6 +78,7 @@ export class AppsService {
     readonly driver: AppsDriver,
     /** The domain app hosts are named under. */
     readonly domain: string,
+    readonly images: AppImages,
   ) {
     this.repo = AppsRepo.of(store);
   }
@@ -74,11 +89,17 @@ export class AppsService {
 
   async create(customerId: string, input: CreateApp) {
     const name = input.name.trim().toLowerCase();
-    if (!NAME.test(name)) throw appsErrors.badName();
+    if (!NAME.test(name) || RESERVED.has(name)) throw appsErrors.badName();
     const region = this.regionOf(input.region);
     const customer = await this.identity.getCustomer(customerId);
     const tier = customer?.plan ?? 'free';
-    const settings = revisionSettings(this.secrets, this.limits, input, undefined, tier);
+    const settings = revisionSettings(
+      this.secrets,
+      this.limits,
+      await this.resolveImage(customerId, input),
+      undefined,
+      tier,
+    );
     const maxApps = this.limits.of('apps.apps', tier);
     const appId = newId();
     const revisionId = newId();
@@ -128,8 +149,10 @@ export class AppsService {
 
   async remove(customerId: string, idOrName: string) {
     const id = await this.locked(customerId, idOrName, async (repo, s) => {
+      const volumes = await repo.volumes(s.app.id);
       await this.driver.destroy(s.app.id);
       await repo.deleteApp(s.app.id);
+      for (const v of volumes) await this.driver.removeVolume?.(v.id);
       return s.app.id;
     });
     return { deleted: true as const, id };
@@ -139,8 +162,9 @@ export class AppsService {
   async deploy(customerId: string, idOrName: string, input: RevisionInput) {
     const tier = (await this.identity.getCustomer(customerId))?.plan ?? 'free';
     const keep = this.limits.of('apps.revisions_per_app', tier) ?? Number.MAX_SAFE_INTEGER;
+    const resolved = await this.resolveImage(customerId, input);
     const [revisionId, launch] = await this.locked(customerId, idOrName, async (repo, s, now) => {
-      const settings = revisionSettings(this.secrets, this.limits, input, s.latest, tier);
+      const settings = revisionSettings(this.secrets, this.limits, resolved, s.latest, tier);
       if (s.app.pending_revision_id) throw appsErrors.deployInProgress(s.pending?.number ?? 0);
       const id = newId();
       const launch = await this.startDeploy(repo, s.app, id, (s.latest?.number ?? 0) + 1, settings, now);
@@ -279,6 +303,46 @@ export class AppsService {
     };
   }
 
+  /**
+   * Requests and latency the ingress measured over the last `windowSeconds` of the clock, per
+   * minute, and each running instance's CPU and memory now.
+   */
+  async metricsOf(customerId: string, idOrName: string, windowSeconds: number) {
+    const now = this.clock.nowMs();
+    const s = await this.load(this.repo, await this.find(this.repo, customerId, idOrName), now);
+    const toMinute = Math.floor(now / 60_000);
+    const minutes = Math.min(METRICS_MINUTES, Math.ceil(windowSeconds / 60));
+    const m = this.metrics.summary(s.app.id, toMinute - minutes, toMinute);
+    const numbers = new Map([s.serving, s.pending].filter((r) => !!r).map((r) => [r!.id, r!.number]));
+    const stats = (await this.driver.stats?.([...numbers.keys()])) ?? [];
+    return {
+      window_seconds: minutes * 60,
+      requests: m.requests,
+      errors: m.errors,
+      latency_ms: m.latency,
+      per_minute: m.perMinute.map((p) => ({
+        minute: isoOf(p.minute * 60_000)!,
+        requests: p.requests,
+        errors: p.errors,
+        latency_ms: { p50: p.p50, p95: p.p95 },
+      })),
+      instances: stats.map((i) => ({
+        instance: i.instance,
+        revision_number: numbers.get(i.revisionId) ?? null,
+        cpu_percent: i.cpuPercent,
+        memory_bytes: i.memoryBytes,
+      })),
+      simulated: this.driver.simulated,
+    };
+  }
+
+  /** The app's id and status as of now (volumes refuse some changes while instances run). */
+  async statusOfApp(customerId: string, idOrName: string) {
+    const now = this.clock.nowMs();
+    const s = await this.load(this.repo, await this.find(this.repo, customerId, idOrName), now);
+    return { id: s.app.id, status: this.statusOf(s, now) };
+  }
+
   /** Entries for the account's services list. */
   async serviceEntries(customerId: string) {
     const now = this.clock.nowMs();
@@ -289,6 +353,15 @@ export class AppsService {
   }
 
   // ----- internals -----
+
+  /** An uploaded image becomes its local reference; the upload must hold an archive. */
+  private async resolveImage(customerId: string, input: RevisionInput): Promise<SettingsInput> {
+    const { image, ...rest } = input;
+    if (image === undefined) return rest;
+    if (typeof image === 'string') return { ...rest, image, image_upload_id: null };
+    const up = await this.images.resolve(customerId, image.upload_id);
+    return { ...rest, image: up.image, image_upload_id: up.uploadId };
+  }
 
   private regionOf(requested: string | undefined): string {
     if (requested !== undefined) {
@@ -314,6 +387,7 @@ export class AppsService {
       revisionId: id,
       hostLabel: app.host_label,
       image: s.image,
+      imageArchive: s.imageUploadId ? this.images.archive(s.imageUploadId) : null,
       command: s.command,
       args: s.args,
       port: s.port,
@@ -327,6 +401,7 @@ export class AppsService {
       maxInstances: s.max,
       idleTimeoutSeconds: s.idle,
       healthCheck: s.healthCheck,
+      volumes: await this.volumesOf(repo, app.id),
     };
     const outcome = await this.driver.deploy(spec);
     const timed = 'pending' in outcome ? null : outcome;
@@ -355,6 +430,7 @@ export class AppsService {
       created_at: now,
       ready_at: null,
       failed_at: null,
+      image_upload_id: s.imageUploadId,
     });
     // Started once the revision is stored (the caller's unit of work has committed).
     return () => {
@@ -410,7 +486,7 @@ export class AppsService {
     // One write a second at most per app: the idle timer needs no finer grain.
     if (running ? now - (s.app.last_request_at ?? 0) >= 1000 : true)
       await this.repo.updateApp(s.app.id, { last_request_at: now, ...(running ? {} : { woke_at: now }) });
-    return { spec: this.specOf(s.app, s.serving) };
+    return { spec: this.specOf(s.app, s.serving, await this.volumesOf(this.repo, s.app.id)) };
   }
 
   /**
@@ -452,12 +528,18 @@ export class AppsService {
     for (const rev of running) if (!wanted.has(rev)) await this.driver.retire('', rev);
   }
 
-  private specOf(app: AppsAppsTable, r: AppsRevisionsTable): RevisionSpec {
+  /** The app's volumes, as every instance started from now on mounts them. */
+  private async volumesOf(repo: AppsRepo, appId: string): Promise<VolumeMount[]> {
+    return (await repo.volumes(appId)).map((v) => ({ id: v.id, mountPath: v.mount_path }));
+  }
+
+  private specOf(app: AppsAppsTable, r: AppsRevisionsTable, volumes: VolumeMount[]): RevisionSpec {
     return {
       appId: app.id,
       revisionId: r.id,
       hostLabel: app.host_label,
       image: r.image,
+      imageArchive: r.image_upload_id ? this.images.archive(r.image_upload_id) : null,
       command: parse<string[]>(r.command),
       args: parse<string[]>(r.args),
       port: r.port,
@@ -471,6 +553,7 @@ export class AppsService {
       maxInstances: r.max_instances,
       idleTimeoutSeconds: r.idle_timeout_seconds,
       healthCheck: parse<HealthCheck>(r.health_check)!,
+      volumes,
     };
   }
 
@@ -626,6 +709,7 @@ export class AppsService {
       status_message: this.note(message),
       serving,
       image: r.image,
+      image_upload_id: r.image_upload_id,
       command: parse<string[]>(r.command),
       args: parse<string[]>(r.args),
       port: r.port,

@@ -92,6 +92,22 @@ export const DEFAULT_LIMITS = {
     doc: 'Revisions kept per container app; older ones that do not serve are deleted (ours)',
     value: 100,
   },
+  'apps.image_uploads': {
+    doc: 'Container image uploads kept per customer; unused ones that expired do not count (ours)',
+    value: perPlan(10, 50, 200, null),
+  },
+  'apps.image_upload_bytes': {
+    doc: 'Size of one uploaded container image archive (ours)',
+    unit: 'bytes',
+    value: perPlan(GB, 2 * GB, 5 * GB, 10 * GB),
+  },
+  'apps.volumes': { doc: 'Container app volumes per customer (ours)', value: perPlan(2, 10, 50, null) },
+  'apps.volume_gb': {
+    doc: 'Size in GB of one container app volume (ours)',
+    value: perPlan(1, 10, 100, 500),
+  },
+  'apps.domains_per_app': { doc: 'Custom domains per container app (ours)', value: perPlan(2, 5, 20, 50) },
+  'apps.snapshots_per_volume': { doc: 'Snapshots kept per container app volume (ours)', value: 5 },
   // GPU jobs
   'gpu.concurrent_jobs_per_key': { doc: 'GPU jobs queued or processing per API key', value: 10 },
   // Speech transcription

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { AppPlan } from '../catalogue.js';
 
 export interface HealthCheck {
@@ -14,6 +15,8 @@ export interface RevisionSpec {
   /** The first label of the app's host name, which the ingress routes by. */
   hostLabel: string;
   image: string;
+  /** For an uploaded image: its archive, which the runtime loads when the image is not in its store. */
+  imageArchive: (() => Promise<Readable>) | null;
   command: string[] | null;
   args: string[] | null;
   port: number;
@@ -25,6 +28,22 @@ export interface RevisionSpec {
   maxInstances: number;
   idleTimeoutSeconds: number;
   healthCheck: HealthCheck;
+  /** The app's volumes, mounted into every instance. */
+  volumes: VolumeMount[];
+}
+
+/** One instance's use, as the runtime measures it. */
+export interface InstanceStats {
+  instance: string;
+  revisionId: string;
+  cpuPercent: number | null;
+  memoryBytes: number | null;
+}
+
+/** A volume of the app and where instances see it. */
+export interface VolumeMount {
+  id: string;
+  mountPath: string;
 }
 
 /**
@@ -92,6 +111,16 @@ export interface AppsDriver {
    * leave it out; the service then tells what the deploys did.
    */
   logs?(revisionIds: string[], lines: number): Promise<LogLine[]>;
+  /** CPU and memory use of the revisions' running instances now (drivers that run something). */
+  stats?(revisionIds: string[]): Promise<InstanceStats[]>;
+  /** Bytes a volume holds now (drivers that store data). */
+  volumeUsage?(volumeId: string): Promise<number>;
+  /** A gzipped tar of the volume's files (drivers that store data). */
+  snapshotVolume?(volumeId: string): Promise<Readable>;
+  /** Fills a new volume from a gzipped tar written by `snapshotVolume`. */
+  restoreVolume?(volumeId: string, archive: Readable): Promise<void>;
+  /** Deletes a volume's data. */
+  removeVolume?(volumeId: string): Promise<void>;
   /** Stops a revision's instances (it no longer serves). */
   retire(appId: string, revisionId: string): Promise<void>;
   /** Stops everything of the app and frees what it holds. */

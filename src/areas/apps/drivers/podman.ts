@@ -1,13 +1,17 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { lstat, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
 import {
   AppAtCapacity,
   type AppsDriver,
   type DeployOutcome,
   type DeployVerdict,
+  type InstanceStats,
   type LogLine,
   type RevisionSpec,
 } from './driver.js';
@@ -50,6 +54,8 @@ export class PodmanAppsDriver implements AppsDriver {
   constructor(
     private readonly owner: string,
     private readonly log: Logger,
+    /** Where volumes keep their files: one directory per volume, bind-mounted into instances. */
+    private readonly volumesDir: string,
     private readonly podman = 'podman',
   ) {}
 
@@ -166,6 +172,80 @@ export class PodmanAppsDriver implements AppsDriver {
     if (ids.length) await this.run(['rm', '-f', '-t', '2', ...ids.map((c) => c.id)]).catch(() => undefined);
   }
 
+  async stats(revisionIds: string[]): Promise<InstanceStats[]> {
+    const wanted = revisionIds.flatMap((rev) =>
+      (this.running.get(rev) ?? []).map((i) => ({ name: i.name, revisionId: rev })),
+    );
+    if (!wanted.length) return [];
+    const out = await this.run([
+      'stats',
+      '--no-stream',
+      '--format',
+      'json',
+      ...wanted.map((w) => w.name),
+    ]).catch(() => '[]');
+    const rows = JSON.parse(out.trim() || '[]') as {
+      name: string;
+      cpu_percent?: string;
+      mem_usage?: string;
+    }[];
+    return wanted.map((w) => {
+      const row = rows.find((r) => r.name === w.name);
+      const cpu = row?.cpu_percent ? Number.parseFloat(row.cpu_percent) : Number.NaN;
+      return {
+        instance: w.name,
+        revisionId: w.revisionId,
+        cpuPercent: Number.isFinite(cpu) ? cpu : null,
+        memoryBytes: row?.mem_usage ? bytesOf(row.mem_usage.split('/')[0]!.trim()) : null,
+      };
+    });
+  }
+
+  async volumeUsage(volumeId: string): Promise<number> {
+    return usage(this.volumeDir(volumeId));
+  }
+
+  async snapshotVolume(volumeId: string): Promise<Readable> {
+    const dir = this.volumeDir(volumeId);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const tar = spawn('tar', ['-C', dir, '-czf', '-', '.'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    tar.stderr.on('data', (c) => {
+      stderr += String(c);
+    });
+    // A tar that fails ends the stream with its error, so the stored object is never a partial one.
+    tar.on('close', (code) => {
+      if (code !== 0) tar.stdout.destroy(new Error(`tar exited with ${code}: ${stderr.trim()}`));
+    });
+    return tar.stdout;
+  }
+
+  async restoreVolume(volumeId: string, archive: Readable): Promise<void> {
+    const dir = this.volumeDir(volumeId);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const tar = spawn('tar', ['-C', dir, '-xzf', '-'], { stdio: ['pipe', 'ignore', 'pipe'] });
+    let stderr = '';
+    tar.stderr.on('data', (c) => {
+      stderr += String(c);
+    });
+    const done = new Promise<void>((resolve, reject) =>
+      tar.on('close', (code) =>
+        code === 0 ? resolve() : reject(new Error(`tar exited with ${code}: ${stderr.trim()}`)),
+      ),
+    );
+    await pipeline(archive, tar.stdin);
+    await done;
+  }
+
+  async removeVolume(volumeId: string): Promise<void> {
+    await rm(this.volumeDir(volumeId), { recursive: true, force: true });
+  }
+
+  private volumeDir(volumeId: string): string {
+    if (!/^[0-9a-f-]{36}$/.test(volumeId)) throw new Error(`not a volume id: ${volumeId}`);
+    return join(this.volumesDir, volumeId);
+  }
+
   async adopt(keep: ReadonlySet<string>) {
     let adopted = 0;
     let removed = 0;
@@ -210,11 +290,19 @@ export class PodmanAppsDriver implements AppsDriver {
         () => false,
       ))
     ) {
-      await this.run(['pull', '--quiet', spec.image], 300_000).catch((err: Error) => {
-        throw new Error(`The image ${spec.image} could not be pulled: ${lastLine(err.message)}`);
-      });
+      if (spec.imageArchive) await this.load(spec.image, spec.imageArchive);
+      else
+        await this.run(['pull', '--quiet', spec.image], 300_000).catch((err: Error) => {
+          throw new Error(`The image ${spec.image} could not be pulled: ${lastLine(err.message)}`);
+        });
     }
     await this.run(['rm', '-f', '-t', '0', name]).catch(() => undefined);
+    const mounts: string[] = [];
+    for (const v of spec.volumes) {
+      const dir = this.volumeDir(v.id);
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      mounts.push('-v', `${dir}:${v.mountPath}`);
+    }
     // Variables go through a file readable by root only, so secrets never appear in a command line.
     const dir = await mkdtemp(join(tmpdir(), 'fjord-app-'));
     const envFile = join(dir, 'env');
@@ -251,6 +339,7 @@ export class PodmanAppsDriver implements AppsDriver {
         `127.0.0.1::${spec.port}`,
         '--env-file',
         envFile,
+        ...mounts,
         ...(spec.command ? ['--entrypoint', JSON.stringify(spec.command)] : []),
         spec.image,
         ...(spec.args ?? []),
@@ -277,6 +366,26 @@ export class PodmanAppsDriver implements AppsDriver {
     } catch (err) {
       await this.run(['rm', '-f', '-t', '0', name]).catch(() => undefined);
       throw err;
+    }
+  }
+
+  /**
+   * Loads an uploaded archive (`podman load` reads docker-archive and oci-archive, plain or
+   * gzipped) and tags what it held with the upload's reference, so later starts find it locally.
+   */
+  private async load(image: string, archive: () => Promise<Readable>): Promise<void> {
+    const dir = await mkdtemp(join(tmpdir(), 'fjord-image-'));
+    try {
+      const file = join(dir, 'image.tar');
+      await pipeline(await archive(), createWriteStream(file));
+      const out = await this.run(['load', '-i', file], 300_000).catch((err: Error) => {
+        throw new Error(`The uploaded image archive could not be loaded: ${lastLine(err.message)}`);
+      });
+      const loaded = /Loaded image(?:\(s\))?:\s*(\S+)/.exec(out)?.[1]?.split(',')[0];
+      if (!loaded) throw new Error('The uploaded image archive holds no image.');
+      if (loaded !== image) await this.run(['tag', loaded, image]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   }
 
@@ -370,3 +479,25 @@ export class PodmanAppsDriver implements AppsDriver {
 }
 
 const lastLine = (text: string) => text.trim().split('\n').pop() ?? text;
+
+/** Bytes of the regular files under `dir` (0 when it does not exist). */
+async function usage(dir: string): Promise<number> {
+  let total = 0;
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) total += await usage(path);
+    else if (e.isFile()) total += (await lstat(path)).size;
+  }
+  return total;
+}
+
+/** podman's human sizes (`12.5MB`, `980kB`, `1.2GiB`) in bytes; null when unreadable. */
+function bytesOf(text: string): number | null {
+  const m = /^([\d.]+)\s*([kKMGT]?i?B)$/.exec(text);
+  if (!m) return null;
+  const unit = m[2]!.toUpperCase();
+  const base = unit.includes('I') ? 1024 : 1000;
+  const power = { B: 0, K: 1, M: 2, G: 3, T: 4 }[unit[0] as 'B' | 'K' | 'M' | 'G' | 'T'] ?? 0;
+  return Math.round(Number(m[1]) * base ** power);
+}

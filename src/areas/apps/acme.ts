@@ -1,0 +1,56 @@
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Agent } from 'node:https';
+import * as acme from 'acme-client';
+import type { IssuedCertificate } from './certificates.js';
+
+/**
+ * Certificates from an ACME directory (RFC 8555) through `acme-client`, with HTTP-01 challenges:
+ * the apps ingress answers `/.well-known/acme-challenge/<token>` from `pending` while an order
+ * is validated. The account key lives in this process (a new account per start).
+ */
+export class AcmeIssuer {
+  /** Key authorizations by token, for the ingress to answer challenges. */
+  readonly pending = new Map<string, string>();
+  private client: acme.Client | null = null;
+
+  constructor(
+    readonly directoryUrl: string,
+    caFile: string | null,
+  ) {
+    // acme-client talks through its own axios: trust a private directory's CA there.
+    if (caFile) acme.axios.defaults.httpsAgent = new Agent({ ca: readFileSync(caFile, 'utf8') });
+  }
+
+  async issue(hostName: string): Promise<IssuedCertificate> {
+    this.client ??= new acme.Client({
+      directoryUrl: this.directoryUrl,
+      accountKey: await acme.crypto.createPrivateEcdsaKey(),
+    });
+    const [key, csr] = await acme.crypto.createCsr(
+      { commonName: hostName, altNames: [hostName] },
+      await acme.crypto.createPrivateEcdsaKey(),
+    );
+    const certPem = await this.client.auto({
+      csr,
+      termsOfServiceAgreed: true,
+      challengePriority: ['http-01'],
+      // acme-client's own pre-check fetches the challenge through the system resolver, which need
+      // not see the name as the ACME server does; the server's validation is what counts.
+      skipChallengeVerification: true,
+      challengeCreateFn: async (_authz, challenge, keyAuthorization) => {
+        this.pending.set(challenge.token, keyAuthorization);
+      },
+      challengeRemoveFn: async (_authz, challenge) => {
+        this.pending.delete(challenge.token);
+      },
+    });
+    const leaf = new X509Certificate(certPem);
+    return {
+      certPem,
+      keyPem: key.toString(),
+      notBefore: Date.parse(leaf.validFrom),
+      notAfter: Date.parse(leaf.validTo),
+    };
+  }
+}
