@@ -34627,7 +34627,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "text/html; charset=utf-8": string;
                 };
             };
             /** @description A path parameter is longer than the router accepts (100 characters) */
@@ -34694,7 +34694,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "text/html; charset=utf-8": string;
                 };
             };
             /** @description Not found (also for other customers’ resources) */
@@ -34703,7 +34703,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "text/html; charset=utf-8": string;
                 };
             };
             /** @description A path parameter is longer than the router accepts (100 characters) */

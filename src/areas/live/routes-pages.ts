@@ -158,6 +158,7 @@ export function pageRoutes(live: LiveService, baseUrl: () => string) {
       produces: 'text/html; charset=utf-8',
       response: { 200: Type.String({ description: 'An HTML page' }) },
       errors: [404],
+      errorsProduce: 'text/html; charset=utf-8',
       handler: async ({ params, reply }) => {
         const row = await load(params.slug);
         if (!row)
@@ -185,6 +186,7 @@ export function pageRoutes(live: LiveService, baseUrl: () => string) {
       produces: 'text/html; charset=utf-8',
       response: { 200: Type.String({ description: 'An HTML page' }) },
       errors: [403, 404],
+      errorsProduce: 'text/html; charset=utf-8',
       handler: async ({ params, reply }) => {
         const row = await load(params.slug);
         if (!row)
