@@ -314,7 +314,7 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
     const id = c.body.id as string;
     appIds.push(id);
     // What a new process finds: the revision deploying, with no driver left to report on it.
-    expect(await apps.failInterruptedDeploys()).toBe(1);
+    expect(await apps.runtime.failInterruptedDeploys()).toBe(1);
     const rev = await t.request('GET', `/v1/apps/${id}/revisions/1`, { key: a.pat });
     expect(rev.body).toMatchObject({ status: 'failed' });
     expect(rev.body.status_message).toContain('restarted');

@@ -46,7 +46,7 @@ export function appsIngress(
       ? host.slice(0, -suffix.length)
       : ((await domains.labelFor(host)) ?? '');
     if (!label || label.includes('.')) return plain(res, 404, 'No app at this host.');
-    const routed = await apps.route(label);
+    const routed = await apps.runtime.route(label);
     if ('refused' in routed) {
       if (routed.refused === 'not_found') return plain(res, 404, 'No app at this host.');
       if (routed.refused === 'suspended')
@@ -131,17 +131,17 @@ export function appsIngress(
     role: 'api',
     name: 'apps-ingress',
     async start() {
-      const interrupted = await apps.failInterruptedDeploys();
+      const interrupted = await apps.runtime.failInterruptedDeploys();
       if (interrupted)
         kernel.log.warn({ interrupted }, 'apps: deploys interrupted by a restart marked failed');
-      const kept = await driver.adopt?.(await apps.wantedRevisions());
+      const kept = await driver.adopt?.(await apps.runtime.wantedRevisions());
       if (kept) kernel.log.info(kept, 'apps: containers of an earlier run adopted or removed');
       await listen(server, port, 'http (apps ingress)');
       await listen(tlsServer, tlsPort, 'https (apps ingress)');
       timer = setInterval(() => {
         if (sweeping) return;
         sweeping = true;
-        apps
+        apps.runtime
           .sweep()
           .catch((err) => kernel.log.warn({ err }, 'apps: sweep failed'))
           .finally(() => {

@@ -1,21 +1,23 @@
-import { type CustomerAccess, publicAccess } from '../../kernel/auth/principal.js';
+/**
+ * The routes of apps and their revisions, instances, logs and metrics; and every container-apps
+ * route in one list. Images, volumes and domains have routes files of their own, spliced in here
+ * so the routes keep their order (the order of the paths in the OpenAPI document).
+ */
+import { publicAccess } from '../../kernel/auth/principal.js';
 import { pageOf } from '../../kernel/http/pagination.js';
 import { defineRoute } from '../../kernel/http/route.js';
 import type { AppDomains } from './domains.js';
+import { BUCKET, read, TAG, write } from './routes-common.js';
+import { domainRoutes } from './routes-domains.js';
+import { imageRoutes } from './routes-images.js';
+import { volumeRoutes } from './routes-volumes.js';
 import {
   AppList,
   AppParams,
   AppView,
-  CaView,
   CreateBody,
-  CreateDomainBody,
-  CreateUploadBody,
-  CreateVolumeBody,
   Deleted,
   DeployBody,
-  DomainList,
-  DomainParams,
-  DomainView,
   InstanceList,
   ListQuery,
   LogList,
@@ -27,28 +29,9 @@ import {
   RevisionParams,
   RevisionView,
   RollbackBody,
-  SnapshotList,
-  SnapshotView,
-  UploadParams,
-  UploadView,
-  VolumeList,
-  VolumeParams,
-  VolumeView,
 } from './schemas.js';
 import type { AppsService } from './service.js';
 import type { AppVolumes } from './volumes.js';
-
-const TAG = 'Container apps';
-const BUCKET = ['container-apps'];
-const access = (scope: string): CustomerAccess => ({
-  kind: 'customer',
-  services: ['container-apps'],
-  scopes: [scope],
-  oidc: true,
-  bearer: true,
-});
-const read = access('container-apps:read');
-const write = access('container-apps:write');
 
 export function appsRoutes(apps: AppsService, volumes: AppVolumes, domains: AppDomains) {
   const action = (name: 'suspend' | 'resume' | 'wake', summary: string) =>
@@ -76,46 +59,7 @@ export function appsRoutes(apps: AppsService, volumes: AppVolumes, domains: AppD
       response: { 200: PlanList },
       handler: async () => apps.plans(),
     }),
-    defineRoute({
-      method: 'POST',
-      url: '/v1/apps/image-uploads',
-      operationId: 'appsCreateImageUpload',
-      tag: TAG,
-      summary: 'A presigned URL to PUT an OCI or Docker image archive to; deploy it with image: {upload_id}',
-      access: write,
-      rateLimit: BUCKET,
-      body: CreateUploadBody,
-      response: { 201: UploadView },
-      errors: [403],
-      handler: async ({ principal, body }) => apps.images.createUpload(principal.customerId, body.size_bytes),
-    }),
-    defineRoute({
-      method: 'GET',
-      url: '/v1/apps/image-uploads/:upload_id',
-      operationId: 'appsGetImageUpload',
-      tag: TAG,
-      summary: 'An image upload: awaiting its archive, uploaded or expired',
-      access: read,
-      rateLimit: BUCKET,
-      params: UploadParams,
-      response: { 200: UploadView },
-      errors: [404],
-      handler: async ({ principal, params }) => apps.images.getUpload(principal.customerId, params.upload_id),
-    }),
-    defineRoute({
-      method: 'DELETE',
-      url: '/v1/apps/image-uploads/:upload_id',
-      operationId: 'appsDeleteImageUpload',
-      tag: TAG,
-      summary: 'Delete an image upload and its archive (refused while a revision uses it)',
-      access: write,
-      rateLimit: BUCKET,
-      params: UploadParams,
-      response: { 200: Deleted },
-      errors: [404, 409],
-      handler: async ({ principal, params }) =>
-        apps.images.deleteUpload(principal.customerId, params.upload_id),
-    }),
+    ...imageRoutes(apps.images),
     defineRoute({
       method: 'POST',
       url: '/v1/apps',
@@ -251,170 +195,8 @@ export function appsRoutes(apps: AppsService, volumes: AppVolumes, domains: AppD
       handler: async ({ principal, params, query }) =>
         apps.logs(principal.customerId, params.app_id, query.lines ?? 100),
     }),
-    defineRoute({
-      method: 'POST',
-      url: '/v1/apps/:app_id/volumes',
-      operationId: 'appsCreateVolume',
-      tag: TAG,
-      summary: 'Create a volume mounted into every instance of the app, optionally from a snapshot',
-      access: write,
-      rateLimit: BUCKET,
-      params: AppParams,
-      body: CreateVolumeBody,
-      response: { 201: VolumeView },
-      errors: [403, 404, 409],
-      handler: async ({ principal, params, body }) =>
-        volumes.create(principal.customerId, params.app_id, body),
-    }),
-    defineRoute({
-      method: 'GET',
-      url: '/v1/apps/:app_id/volumes',
-      operationId: 'appsVolumes',
-      tag: TAG,
-      summary: 'The app’s volumes',
-      access: read,
-      rateLimit: BUCKET,
-      params: AppParams,
-      response: { 200: VolumeList },
-      errors: [404],
-      handler: async ({ principal, params }) => volumes.list(principal.customerId, params.app_id),
-    }),
-    defineRoute({
-      method: 'GET',
-      url: '/v1/apps/:app_id/volumes/:volume_id',
-      operationId: 'appsVolume',
-      tag: TAG,
-      summary: 'A volume, by id or name',
-      access: read,
-      rateLimit: BUCKET,
-      params: VolumeParams,
-      response: { 200: VolumeView },
-      errors: [404],
-      handler: async ({ principal, params }) =>
-        volumes.get(principal.customerId, params.app_id, params.volume_id),
-    }),
-    defineRoute({
-      method: 'DELETE',
-      url: '/v1/apps/:app_id/volumes/:volume_id',
-      operationId: 'appsDeleteVolume',
-      tag: TAG,
-      summary: 'Delete a volume, its files and its snapshots (the app must not be running)',
-      access: write,
-      rateLimit: BUCKET,
-      params: VolumeParams,
-      response: { 200: Deleted },
-      errors: [404, 409],
-      handler: async ({ principal, params }) =>
-        volumes.remove(principal.customerId, params.app_id, params.volume_id),
-    }),
-    defineRoute({
-      method: 'POST',
-      url: '/v1/apps/:app_id/volumes/:volume_id/snapshots',
-      operationId: 'appsSnapshotVolume',
-      tag: TAG,
-      summary: 'Write a snapshot of the volume’s files into object storage',
-      access: write,
-      rateLimit: BUCKET,
-      params: VolumeParams,
-      response: { 201: SnapshotView },
-      errors: [404],
-      handler: async ({ principal, params }) =>
-        volumes.snapshot(principal.customerId, params.app_id, params.volume_id),
-    }),
-    defineRoute({
-      method: 'GET',
-      url: '/v1/apps/:app_id/volumes/:volume_id/snapshots',
-      operationId: 'appsVolumeSnapshots',
-      tag: TAG,
-      summary: 'The volume’s snapshots, newest first',
-      access: read,
-      rateLimit: BUCKET,
-      params: VolumeParams,
-      response: { 200: SnapshotList },
-      errors: [404],
-      handler: async ({ principal, params }) =>
-        volumes.snapshots(principal.customerId, params.app_id, params.volume_id),
-    }),
-    defineRoute({
-      method: 'GET',
-      url: '/v1/apps/certificate-authority',
-      operationId: 'appsCertificateAuthority',
-      tag: TAG,
-      summary: 'The certificate of the local CA that signs custom domains’ certificates',
-      access: publicAccess,
-      response: { 200: CaView },
-      handler: async () => ({ certificate_pem: await domains.caCertificate() }),
-    }),
-    defineRoute({
-      method: 'POST',
-      url: '/v1/apps/:app_id/domains',
-      operationId: 'appsCreateDomain',
-      tag: TAG,
-      summary: 'Add a custom domain; it becomes active once proven and pointed at the app',
-      access: write,
-      rateLimit: BUCKET,
-      params: AppParams,
-      body: CreateDomainBody,
-      response: { 201: DomainView },
-      errors: [403, 404, 409],
-      handler: async ({ principal, params, body }) =>
-        domains.create(principal.customerId, params.app_id, body.host_name),
-    }),
-    defineRoute({
-      method: 'GET',
-      url: '/v1/apps/:app_id/domains',
-      operationId: 'appsDomains',
-      tag: TAG,
-      summary: 'The app’s custom domains',
-      access: read,
-      rateLimit: BUCKET,
-      params: AppParams,
-      response: { 200: DomainList },
-      errors: [404],
-      handler: async ({ principal, params }) => domains.list(principal.customerId, params.app_id),
-    }),
-    defineRoute({
-      method: 'GET',
-      url: '/v1/apps/:app_id/domains/:domain_id',
-      operationId: 'appsDomain',
-      tag: TAG,
-      summary: 'A custom domain, by id or host name',
-      access: read,
-      rateLimit: BUCKET,
-      params: DomainParams,
-      response: { 200: DomainView },
-      errors: [404],
-      handler: async ({ principal, params }) =>
-        domains.get(principal.customerId, params.app_id, params.domain_id),
-    }),
-    defineRoute({
-      method: 'DELETE',
-      url: '/v1/apps/:app_id/domains/:domain_id',
-      operationId: 'appsDeleteDomain',
-      tag: TAG,
-      summary: 'Remove a custom domain; the ingress stops answering for it',
-      access: write,
-      rateLimit: BUCKET,
-      params: DomainParams,
-      response: { 200: Deleted },
-      errors: [404],
-      handler: async ({ principal, params }) =>
-        domains.remove(principal.customerId, params.app_id, params.domain_id),
-    }),
-    defineRoute({
-      method: 'POST',
-      url: '/v1/apps/:app_id/domains/:domain_id/check',
-      operationId: 'appsCheckDomain',
-      tag: TAG,
-      summary: 'Check proof and CNAME now; an active domain gets its certificate',
-      access: write,
-      rateLimit: BUCKET,
-      params: DomainParams,
-      response: { 200: DomainView },
-      errors: [404],
-      handler: async ({ principal, params }) =>
-        domains.check(principal.customerId, params.app_id, params.domain_id),
-    }),
+    ...volumeRoutes(volumes),
+    ...domainRoutes(domains),
     defineRoute({
       method: 'GET',
       url: '/v1/apps/:app_id/metrics',

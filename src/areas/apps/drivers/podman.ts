@@ -1,5 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { lstat, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,13 +14,10 @@ import {
   type LogLine,
   type RevisionSpec,
 } from './driver.js';
+import { lastLine, PodmanCli, ULIMITS } from './podman-cli.js';
+import { ensureImage } from './podman-images.js';
+import { podmanLogs, podmanStats } from './podman-stats.js';
 
-/**
- * Flags podman needs on hosts like ours: crun fails there, root lacks CAP_SYS_RESOURCE (rlimits
- * must be given explicitly) and cgroups are hybrid v1, so the systemd cgroup manager is out.
- */
-const GLOBAL = ['--runtime', 'runc', '--cgroup-manager', 'cgroupfs', '--events-backend', 'file'];
-const ULIMITS = ['--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096'];
 const PROBE_EVERY_MS = 200;
 
 interface Running {
@@ -50,14 +46,17 @@ export class PodmanAppsDriver implements AppsDriver {
   /** Instances by revision; the first is `fjord-app-<revision>`, extras `fjord-app-<revision>-<n>`. */
   private readonly running = new Map<string, Running[]>();
   private readonly starting = new Map<string, Promise<Running>>();
+  private readonly cli: PodmanCli;
 
   constructor(
     private readonly owner: string,
     private readonly log: Logger,
     /** Where volumes keep their files: one directory per volume, bind-mounted into instances. */
     private readonly volumesDir: string,
-    private readonly podman = 'podman',
-  ) {}
+    podman = 'podman',
+  ) {
+    this.cli = new PodmanCli(podman, owner);
+  }
 
   async deploy(): Promise<DeployOutcome> {
     return { pending: true };
@@ -123,82 +122,30 @@ export class PodmanAppsDriver implements AppsDriver {
         rev,
         list.filter((i) => !idle.includes(i)),
       );
-      await this.run(['rm', '-f', '-t', '2', ...idle.map((i) => i.name)]).catch(() => undefined);
+      await this.cli.run(['rm', '-f', '-t', '2', ...idle.map((i) => i.name)]).catch(() => undefined);
     }
   }
 
   async logs(revisionIds: string[], lines: number): Promise<LogLine[]> {
-    const out: LogLine[] = [];
-    for (const rev of revisionIds) {
-      for (const instance of this.running.get(rev) ?? []) {
-        const both = await this.runBoth([
-          'logs',
-          '--timestamps',
-          '--tail',
-          String(lines),
-          instance.name,
-        ]).catch(() => null);
-        if (!both) continue;
-        for (const [stream, text] of [
-          ['stdout', both.stdout],
-          ['stderr', both.stderr],
-        ] as const) {
-          for (const line of text.split('\n')) {
-            if (!line) continue;
-            const space = line.indexOf(' ');
-            const time = Date.parse(line.slice(0, space));
-            out.push({
-              time: Number.isNaN(time) ? 0 : time,
-              revisionId: rev,
-              stream,
-              text: Number.isNaN(time) ? line : line.slice(space + 1),
-            });
-          }
-        }
-      }
-    }
-    return out.sort((x, y) => x.time - y.time).slice(-lines);
+    return podmanLogs(this.cli, this.running, revisionIds, lines);
   }
 
   async retire(_appId: string, revisionId: string): Promise<void> {
     this.running.delete(revisionId);
-    const ids = await this.ours(`fjord.revision=${revisionId}`);
-    if (ids.length) await this.run(['rm', '-f', '-t', '2', ...ids.map((c) => c.id)]).catch(() => undefined);
+    const ids = await this.cli.ours(`fjord.revision=${revisionId}`);
+    if (ids.length)
+      await this.cli.run(['rm', '-f', '-t', '2', ...ids.map((c) => c.id)]).catch(() => undefined);
   }
 
   async destroy(appId: string): Promise<void> {
     for (const [rev, list] of this.running) if (list[0]?.appId === appId) this.running.delete(rev);
-    const ids = await this.ours(`fjord.app=${appId}`);
-    if (ids.length) await this.run(['rm', '-f', '-t', '2', ...ids.map((c) => c.id)]).catch(() => undefined);
+    const ids = await this.cli.ours(`fjord.app=${appId}`);
+    if (ids.length)
+      await this.cli.run(['rm', '-f', '-t', '2', ...ids.map((c) => c.id)]).catch(() => undefined);
   }
 
   async stats(revisionIds: string[]): Promise<InstanceStats[]> {
-    const wanted = revisionIds.flatMap((rev) =>
-      (this.running.get(rev) ?? []).map((i) => ({ name: i.name, revisionId: rev })),
-    );
-    if (!wanted.length) return [];
-    const out = await this.run([
-      'stats',
-      '--no-stream',
-      '--format',
-      'json',
-      ...wanted.map((w) => w.name),
-    ]).catch(() => '[]');
-    const rows = JSON.parse(out.trim() || '[]') as {
-      name: string;
-      cpu_percent?: string;
-      mem_usage?: string;
-    }[];
-    return wanted.map((w) => {
-      const row = rows.find((r) => r.name === w.name);
-      const cpu = row?.cpu_percent ? Number.parseFloat(row.cpu_percent) : Number.NaN;
-      return {
-        instance: w.name,
-        revisionId: w.revisionId,
-        cpuPercent: Number.isFinite(cpu) ? cpu : null,
-        memoryBytes: row?.mem_usage ? bytesOf(row.mem_usage.split('/')[0]!.trim()) : null,
-      };
-    });
+    return podmanStats(this.cli, this.running, revisionIds);
   }
 
   async volumeUsage(volumeId: string): Promise<number> {
@@ -249,10 +196,10 @@ export class PodmanAppsDriver implements AppsDriver {
   async adopt(keep: ReadonlySet<string>) {
     let adopted = 0;
     let removed = 0;
-    for (const c of await this.ours()) {
+    for (const c of await this.cli.ours()) {
       const rev = c.labels['fjord.revision'] ?? '';
       const port =
-        c.running && keep.has(rev) ? await this.hostPort(c.id, Number(c.labels['fjord.port'])) : null;
+        c.running && keep.has(rev) ? await this.cli.hostPort(c.id, Number(c.labels['fjord.port'])) : null;
       if (port !== null) {
         const list = this.running.get(rev) ?? [];
         list.push({
@@ -266,7 +213,7 @@ export class PodmanAppsDriver implements AppsDriver {
         this.running.set(rev, list);
         adopted++;
       } else {
-        await this.run(['rm', '-f', '-t', '2', c.id]).catch(() => undefined);
+        await this.cli.run(['rm', '-f', '-t', '2', c.id]).catch(() => undefined);
         removed++;
       }
     }
@@ -284,19 +231,8 @@ export class PodmanAppsDriver implements AppsDriver {
   }
 
   private async startContainer(spec: RevisionSpec, name: string): Promise<Running> {
-    if (
-      !(await this.run(['image', 'exists', spec.image]).then(
-        () => true,
-        () => false,
-      ))
-    ) {
-      if (spec.imageArchive) await this.load(spec.image, spec.imageArchive);
-      else
-        await this.run(['pull', '--quiet', spec.image], 300_000).catch((err: Error) => {
-          throw new Error(`The image ${spec.image} could not be pulled: ${lastLine(err.message)}`);
-        });
-    }
-    await this.run(['rm', '-f', '-t', '0', name]).catch(() => undefined);
+    await ensureImage(this.cli, spec);
+    await this.cli.run(['rm', '-f', '-t', '0', name]).catch(() => undefined);
     const mounts: string[] = [];
     for (const v of spec.volumes) {
       const dir = this.volumeDir(v.id);
@@ -315,7 +251,7 @@ export class PodmanAppsDriver implements AppsDriver {
       { mode: 0o600 },
     );
     try {
-      await this.run([
+      await this.cli.run([
         'run',
         '-d',
         '--name',
@@ -350,7 +286,7 @@ export class PodmanAppsDriver implements AppsDriver {
       await rm(dir, { recursive: true, force: true });
     }
     try {
-      const port = await this.hostPort(name, spec.port);
+      const port = await this.cli.hostPort(name, spec.port);
       if (port === null) throw new Error(`The container publishes no port ${spec.port}.`);
       await this.healthy(name, port, spec);
       const r: Running = {
@@ -364,28 +300,8 @@ export class PodmanAppsDriver implements AppsDriver {
       this.running.set(spec.revisionId, [...(this.running.get(spec.revisionId) ?? []), r]);
       return r;
     } catch (err) {
-      await this.run(['rm', '-f', '-t', '0', name]).catch(() => undefined);
+      await this.cli.run(['rm', '-f', '-t', '0', name]).catch(() => undefined);
       throw err;
-    }
-  }
-
-  /**
-   * Loads an uploaded archive (`podman load` reads docker-archive and oci-archive, plain or
-   * gzipped) and tags what it held with the upload's reference, so later starts find it locally.
-   */
-  private async load(image: string, archive: () => Promise<Readable>): Promise<void> {
-    const dir = await mkdtemp(join(tmpdir(), 'fjord-image-'));
-    try {
-      const file = join(dir, 'image.tar');
-      await pipeline(await archive(), createWriteStream(file));
-      const out = await this.run(['load', '-i', file], 300_000).catch((err: Error) => {
-        throw new Error(`The uploaded image archive could not be loaded: ${lastLine(err.message)}`);
-      });
-      const loaded = /Loaded image(?:\(s\))?:\s*(\S+)/.exec(out)?.[1]?.split(',')[0];
-      if (!loaded) throw new Error('The uploaded image archive holds no image.');
-      if (loaded !== image) await this.run(['tag', loaded, image]);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
     }
   }
 
@@ -406,11 +322,11 @@ export class PodmanAppsDriver implements AppsDriver {
       } catch (err) {
         last = (err as Error).message;
       }
-      const state = await this.run(['inspect', '-f', '{{.State.Running}} {{.State.ExitCode}}', name]).catch(
-        () => 'false -1',
-      );
+      const state = await this.cli
+        .run(['inspect', '-f', '{{.State.Running}} {{.State.ExitCode}}', name])
+        .catch(() => 'false -1');
       if (state.startsWith('false')) {
-        const logs = await this.run(['logs', '--tail', '5', name]).catch(() => '');
+        const logs = await this.cli.run(['logs', '--tail', '5', name]).catch(() => '');
         throw new Error(
           `The container exited with code ${state.split(' ')[1]?.trim()} before passing its health check.${
             logs.trim() ? ` Last output: ${logs.trim().slice(-500)}` : ''
@@ -424,61 +340,7 @@ export class PodmanAppsDriver implements AppsDriver {
       await new Promise((r) => setTimeout(r, PROBE_EVERY_MS));
     }
   }
-
-  private async hostPort(container: string, port: number): Promise<number | null> {
-    const out = await this.run(['port', container, `${port}/tcp`]).catch(() => '');
-    const m = /:(\d+)\s*$/m.exec(out.trim());
-    return m ? Number(m[1]) : null;
-  }
-
-  private async ours(filter?: string) {
-    const args = ['ps', '-a', '--format', 'json', '--filter', `label=fjord.owner=${this.owner}`];
-    if (filter) args.push('--filter', `label=${filter}`);
-    const out = await this.run(args).catch(() => '[]');
-    const list = JSON.parse(out.trim() || '[]') as {
-      Id: string;
-      Names: string[] | null;
-      State: string;
-      Labels: Record<string, string> | null;
-    }[];
-    return list.map((c) => ({
-      id: c.Id,
-      name: c.Names?.[0] ?? c.Id,
-      running: c.State === 'running',
-      labels: c.Labels ?? {},
-    }));
-  }
-
-  private runBoth(args: string[]): Promise<{ stdout: string; stderr: string }> {
-    return new Promise((resolve, reject) => {
-      execFile(
-        this.podman,
-        [...GLOBAL, ...args],
-        { timeout: 30_000, maxBuffer: 16 * 1024 * 1024 },
-        (err, stdout, stderr) => {
-          if (err) reject(err);
-          else resolve({ stdout: String(stdout), stderr: String(stderr) });
-        },
-      );
-    });
-  }
-
-  private run(args: string[], timeout = 60_000): Promise<string> {
-    return new Promise((resolve, reject) => {
-      execFile(
-        this.podman,
-        [...GLOBAL, ...args],
-        { timeout, maxBuffer: 16 * 1024 * 1024 },
-        (err, stdout, stderr) => {
-          if (err) reject(new Error(`podman ${args[0]}: ${String(stderr).trim() || err.message}`));
-          else resolve(String(stdout));
-        },
-      );
-    });
-  }
 }
-
-const lastLine = (text: string) => text.trim().split('\n').pop() ?? text;
 
 /** Bytes of the regular files under `dir` (0 when it does not exist). */
 async function usage(dir: string): Promise<number> {
@@ -490,14 +352,4 @@ async function usage(dir: string): Promise<number> {
     else if (e.isFile()) total += (await lstat(path)).size;
   }
   return total;
-}
-
-/** podman's human sizes (`12.5MB`, `980kB`, `1.2GiB`) in bytes; null when unreadable. */
-function bytesOf(text: string): number | null {
-  const m = /^([\d.]+)\s*([kKMGT]?i?B)$/.exec(text);
-  if (!m) return null;
-  const unit = m[2]!.toUpperCase();
-  const base = unit.includes('I') ? 1024 : 1000;
-  const power = { B: 0, K: 1, M: 2, G: 3, T: 4 }[unit[0] as 'B' | 'K' | 'M' | 'G' | 'T'] ?? 0;
-  return Math.round(Number(m[1]) * base ** power);
 }
