@@ -5828,7 +5828,9 @@ export interface paths {
         put?: never;
         /**
          * Create an app and deploy its first revision
-         * @description Accepts a service key for container-apps, or a PAT with `container-apps:write`, or an OIDC token.
+         * @description 404 when `image.upload_id` names no image upload of the customer.
+         *
+         *     Accepts a service key for container-apps, or a PAT with `container-apps:write`, or an OIDC token.
          */
         post: operations["appsCreate"];
         delete?: never;
@@ -47239,6 +47241,15 @@ export interface operations {
             };
             /** @description Valid credential without the needed service or scope */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

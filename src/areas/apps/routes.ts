@@ -66,11 +66,12 @@ export function appsRoutes(apps: AppsService, volumes: AppVolumes, domains: AppD
       operationId: 'appsCreate',
       tag: TAG,
       summary: 'Create an app and deploy its first revision',
+      description: '404 when `image.upload_id` names no image upload of the customer.',
       access: write,
       rateLimit: BUCKET,
       body: CreateBody,
       response: { 201: AppView },
-      errors: [403, 409],
+      errors: [403, 404, 409],
       handler: async ({ principal, body }) => apps.create(principal.customerId, body),
     }),
     defineRoute({
