@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+import { selfSigned } from '../helpers/https-receiver.js';
 import { TinyDns } from '../helpers/tiny-dns.js';
 
 /**
@@ -47,29 +48,10 @@ describe.skipIf(skipReason !== null)('container app certificates over ACME (pebb
   let managementPort = 0;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'fjord-apps-acme-'));
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
-        '-nodes',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-        '-days',
-        '2',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      ],
-      { stdio: 'pipe' },
-    );
+    // pebble's own HTTPS certificate, which Fjord is told to trust (FJORD_APPS_ACME_CA_FILE).
+    const pebbleTls = selfSigned('localhost', 'DNS:localhost,IP:127.0.0.1');
+    writeFileSync(join(dir, 'key.pem'), pebbleTls.key);
+    writeFileSync(join(dir, 'cert.pem'), pebbleTls.cert);
     const [ingressPort, acmePort, dnsPort, challtestPort] = await Promise.all([
       freePort(),
       freePort(),

@@ -15,8 +15,14 @@ export interface Received {
   json: any;
 }
 
-/** A self-signed certificate for 127.0.0.1 made with openssl, as a test CA would issue one. */
-export function selfSigned(): { key: string; cert: string } {
+/**
+ * A self-signed certificate made with openssl, as a test CA would issue one: for 127.0.0.1 unless
+ * other subject alternative names are asked for.
+ */
+export function selfSigned(
+  commonName = '127.0.0.1',
+  altNames = 'IP:127.0.0.1',
+): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), 'fjord-sms-tls-'));
   try {
     execFileSync(
@@ -36,9 +42,9 @@ export function selfSigned(): { key: string; cert: string } {
         '-days',
         '2',
         '-subj',
-        '/CN=127.0.0.1',
+        `/CN=${commonName}`,
         '-addext',
-        'subjectAltName=IP:127.0.0.1',
+        `subjectAltName=${altNames}`,
       ],
       { stdio: 'ignore' },
     );
