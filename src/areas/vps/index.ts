@@ -2,9 +2,9 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { defineArea, plugsFor } from '../wiring.js';
 import { BackupService } from './backups/backup-service.js';
+import { BackupDownloads } from './backups/downloads.js';
 import { BackupPolicyService } from './backups/policy.js';
 import { backupRoutes } from './backups/routes.js';
-import { planOf } from './catalogue.js';
 import type { KnownServer, VpsDriver } from './drivers/driver.js';
 import { TemplateCache } from './drivers/namespace/template.js';
 import { NamespaceVpsDriver } from './drivers/namespace.js';
@@ -57,9 +57,10 @@ export const vpsArea = defineArea({
       regions,
       driver,
       backupFiles,
-      kernel.secrets,
-      () => kernel.baseUrl(),
       kernel.log,
+    );
+    const downloads = new BackupDownloads(kernel.store, kernel.clock, backupFiles, kernel.secrets, () =>
+      kernel.baseUrl(),
     );
     const policies = new BackupPolicyService(kernel.store, backups, kernel.clock, kernel.log);
     kernel.registry.addBackend({
@@ -92,15 +93,8 @@ export const vpsArea = defineArea({
       const out: KnownServer[] = [];
       for (const row of await vps.repo.allServers()) {
         const s = settle(row, now);
-        const keys = await vps.repo.keysOf(s.id);
         out.push({
-          spec: {
-            id: s.id,
-            hostname: s.hostname,
-            plan: planOf(s.plan_code)!,
-            osTemplate: s.os_template,
-            publicKeys: keys.map((k) => k.public_key),
-          },
+          spec: await vps.repo.specOf(s),
           up: s.status === 'running' || s.status === 'starting' || s.status === 'provisioning',
         });
       }
@@ -131,7 +125,7 @@ export const vpsArea = defineArea({
     });
     return {
       service: vps,
-      routes: [...vpsRoutes(vps), ...backupRoutes(backups, policies)],
+      routes: [...vpsRoutes(vps), ...backupRoutes(backups, downloads, policies)],
       servers: driver.recover
         ? [
             {

@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Store } from '../../kernel/store/store.js';
 import type { AnyDb } from '../../kernel/store/unit-of-work.js';
+import { planOf } from './catalogue.js';
+import type { ServerSpec } from './drivers/driver.js';
 import type { VpsServerKeysTable, VpsServersTable, VpsSnapshotsTable, VpsTables } from './migrations.js';
 
 export class VpsRepo {
@@ -67,6 +69,17 @@ export class VpsRepo {
   }
   keysOf(serverId: string) {
     return this.db.selectFrom('vps_server_keys').selectAll().where('server_id', '=', serverId).execute();
+  }
+  /** What the driver is told about a server: its row, its plan and the public keys it carries. */
+  async specOf(row: VpsServersTable): Promise<ServerSpec> {
+    const keys = await this.keysOf(row.id);
+    return {
+      id: row.id,
+      hostname: row.hostname,
+      plan: planOf(row.plan_code)!,
+      osTemplate: row.os_template,
+      publicKeys: keys.map((k) => k.public_key),
+    };
   }
   /** How many servers of the customer carry each of these key fingerprints. */
   async keyUsage(customerId: string, fingerprints: string[]): Promise<Map<string, number>> {

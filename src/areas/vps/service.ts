@@ -348,15 +348,7 @@ export class VpsService {
       const s = settle(row, now);
       if (s.action === 'restore') throw vpsErrors.restoreInProgress(s.status);
       if (!from.includes(s.status as VpsStatus)) throw vpsErrors.invalidState(action, s.status, from);
-      const keys = await repo.keysOf(id);
-      const spec: ServerSpec = {
-        id,
-        hostname: s.hostname,
-        plan: planOf(s.plan_code)!,
-        osTemplate: s.os_template,
-        publicKeys: keys.map((k) => k.public_key),
-      };
-      const timing = await run(spec);
+      const timing = await run(await repo.specOf(s));
       const seconds = timing.seconds;
       ready = quiet(timing.ready);
       await repo.updateServer(id, {

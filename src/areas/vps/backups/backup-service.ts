@@ -1,21 +1,17 @@
-import { createHash } from 'node:crypto';
-import { PassThrough, type Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
 import { type Clock, isoOf } from '../../../kernel/clock.js';
 import { isAppError } from '../../../kernel/errors.js';
 import { newId } from '../../../kernel/ids.js';
 import type { Limits } from '../../../kernel/limits/quotas.js';
-import type { SecretBox } from '../../../kernel/secrets.js';
 import type { Store } from '../../../kernel/store/store.js';
 import type { RegionsService } from '../../regions/service.js';
 import type { InternalObjects } from '../../storage/service.js';
-import { planOf } from '../catalogue.js';
 import type { ServerSpec, VpsDriver } from '../drivers/driver.js';
 import { vpsErrors } from '../errors.js';
 import type { BackupKind, VpsBackupsTable, VpsServersTable } from '../migrations.js';
 import { VpsRepo } from '../repo.js';
 import { settle } from '../server-moves.js';
+import { putArchive, verifyArchive } from './archives.js';
 import { BackupRepo } from './repo.js';
 
 /** How often a process taking a backup says it is alive, and how long silence means it died. */
@@ -23,27 +19,22 @@ const HEARTBEAT_MS = 30_000;
 const ABANDONED_AFTER_MS = 10 * 60_000;
 /** How long a restore holds the server before the hold lapses by itself (a crashed restore). */
 const RESTORE_HOLD_MS = 30 * 60_000;
-/** Download links are valid this long, on Fjord's clock. */
-export const DOWNLOAD_LINK_SECONDS = 3600;
 const GB = 1000 ** 3;
+
+/** Whether a backup is still being taken: `creating`, and its taker said it was alive lately. */
+const beingTaken = (b: VpsBackupsTable) =>
+  b.status === 'creating' && Number(b.heartbeat_at ?? 0) >= Date.now() - ABANDONED_AFTER_MS;
 
 export interface NewBackup {
   name?: string;
   description?: string;
 }
 
-interface DownloadLink {
-  k: 'vps-backup';
-  b: string;
-  c: string;
-  e: number;
-}
-
 /**
  * Backups of virtual servers: gzip-compressed tar archives of the server's disk, made by the
  * driver and kept in the storage area's internal `vps-backups` bucket (the same object store as
- * customers' buckets), restored into the same server, downloadable through signed links.
- * Automatic backups come from `policy.ts`.
+ * customers' buckets), restored into the same server. The archives' bytes are handled in
+ * `archives.ts`, download links in `downloads.ts`, automatic backups in `policy.ts`.
  */
 export class BackupService {
   readonly repo: BackupRepo;
@@ -56,8 +47,6 @@ export class BackupService {
     private readonly regions: RegionsService,
     private readonly driver: VpsDriver,
     private readonly files: InternalObjects,
-    private readonly secrets: SecretBox,
-    private readonly baseUrl: () => string,
     private readonly log: Logger,
   ) {
     this.repo = BackupRepo.of(store);
@@ -119,9 +108,7 @@ export class BackupService {
       if (s.status !== 'running' && s.status !== 'stopped')
         throw vpsErrors.invalidState('back up', s.status, ['running', 'stopped']);
       const existing = await backups.backups(id);
-      const alive = Date.now() - ABANDONED_AFTER_MS;
-      if (existing.some((b) => b.status === 'creating' && Number(b.heartbeat_at ?? 0) >= alive))
-        throw vpsErrors.backupInProgress();
+      if (existing.some(beingTaken)) throw vpsErrors.backupInProgress();
       if (
         kind === 'manual' &&
         existing.filter((b) => b.kind === 'manual' && b.status !== 'failed').length >= max
@@ -145,13 +132,7 @@ export class BackupService {
         heartbeat_at: Date.now(),
       };
       await backups.insertBackup(row);
-      return {
-        row,
-        spec: specOf(
-          s,
-          (await servers.keysOf(id)).map((k) => k.public_key),
-        ),
-      };
+      return { row, spec: await servers.specOf(s) };
     });
     return this.view(await this.take(row, spec));
   }
@@ -161,19 +142,9 @@ export class BackupService {
       this.repo.updateBackup(row.id, { heartbeat_at: Date.now() }).catch(() => {});
     }, HEARTBEAT_MS);
     beat.unref();
-    const hash = createHash('sha256');
+    let stored: { size: number; sha256: string };
     try {
-      const archive = await this.driver.backup(spec);
-      const hashing = new Transform({
-        transform(chunk: Buffer, _enc, done) {
-          hash.update(chunk);
-          done(null, chunk);
-        },
-      });
-      const body = new PassThrough();
-      pipeline(archive, hashing, body).catch((err) => body.destroy(err as Error));
-      const put = await this.files.put(row.storage_key, body, 'application/gzip');
-      row.size_bytes = put.size;
+      stored = await putArchive(this.files, row.storage_key, await this.driver.backup(spec));
     } catch (err) {
       await this.files.delete(row.storage_key).catch(() => {});
       await this.repo.updateBackup(row.id, {
@@ -187,7 +158,8 @@ export class BackupService {
       clearInterval(beat);
     }
     row.status = 'available';
-    row.sha256 = hash.digest('hex');
+    row.size_bytes = stored.size;
+    row.sha256 = stored.sha256;
     row.completed_at = this.clock.nowMs();
     row.heartbeat_at = null;
     const changed = await this.repo.updateBackup(row.id, {
@@ -214,8 +186,7 @@ export class BackupService {
       if (!b) throw vpsErrors.backupNotFound();
       const s = settle(server, this.clock.nowMs());
       if (s.action === 'restore') throw vpsErrors.restoreInProgress(s.status);
-      if (b.status === 'creating' && Number(b.heartbeat_at ?? 0) >= Date.now() - ABANDONED_AFTER_MS)
-        throw vpsErrors.backupNotAvailable(b.status);
+      if (beingTaken(b)) throw vpsErrors.backupNotAvailable(b.status);
       await backups.deleteBackup(b.id);
       return b;
     });
@@ -265,16 +236,10 @@ export class BackupService {
         action: 'restore',
         running_since: null,
       });
-      return {
-        backup,
-        spec: specOf(
-          s,
-          (await servers.keysOf(id)).map((k) => k.public_key),
-        ),
-      };
+      return { backup, spec: await servers.specOf(s) };
     });
     try {
-      await this.verify(backup);
+      await verifyArchive(this.files, backup);
       await this.driver.restore(spec, await this.files.get(backup.storage_key));
     } catch (err) {
       if (isAppError(err)) throw err;
@@ -296,62 +261,6 @@ export class BackupService {
       restored_at: isoOf(this.clock.nowMs())!,
       message: `The disk is as it was at backup ${backup.id} (${isoOf(backup.created_at)}); data written since is gone.`,
     };
-  }
-
-  /** Reads the whole archive back: a missing, short or altered one fails before the disk is touched. */
-  private async verify(b: VpsBackupsTable) {
-    const hash = createHash('sha256');
-    let size = 0;
-    try {
-      for await (const chunk of (await this.files.get(b.storage_key)) as AsyncIterable<Buffer>) {
-        hash.update(chunk);
-        size += chunk.length;
-      }
-    } catch (err) {
-      throw vpsErrors.backupUnreadable(err);
-    }
-    if (size !== Number(b.size_bytes) || hash.digest('hex') !== b.sha256)
-      throw vpsErrors.backupUnreadable(new Error('size or SHA-256 differs from when it was taken'));
-  }
-
-  async downloadLink(customerId: string, id: string, backupId: string) {
-    const server = await this.server(customerId, id);
-    const b = await this.repo.backup(id, backupId);
-    if (!b) throw vpsErrors.backupNotFound();
-    if (b.status !== 'available') throw vpsErrors.backupNotAvailable(b.status);
-    const expires = this.clock.nowMs() + DOWNLOAD_LINK_SECONDS * 1000;
-    const link: DownloadLink = { k: 'vps-backup', b: b.id, c: customerId, e: expires };
-    const token = Buffer.from(this.secrets.seal(JSON.stringify(link))).toString('base64url');
-    return {
-      backup_id: b.id,
-      vps_id: id,
-      download_url: `${this.baseUrl()}/v1/vps/backup-downloads/${b.id}?token=${token}`,
-      expires_at: isoOf(expires)!,
-      filename: fileName(server.hostname, b.id),
-      format: 'tar.gz' as const,
-      size_bytes: Number(b.size_bytes),
-      sha256: b.sha256!,
-    };
-  }
-
-  /** The archive behind a download link, when the link is this backup's and unexpired. */
-  async download(backupId: string, token: string) {
-    let link: DownloadLink;
-    try {
-      link = JSON.parse(this.secrets.open(Buffer.from(token, 'base64url').toString('utf8'))) as DownloadLink;
-    } catch {
-      throw vpsErrors.badDownloadLink();
-    }
-    if (link.k !== 'vps-backup' || link.b !== backupId || link.e < this.clock.nowMs())
-      throw vpsErrors.badDownloadLink();
-    const b = await this.repo.byId(backupId);
-    if (!b || b.customer_id !== link.c || b.status !== 'available') throw vpsErrors.badDownloadLink();
-    const server = await this.servers.server(b.customer_id, b.server_id);
-    if (!server) throw vpsErrors.badDownloadLink();
-    const body: Readable = await this.files.get(b.storage_key).catch((err) => {
-      throw vpsErrors.backupUnreadable(err);
-    });
-    return { filename: fileName(server.hostname, b.id), size: Number(b.size_bytes), body };
   }
 
   async usage(customerId: string, id: string, currency?: string) {
@@ -387,17 +296,4 @@ export class BackupService {
       this.log.warn({ backups: n }, 'virtual server backups cut off by a stopped process marked failed');
     return n;
   }
-}
-
-const fileName = (hostname: string, backupId: string) => `${hostname}-${backupId}.tar.gz`;
-
-/** What the driver is told about a server, from its row and the keys it carries. */
-export function specOf(row: VpsServersTable, publicKeys: string[]): ServerSpec {
-  return {
-    id: row.id,
-    hostname: row.hostname,
-    plan: planOf(row.plan_code)!,
-    osTemplate: row.os_template,
-    publicKeys,
-  };
 }

@@ -4,6 +4,7 @@ import { defineRoute } from '../../../kernel/http/route.js';
 import { read, TAG, write } from '../access.js';
 import { ServerParams } from '../schemas.js';
 import type { BackupService } from './backup-service.js';
+import type { BackupDownloads } from './downloads.js';
 import type { BackupPolicyService } from './policy.js';
 import {
   BackupBody,
@@ -21,7 +22,11 @@ import {
   UsageView,
 } from './schemas.js';
 
-export function backupRoutes(backups: BackupService, policies: BackupPolicyService) {
+export function backupRoutes(
+  backups: BackupService,
+  downloads: BackupDownloads,
+  policies: BackupPolicyService,
+) {
   return [
     defineRoute({
       method: 'GET',
@@ -93,7 +98,7 @@ export function backupRoutes(backups: BackupService, policies: BackupPolicyServi
       response: { 200: DownloadLinkView },
       errors: [404, 409],
       handler: async ({ principal, params }) =>
-        backups.downloadLink(principal.customerId, params.vps_id, params.backup_id),
+        downloads.link(principal.customerId, params.vps_id, params.backup_id),
     }),
     defineRoute({
       method: 'GET',
@@ -108,7 +113,7 @@ export function backupRoutes(backups: BackupService, policies: BackupPolicyServi
       response: { 200: Type.String({ description: 'The tar.gz archive' }) },
       errors: [404, 502],
       handler: async ({ params, query, reply }) => {
-        const file = await backups.download(params.backup_id, query.token);
+        const file = await downloads.open(params.backup_id, query.token);
         // Streamed: a real server's archive is hundreds of megabytes.
         return reply
           .header('content-disposition', `attachment; filename="${file.filename}"`)
