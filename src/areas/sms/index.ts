@@ -4,6 +4,7 @@ import { smsAdminRoutes } from './admin-routes.js';
 import type { SmsDriver } from './drivers/driver.js';
 import { SandboxDriver } from './drivers/sandbox.js';
 import { SmppDriver } from './drivers/smpp.js';
+import { KeywordRepo } from './keyword-repo.js';
 import { keywordRoutes } from './keyword-routes.js';
 import { SmsKeywords } from './keywords.js';
 import { smsMigrations } from './migrations.js';
@@ -11,6 +12,7 @@ import { SmsPipeline } from './pipeline.js';
 import { SmsRepo } from './repo.js';
 import { SmsReporting } from './reporting.js';
 import { smsRoutes } from './routes.js';
+import { SenderProfileRepo } from './sender-profile-repo.js';
 import { SenderProfiles } from './sender-profiles.js';
 import { type ContactsPort, SmsService } from './service.js';
 
@@ -46,8 +48,11 @@ export const smsArea = defineArea({
     const { config, clock } = kernel;
     const currency = config.sms.currency;
     const repo = new SmsRepo(kernel.store);
+    const profileRepo = new SenderProfileRepo(kernel.store);
+    const keywordRepo = new KeywordRepo(kernel.store);
     const pipeline = new SmsPipeline<SmsKeywords>(
       repo,
+      profileRepo,
       kernel.jobs,
       kernel.webhooks,
       clock,
@@ -55,7 +60,7 @@ export const smsArea = defineArea({
       config.sms.sharedNumber,
       {
         driver: (sink) => buildDriver(kernel, sink),
-        keywords: (p) => new SmsKeywords(repo, p, kernel.webhooks, clock),
+        keywords: (p) => new SmsKeywords(keywordRepo, repo, p, kernel.webhooks, clock),
       },
     );
     const { driver, keywords } = pipeline;
@@ -66,10 +71,10 @@ export const smsArea = defineArea({
       simulated: driver.simulated,
       detail: driver.detail,
     });
-    const profiles = new SenderProfiles(repo, clock, currency);
+    const profiles = new SenderProfiles(profileRepo, clock, currency);
     const contacts: ContactsPort | null = deps.contacts ?? null;
     const service = new SmsService(repo, pipeline, profiles, clock, currency, contacts, kernel.webhooks);
-    const reporting = new SmsReporting(repo, clock, currency, async (customerId) =>
+    const reporting = new SmsReporting(repo, profileRepo, clock, currency, async (customerId) =>
       (await kernel.identity.listKeys(customerId)).some(
         (k) => k.key_type === 'service' && k.service === 'sms',
       ),
@@ -78,8 +83,8 @@ export const smsArea = defineArea({
     // with the SMSC driver and whether it is simulated.
     kernel.registry.addServiceProvider(async (customerId) => {
       const [senders, words] = await Promise.all([
-        repo.listProfiles(customerId),
-        repo.listKeywords(customerId),
+        profileRepo.listProfiles(customerId),
+        keywordRepo.listKeywords(customerId),
       ]);
       const first = Math.min(...senders.map((p) => p.created_at), ...words.map((k) => k.created_at));
       if (!Number.isFinite(first)) return [];

@@ -5,6 +5,7 @@ import { insertUnique } from '../../kernel/store/dialect.js';
 import type { WebhookService } from '../../kernel/webhooks/webhooks.js';
 import type { InboundSms } from './drivers/driver.js';
 import { smsErrors } from './errors.js';
+import type { KeywordRepo } from './keyword-repo.js';
 import type { KeywordsTable } from './migrations.js';
 import type { InboundRoute, KeywordRouter, SmsPipeline } from './pipeline.js';
 import type { SmsRepo } from './repo.js';
@@ -76,7 +77,8 @@ function checkUrl(url: string | null | undefined) {
  */
 export class SmsKeywords implements KeywordRouter {
   constructor(
-    private readonly repo: SmsRepo,
+    private readonly repo: KeywordRepo,
+    private readonly messages: SmsRepo,
     private readonly pipeline: SmsPipeline,
     private readonly webhooks: WebhookService,
     private readonly clock: Clock,
@@ -154,7 +156,7 @@ export class SmsKeywords implements KeywordRouter {
     const k = await this.repo.keywordByWord(first.toUpperCase());
     if (!k || k.is_active !== 1) return null;
     const row = this.pipeline.inboundRow(k.customer_id, inbound, receivedAt, { keyword_id: k.id });
-    await this.repo.insertMessages([row]);
+    await this.messages.insertMessages([row]);
     await this.repo.countKeywordMessage(k.id, receivedAt);
     if (k.webhook_url) {
       await this.webhooks.send({

@@ -14,6 +14,7 @@ import {
 import type { MessageStatus, MessagesTable, PartsTable } from './migrations.js';
 import type { SmsRepo } from './repo.js';
 import { type SmsEncoding, segment } from './segmentation.js';
+import type { SenderProfileRepo } from './sender-profile-repo.js';
 import { statusPayload } from './status-payload.js';
 
 export const SUBMIT_JOB = 'sms.submit';
@@ -66,6 +67,7 @@ export class SmsPipeline<Keywords extends KeywordRouter = KeywordRouter> impleme
 
   constructor(
     private readonly repo: SmsRepo,
+    private readonly profiles: SenderProfileRepo,
     private readonly jobs: JobQueue,
     private readonly webhooks: WebhookService,
     private readonly clock: Clock,
@@ -210,7 +212,7 @@ export class SmsPipeline<Keywords extends KeywordRouter = KeywordRouter> impleme
     }
     if (msg.sender_profile_id) {
       // An operator may have rejected the sender since the message was accepted (or scheduled).
-      const profile = await this.repo.profileById(msg.sender_profile_id);
+      const profile = await this.profiles.profileById(msg.sender_profile_id);
       if (profile && profile.approval_status !== 'approved') {
         await this.move(msg, ['SENDING'], 'FAILED', {
           error_message: `the sender profile is ${profile.approval_status}`,
@@ -320,7 +322,7 @@ export class SmsPipeline<Keywords extends KeywordRouter = KeywordRouter> impleme
         related_message_id: original.id,
       };
     }
-    const owner = await this.repo.profileBySenderId(to);
+    const owner = await this.profiles.profileBySenderId(to);
     if (owner) {
       const row = this.inboundRow(owner.customer_id, inbound, receivedAt, {});
       await this.repo.insertMessages([row]);

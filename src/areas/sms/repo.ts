@@ -1,14 +1,12 @@
-import type { Kysely, Transaction } from 'kysely';
-import { isUniqueViolation } from '../../kernel/store/dialect.js';
+/**
+ * Queries on messages and their parts (one row per SMS segment handed to the SMSC): what the
+ * pipeline, the message history and the reports read and write. Sender profiles have theirs in
+ * `sender-profile-repo.ts`, keywords in `keyword-repo.ts`; every query on the SMS tables is in
+ * one of the three.
+ */
+import type { Kysely } from 'kysely';
 import type { Store } from '../../kernel/store/store.js';
-import type {
-  KeywordsTable,
-  MessageStatus,
-  MessagesTable,
-  PartsTable,
-  SenderProfilesTable,
-  SmsTables,
-} from './migrations.js';
+import type { MessageStatus, MessagesTable, PartsTable, SmsTables } from './migrations.js';
 
 export interface MessageFilter {
   status?: MessageStatus;
@@ -27,140 +25,15 @@ export interface CountRow {
   units: number;
 }
 
-/** The only place with queries on the SMS tables. */
 export class SmsRepo {
   readonly db: Kysely<SmsTables>;
   constructor(private readonly store: Store) {
     this.db = store.typed<SmsTables>();
   }
 
-  // ---- sender profiles
-
-  insertProfile(row: SenderProfilesTable, db: Kysely<SmsTables> = this.db) {
-    return db.insertInto('sms_sender_profiles').values(row).execute();
-  }
   /** Runs `work` in a unit of work (one transaction; see kernel/store/unit-of-work.ts). */
   unit<T>(work: (trx: Kysely<SmsTables>) => Promise<T>): Promise<T> {
     return this.store.unitOfWork({}, ({ tx }) => work(tx as Kysely<SmsTables>));
-  }
-  /** Runs `work` in a transaction, again when a concurrent one took the default first (PostgreSQL). */
-  async profileTransaction<T>(work: (trx: Kysely<SmsTables>) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.store.unitOfWork({}, ({ tx }) => work(tx as Transaction<SmsTables>));
-      } catch (err) {
-        if (attempt >= 5 || !isUniqueViolation(err)) throw err;
-      }
-    }
-  }
-  listProfiles(customerId: string) {
-    return this.db
-      .selectFrom('sms_sender_profiles')
-      .selectAll()
-      .where('customer_id', '=', customerId)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-  }
-  profile(customerId: string, id: string, db: Kysely<SmsTables> = this.db) {
-    return db
-      .selectFrom('sms_sender_profiles')
-      .selectAll()
-      .where('customer_id', '=', customerId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-  }
-  profileById(id: string) {
-    return this.db.selectFrom('sms_sender_profiles').selectAll().where('id', '=', id).executeTakeFirst();
-  }
-  defaultProfile(customerId: string, db: Kysely<SmsTables> = this.db) {
-    return db
-      .selectFrom('sms_sender_profiles')
-      .selectAll()
-      .where('customer_id', '=', customerId)
-      .where('is_default', '=', 1)
-      .executeTakeFirst();
-  }
-  /** Makes `id` the customer's one default profile (clears the old one first: the unique index). */
-  async makeDefault(customerId: string, id: string, db: Kysely<SmsTables> = this.db) {
-    await db
-      .updateTable('sms_sender_profiles')
-      .set({ is_default: 0 })
-      .where('customer_id', '=', customerId)
-      .where('is_default', '=', 1)
-      .where('id', '<>', id)
-      .execute();
-    await db.updateTable('sms_sender_profiles').set({ is_default: 1 }).where('id', '=', id).execute();
-  }
-  /**
-   * Makes `id` the default only when the customer has none; answers whether it did. With the
-   * partial unique index, a concurrent transaction doing the same fails instead of making two.
-   */
-  async makeDefaultIfNone(customerId: string, id: string, db: Kysely<SmsTables>): Promise<boolean> {
-    const r = await db
-      .updateTable('sms_sender_profiles')
-      .set({ is_default: 1 })
-      .where('id', '=', id)
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('sms_sender_profiles as d')
-              .select('d.id')
-              .where('d.customer_id', '=', customerId)
-              .where('d.is_default', '=', 1),
-          ),
-        ),
-      )
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
-  }
-  /** The customer's oldest profile. */
-  oldestProfile(customerId: string, db: Kysely<SmsTables>) {
-    return db
-      .selectFrom('sms_sender_profiles')
-      .selectAll()
-      .where('customer_id', '=', customerId)
-      .orderBy('created_at')
-      .orderBy('id')
-      .executeTakeFirst();
-  }
-  async deleteProfile(customerId: string, id: string, db: Kysely<SmsTables> = this.db): Promise<boolean> {
-    const r = await db
-      .deleteFrom('sms_sender_profiles')
-      .where('customer_id', '=', customerId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return Number(r.numDeletedRows) > 0;
-  }
-  countProfiles(customerId: string, db: Kysely<SmsTables>) {
-    return db
-      .selectFrom('sms_sender_profiles')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('customer_id', '=', customerId)
-      .executeTakeFirstOrThrow()
-      .then((r) => Number(r.n));
-  }
-  listProfilesByApproval(status: string | undefined) {
-    let q = this.db.selectFrom('sms_sender_profiles').selectAll();
-    if (status) q = q.where('approval_status', '=', status as SenderProfilesTable['approval_status']);
-    return q.orderBy('created_at').orderBy('id').limit(500).execute();
-  }
-  setApproval(id: string, status: SenderProfilesTable['approval_status'], note: string | null, at: number) {
-    return this.db
-      .updateTable('sms_sender_profiles')
-      .set({ approval_status: status, review_note: note, reviewed_at: at })
-      .where('id', '=', id)
-      .execute();
-  }
-  /** A customer's profile whose sender is this number (inbound to a dedicated number). */
-  profileBySenderId(senderId: string) {
-    return this.db
-      .selectFrom('sms_sender_profiles')
-      .selectAll()
-      .where('sender_id', '=', senderId)
-      .where('approval_status', '=', 'approved')
-      .orderBy('created_at')
-      .executeTakeFirst();
   }
 
   // ---- messages
@@ -347,55 +220,6 @@ export class SmsRepo {
       .updateTable('sms_parts')
       .set({ state, error })
       .where('smsc_message_id', '=', smscMessageId)
-      .execute();
-  }
-
-  // ---- keywords
-
-  insertKeyword(row: KeywordsTable) {
-    return this.db.insertInto('sms_keywords').values(row).execute();
-  }
-  listKeywords(customerId: string) {
-    return this.db
-      .selectFrom('sms_keywords')
-      .selectAll()
-      .where('customer_id', '=', customerId)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-  }
-  keyword(customerId: string, id: string) {
-    return this.db
-      .selectFrom('sms_keywords')
-      .selectAll()
-      .where('customer_id', '=', customerId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-  }
-  keywordByWord(word: string) {
-    return this.db.selectFrom('sms_keywords').selectAll().where('keyword', '=', word).executeTakeFirst();
-  }
-  updateKeyword(customerId: string, id: string, patch: Partial<KeywordsTable>) {
-    return this.db
-      .updateTable('sms_keywords')
-      .set(patch)
-      .where('customer_id', '=', customerId)
-      .where('id', '=', id)
-      .execute();
-  }
-  async deleteKeyword(customerId: string, id: string): Promise<boolean> {
-    const r = await this.db
-      .deleteFrom('sms_keywords')
-      .where('customer_id', '=', customerId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return Number(r.numDeletedRows) > 0;
-  }
-  countKeywordMessage(id: string, at: number) {
-    return this.db
-      .updateTable('sms_keywords')
-      .set((eb) => ({ messages_received: eb('messages_received', '+', 1), last_message_at: at }))
-      .where('id', '=', id)
       .execute();
   }
 }

@@ -3,6 +3,7 @@ import { isoOf } from '../../kernel/clock.js';
 import { smsErrors } from './errors.js';
 import { money, PRICE_PER_UNIT } from './pricing.js';
 import type { CountRow, SmsRepo } from './repo.js';
+import type { SenderProfileRepo } from './sender-profile-repo.js';
 
 const DAY_MS = 86400_000;
 /** Outbound states that mean the network took the message. */
@@ -51,6 +52,7 @@ function startsOf(ms: number) {
 export class SmsReporting {
   constructor(
     private readonly repo: SmsRepo,
+    private readonly profiles: SenderProfileRepo,
     private readonly clock: Clock,
     private readonly currency: string,
     private readonly hasSmsKey: SmsKeyProbe,
@@ -60,7 +62,7 @@ export class SmsReporting {
     const now = this.clock.nowMs();
     const { day, month } = startsOf(now);
     const [profiles, hasKey, today, thisMonth, last30] = await Promise.all([
-      this.repo.listProfiles(customerId),
+      this.profiles.listProfiles(customerId),
       this.hasSmsKey(customerId),
       this.repo.counts(customerId, day, null),
       this.repo.counts(customerId, month, null),

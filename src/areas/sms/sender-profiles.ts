@@ -5,7 +5,7 @@ import { smsErrors } from './errors.js';
 import type { ApprovalStatus, SenderProfilesTable } from './migrations.js';
 import { toE164 } from './phone.js';
 import { CUSTOM_SENDER_MONTHLY_PRICE } from './pricing.js';
-import type { SmsRepo } from './repo.js';
+import type { SenderProfileRepo } from './sender-profile-repo.js';
 
 export interface NewProfile {
   name: string;
@@ -67,7 +67,7 @@ export function profileView(p: SenderProfilesTable) {
  */
 export class SenderProfiles {
   constructor(
-    private readonly repo: SmsRepo,
+    private readonly repo: SenderProfileRepo,
     private readonly clock: Clock,
     private readonly currency: string,
   ) {}
@@ -133,6 +133,12 @@ export class SenderProfiles {
     if (!p) throw id ? smsErrors.profileNotFound() : smsErrors.noSenderProfile();
     if (p.approval_status !== 'approved') throw smsErrors.senderNotApproved(p.approval_status);
     return p;
+  }
+
+  /** The customer's default profile when it is approved, else undefined. */
+  async approvedDefault(customerId: string): Promise<SenderProfilesTable | undefined> {
+    const p = await this.repo.defaultProfile(customerId);
+    return p?.approval_status === 'approved' ? p : undefined;
   }
 
   // ---- operator review

@@ -109,8 +109,8 @@ export class SmsService {
 
   /** The customer's default sender profile when it may be used (approved), else null. */
   async defaultSenderProfile(customerId: string): Promise<{ id: string; sender_id: string } | null> {
-    const p = await this.repo.defaultProfile(customerId);
-    return p && p.approval_status === 'approved' ? { id: p.id, sender_id: p.sender_id } : null;
+    const p = await this.profiles.approvedDefault(customerId);
+    return p ? { id: p.id, sender_id: p.sender_id } : null;
   }
 
   /** A message of the customer, or null. */
