@@ -18,6 +18,18 @@ export interface BackupManifest {
   driver: string;
   taken_at: string;
 }
+/** The manifest of a backup of `spec` that `driver` takes now. */
+export function manifestOf(spec: ServerSpec, driver: string): BackupManifest {
+  return {
+    format: BACKUP_FORMAT,
+    vps_id: spec.id,
+    hostname: spec.hostname,
+    os_template: spec.osTemplate,
+    plan_code: spec.plan.plan_code,
+    driver,
+    taken_at: new Date().toISOString(),
+  };
+}
 /** The simulated disk is a handful of small files: an archive past this is not one of ours. */
 const MAX_SIMULATED_ARCHIVE = 64 * 1024 * 1024;
 
@@ -141,15 +153,7 @@ export class SimulatedVpsDriver implements VpsDriver {
 
   async backup(spec: ServerSpec): Promise<Readable> {
     const disk = await this.ensureDisk(spec);
-    const manifest: BackupManifest = {
-      format: BACKUP_FORMAT,
-      vps_id: spec.id,
-      hostname: spec.hostname,
-      os_template: spec.osTemplate,
-      plan_code: spec.plan.plan_code,
-      driver: this.name,
-      taken_at: new Date().toISOString(),
-    };
+    const manifest = manifestOf(spec, this.name);
     const now = Math.floor(Date.now() / 1000);
     const entries: TarEntry[] = [
       {

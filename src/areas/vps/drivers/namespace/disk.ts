@@ -11,7 +11,7 @@ import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/pro
 import { join } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import type { ServerSpec } from '../driver.js';
-import { BACKUP_FORMAT, type BackupManifest } from '../simulated.js';
+import { BACKUP_FORMAT, type BackupManifest, manifestOf } from '../simulated.js';
 import { run } from './host.js';
 
 const TAR_FLAGS = ['--xattrs', '--xattrs-include=*', '--numeric-owner'];
@@ -65,15 +65,7 @@ export async function rollbackTo(dir: string, name: string): Promise<void> {
 export async function backupOf(dir: string, spec: ServerSpec, driver: string): Promise<Readable> {
   const staging = join(dir, `backup-${randomBytes(4).toString('hex')}`);
   await mkdir(staging);
-  const manifest: BackupManifest = {
-    format: BACKUP_FORMAT,
-    vps_id: spec.id,
-    hostname: spec.hostname,
-    os_template: spec.osTemplate,
-    plan_code: spec.plan.plan_code,
-    driver,
-    taken_at: new Date().toISOString(),
-  };
+  const manifest = manifestOf(spec, driver);
   await writeFile(join(staging, 'fjord-backup.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   // The disk is the upper layer, under `disk/`: a restore lays it over the same template.
   const tar = spawn(
