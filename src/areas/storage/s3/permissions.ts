@@ -149,7 +149,7 @@ function conditionContext(
     set('aws:principaltype', 'User');
     set('aws:principalaccount', principal.key.customerId);
     set('aws:userid', principal.key.accessKeyId);
-    set('s3:signatureversion', 'AWS4-HMAC-SHA256');
+    set('s3:signatureversion', principal.credential.version === 2 ? 'AWS' : 'AWS4-HMAC-SHA256');
     set('s3:authtype', principal.credential.kind === 'query' ? 'REST-QUERY-STRING' : 'REST-HEADER');
   } else {
     set('aws:principaltype', 'Anonymous');

@@ -139,6 +139,7 @@ export class S3Server implements RoleServer {
       if (!isPostForm) {
         const principal: Principal = await authenticate(req, this.env.cache, {
           regions: this.env.settings.regions,
+          baseDomain: this.env.settings.baseDomain,
           nowMs: () => this.env.clock.nowMs(),
         });
         call.principal = principal;

@@ -38,6 +38,8 @@ export interface Credential {
   expiresSeconds: number | null;
   /** What the payload is declared to be: a hex SHA-256, UNSIGNED-PAYLOAD or a STREAMING-… mode. */
   payloadHash: string;
+  /** 2 for a request signed with Signature Version 2 (sigv2.ts); absent for version 4. */
+  version?: 2;
 }
 
 const header = (req: SignedRequest, name: string): string | undefined => {
@@ -52,12 +54,6 @@ export function parseCredential(req: SignedRequest): Credential | null {
   const params = new URLSearchParams(q >= 0 ? req.url.slice(q + 1) : '');
   if (auth) {
     if (!auth.startsWith(`${ALGORITHM} `)) {
-      if (auth.startsWith('AWS '))
-        throw new S3Error(
-          'InvalidRequest',
-          400,
-          'Signature Version 2 is not supported; sign with AWS4-HMAC-SHA256.',
-        );
       throw s3Errors.authorizationHeaderMalformed(
         'The authorization header is malformed; the algorithm is not supported.',
       );

@@ -6,15 +6,11 @@ import { sealingFor } from '../encryption.js';
 import { S3Error, s3Errors } from '../errors.js';
 import { readPostForm } from '../form-data.js';
 import { lockForWrite } from '../object-lock.js';
-import { amzDateToMs, hmacHex, safeEqual, signingKey } from '../sigv4.js';
+import { authenticatePostForm } from '../post-policy.js';
 import { el } from '../xml.js';
 import { checkGrants } from './access.js';
 import { parseTagQuery, quoteEtag } from './object-headers.js';
 import { checkKey, refOf } from './objects.js';
-
-const FIELDS_NOT_IN_POLICY = new Set(['x-amz-signature', 'file', 'policy']);
-
-const policyError = (m: string) => new S3Error('AccessDenied', 403, `Invalid according to Policy: ${m}`);
 
 /**
  * PostObject: a browser form upload, authorised by a signed policy document instead of a
@@ -33,87 +29,9 @@ export async function postObject(call: S3Call): Promise<void> {
   if (!key) throw s3Errors.invalidArgument('Bucket POST must contain a field named key.', 'key', '');
   key = key.replace(/\$\{filename\}/g, file.filename);
   checkKey(key);
-  let range: [number, number] | null = null;
-  const policyText = fields.get('policy');
-  if (policyText !== undefined) {
-    const credential = fields.get('x-amz-credential') ?? '';
-    const parts = credential.split('/');
-    if (fields.get('x-amz-algorithm') !== 'AWS4-HMAC-SHA256' || parts.length < 5) {
-      throw s3Errors.invalidArgument(
-        'POST requires x-amz-algorithm AWS4-HMAC-SHA256 and x-amz-credential.',
-        'x-amz-algorithm',
-      );
-    }
-    const [date, region, service] = parts.slice(-4, -1) as [string, string, string];
-    const accessKeyId = parts.slice(0, -4).join('/');
-    const found = await call.env.cache.findAccessKey(accessKeyId);
-    if (!found) throw s3Errors.invalidAccessKeyId();
-    if (!call.env.settings.regions.includes(region) || service !== 's3')
-      throw s3Errors.authorizationQueryParametersError(`Region ${region} is wrong.`);
-    const expected = hmacHex(signingKey(found.secretKey, date, region, service), policyText);
-    if (!safeEqual(expected, fields.get('x-amz-signature') ?? '')) throw s3Errors.signatureMismatch();
-    let policy: { expiration?: string; conditions?: unknown[] };
-    try {
-      policy = JSON.parse(Buffer.from(policyText, 'base64').toString('utf8'));
-    } catch {
-      throw s3Errors.invalidArgument('Invalid Policy: Invalid JSON.', 'policy');
-    }
-    const expires = Date.parse(policy.expiration ?? '');
-    if (Number.isNaN(expires))
-      throw s3Errors.invalidArgument('Invalid Policy: Policy missing expiration.', 'policy');
-    if (expires < call.env.clock.nowMs()) throw policyError('Policy expired.');
-    const signedAt = amzDateToMs(fields.get('x-amz-date') ?? '');
-    if (signedAt === null) throw s3Errors.invalidArgument('x-amz-date is not valid.', 'x-amz-date');
-    const values = new Map(fields);
-    values.set('bucket', bucketName);
-    values.set('key', key);
-    const covered = new Set<string>(['bucket']);
-    for (const c of policy.conditions ?? []) {
-      if (Array.isArray(c)) {
-        const [op, field, value] = c as [string, unknown, unknown];
-        if (String(op).toLowerCase() === 'content-length-range') {
-          range = [Number(field), Number(value)];
-          continue;
-        }
-        const name = String(field).replace(/^\$/, '').toLowerCase();
-        covered.add(name);
-        const actual = values.get(name) ?? '';
-        if (op === 'eq' && actual !== String(value))
-          throw policyError(`Policy Condition failed: ["eq", "$${name}", "${value}"]`);
-        if (op === 'starts-with' && !actual.startsWith(String(value))) {
-          throw policyError(`Policy Condition failed: ["starts-with", "$${name}", "${value}"]`);
-        }
-      } else if (c && typeof c === 'object') {
-        for (const [field, value] of Object.entries(c as Record<string, unknown>)) {
-          const name = field.toLowerCase();
-          covered.add(name);
-          if ((values.get(name) ?? '') !== String(value))
-            throw policyError(`Policy Condition failed: ["eq", "$${name}", "${value}"]`);
-        }
-      }
-    }
-    for (const name of fields.keys()) {
-      if (!FIELDS_NOT_IN_POLICY.has(name) && !name.startsWith('x-ignore-') && !covered.has(name)) {
-        throw policyError(`Extra input fields: ${name}`);
-      }
-    }
-    call.principal = {
-      kind: 'key',
-      key: found,
-      credential: {
-        kind: 'query',
-        accessKeyId,
-        date,
-        region,
-        service,
-        signedHeaders: [],
-        signature: '',
-        amzDate: fields.get('x-amz-date')!,
-        expiresSeconds: null,
-        payloadHash: 'UNSIGNED-PAYLOAD',
-      },
-    };
-  }
+  const signed = await authenticatePostForm(call, fields, bucketName, key);
+  if (signed) call.principal = signed.principal;
+  const range = signed?.range ?? null;
   call.authorize(bucket, 's3:PutObject', key);
   const metadata: Record<string, string> = {};
   const headers: Record<string, string> = {};
