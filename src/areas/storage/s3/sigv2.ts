@@ -179,8 +179,8 @@ function canonicalAmzHeaders(req: SignedRequest, skipDate: boolean, extra: [stri
 /**
  * The StringToSign variants a correct client may have signed, the one AWS documents first.
  * Variants cover what clients really do: the Date slot left empty when x-amz-date is sent (MinIO,
- * s3cmd, botocore) or filled with it (AWS's own example), the newer sub-resources left out, and
- * x-amz-* query parameters of a presigned URL signed as headers (as Ceph RGW reads them).
+ * s3cmd, botocore) or filled with it (AWS's own example), the newer sub-resources left out, a
+ * path-style bucket with or without its trailing slash, and x-amz-* query parameters of a presigned URL signed as headers (as Ceph RGW reads them).
  */
 export function stringsToSign(
   req: SignedRequest,
@@ -203,9 +203,17 @@ export function stringsToSign(
   } else {
     slots.push({ date: header(req, 'date') ?? '', skipAmzDate: false, extra: [] });
   }
-  const resources = [canonicalResource(req.url, virtualBucket, true)];
-  const withoutLate = canonicalResource(req.url, virtualBucket, false);
-  if (withoutLate !== resources[0]) resources.push(withoutLate);
+  const resources = new Set([
+    canonicalResource(req.url, virtualBucket, true),
+    canonicalResource(req.url, virtualBucket, false),
+  ]);
+  // A path-style bucket request (`/bucket?…`): botocore signs `/bucket/`, as the virtual-hosted form.
+  const path = req.url.split('?', 1)[0]!;
+  if (!virtualBucket && /^\/[^/]+$/.test(path)) {
+    const slashed = `${path}/${req.url.slice(path.length)}`;
+    resources.add(canonicalResource(slashed, null, true));
+    resources.add(canonicalResource(slashed, null, false));
+  }
   const out: string[] = [];
   for (const s of slots) {
     const head = `${req.method}\n${md5}\n${type}\n${s.date}\n${canonicalAmzHeaders(req, s.skipAmzDate, s.extra)}`;
