@@ -164,19 +164,25 @@ describe('Signature Version 2 on the data plane', () => {
 
   it('serves presigned V2 URLs until they expire on the clock', async () => {
     await v2('PUT', '/v2-b/shared.txt', { body: 'shared' });
-    const expires = Math.floor(h.clock.nowMs() / 1000) + 600;
-    const url = presignUrlV2({
-      endpoint: h.endpoint,
-      path: '/v2-b/shared.txt',
-      accessKeyId: 'AKV2',
-      secret: 'secret-AKV2',
-      expires,
-    });
+    const presign = (expires: number) =>
+      presignUrlV2({
+        endpoint: h.endpoint,
+        path: '/v2-b/shared.txt',
+        accessKeyId: 'AKV2',
+        secret: 'secret-AKV2',
+        expires,
+      });
+    // An expiry whose signature has a '+' in it, for the unescaped-'+' check below.
+    let expires = Math.floor(h.clock.nowMs() / 1000) + 600;
+    while (!presign(expires).includes('%2B')) expires++;
+    const url = presign(expires);
     expect(await (await fetch(url)).text()).toBe('shared');
+    // A signature with its '+' left unescaped (it arrives as a space) is still the signature.
+    expect((await fetch(url.replace(/%2B/g, '+'))).status).toBe(200);
     const tampered = await fetch(url.replace('shared.txt', 'other.txt'));
     expect(tampered.status).toBe(403);
     expect(await tampered.text()).toContain('SignatureDoesNotMatch');
-    h.clock.advance(601);
+    h.clock.advance(expires - h.clock.nowMs() / 1000 + 1);
     const expired = await fetch(url);
     expect(expired.status).toBe(403);
     const text = await expired.text();

@@ -120,7 +120,14 @@ export function parseV2Credential(req: SignedRequest): V2Credential {
     );
   if (!/^\d+$/.test(expires))
     throw s3Errors.accessDenied(`Invalid date (should be seconds since epoch): ${expires}`);
-  return { kind: 'query', accessKeyId, signature, dateText: null, expires: Number(expires) };
+  // Base64 has no spaces: a '+' a client left unescaped arrives decoded as one.
+  return {
+    kind: 'query',
+    accessKeyId,
+    signature: signature.replace(/ /g, '+'),
+    dateText: null,
+    expires: Number(expires),
+  };
 }
 
 /** The signing time of a header-signed request in epoch ms, or null when it has none. */
