@@ -1,14 +1,16 @@
-// The bundle bin/fjord.js runs: dist/fjord.mjs, built from src/ by esbuild, with a source map so
-// stack traces name the TypeScript files. The npm packages Fjord loads at every start are bundled
+// The bundle bin/fjord.js runs: dist/fjord.cjs, built from src/ by esbuild, with a source map so
+// stack traces name the TypeScript files (bin/stack-traces.js). CommonJS, because only a script
+// can take a V8 code cache on Node 20 (bin/run-bundle.js). The npm packages Fjord loads at every start are bundled
 // too: resolving and reading ~60 packages' files one by one was a third of the start on a busy
 // machine (bench/start.bench.ts measures it). Packages stay imports when they find files of their
 // own at run time, are native, or are loaded only on demand and large (EXTERNAL).
-import { readdirSync, renameSync, statSync } from 'node:fs';
+import { readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cacheFilesOf } from './run-bundle.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-export const BUNDLE = join(root, 'dist', 'fjord.mjs');
+export const BUNDLE = join(root, 'dist', 'fjord.cjs');
 const SRC = join(root, 'src');
 const LOCK = join(root, 'package-lock.json');
 
@@ -19,7 +21,6 @@ const LOCK = join(root, 'package-lock.json');
 const EXTERNAL = [
   'better-sqlite3', // native addon
   'pino', // starts transports as worker threads from its own files
-  '@fastify/swagger-ui', // serves its own static files
   '@scalar/fastify-api-reference', // serves its own static files
   '@ip-location-db/*', // data files
   'hls.js', // served as a file to browsers
@@ -41,7 +42,7 @@ function newestSource(dir = SRC) {
   return newest;
 }
 
-/** Whether dist/fjord.mjs exists and is at least as new as every source file and the lock file. */
+/** Whether dist/fjord.cjs exists and is at least as new as every source file and the lock file. */
 export function bundleIsFresh() {
   try {
     const built = statSync(BUNDLE).mtimeMs;
@@ -52,7 +53,7 @@ export function bundleIsFresh() {
   }
 }
 
-/** Builds dist/fjord.mjs; written beside and renamed, so a concurrent start never reads half a file. */
+/** Builds dist/fjord.cjs; written beside and renamed, so a concurrent start never reads half a file. */
 export async function build() {
   const esbuild = await import('esbuild');
   const temp = `${BUNDLE}.${process.pid}.tmp`;
@@ -61,19 +62,21 @@ export async function build() {
     outfile: temp,
     bundle: true,
     platform: 'node',
-    format: 'esm',
+    format: 'cjs',
     target: 'node20',
     external: EXTERNAL,
-    // Bundled CommonJS packages call require() for Node's own modules and for files they load
-    // late (ajv's runtime helpers): an ES module has none, so the bundle makes one.
-    banner: {
-      js: "import { createRequire as __fjordRequire } from 'node:module'; const require = __fjordRequire(import.meta.url);",
-    },
+    // The sources are ES modules that find files beside themselves with import.meta.url: in the
+    // bundle that is the bundle's own URL, as it was when the bundle was an ES module.
+    define: { 'import.meta.url': '__fjordBundleUrl' },
+    banner: { js: "const __fjordBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
     sourcemap: 'linked',
     sourcesContent: false,
     logLevel: 'warning',
   });
   renameSync(`${temp}.map`, `${BUNDLE}.map`);
   renameSync(temp, BUNDLE);
+  for (const file of cacheFilesOf(BUNDLE)) rmSync(file, { force: true });
+  // The ES-module bundle of earlier versions.
+  for (const old of ['fjord.mjs', 'fjord.mjs.map']) rmSync(join(root, 'dist', old), { force: true });
   return BUNDLE;
 }

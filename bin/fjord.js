@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs Fjord from dist/fjord.mjs, a bundle of the TypeScript sources (bin/bundle.js): built by
+// Runs Fjord from dist/fjord.cjs, a bundle of the TypeScript sources (bin/bundle.js): built by
 // `npm ci`, and built again here in ~0.1 s whenever a file under src/ is newer. Without esbuild
 // (or with FJORD_FROM_SOURCE=1) it runs the sources through tsx instead, compiling at each start.
 import { BUNDLE, build, bundleIsFresh } from './bundle.js';
@@ -14,8 +14,12 @@ if (!['1', 'true', 'yes', 'on'].includes((process.env.FJORD_FROM_SOURCE ?? '').t
   }
 }
 if (entry) {
-  process.setSourceMapsEnabled(true);
-  await import(entry);
+  const [{ runBundle }, { mapStackTraces }] = await Promise.all([
+    import('./run-bundle.js'),
+    import('./stack-traces.js'),
+  ]);
+  mapStackTraces(entry);
+  runBundle(entry, process.argv[2] === 'start' ? 'start' : 'command');
 } else {
   const { register } = await import('tsx/esm/api');
   register();

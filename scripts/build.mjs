@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Bundles Fjord's TypeScript sources into dist/fjord.mjs with esbuild (a dependency of tsx, so
+// Bundles Fjord's TypeScript sources into dist/fjord.cjs with esbuild (a dependency of tsx, so
 // present wherever Fjord is installed), so `fjord` starts without compiling at every start:
 // `npm ci` runs it (the `prepare` script), and bin/fjord.js runs it again when a source changed.
 import { build } from '../bin/bundle.js';

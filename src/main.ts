@@ -64,6 +64,8 @@ async function start(args: string[]) {
     process.exit(1);
   }
   process.stdout.write(banner(fjord, roles, Math.round(performance.now() - t0)) + '\n');
+  // bin/run-bundle.js keeps the code the start compiled for the next start.
+  process.emit('fjord:ready' as 'beforeExit', 0);
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -271,4 +273,7 @@ async function main(argv: string[]) {
   }
 }
 
-await main(process.argv.slice(2));
+main(process.argv.slice(2)).catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

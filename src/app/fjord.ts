@@ -29,6 +29,7 @@ import { buildKernel } from './kernel-factory.js';
 import { referenceRoutes } from './reference-routes.js';
 import { sdkSample } from './sdk-samples.js';
 import { applySeed, readSeedFile, type Seed } from './seed.js';
+import { swaggerUiRoutes } from './swagger-ui-routes.js';
 import { systemRoutes } from './system-routes.js';
 
 export interface FjordOptions {
@@ -129,6 +130,7 @@ export class Fjord {
         () => fjord.openapi(),
       ),
       ...referenceRoutes(() => kernel.baseUrl()),
+      ...swaggerUiRoutes(() => fjord.openapi()),
     );
     const http = await buildHttpApp(kernel, routes, metrics, idempotency);
     fjord = new Fjord(kernel, areas, http, routes);

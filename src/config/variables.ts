@@ -29,7 +29,7 @@ export const VARIABLES = {
   FJORD_FROM_SOURCE: {
     kind: 'boolean',
     default: 'false',
-    doc: 'Run the TypeScript sources through tsx instead of the bundle `dist/fjord.mjs` (read by `bin/fjord.js`, which rebuilds a stale bundle by itself).',
+    doc: 'Run the TypeScript sources through tsx instead of the bundle `dist/fjord.cjs` (read by `bin/fjord.js`, which rebuilds a stale bundle by itself).',
   },
   FJORD_HOST: { kind: 'host', default: '127.0.0.1', doc: 'Address every listener binds to.' },
   FJORD_API_PORT: {

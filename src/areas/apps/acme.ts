@@ -1,8 +1,12 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Agent } from 'node:https';
-import * as acme from 'acme-client';
+import type * as Acme from 'acme-client';
+import { lazyPackage } from '../../kernel/lazy.js';
 import type { IssuedCertificate } from './certificates.js';
+
+/** acme-client (with its axios), loaded when a certificate is ordered: not at every start. */
+const acmeClient = lazyPackage<typeof Acme>('acme-client');
 
 /**
  * Certificates from an ACME directory (RFC 8555) through `acme-client`, with HTTP-01 challenges:
@@ -12,17 +16,18 @@ import type { IssuedCertificate } from './certificates.js';
 export class AcmeIssuer {
   /** Key authorizations by token, for the ingress to answer challenges. */
   readonly pending = new Map<string, string>();
-  private client: acme.Client | null = null;
+  private client: Acme.Client | null = null;
 
   constructor(
     readonly directoryUrl: string,
     caFile: string | null,
   ) {
     // acme-client talks through its own axios: trust a private directory's CA there.
-    if (caFile) acme.axios.defaults.httpsAgent = new Agent({ ca: readFileSync(caFile, 'utf8') });
+    if (caFile) acmeClient().axios.defaults.httpsAgent = new Agent({ ca: readFileSync(caFile, 'utf8') });
   }
 
   async issue(hostName: string): Promise<IssuedCertificate> {
+    const acme = acmeClient();
     this.client ??= new acme.Client({
       directoryUrl: this.directoryUrl,
       accountKey: await acme.crypto.createPrivateEcdsaKey(),

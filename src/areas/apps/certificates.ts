@@ -1,7 +1,13 @@
 import { randomBytes, webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
 
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+type X509 = typeof import('@peculiar/x509');
+let x509Module: Promise<X509> | undefined;
+/** @peculiar/x509 (and its ASN.1 stack), loaded with the first certificate: not at every start. */
+const loadX509 = () =>
+  (x509Module ??= import('@peculiar/x509').then((x509) => {
+    x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+    return x509;
+  }));
 type KeyPair = webcrypto.CryptoKeyPair;
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
@@ -40,6 +46,7 @@ const serial = () => {
 
 /** A new self-signed CA (ECDSA P-256) valid for ten years from `now`. */
 export async function createLocalCa(now: number, label: string): Promise<LocalCaMaterial> {
+  const x509 = await loadX509();
   const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as KeyPair;
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
@@ -66,6 +73,7 @@ export async function issueFromLocalCa(
   hostName: string,
   now: number,
 ): Promise<IssuedCertificate> {
+  const x509 = await loadX509();
   const caCert = new x509.X509Certificate(ca.certPem);
   const caKey = await webcrypto.subtle.importKey('pkcs8', der(ca.keyPem), ALG, false, ['sign']);
   const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as KeyPair;

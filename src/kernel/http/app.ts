@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import { OptionalKind } from '@sinclair/typebox';
 import Fastify, {
   type FastifyBaseLogger,
@@ -183,12 +182,6 @@ export async function buildHttpApp(
   for (const schema of new Set(routes.flatMap((r) => (r.errorFormat ? [r.errorFormat.schema] : []))))
     app.addSchema(schema);
   await app.register(swagger, SWAGGER_OPTIONS(kernel.baseUrl()));
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    uiConfig: { deepLinking: true },
-    // The document was built before listening; with FJORD_API_PORT=0 only now is the port known.
-    transformSpecification: (spec) => ({ ...spec, servers: [{ url: kernel.baseUrl() }] }),
-  });
 
   const mount = (target: FastifyInstance, route: AnyRoute) => {
     const status = successStatus(route);
