@@ -186,6 +186,9 @@ export class Fjord {
       }
       this.startedRoles.add(role);
     }
+    for (const area of this.areas.values()) {
+      for (const server of area.servers ?? []) if (roles.includes(server.role)) server.afterStart?.();
+    }
   }
 
   rolesUp(): boolean {

@@ -44,6 +44,11 @@ export interface RoleServer {
   role: Role;
   name: string;
   start(): Promise<void>;
+  /**
+   * Work to begin once every role of this process is up, so that it does not compete with the
+   * start (the process answers `/healthz` first): e.g. creating an embedded engine's files.
+   */
+  afterStart?(): void;
   stop(): Promise<void>;
 }
 

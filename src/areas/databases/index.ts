@@ -147,7 +147,12 @@ export const databasesArea = defineArea({
           // Begun with the role, not after the process is up: after a crash the servers the
           // dead Fjord left are replaced before anything is reported up (a client reaching the
           // old server in between would be cut off moments later).
+          // A fresh data dir has no server to replace: its engines are created (initdb and
+          // mariadb-install-db take seconds of CPU) once the process is up, not during its start.
           start: async () => {
+            if (!engines.fresh()) void engines.startAll();
+          },
+          afterStart: () => {
             void engines.startAll();
           },
           stop: () => engines.stop(),

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { claimOwnership, OwnedByAnother } from '../../../kernel/supervision/ownership.js';
@@ -35,6 +35,7 @@ interface Plan {
  */
 export class DatabaseEngines {
   private readonly drivers = new Map<DbType, Promise<EngineDriver>>();
+  private startingAll: Promise<void> | null = null;
   private readonly embedded: { stop(): Promise<void> }[] = [];
   /** Releases of the engine directories this process owns. */
   private readonly releases: (() => void)[] = [];
@@ -121,8 +122,23 @@ export class DatabaseEngines {
     return new MariadbDriver(ep.adminUrl, 'embedded');
   }
 
-  /** Starts the embedded servers now (the api role does, so the first request does not wait). */
-  async startAll(): Promise<void> {
+  /** Whether no embedded engine has files in the data dir yet (so none can be left running). */
+  fresh(): boolean {
+    return (['postgresql', 'mariadb'] as const).every(
+      (t) => this.plans[t].kind !== 'embedded' || !existsSync(join(this.config.dataDir, 'databases', t)),
+    );
+  }
+
+  /**
+   * Starts the embedded servers now (the api role does, so the first request does not wait).
+   * Called twice (at the role's start and once the process is up), it starts them once.
+   */
+  startAll(): Promise<void> {
+    this.startingAll ??= this.startEach();
+    return this.startingAll;
+  }
+
+  private async startEach(): Promise<void> {
     await Promise.all(
       (['postgresql', 'mariadb'] as const).map((t) =>
         this.driver(t).catch((err) => this.log.error({ err, engine: t }, 'database engine failed to start')),
@@ -131,6 +147,7 @@ export class DatabaseEngines {
   }
 
   async stop(): Promise<void> {
+    this.startingAll = null;
     const drivers = [...this.drivers.values()];
     this.drivers.clear();
     for (const d of drivers) await (await d.catch(() => null))?.close();
