@@ -140,17 +140,16 @@ export const databasesArea = defineArea({
       ],
       servers: [
         {
-          // The embedded engines start with the api role (in the background: the API answers
-          // at once, and a request that needs an engine waits for it) and stop with Fjord.
+          // The embedded engines run with the api role (started in the background: the API
+          // answers at once, and a request that needs an engine waits for it) and stop with Fjord.
           role: 'api',
           name: 'database engines',
-          // Begun with the role, not after the process is up: after a crash the servers the
-          // dead Fjord left are replaced before anything is reported up (a client reaching the
-          // old server in between would be cut off moments later).
-          // A fresh data dir has no server to replace: its engines are created (initdb and
-          // mariadb-install-db take seconds of CPU) once the process is up, not during its start.
+          // A server a killed Fjord left running is replaced with the role, before anything is
+          // reported up (a client reaching the old server in between would be cut off moments
+          // later). Otherwise the engines start once the process is up: initdb and
+          // mariadb-install-db take seconds of CPU and would slow the start itself.
           start: async () => {
-            if (!engines.fresh()) void engines.startAll();
+            if (engines.mayHaveOrphans()) void engines.startAll();
           },
           afterStart: () => {
             void engines.startAll();

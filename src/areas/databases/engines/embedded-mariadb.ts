@@ -24,6 +24,11 @@ export const hasMariadbBinaries = () => isExecutable(MARIADBD) && isExecutable(M
  * rules are.
  */
 export class EmbeddedMariadb {
+  /** Whether a server of `dir` may still run: mariadbd removes its pid file when it stops. */
+  static mayBeRunning(dir: string): boolean {
+    return existsSync(join(dir, 'mariadbd.pid'));
+  }
+
   readonly dataDir: string;
   readonly socket: string;
   private readonly stateFile: string;

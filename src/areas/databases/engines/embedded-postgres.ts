@@ -50,6 +50,11 @@ export interface EngineEndpoint {
  * reach it); customers connect over TCP with SCRAM passwords, per the managed pg_hba.conf.
  */
 export class EmbeddedPostgres {
+  /** Whether a server of `dir` may still run: PostgreSQL removes postmaster.pid when it stops. */
+  static mayBeRunning(dir: string): boolean {
+    return existsSync(join(dir, 'data', 'postmaster.pid'));
+  }
+
   readonly dataDir: string;
   private readonly stateFile: string;
   private port = 0;

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { claimOwnership, OwnedByAnother } from '../../../kernel/supervision/ownership.js';
@@ -122,10 +122,15 @@ export class DatabaseEngines {
     return new MariadbDriver(ep.adminUrl, 'embedded');
   }
 
-  /** Whether no embedded engine has files in the data dir yet (so none can be left running). */
-  fresh(): boolean {
-    return (['postgresql', 'mariadb'] as const).every(
-      (t) => this.plans[t].kind !== 'embedded' || !existsSync(join(this.config.dataDir, 'databases', t)),
+  /**
+   * Whether an embedded server of this data dir may still be running (left by a Fjord that was
+   * killed): it must then be replaced before the process reports up.
+   */
+  mayHaveOrphans(): boolean {
+    const dir = (t: DbType) => join(this.config.dataDir, 'databases', t);
+    return (
+      (this.plans.postgresql.kind === 'embedded' && EmbeddedPostgres.mayBeRunning(dir('postgresql'))) ||
+      (this.plans.mariadb.kind === 'embedded' && EmbeddedMariadb.mayBeRunning(dir('mariadb')))
     );
   }
 
