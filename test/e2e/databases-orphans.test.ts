@@ -14,7 +14,8 @@ import { isAlive } from '../../src/kernel/supervision/orphans.js';
  * on it (before, it reported a port where nothing ever listened).
  */
 const dir = mkdtempSync(join(tmpdir(), 'fjord-orphan-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+// The stopped server may still be closing files as the directory is removed: retried.
+afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
 
 it.runIf(hasMariadbBinaries())(
   'stops the mariadbd an earlier, killed Fjord left behind and serves on its port',
