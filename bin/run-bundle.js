@@ -38,7 +38,7 @@ function writeAtomically(file, data) {
 
 /**
  * Runs `bundle` as the main module. `kind` names the cache: a server start and a one-off command
- * compile different functions.
+ * compile different functions. Returns whether a cache was read and taken by V8.
  */
 export function runBundle(bundle, kind) {
   const source = readFileSync(bundle, 'utf8');
@@ -71,5 +71,7 @@ export function runBundle(bundle, kind) {
   }
   const module = { exports: {}, filename: bundle, id: '.', loaded: false };
   const require = createRequire(bundle);
+  const cacheUsed = Boolean(cachedData) && !script.cachedDataRejected;
   script.runInThisContext()(module.exports, require, module, bundle, dirname(bundle));
+  return cacheUsed;
 }
