@@ -62,7 +62,13 @@ function run(file: string, env: Record<string, string> = {}) {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    return { out: out.trim().split('\n').map((l) => JSON.parse(l)), stderr: '' };
+    return {
+      out: out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+      stderr: '',
+    };
   } catch (err) {
     return { out: [], stderr: String((err as { stderr?: string }).stderr) };
   }
