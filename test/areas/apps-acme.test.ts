@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { acmeChallenges } from '../../src/areas/apps/acme.js';
 import { eventually } from '../helpers/eventually.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { selfSigned } from '../helpers/https-receiver.js';
@@ -46,13 +47,17 @@ const children: ChildProcess[] = [];
 describe.skipIf(skipReason !== null)('container app certificates over ACME (pebble)', () => {
   let tlsPort = 0;
   let managementPort = 0;
+  let ingressPort = 0;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'fjord-apps-acme-'));
     // pebble's own HTTPS certificate, which Fjord is told to trust (FJORD_APPS_ACME_CA_FILE).
     const pebbleTls = selfSigned('localhost', 'DNS:localhost,IP:127.0.0.1');
     writeFileSync(join(dir, 'key.pem'), pebbleTls.key);
     writeFileSync(join(dir, 'cert.pem'), pebbleTls.cert);
-    const [ingressPort, acmePort, dnsPort, challtestPort] = await Promise.all([
+    let acmePort: number;
+    let dnsPort: number;
+    let challtestPort: number;
+    [ingressPort, acmePort, dnsPort, challtestPort] = await Promise.all([
       freePort(),
       freePort(),
       freePort(),
@@ -190,7 +195,29 @@ describe.skipIf(skipReason !== null)('container app certificates over ACME (pebb
     });
     // The TLS handshake succeeded with pebble's root; the app itself has no healthy revision.
     expect(status).toBe(503);
+    // The challenges left the store once the order was validated.
+    const left = await t.kernel.store.db
+      .selectFrom('apps_acme_challenges' as never)
+      .selectAll()
+      .execute();
+    expect(left).toEqual([]);
   }, 40_000);
+
+  it('answers a challenge another process recorded in the store (the ACME server may call any)', async () => {
+    // As a Fjord process sharing this store would record it while placing its order.
+    const other = acmeChallenges(t.kernel);
+    await other.put('tok-from-another-process', 'tok-from-another-process.thumbprint');
+    const answer = await fetch(
+      `http://127.0.0.1:${ingressPort}/.well-known/acme-challenge/tok-from-another-process`,
+    );
+    expect(answer.status).toBe(200);
+    expect(await answer.text()).toBe('tok-from-another-process.thumbprint');
+    await other.delete('tok-from-another-process');
+    const gone = await fetch(
+      `http://127.0.0.1:${ingressPort}/.well-known/acme-challenge/tok-from-another-process`,
+    );
+    expect(gone.status).not.toBe(200);
+  });
 });
 
 /** True when something accepts TCP connections on the port. */

@@ -2,25 +2,45 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Agent } from 'node:https';
 import type * as Acme from 'acme-client';
+import type { Kernel } from '../../kernel/kernel.js';
 import { lazyPackage } from '../../kernel/lazy.js';
 import type { IssuedCertificate } from './certificates.js';
+import { AppsRepo } from './repo.js';
 
 /** acme-client (with its axios), loaded when a certificate is ordered: not at every start. */
 const acmeClient = lazyPackage<typeof Acme>('acme-client');
 
+/** Where challenges wait for the ACME server's request: the store, so every process sees them. */
+export interface AcmeChallenges {
+  put(token: string, keyAuthorization: string): Promise<void>;
+  get(token: string): Promise<string | null>;
+  delete(token: string): Promise<void>;
+}
+
+/** The store's challenges table (dated by the real clock: it is about processes cut off, not customers' time). */
+export function acmeChallenges(kernel: Kernel): AcmeChallenges {
+  const repo = AppsRepo.of(kernel.store);
+  return {
+    put: (token, keyAuthorization) => repo.putAcmeChallenge(token, keyAuthorization, Date.now()),
+    get: (token) => repo.acmeChallenge(token),
+    delete: (token) => repo.deleteAcmeChallenge(token),
+  };
+}
+
 /**
  * Certificates from an ACME directory (RFC 8555) through `acme-client`, with HTTP-01 challenges:
- * the apps ingress answers `/.well-known/acme-challenge/<token>` from `pending` while an order
- * is validated. The account key lives in this process (a new account per start).
+ * the apps ingress answers `/.well-known/acme-challenge/<token>` while an order is validated. The
+ * ACME server's request may reach any process running the ingress, not the one that placed the
+ * order, so the key authorizations are kept in the store. The account key lives in this process
+ * (a new account per start).
  */
 export class AcmeIssuer {
-  /** Key authorizations by token, for the ingress to answer challenges. */
-  readonly pending = new Map<string, string>();
   private client: Acme.Client | null = null;
 
   constructor(
     readonly directoryUrl: string,
     caFile: string | null,
+    readonly challenges: AcmeChallenges,
   ) {
     // acme-client talks through its own axios: trust a private directory's CA there.
     if (caFile) acmeClient().axios.defaults.httpsAgent = new Agent({ ca: readFileSync(caFile, 'utf8') });
@@ -44,10 +64,10 @@ export class AcmeIssuer {
       // not see the name as the ACME server does; the server's validation is what counts.
       skipChallengeVerification: true,
       challengeCreateFn: async (_authz, challenge, keyAuthorization) => {
-        this.pending.set(challenge.token, keyAuthorization);
+        await this.challenges.put(challenge.token, keyAuthorization);
       },
       challengeRemoveFn: async (_authz, challenge) => {
-        this.pending.delete(challenge.token);
+        await this.challenges.delete(challenge.token);
       },
     });
     const leaf = new X509Certificate(certPem);

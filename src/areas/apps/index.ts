@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { createResolver } from '../../kernel/net/resolver.js';
 import { defineArea } from '../wiring.js';
-import { AcmeIssuer } from './acme.js';
+import { AcmeIssuer, acmeChallenges } from './acme.js';
 import { AppDomains } from './domains.js';
 import type { AppsDriver } from './drivers/driver.js';
 import { PodmanAppsDriver } from './drivers/podman.js';
@@ -68,7 +68,9 @@ export const appsArea = defineArea({
       apps,
       verification,
       createResolver(kernel.config.resolver),
-      settings.acmeDirectory ? new AcmeIssuer(settings.acmeDirectory, settings.acmeCaFile) : null,
+      settings.acmeDirectory
+        ? new AcmeIssuer(settings.acmeDirectory, settings.acmeCaFile, acmeChallenges(kernel))
+        : null,
     );
     kernel.jobs.register(RENEW_JOB, { run: async () => void (await domains.renewDue()) });
     await kernel.jobs.schedule(RENEW_JOB, RENEW_JOB, 3600);

@@ -33,7 +33,7 @@ export function appsIngress(
   const handle = async (req: IncomingMessage, res: ServerResponse, proto: 'http' | 'https') => {
     // ACME HTTP-01 challenges of custom domains' certificates are answered here, for any host.
     const token = /^\/\.well-known\/acme-challenge\/([A-Za-z0-9_-]+)$/.exec(req.url ?? '')?.[1];
-    const answer = token ? domains.acme?.pending.get(token) : undefined;
+    const answer = token && domains.acme ? await domains.acme.challenges.get(token) : null;
     if (answer) {
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
       res.end(answer);

@@ -126,7 +126,15 @@ export interface AppsLocalCaTable {
   created_at: number;
 }
 
+/** An ACME HTTP-01 challenge being validated: any process's ingress answers it. */
+export interface AppsAcmeChallengesTable {
+  token: string;
+  key_authorization: string;
+  created_at: number;
+}
+
 export interface AppsTables {
+  apps_acme_challenges: AppsAcmeChallengesTable;
   apps_domains: AppsDomainsTable;
   apps_local_ca: AppsLocalCaTable;
   apps_apps: AppsAppsTable;
@@ -249,6 +257,16 @@ export const appsMigrations: Record<string, Migration> = {
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('cert_pem', 'text', (c) => c.notNull())
         .addColumn('key_sealed', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+  },
+  '2026-11-26-1900-apps-acme-challenges': {
+    async up(db: AnyDb) {
+      await db.schema
+        .createTable('apps_acme_challenges')
+        .addColumn('token', 'text', (c) => c.primaryKey())
+        .addColumn('key_authorization', 'text', (c) => c.notNull())
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .execute();
     },

@@ -271,4 +271,28 @@ export class AppsRepo {
       .values({ id: 'local', cert_pem: certPem, key_sealed: keySealed, created_at: now })
       .execute();
   }
+
+  /** Records a challenge; ones older than a day (an order cut off by a crash) go at the same time. */
+  async putAcmeChallenge(token: string, keyAuthorization: string, now: number) {
+    await this.db
+      .deleteFrom('apps_acme_challenges')
+      .where('created_at', '<', now - 86_400_000)
+      .execute();
+    await this.db
+      .insertInto('apps_acme_challenges')
+      .values({ token, key_authorization: keyAuthorization, created_at: now })
+      .onConflict((oc) => oc.column('token').doUpdateSet({ key_authorization: keyAuthorization }))
+      .execute();
+  }
+  async acmeChallenge(token: string) {
+    const row = await this.db
+      .selectFrom('apps_acme_challenges')
+      .select('key_authorization')
+      .where('token', '=', token)
+      .executeTakeFirst();
+    return row?.key_authorization ?? null;
+  }
+  async deleteAcmeChallenge(token: string) {
+    await this.db.deleteFrom('apps_acme_challenges').where('token', '=', token).execute();
+  }
 }
