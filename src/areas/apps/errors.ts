@@ -4,6 +4,19 @@ const field = (path: string, message: string) => ({ errors: [{ path, message }] 
 
 export const appsErrors = {
   notFound: () => new AppError('not_found', 'app_not_found', 'No such app in this account.'),
+  instanceNotFound: () =>
+    new AppError(
+      'not_found',
+      'instance_not_found',
+      'No such instance of this app runs now; GET /v1/apps/{app}/instances lists them.',
+    ),
+  badSince: () =>
+    new AppError(
+      'invalid',
+      'invalid_since',
+      'since is an RFC 3339 time (2026-11-26T10:00:00Z) or a duration back from now (90s, 5m, 2h).',
+      field('/query/since', 'not a time or duration'),
+    ),
   revisionNotFound: () => new AppError('not_found', 'revision_not_found', 'No such revision of this app.'),
   exists: (name: string) =>
     new AppError('conflict', 'app_exists', `This account already has an app named ${name}.`),

@@ -1,6 +1,6 @@
 /**
  * The routes of apps and their revisions, instances, logs and metrics; and every container-apps
- * route in one list. Images, volumes and domains have routes files of their own, spliced in here
+ * route in one list. Images, logs, volumes and domains have routes files of their own, spliced in here
  * so the routes keep their order (the order of the paths in the OpenAPI document).
  */
 import { publicAccess } from '../../kernel/auth/principal.js';
@@ -10,6 +10,7 @@ import type { AppDomains } from './domains.js';
 import { BUCKET, read, TAG, write } from './routes-common.js';
 import { domainRoutes } from './routes-domains.js';
 import { imageRoutes } from './routes-images.js';
+import { logRoutes } from './routes-logs.js';
 import { volumeRoutes } from './routes-volumes.js';
 import {
   AppList,
@@ -20,8 +21,6 @@ import {
   DeployBody,
   InstanceList,
   ListQuery,
-  LogList,
-  LogsQuery,
   MetricsQuery,
   MetricsView,
   PlanList,
@@ -181,21 +180,7 @@ export function appsRoutes(apps: AppsService, volumes: AppVolumes, domains: AppD
       errors: [404],
       handler: async ({ principal, params }) => apps.instanceList(principal.customerId, params.app_id),
     }),
-    defineRoute({
-      method: 'GET',
-      url: '/v1/apps/:app_id/logs',
-      operationId: 'appsLogs',
-      tag: TAG,
-      summary: 'The last lines (stdout and stderr) of the app’s instances, oldest first',
-      access: read,
-      rateLimit: BUCKET,
-      params: AppParams,
-      query: LogsQuery,
-      response: { 200: LogList },
-      errors: [404],
-      handler: async ({ principal, params, query }) =>
-        apps.logs(principal.customerId, params.app_id, query.lines ?? 100),
-    }),
+    ...logRoutes(apps),
     ...volumeRoutes(volumes),
     ...domainRoutes(domains),
     defineRoute({

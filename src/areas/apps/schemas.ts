@@ -145,22 +145,66 @@ export const InstanceView = Type.Object({
 export const InstanceList = Type.Object({ instances: Type.Array(InstanceView), total: Type.Integer() });
 
 export const LogsQuery = Type.Object(
-  { lines: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })) },
+  {
+    lines: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'The last lines to answer' }),
+    ),
+    tail: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 1000,
+        description: 'As `lines`, and 0 allowed (a follow stream with new lines only); wins over `lines`',
+      }),
+    ),
+    since: Type.Optional(
+      Type.String({
+        maxLength: 40,
+        description:
+          'Only lines from then on: an RFC 3339 time, or a duration back from now (`90s`, `5m`, `2h`)',
+      }),
+    ),
+    instance: Type.Optional(
+      Type.String({ maxLength: 100, description: 'Only this instance (an id from the instances list)' }),
+    ),
+    follow: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          'Answer `text/event-stream`: the last lines, then each new one, until the instances stop or the client leaves',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
+export const LogLineView = Type.Object({
+  time: Type.String(),
+  revision_id: Type.String(),
+  revision_number: Type.Union([Type.Integer(), Type.Null()]),
+  instance: Type.String({ description: 'The instance that wrote it, as the instances list names it' }),
+  stream: Type.String({ description: 'stdout or stderr' }),
+  text: Type.String(),
+});
 export const LogList = Type.Object({
-  lines: Type.Array(
-    Type.Object({
-      time: Type.String(),
-      revision_id: Type.String(),
-      revision_number: Type.Union([Type.Integer(), Type.Null()]),
-      stream: Type.String({ description: 'stdout or stderr' }),
-      text: Type.String(),
-    }),
-  ),
+  lines: Type.Array(LogLineView),
   simulated: Type.Boolean({
     description: 'True when no container runs and the lines tell what the deploys did',
   }),
+});
+/**
+ * The logs answer in either media type: JSON, or with `follow=true` Server-Sent Events (declared
+ * as Fastify and OpenAPI take several: one schema per media type).
+ */
+export const LogsAnswer = Type.Unsafe<unknown>({
+  description: 'The last lines as JSON; with `follow=true`, a `text/event-stream`',
+  content: {
+    'application/json': { schema: LogList },
+    'text/event-stream': {
+      schema: Type.String({
+        description:
+          'One `data: <line as JSON>` event per line; at the end an `end` event, `data: {"reason": "stopped" | "no_instances" | "error"}`',
+      }),
+    },
+  },
 });
 export const PlanList = Type.Object({
   plans: Type.Array(

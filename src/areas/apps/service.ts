@@ -1,7 +1,7 @@
 /**
  * The public surface of container apps, and the lifecycle of apps and revisions: create, deploy,
  * roll back, suspend, resume, delete. How state is read (state.ts), shown (views.ts), observed
- * (observe.ts) and run on the driver (runtime.ts) live in modules of their own.
+ * (logs.ts, observe.ts) and run on the driver (runtime.ts) live in modules of their own.
  */
 import type { IdentityService } from '../../kernel/auth/identity.js';
 import { type Clock, isoOf } from '../../kernel/clock.js';
@@ -11,13 +11,14 @@ import type { SecretBox } from '../../kernel/secrets.js';
 import type { Store } from '../../kernel/store/store.js';
 import type { RegionsService } from '../regions/service.js';
 import { APP_PLANS, REGION_SERVICE } from './catalogue.js';
-import type { AppsDriver, HealthCheck } from './drivers/driver.js';
+import type { AppsDriver, HealthCheck, LogWindow } from './drivers/driver.js';
 import { appsErrors } from './errors.js';
 import type { AppImages } from './images.js';
 import { settleRevision } from './lifecycle.js';
+import { AppLogReader } from './logs.js';
 import { AppMetrics } from './metrics.js';
 import type { AppsAppsTable } from './migrations.js';
-import { appLogs, appMetrics } from './observe.js';
+import { appMetrics } from './observe.js';
 import { AppsRepo } from './repo.js';
 import { revisionSettings, type SettingsInput } from './revision-settings.js';
 import { AppsRuntime } from './runtime.js';
@@ -262,13 +263,13 @@ export class AppsService {
   }
 
   /**
-   * The last lines the app's instances wrote (serving and deploying revisions). A driver that runs
-   * nothing has no output: the lines then tell what its deploys did, marked simulated.
+   * The logs of the app's instances (serving and deploying revisions): `last()` lines, or
+   * `follow()` them. Refuses (404, 422) before anything is read, so a stream opens only after.
    */
-  async logs(customerId: string, idOrName: string, lines: number) {
+  async logs(customerId: string, idOrName: string, window: LogWindow) {
     const now = this.clock.nowMs();
     const s = await loadApp(this.repo, await findApp(this.repo, customerId, idOrName), now);
-    return appLogs(this.repo, this.driver, s, now, lines);
+    return new AppLogReader(this.repo, this.driver, this.clock, s, window);
   }
 
   /**

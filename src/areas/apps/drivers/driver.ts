@@ -60,8 +60,20 @@ export type DeployOutcome =
 export interface LogLine {
   time: number;
   revisionId: string;
+  /** The instance's id as the API lists it (`<revision id>-<n>`). */
+  instance: string;
   stream: 'stdout' | 'stderr';
   text: string;
+}
+
+/** Which lines a log read starts with. */
+export interface LogWindow {
+  /** At most this many of the last lines (per instance when following). */
+  tail: number;
+  /** Only lines from this time on: RFC 3339, or a duration back from now (`90s`, `5m`, `2h`). */
+  since: string | null;
+  /** Only this instance (`<revision id>-<n>`), or every instance of the revisions. */
+  instance: string | null;
 }
 
 /** A health check's verdict on a deploy the driver started in `launch`. */
@@ -110,7 +122,18 @@ export interface AppsDriver {
    * The last `lines` lines the revisions' instances wrote, oldest first. Drivers that run nothing
    * leave it out; the service then tells what the deploys did.
    */
-  logs?(revisionIds: string[], lines: number): Promise<LogLine[]>;
+  logs?(revisionIds: string[], window: LogWindow): Promise<LogLine[]>;
+  /**
+   * Calls `onLine` with the window's lines, then with each line the revisions' running instances
+   * write, until every one of them has stopped or `signal` aborts; then it has nothing left running.
+   * Drivers that run nothing leave it out.
+   */
+  followLogs?(
+    revisionIds: string[],
+    window: LogWindow,
+    onLine: (line: LogLine) => void,
+    signal: AbortSignal,
+  ): Promise<void>;
   /** CPU and memory use of the revisions' running instances now (drivers that run something). */
   stats?(revisionIds: string[]): Promise<InstanceStats[]>;
   /** Bytes a volume holds now (drivers that store data). */

@@ -3,7 +3,8 @@
  * containers this install owns. Apart from podman.ts so the driver, the image loader and the
  * stats/logs readers share one way of calling podman.
  */
-import { execFile } from 'node:child_process';
+import { type ChildProcessByStdio, execFile, spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 
 /**
  * Flags podman needs on hosts like ours: crun fails there, root lacks CAP_SYS_RESOURCE (rlimits
@@ -40,6 +41,11 @@ export class PodmanCli {
       running: c.State === 'running',
       labels: c.Labels ?? {},
     }));
+  }
+
+  /** A long-running podman command (`logs --follow`), its output as streams; the caller ends it. */
+  spawn(args: string[]): ChildProcessByStdio<null, Readable, Readable> {
+    return spawn(this.podman, [...GLOBAL, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   }
 
   runBoth(args: string[]): Promise<{ stdout: string; stderr: string }> {

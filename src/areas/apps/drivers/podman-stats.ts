@@ -1,46 +1,12 @@
 /**
- * What running instances wrote and use: `podman logs` and `podman stats`, parsed. Apart from
- * podman.ts because they only read the containers the driver keeps, never change them.
+ * What running instances use: `podman stats`, parsed. Apart from podman.ts because it only reads
+ * the containers the driver keeps, never changes them.
  */
-import type { InstanceStats, LogLine } from './driver.js';
+import type { InstanceStats } from './driver.js';
 import type { PodmanCli } from './podman-cli.js';
 
 /** The driver's instances by revision (only their container names are read here). */
 type Instances = ReadonlyMap<string, readonly { name: string }[]>;
-
-export async function podmanLogs(
-  cli: PodmanCli,
-  running: Instances,
-  revisionIds: string[],
-  lines: number,
-): Promise<LogLine[]> {
-  const out: LogLine[] = [];
-  for (const rev of revisionIds) {
-    for (const instance of running.get(rev) ?? []) {
-      const both = await cli
-        .runBoth(['logs', '--timestamps', '--tail', String(lines), instance.name])
-        .catch(() => null);
-      if (!both) continue;
-      for (const [stream, text] of [
-        ['stdout', both.stdout],
-        ['stderr', both.stderr],
-      ] as const) {
-        for (const line of text.split('\n')) {
-          if (!line) continue;
-          const space = line.indexOf(' ');
-          const time = Date.parse(line.slice(0, space));
-          out.push({
-            time: Number.isNaN(time) ? 0 : time,
-            revisionId: rev,
-            stream,
-            text: Number.isNaN(time) ? line : line.slice(space + 1),
-          });
-        }
-      }
-    }
-  }
-  return out.sort((x, y) => x.time - y.time).slice(-lines);
-}
 
 export async function podmanStats(
   cli: PodmanCli,

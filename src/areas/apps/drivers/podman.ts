@@ -12,11 +12,13 @@ import {
   type DeployVerdict,
   type InstanceStats,
   type LogLine,
+  type LogWindow,
   type RevisionSpec,
 } from './driver.js';
 import { lastLine, PodmanCli, ULIMITS } from './podman-cli.js';
 import { ensureImage } from './podman-images.js';
-import { podmanLogs, podmanStats } from './podman-stats.js';
+import { podmanFollow, podmanLogs } from './podman-logs.js';
+import { podmanStats } from './podman-stats.js';
 
 const PROBE_EVERY_MS = 200;
 
@@ -126,8 +128,12 @@ export class PodmanAppsDriver implements AppsDriver {
     }
   }
 
-  async logs(revisionIds: string[], lines: number): Promise<LogLine[]> {
-    return podmanLogs(this.cli, this.running, revisionIds, lines);
+  async logs(revisionIds: string[], window: LogWindow): Promise<LogLine[]> {
+    return podmanLogs(this.cli, this.running, revisionIds, window);
+  }
+
+  followLogs(revisionIds: string[], window: LogWindow, onLine: (l: LogLine) => void, signal: AbortSignal) {
+    return podmanFollow(this.cli, this.running, revisionIds, window, onLine, signal);
   }
 
   async retire(_appId: string, revisionId: string): Promise<void> {
