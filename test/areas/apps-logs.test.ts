@@ -61,7 +61,8 @@ describe('container apps logs (simulated driver)', () => {
       '[simulated] starting an instance listening on port 8080',
       '[simulated] health check GET / passed',
     ]);
-    const instance = (await t.request('GET', `/v1/apps/${id}/instances`, { key: a.pat })).body.instances[0].id;
+    const instance = (await t.request('GET', `/v1/apps/${id}/instances`, { key: a.pat })).body.instances[0]
+      .id;
     expect(all.body.lines[0]).toMatchObject({ instance, revision_number: 1, stream: 'stdout' });
 
     const q = (query: string) => t.request('GET', `/v1/apps/${id}/logs?${query}`, { key: a.pat });
@@ -134,6 +135,6 @@ describe('container apps logs (simulated driver)', () => {
         t.fjord.http.server.getConnections((err, n) => (err ? reject(err) : resolve(n))),
       );
       expect(open).toBe(0);
-    });
+    }, 10_000);
   });
 });
