@@ -33,6 +33,20 @@ function podmanUsable(): string | null {
 const skipReason = podmanUsable();
 if (skipReason) console.warn(`apps podman storage tier skipped: ${skipReason}`);
 
+/** Why volumes cannot be loop-mounted file systems here (their size is then not enforced), or null. */
+function loopUsable(): string | null {
+  if (process.getuid?.() !== 0) return 'loop mounts need root';
+  try {
+    execFileSync('losetup', ['-f'], { stdio: 'pipe' });
+    execFileSync('mkfs.ext4', ['-V'], { stdio: 'pipe' });
+  } catch (err) {
+    return `no free loop device or no mkfs.ext4: ${(err as Error).message.split('\n')[0]}`;
+  }
+  return null;
+}
+const loopSkipReason = skipReason ?? loopUsable();
+if (!skipReason && loopSkipReason) console.warn(`apps volume size test skipped: ${loopSkipReason}`);
+
 /** An image archive as `podman save` writes it, of an image no longer in podman's store. */
 function buildArchive(dir: string): string {
   const root = join(dir, 'root');
@@ -212,6 +226,52 @@ describe.skipIf(skipReason !== null)('container apps with uploads and volumes (p
     expect(copy.status, `${copy.text}\n${errors().join('\n')}`).toBe(201);
     expect(copy.body.used_bytes).toBe(used);
   }, 240_000);
+
+  it.skipIf(loopSkipReason !== null)(
+    'refuses writes past a volume’s size inside the container (ENOSPC)',
+    async () => {
+      const { id, url } = uploadedApp!;
+      // The volume restored from the snapshot (1 GiB, at /copy): the free plan's second and last.
+      const v = await t.request('GET', `/v1/apps/${id}/volumes/copy`, { key: a.pat });
+      expect(v.body).toMatchObject({ size_gb: 1, size_enforced: true });
+      // A revision (its instances mount both volumes) that tries to write 1.1 GiB into the
+      // 1 GiB one, then says how dd ended.
+      const filler = await t.request('POST', `/v1/apps/${id}/revisions`, {
+        key: a.pat,
+        body: {
+          command: [
+            '/bin/busybox',
+            'sh',
+            '-c',
+            'echo up > /www/index.html; (/bin/busybox dd if=/dev/zero of=/copy/fill bs=1M count=1126; echo "dd exit $?") > /www/dd.txt 2>&1 & exec /bin/busybox httpd -f -p $PORT -h /www',
+          ],
+        },
+      });
+      expect(filler.status).toBe(201);
+      const n = filler.body.number as number;
+      await eventually(async () => {
+        const rev = await t.request('GET', `/v1/apps/${id}/revisions/${n}`, { key: a.pat });
+        expect(rev.body.status, rev.body.status_message).toBe('ready');
+      }, 60_000);
+      const dd = await eventually(async () => {
+        const r = await viaIngress(new URL(url).host, '/dd.txt');
+        expect(r.body).toContain('dd exit');
+        return r.body;
+      }, 120_000);
+      expect(dd).toContain('No space left on device');
+      expect(dd).not.toContain('dd exit 0');
+      const used = (await t.request('GET', `/v1/apps/${id}/volumes/copy`, { key: a.pat })).body.used_bytes;
+      expect(used).toBeGreaterThan(900 * 1024 * 1024);
+      expect(used).toBeLessThanOrEqual(1024 ** 3);
+      // The next revision serves the page of the volumes' files again, as the tests after this expect.
+      const back = await t.request('POST', `/v1/apps/${id}/rollback`, {
+        key: a.pat,
+        body: { revision_id: '3' },
+      });
+      expect(back.status).toBe(200);
+    },
+    240_000,
+  );
 
   it('serves a proven custom domain over HTTPS with the certificate the local CA issued', async () => {
     const { id, url } = uploadedApp!;

@@ -263,6 +263,10 @@ export const VolumeView = Type.Object({
   used_bytes: Type.Union([Type.Integer(), Type.Null()], {
     description: 'Bytes its files take now; null when no container runtime stores it (simulated)',
   }),
+  size_enforced: Type.Union([Type.Boolean(), Type.Null()], {
+    description:
+      'True when writes past size_gb fail (its own file system of that size); false where the host cannot make one; null when simulated',
+  }),
   source_snapshot_id: Nullable(Type.String()),
   simulated: Type.Boolean(),
   created_at: Type.String(),

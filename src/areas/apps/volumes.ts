@@ -83,14 +83,14 @@ export class AppVolumes {
         await repo.insertVolume(row);
       },
     );
-    if (source && this.driver.restoreVolume) {
-      try {
+    try {
+      await this.driver.createVolume?.(id, input.size_gb);
+      if (source && this.driver.restoreVolume)
         await this.driver.restoreVolume(id, await this.files.get(snapshotKey(source.id)));
-      } catch (err) {
-        await this.repo.deleteVolume(id);
-        await this.driver.removeVolume?.(id);
-        throw err;
-      }
+    } catch (err) {
+      await this.repo.deleteVolume(id);
+      await this.driver.removeVolume?.(id);
+      throw err;
     }
     return this.view(row);
   }
@@ -199,6 +199,7 @@ export class AppVolumes {
       size_gb: v.size_gb,
       mount_path: v.mount_path,
       used_bytes: this.driver.volumeUsage ? await this.driver.volumeUsage(v.id) : null,
+      size_enforced: this.driver.volumeSizeEnforced ? await this.driver.volumeSizeEnforced(v.id) : null,
       source_snapshot_id: v.source_snapshot_id,
       simulated: this.driver.simulated,
       created_at: isoOf(Number(v.created_at))!,

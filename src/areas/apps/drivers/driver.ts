@@ -136,6 +136,10 @@ export interface AppsDriver {
   ): Promise<void>;
   /** CPU and memory use of the revisions' running instances now (drivers that run something). */
   stats?(revisionIds: string[]): Promise<InstanceStats[]>;
+  /** Makes a new volume's storage, of its size (drivers that store data). */
+  createVolume?(volumeId: string, sizeGb: number): Promise<void>;
+  /** Whether writes past the volume's size fail (false: its size is not enforced). */
+  volumeSizeEnforced?(volumeId: string): Promise<boolean>;
   /** Bytes a volume holds now (drivers that store data). */
   volumeUsage?(volumeId: string): Promise<number>;
   /** A gzipped tar of the volume's files (drivers that store data). */

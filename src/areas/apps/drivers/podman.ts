@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process';
-import { lstat, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
 import {
   AppAtCapacity,
@@ -19,6 +17,7 @@ import { lastLine, PodmanCli, ULIMITS } from './podman-cli.js';
 import { ensureImage } from './podman-images.js';
 import { podmanFollow, podmanLogs } from './podman-logs.js';
 import { podmanStats } from './podman-stats.js';
+import { PodmanVolumes } from './podman-volumes.js';
 
 const PROBE_EVERY_MS = 200;
 
@@ -49,15 +48,17 @@ export class PodmanAppsDriver implements AppsDriver {
   private readonly running = new Map<string, Running[]>();
   private readonly starting = new Map<string, Promise<Running>>();
   private readonly cli: PodmanCli;
+  private readonly volumes: PodmanVolumes;
 
   constructor(
     private readonly owner: string,
     private readonly log: Logger,
     /** Where volumes keep their files: one directory per volume, bind-mounted into instances. */
-    private readonly volumesDir: string,
+    volumesDir: string,
     podman = 'podman',
   ) {
     this.cli = new PodmanCli(podman, owner);
+    this.volumes = new PodmanVolumes(volumesDir, log);
   }
 
   async deploy(): Promise<DeployOutcome> {
@@ -154,49 +155,33 @@ export class PodmanAppsDriver implements AppsDriver {
     return podmanStats(this.cli, this.running, revisionIds);
   }
 
-  async volumeUsage(volumeId: string): Promise<number> {
-    return usage(this.volumeDir(volumeId));
+  createVolume(volumeId: string, sizeGb: number): Promise<void> {
+    return this.volumes.create(volumeId, sizeGb);
   }
 
-  async snapshotVolume(volumeId: string): Promise<Readable> {
-    const dir = this.volumeDir(volumeId);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    const tar = spawn('tar', ['-C', dir, '-czf', '-', '.'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    tar.stderr.on('data', (c) => {
-      stderr += String(c);
-    });
-    // A tar that fails ends the stream with its error, so the stored object is never a partial one.
-    tar.on('close', (code) => {
-      if (code !== 0) tar.stdout.destroy(new Error(`tar exited with ${code}: ${stderr.trim()}`));
-    });
-    return tar.stdout;
+  volumeSizeEnforced(volumeId: string): Promise<boolean> {
+    return this.volumes.sizeEnforced(volumeId);
   }
 
-  async restoreVolume(volumeId: string, archive: Readable): Promise<void> {
-    const dir = this.volumeDir(volumeId);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    const tar = spawn('tar', ['-C', dir, '-xzf', '-'], { stdio: ['pipe', 'ignore', 'pipe'] });
-    let stderr = '';
-    tar.stderr.on('data', (c) => {
-      stderr += String(c);
-    });
-    const done = new Promise<void>((resolve, reject) =>
-      tar.on('close', (code) =>
-        code === 0 ? resolve() : reject(new Error(`tar exited with ${code}: ${stderr.trim()}`)),
-      ),
-    );
-    await pipeline(archive, tar.stdin);
-    await done;
+  volumeUsage(volumeId: string): Promise<number> {
+    return this.volumes.usage(volumeId);
   }
 
-  async removeVolume(volumeId: string): Promise<void> {
-    await rm(this.volumeDir(volumeId), { recursive: true, force: true });
+  snapshotVolume(volumeId: string): Promise<Readable> {
+    return this.volumes.snapshot(volumeId);
   }
 
-  private volumeDir(volumeId: string): string {
-    if (!/^[0-9a-f-]{36}$/.test(volumeId)) throw new Error(`not a volume id: ${volumeId}`);
-    return join(this.volumesDir, volumeId);
+  restoreVolume(volumeId: string, archive: Readable): Promise<void> {
+    return this.volumes.restore(volumeId, archive);
+  }
+
+  removeVolume(volumeId: string): Promise<void> {
+    return this.volumes.remove(volumeId);
+  }
+
+  /** Containers stay (the next start adopts them); volumes are unmounted on the host. */
+  close(): Promise<void> {
+    return this.volumes.unmountAll();
   }
 
   async adopt(keep: ReadonlySet<string>) {
@@ -240,11 +225,7 @@ export class PodmanAppsDriver implements AppsDriver {
     await ensureImage(this.cli, spec);
     await this.cli.run(['rm', '-f', '-t', '0', name]).catch(() => undefined);
     const mounts: string[] = [];
-    for (const v of spec.volumes) {
-      const dir = this.volumeDir(v.id);
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      mounts.push('-v', `${dir}:${v.mountPath}`);
-    }
+    for (const v of spec.volumes) mounts.push('-v', `${await this.volumes.ready(v.id)}:${v.mountPath}`);
     // Variables go through a file readable by root only, so secrets never appear in a command line.
     const dir = await mkdtemp(join(tmpdir(), 'fjord-app-'));
     const envFile = join(dir, 'env');
@@ -346,16 +327,4 @@ export class PodmanAppsDriver implements AppsDriver {
       await new Promise((r) => setTimeout(r, PROBE_EVERY_MS));
     }
   }
-}
-
-/** Bytes of the regular files under `dir` (0 when it does not exist). */
-async function usage(dir: string): Promise<number> {
-  let total = 0;
-  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  for (const e of entries) {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) total += await usage(path);
-    else if (e.isFile()) total += (await lstat(path)).size;
-  }
-  return total;
 }
