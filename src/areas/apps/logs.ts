@@ -13,6 +13,7 @@ import { instancesOf, type Loaded, loadApp, parse } from './state.js';
 /** How often a followed simulated app is read again for new lines and stopped instances. */
 const POLL_MS = 200;
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000 } as const;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 
 export type LogLineView = ReturnType<typeof viewOf>;
 /** Why a follow stream ended on Fjord's side. */
@@ -21,7 +22,11 @@ export type FollowEnd = 'stopped' | 'no_instances';
 /** `since` as a time: RFC 3339, or a duration back from `now`; refused (422) when neither. */
 export function sinceMs(since: string, now: number): number {
   const ago = /^(\d{1,7})([smh])$/.exec(since);
-  const at = ago ? now - Number(ago[1]) * UNIT_MS[ago[2] as 's' | 'm' | 'h'] : Date.parse(since);
+  const at = ago
+    ? now - Number(ago[1]) * UNIT_MS[ago[2] as 's' | 'm' | 'h']
+    : RFC3339.test(since)
+      ? Date.parse(since.replace(' ', 'T'))
+      : Number.NaN;
   if (Number.isNaN(at)) throw appsErrors.badSince();
   return at;
 }
@@ -64,13 +69,16 @@ export class AppLogReader {
     private readonly driver: AppsDriver,
     private readonly clock: Clock,
     private readonly s: Loaded,
-    private readonly window: LogWindow,
+    private window: LogWindow,
   ) {
     const now = clock.nowMs();
     for (const r of [s.serving, s.pending, s.latest]) if (r) this.numbers.set(r.id, r.number);
     const since = window.since === null ? null : sinceMs(window.since, now);
-    // A real driver's lines carry the host's time, not the clock's: it reads `since` itself.
+    // A real driver's lines carry the host's time, not the clock's: it reads `since` itself (a
+    // duration back from the host's now, or the time in one form).
     this.since = driver.simulated ? since : null;
+    if (since !== null && !driver.simulated && !/[smh]$/.test(window.since!))
+      this.window = { ...window, since: new Date(since).toISOString() };
     if (window.instance !== null && !this.instances(s, now).includes(window.instance))
       throw appsErrors.instanceNotFound();
   }
