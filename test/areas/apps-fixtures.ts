@@ -64,6 +64,12 @@ export function buildBusyboxImage(
   }
 }
 
+/** The rate limit of container-apps routes, raised so tests are never refused for their pace. */
+const RATE_LIMITS = JSON.stringify({ 'container-apps': { points: 10_000, duration: 60 } });
+
+/** A Fjord with the simulated driver (the default). */
+export const simulatedFjord = () => TestFjord.create({ FJORD_RATE_LIMITS: RATE_LIMITS });
+
 /** A Fjord with the podman driver, its API and ingress listening on free ports. */
 export async function podmanFjord(env: Record<string, string> = {}, roles: Role[] = ['api']) {
   const t = await TestFjord.create({
@@ -71,7 +77,7 @@ export async function podmanFjord(env: Record<string, string> = {}, roles: Role[
     FJORD_APPS_INGRESS_PORT: '0',
     FJORD_APPS_INGRESS_TLS_PORT: '0',
     FJORD_API_PORT: '0',
-    FJORD_RATE_LIMITS: JSON.stringify({ 'container-apps': { points: 10_000, duration: 60 } }),
+    FJORD_RATE_LIMITS: RATE_LIMITS,
     ...env,
   });
   await t.fjord.start(roles);

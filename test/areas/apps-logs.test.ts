@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
-import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+import type { TestCustomer, TestFjord } from '../helpers/fjord.js';
+import { simulatedFjord } from './apps-fixtures.js';
 
 /**
  * Container apps' logs with the simulated driver: the last lines filtered by instance, time and
@@ -13,9 +14,7 @@ let a: TestCustomer;
 let port = 0;
 
 beforeAll(async () => {
-  t = await TestFjord.create({
-    FJORD_RATE_LIMITS: JSON.stringify({ 'container-apps': { points: 10_000, duration: 60 } }),
-  });
+  t = await simulatedFjord();
   await t.fjord.http.listen({ port: 0, host: '127.0.0.1' });
   port = (t.fjord.http.server.address() as AddressInfo).port;
 });

@@ -1,14 +1,22 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { request } from 'node:http';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
-import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+import type { TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { TinyDns } from '../helpers/tiny-dns.js';
+import {
+  buildBusyboxImage,
+  containersOf,
+  PODMAN,
+  podmanFjord,
+  podmanSkipReason,
+  removeContainers,
+  viaIngress as viaIngressOn,
+} from './apps-fixtures.js';
 
 /**
  * Container apps with the podman driver and Fjord's object storage: an image archive (built
@@ -16,21 +24,9 @@ import { TinyDns } from '../helpers/tiny-dns.js';
  * curl through the presigned URL, deployed, and reached through the ingress. Skipped, with the
  * reason, where podman cannot run containers.
  */
-const PODMAN = ['--runtime', 'runc', '--cgroup-manager', 'cgroupfs', '--events-backend', 'file'];
 const BUILT = `localhost/fjord-apps-test/upload:${process.pid}`;
 
-function podmanUsable(): string | null {
-  try {
-    execFileSync('podman', ['--version'], { stdio: 'pipe' });
-    execFileSync('curl', ['--version'], { stdio: 'pipe' });
-  } catch {
-    return 'podman or curl is not installed (Debian: apt-get install podman runc busybox-static curl)';
-  }
-  if (!existsSync('/bin/busybox') && !existsSync('/usr/bin/busybox'))
-    return 'busybox-static is not installed';
-  return null;
-}
-const skipReason = podmanUsable();
+const skipReason = podmanSkipReason(['curl']);
 if (skipReason) console.warn(`apps podman storage tier skipped: ${skipReason}`);
 
 /** Why volumes cannot be loop-mounted file systems here (their size is then not enforced), or null. */
@@ -49,24 +45,10 @@ if (!skipReason && loopSkipReason) console.warn(`apps volume size test skipped: 
 
 /** An image archive as `podman save` writes it, of an image no longer in podman's store. */
 function buildArchive(dir: string): string {
-  const root = join(dir, 'root');
-  mkdirSync(join(root, 'bin'), { recursive: true });
-  mkdirSync(join(root, 'www'));
-  const busybox = existsSync('/bin/busybox') ? '/bin/busybox' : '/usr/bin/busybox';
-  copyFileSync(busybox, join(root, 'bin/busybox'));
-  chmodSync(join(root, 'bin/busybox'), 0o755);
-  const tar = join(dir, 'root.tar');
-  execFileSync('tar', ['-C', root, '-cf', tar, '.']);
-  const script =
-    'mkdir -p /data; echo "uploaded $(cat /data/note 2>/dev/null)" > /www/index.html; exec /bin/busybox httpd -f -p $PORT -h /www';
-  execFileSync('podman', [
-    ...PODMAN,
-    'import',
-    '--change',
-    `CMD ["/bin/busybox", "sh", "-c", ${JSON.stringify(script)}]`,
-    tar,
+  buildBusyboxImage(
     BUILT,
-  ]);
+    'mkdir -p /data; echo "uploaded $(cat /data/note 2>/dev/null)" > /www/index.html; exec /bin/busybox httpd -f -p $PORT -h /www',
+  );
   const archive = join(dir, 'image.tar');
   execFileSync('podman', [...PODMAN, 'save', '-o', archive, BUILT]);
   execFileSync('podman', [...PODMAN, 'rmi', BUILT]);
@@ -82,27 +64,7 @@ let work = '';
 let archive = '';
 let uploadedApp: { id: string; url: string } | undefined;
 
-function viaIngress(host: string, path = '/'): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: ingressPort, path, headers: { host } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => {
-        body += c;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-const containersOf = (appId: string) =>
-  execFileSync('podman', [...PODMAN, 'ps', '-aq', '--filter', `label=fjord.app=${appId}`], {
-    encoding: 'utf8',
-  })
-    .trim()
-    .split('\n')
-    .filter(Boolean);
+const viaIngress = (host: string, path = '/') => viaIngressOn(ingressPort, host, path);
 
 describe.skipIf(skipReason !== null)('container apps with uploads and volumes (podman driver)', () => {
   const appIds: string[] = [];
@@ -111,27 +73,14 @@ describe.skipIf(skipReason !== null)('container apps with uploads and volumes (p
     work = mkdtempSync(join(tmpdir(), 'fjord-apps-storage-'));
     archive = buildArchive(work);
     dns = await TinyDns.start();
-    t = await TestFjord.create({
-      FJORD_RESOLVER: dns.address,
-      FJORD_APPS_DRIVER: 'podman',
-      FJORD_APPS_INGRESS_PORT: '0',
-      FJORD_APPS_INGRESS_TLS_PORT: '0',
-      FJORD_API_PORT: '0',
-      FJORD_S3_PORT: '0',
-      FJORD_RATE_LIMITS: JSON.stringify({ 'container-apps': { points: 10_000, duration: 60 } }),
-    });
-    await t.fjord.start(['api', 's3']);
-    const listener = t.kernel.registry.listeners.find((l) => l.protocol === 'http (apps ingress)');
-    ingressPort = Number(listener!.address.split(':').pop());
-    const tls = t.kernel.registry.listeners.find((l) => l.protocol === 'https (apps ingress)');
-    tlsPort = Number(tls!.address.split(':').pop());
+    ({ t, ingressPort, tlsPort } = await podmanFjord({ FJORD_RESOLVER: dns.address, FJORD_S3_PORT: '0' }, [
+      'api',
+      's3',
+    ]));
     a = await t.customer();
   }, 120_000);
   afterAll(async () => {
-    for (const id of appIds) {
-      const ids = containersOf(id);
-      if (ids.length) execFileSync('podman', [...PODMAN, 'rm', '-f', '-t', '0', ...ids]);
-    }
+    removeContainers(appIds);
     // Loading the archive brings back the tag it was saved under, too.
     for (const image of [...images, BUILT])
       try {

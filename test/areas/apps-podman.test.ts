@@ -1,15 +1,4 @@
 import { execFileSync } from 'node:child_process';
-import {
-  chmodSync,
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -19,7 +8,16 @@ import type { RevisionSpec } from '../../src/areas/apps/drivers/driver.js';
 import { PodmanAppsDriver } from '../../src/areas/apps/drivers/podman.js';
 import { serviceOf } from '../../src/areas/wiring.js';
 import { eventually } from '../helpers/eventually.js';
-import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+import type { TestCustomer, TestFjord } from '../helpers/fjord.js';
+import {
+  buildBusyboxImage,
+  containersOf,
+  PODMAN,
+  podmanFjord,
+  podmanSkipReason,
+  removeContainers,
+  viaIngress as viaIngressOn,
+} from './apps-fixtures.js';
 
 /**
  * Container apps with the podman driver: a tiny HTTP server image built from a local root
@@ -28,56 +26,25 @@ import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
  * clock and a cold start; env and secrets reaching the process; tenant isolation by host.
  * Skipped, with the reason, where podman cannot run containers.
  */
-const PODMAN = ['--runtime', 'runc', '--cgroup-manager', 'cgroupfs', '--events-backend', 'file'];
 const IMAGE = 'localhost/fjord-apps-test/web:1';
-
-function podmanUsable(): string | null {
-  try {
-    execFileSync('podman', ['--version'], { stdio: 'pipe' });
-  } catch {
-    return 'podman is not installed (Debian: apt-get install podman runc busybox-static)';
-  }
-  if (!existsSync('/bin/busybox') && !existsSync('/usr/bin/busybox'))
-    return 'busybox-static is not installed';
-  return null;
-}
-const skipReason = podmanUsable();
+const skipReason = podmanSkipReason();
 if (skipReason) console.warn(`apps podman tier skipped: ${skipReason}`);
 
+/** The server writes what its environment says into its page, then serves it; /cgi-bin/slow takes 2 s. */
 function buildImage() {
-  const root = mkdtempSync(join(tmpdir(), 'fjord-apps-rootfs-'));
-  try {
-    mkdirSync(join(root, 'bin'));
-    mkdirSync(join(root, 'www'));
-    mkdirSync(join(root, 'tmp'));
-    const busybox = existsSync('/bin/busybox') ? '/bin/busybox' : '/usr/bin/busybox';
-    copyFileSync(busybox, join(root, 'bin/busybox'));
-    chmodSync(join(root, 'bin/busybox'), 0o755);
-    for (const applet of ['sh', 'sleep']) symlinkSync('busybox', join(root, `bin/${applet}`));
-    // A page that takes two seconds, to hold an instance busy.
-    mkdirSync(join(root, 'www/cgi-bin'));
-    writeFileSync(
-      join(root, 'www/cgi-bin/slow'),
-      '#!/bin/sh\nsleep 2\nprintf "Content-Type: text/plain\\r\\n\\r\\nslow\\n"\n',
-      { mode: 0o755 },
-    );
-    const tar = join(root, '..', `${root.split('/').pop()}.tar`);
-    execFileSync('tar', ['-C', root, '-cf', tar, '.']);
-    // The server writes what its environment says into its page, then serves it.
-    const script =
-      'echo "hello $GREETING $TOKEN" > /www/index.html; echo started on $PORT; exec /bin/busybox httpd -f -p $PORT -h /www';
-    execFileSync('podman', [
-      ...PODMAN,
-      'import',
-      '--change',
-      `CMD ["/bin/sh", "-c", ${JSON.stringify(script)}]`,
-      tar,
-      IMAGE,
-    ]);
-    rmSync(tar, { force: true });
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
+  buildBusyboxImage(
+    IMAGE,
+    'echo "hello $GREETING $TOKEN" > /www/index.html; echo started on $PORT; exec /bin/busybox httpd -f -p $PORT -h /www',
+    {
+      links: ['sh', 'sleep'],
+      files: {
+        'www/cgi-bin/slow': {
+          text: '#!/bin/sh\nsleep 2\nprintf "Content-Type: text/plain\\r\\n\\r\\nslow\\n"\n',
+          mode: 0o755,
+        },
+      },
+    },
+  );
 }
 
 let t: TestFjord;
@@ -86,37 +53,8 @@ let b: TestCustomer;
 let ingressPort = 0;
 
 /** A GET through the ingress with a chosen Host header. */
-function viaIngress(
-  host: string,
-  path = '/',
-): Promise<{ status: number; body: string; retryAfter: string | undefined }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: ingressPort, path, headers: { host } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => {
-        body += c;
-      });
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          body,
-          retryAfter: res.headers['retry-after'] as string | undefined,
-        }),
-      );
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const viaIngress = (host: string, path = '/') => viaIngressOn(ingressPort, host, path);
 const hostOf = (url: string) => new URL(url).host;
-const containersOf = (appId: string) =>
-  execFileSync('podman', [...PODMAN, 'ps', '-q', '--filter', `label=fjord.app=${appId}`], {
-    encoding: 'utf8',
-  })
-    .trim()
-    .split('\n')
-    .filter(Boolean);
 const revisionStatus = async (app: string, n: number) =>
   (await t.request('GET', `/v1/apps/${app}/revisions/${n}`, { key: a.pat })).body.status as string;
 
@@ -124,24 +62,12 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
   const appIds: string[] = [];
   beforeAll(async () => {
     buildImage();
-    t = await TestFjord.create({
-      FJORD_APPS_DRIVER: 'podman',
-      FJORD_APPS_INGRESS_PORT: '0',
-      FJORD_APPS_INGRESS_TLS_PORT: '0',
-      FJORD_API_PORT: '0',
-      FJORD_RATE_LIMITS: JSON.stringify({ 'container-apps': { points: 10_000, duration: 60 } }),
-    });
-    await t.fjord.start(['api']);
-    const listener = t.kernel.registry.listeners.find((l) => l.protocol === 'http (apps ingress)');
-    ingressPort = Number(listener!.address.split(':').pop());
+    ({ t, ingressPort } = await podmanFjord());
     a = await t.customer();
     b = await t.customer();
   }, 120_000);
   afterAll(async () => {
-    for (const id of appIds) {
-      const ids = containersOf(id);
-      if (ids.length) execFileSync('podman', [...PODMAN, 'rm', '-f', '-t', '0', ...ids]);
-    }
+    removeContainers(appIds);
     await t?.close();
   });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+import type { TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { expectLimitHolds } from '../helpers/race.js';
+import { simulatedFjord } from './apps-fixtures.js';
 
 /**
  * Volumes of container apps (simulated driver): create within the plan's size, mount paths
@@ -12,9 +13,7 @@ let a: TestCustomer;
 let b: TestCustomer;
 
 beforeAll(async () => {
-  t = await TestFjord.create({
-    FJORD_RATE_LIMITS: JSON.stringify({ 'container-apps': { points: 10_000, duration: 60 } }),
-  });
+  t = await simulatedFjord();
   b = await t.customer();
 });
 beforeEach(async () => {
@@ -37,6 +36,7 @@ describe('container app volumes (simulated driver)', () => {
     const v = await createVolume(app, { name: 'data', size_gb: 1, mount_path: '/var/lib/data/' });
     expect(v.status).toBe(201);
     expect(v.body).toMatchObject({
+      size_enforced: null,
       app_id: app,
       name: 'data',
       size_gb: 1,

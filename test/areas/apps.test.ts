@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+import type { TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { expectLimitHolds } from '../helpers/race.js';
+import { simulatedFjord } from './apps-fixtures.js';
 
 /**
  * Container apps with the simulated driver: every route's answer and refusals, deploys that move
@@ -12,9 +13,7 @@ let a: TestCustomer;
 let b: TestCustomer;
 
 beforeAll(async () => {
-  t = await TestFjord.create({
-    FJORD_RATE_LIMITS: JSON.stringify({ 'container-apps': { points: 10_000, duration: 60 } }),
-  });
+  t = await simulatedFjord();
   b = await t.customer();
 });
 // Each test starts with a customer of its own: the free plan allows three apps.
