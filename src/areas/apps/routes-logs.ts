@@ -12,6 +12,8 @@ import type { AppsService } from './service.js';
 
 /** A comment line this often keeps proxies from closing a quiet stream. */
 const HEARTBEAT_MS = 15_000;
+/** Bytes written and not yet taken by a client past which its stream ends (`too_slow`). */
+const MAX_UNSENT = 4 * 1024 * 1024;
 
 export function logRoutes(apps: AppsService) {
   return [
@@ -43,7 +45,12 @@ export function logRoutes(apps: AppsService) {
 }
 
 async function stream(reader: AppLogReader, req: FastifyRequest, reply: FastifyReply) {
-  const signal = clientGone(reply);
+  const gone = clientGone(reply);
+  // Ends the follow when the client leaves, or reads so slowly that its lines pile up in memory.
+  const stop = new AbortController();
+  gone.addEventListener('abort', () => stop.abort(), { once: true });
+  const signal = stop.signal;
+  let slow = false;
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, {
@@ -57,12 +64,19 @@ async function stream(reader: AppLogReader, req: FastifyRequest, reply: FastifyR
   const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
   heartbeat.unref();
   try {
-    const reason = await reader.follow((line) => res.write(`data: ${JSON.stringify(line)}\n\n`), signal);
-    if (!signal.aborted) res.write(`event: end\ndata: ${JSON.stringify({ reason })}\n\n`);
+    const reason = await reader.follow((line) => {
+      res.write(`data: ${JSON.stringify(line)}\n\n`);
+      if (res.writableLength > MAX_UNSENT && !slow) {
+        slow = true;
+        stop.abort();
+      }
+    }, signal);
+    if (!gone.aborted)
+      res.write(`event: end\ndata: ${JSON.stringify({ reason: slow ? 'too_slow' : reason })}\n\n`);
   } catch (err) {
     // The answer has started: an error can only end the stream.
     req.log.warn({ err }, 'apps: a log stream ended early');
-    if (!signal.aborted) res.write(`event: end\ndata: ${JSON.stringify({ reason: 'error' })}\n\n`);
+    if (!gone.aborted) res.write(`event: end\ndata: ${JSON.stringify({ reason: 'error' })}\n\n`);
   } finally {
     clearInterval(heartbeat);
     res.end();

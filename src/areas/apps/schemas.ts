@@ -201,7 +201,7 @@ export const LogsAnswer = Type.Unsafe<unknown>({
     'text/event-stream': {
       schema: Type.String({
         description:
-          'One `data: <line as JSON>` event per line; at the end an `end` event, `data: {"reason": "stopped" | "no_instances" | "error"}`',
+          'One `data: <line as JSON>` event per line; at the end an `end` event, `data: {"reason": "stopped" | "no_instances" | "too_slow" | "error"}`',
       }),
     },
   },
