@@ -96,6 +96,15 @@ describe.skipIf(skipReason !== null)('container apps logs (podman driver)', () =
         signal,
       });
 
+    // The last lines, by instance, count and the host's time.
+    const last = (query: string) => t.request('GET', `/v1/apps/${id}/logs?${query}`, { key: a.pat });
+    const two = await last(`instance=${instance}&tail=2`);
+    expect(two.body.lines).toHaveLength(2);
+    expect(two.body.lines.every((l: { instance: string }) => l.instance === instance)).toBe(true);
+    expect((await last('since=1h')).body.lines.length).toBeGreaterThan(2);
+    const later = new Date(Date.now() + 3600_000).toISOString();
+    expect((await last(`since=${later}`)).body.lines).toEqual([]);
+
     // The client leaves: the follower goes with it.
     const leaving = new AbortController();
     const first = await open('tail=1', leaving.signal);
@@ -106,8 +115,8 @@ describe.skipIf(skipReason !== null)('container apps logs (podman driver)', () =
     await s1.until(/"stream":"stderr","text":"warn \d+"/);
     const ticks = [...s1.state.text.matchAll(/"text":"tick (\d+)"/g)].map((m) => Number(m[1]));
     // New lines keep coming after the tail: the counter grows while the stream is open.
-    const last = Math.max(...ticks);
-    await s1.until(`"text":"tick ${last + 2}"`);
+    const newest = Math.max(...ticks);
+    await s1.until(`"text":"tick ${newest + 2}"`);
     expect(s1.state.text).toContain(`"instance":"${instance}"`);
     expect(followers(container)).toHaveLength(1);
     leaving.abort();
