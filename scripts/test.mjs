@@ -56,6 +56,8 @@ const DEBIAN_PACKAGES = [
   { name: 'podman', probe: 'podman' },
   { name: 'runc', probe: 'runc' },
   { name: 'busybox-static', probe: () => existsSync('/bin/busybox') || existsSync('/usr/bin/busybox') },
+  // Container apps: volumes are ext4 file systems of their size (mkfs.ext4), loop-mounted.
+  { name: 'e2fsprogs', probe: 'mkfs.ext4' },
   // Virtual servers (namespace driver): debootstrap builds the Debian root, whose sshd customers log in to.
   { name: 'debootstrap', probe: 'debootstrap' },
   { name: 'openssh-server', probe: () => existsSync('/usr/sbin/sshd') },
