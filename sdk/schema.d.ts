@@ -5955,8 +5955,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The last lines (stdout and stderr) of the app’s instances, oldest first
-         * @description Accepts a service key for container-apps, or a PAT with `container-apps:read`, or an OIDC token.
+         * The last lines (stdout and stderr) of the app’s instances, oldest first, or a stream of them
+         * @description With `follow=true` the answer is `text/event-stream`: each line as a `data:` event (the JSON of a line), then, when the instances followed have stopped, an `end` event; the stream also ends when the client leaves. Errors (404, 422) come before the stream, as JSON.
+         *
+         *     Accepts a service key for container-apps, or a PAT with `container-apps:read`, or an OIDC token.
          */
         get: operations["appsLogs"];
         put?: never;
@@ -48323,7 +48325,16 @@ export interface operations {
     appsLogs: {
         parameters: {
             query?: {
+                /** @description The last lines to answer */
                 lines?: number;
+                /** @description As `lines`, and 0 allowed (a follow stream with new lines only); wins over `lines` */
+                tail?: number;
+                /** @description Only lines from then on: an RFC 3339 time, or a duration back from now (`90s`, `5m`, `2h`) */
+                since?: string;
+                /** @description Only this instance (an id from the instances list) */
+                instance?: string;
+                /** @description Answer `text/event-stream`: the last lines, then each new one, until the instances stop or the client leaves */
+                follow?: boolean;
             };
             header?: never;
             path: {
@@ -48334,7 +48345,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The last lines as JSON; with `follow=true`, a `text/event-stream` */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -48345,6 +48356,8 @@ export interface operations {
                             time: string;
                             revision_id: string;
                             revision_number: number | null;
+                            /** @description The instance that wrote it, as the instances list names it */
+                            instance: string;
                             /** @description stdout or stderr */
                             stream: string;
                             text: string;
@@ -48352,6 +48365,7 @@ export interface operations {
                         /** @description True when no container runs and the lines tell what the deploys did */
                         simulated: boolean;
                     };
+                    "text/event-stream": string;
                 };
             };
             /** @description Malformed request (e.g. invalid JSON) */
@@ -48455,6 +48469,8 @@ export interface operations {
                             mount_path: string;
                             /** @description Bytes its files take now; null when no container runtime stores it (simulated) */
                             used_bytes: number | null;
+                            /** @description True when writes past size_gb fail (its own file system of that size); false where the host cannot make one; null when simulated */
+                            size_enforced: boolean | null;
                             source_snapshot_id: string | null;
                             simulated: boolean;
                             created_at: string;
@@ -48573,6 +48589,8 @@ export interface operations {
                         mount_path: string;
                         /** @description Bytes its files take now; null when no container runtime stores it (simulated) */
                         used_bytes: number | null;
+                        /** @description True when writes past size_gb fail (its own file system of that size); false where the host cannot make one; null when simulated */
+                        size_enforced: boolean | null;
                         source_snapshot_id: string | null;
                         simulated: boolean;
                         created_at: string;
@@ -48708,6 +48726,8 @@ export interface operations {
                         mount_path: string;
                         /** @description Bytes its files take now; null when no container runtime stores it (simulated) */
                         used_bytes: number | null;
+                        /** @description True when writes past size_gb fail (its own file system of that size); false where the host cannot make one; null when simulated */
+                        size_enforced: boolean | null;
                         source_snapshot_id: string | null;
                         simulated: boolean;
                         created_at: string;
