@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { publicAccess } from '../kernel/auth/principal.js';
 import { AppError } from '../kernel/errors.js';
 import { defineRoute } from '../kernel/http/route.js';
+import { OpenApiDocument } from './system-routes.js';
 
 const TAG = 'System';
 
@@ -83,12 +84,7 @@ export function swaggerUiRoutes(openapi: () => unknown) {
       tag: TAG,
       summary: 'The OpenAPI document Swagger UI shows (the same as /openapi.json)',
       access: publicAccess,
-      response: {
-        200: Type.Object(
-          { openapi: Type.String() },
-          { additionalProperties: true, description: 'OpenAPI 3.1 document' },
-        ),
-      },
+      response: { 200: OpenApiDocument },
       handler: async () => openapi(),
     }),
     defineRoute({

@@ -9,6 +9,12 @@ import type { Kernel } from '../kernel/kernel.js';
 
 const TAG = 'System';
 
+/** This API's OpenAPI 3.1 document, as `/openapi.json` and Swagger UI's `/docs/json` serve it. */
+export const OpenApiDocument = Type.Object(
+  { openapi: Type.String() },
+  { additionalProperties: true, description: 'OpenAPI 3.1 document' },
+);
+
 export interface Health {
   rolesUp(): boolean;
   roles(): string[];
@@ -69,12 +75,7 @@ export function systemRoutes(kernel: Kernel, metrics: HttpMetrics, health: Healt
       tag: TAG,
       summary: 'This API’s OpenAPI 3.1 document',
       access: publicAccess,
-      response: {
-        200: Type.Object(
-          { openapi: Type.String() },
-          { additionalProperties: true, description: 'OpenAPI 3.1 document' },
-        ),
-      },
+      response: { 200: OpenApiDocument },
       handler: async () => openapi(),
     }),
   ];

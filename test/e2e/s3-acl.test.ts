@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestFjord } from '../helpers/fjord.js';
+import type { TestFjord } from '../helpers/fjord.js';
+import { type S3ClientsFixture, s3ClientsFixture } from '../helpers/s3-clients.js';
 
 /**
  * ACLs, ownership controls, the public access block and bucket policies on a whole Fjord, driven
@@ -34,38 +34,13 @@ async function curl(path: string): Promise<{ status: number; body: string }> {
 const visibility = (is_public: boolean) =>
   t.request('PATCH', `/v1/storage/buckets/${bucket}/visibility`, { key: pat, body: { is_public } });
 
+let s3: S3ClientsFixture;
 beforeAll(async () => {
-  t = await TestFjord.create({ FJORD_S3_PORT: '0' });
-  await t.fjord.start(['s3']);
-  const customer = await t.customer();
-  pat = customer.pat;
-  bucket = `acl-${Date.now().toString(36)}`;
-  const made = await t.request('POST', '/v1/storage/buckets', { key: pat, body: { bucket_name: bucket } });
-  expect(made.status).toBe(201);
-  endpoint = made.body.endpoint;
-  dir = mkdtempSync(join(tmpdir(), 'fjord-s3-acl-'));
-  writeFileSync(
-    join(dir, 'aws-config'),
-    '[default]\nregion = eu-north-1\ns3 =\n    signature_version = s3v4\n    addressing_style = path\n',
-  );
-  writeFileSync(
-    join(dir, 'aws-credentials'),
-    `[default]\naws_access_key_id = ${made.body.access_key}\naws_secret_access_key = ${made.body.secret_key}\n`,
-  );
+  s3 = await s3ClientsFixture('acl');
+  ({ t, pat, endpoint, bucket, dir, env } = s3);
   writeFileSync(join(dir, 'hello.txt'), 'hello');
-  env = {
-    ...process.env,
-    AWS_CONFIG_FILE: join(dir, 'aws-config'),
-    AWS_SHARED_CREDENTIALS_FILE: join(dir, 'aws-credentials'),
-    AWS_EC2_METADATA_DISABLED: 'true',
-  };
-  delete env['AWS_CA_BUNDLE'];
-  delete env['AWS_PROFILE'];
 });
-afterAll(async () => {
-  await t?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => s3?.close());
 
 describe('ACLs with aws-cli and anonymous curl', () => {
   it('keeps put-bucket-acl and the control API’s is_public one setting', async () => {

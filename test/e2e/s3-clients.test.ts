@@ -1,11 +1,10 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestFjord } from '../helpers/fjord.js';
+import { type S3ClientsFixture, s3ClientsFixture } from '../helpers/s3-clients.js';
 
 /**
  * The S3 data plane driven by the command-line clients people use: Debian's aws-cli 2.9,
@@ -16,7 +15,6 @@ const run = promisify(execFile);
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const SIZES = [0, 1, 5 * 1024 * 1024 + 1, 50 * 1024 * 1024];
 
-let t: TestFjord;
 let endpoint: string;
 let bucket: string;
 let dir: string;
@@ -24,46 +22,18 @@ let env: NodeJS.ProcessEnv;
 let keys: { access: string; secret: string };
 const files: { name: string; data: Buffer; path: string }[] = [];
 
+let s3: S3ClientsFixture;
 beforeAll(async () => {
-  t = await TestFjord.create({ FJORD_S3_PORT: '0' });
-  await t.fjord.start(['s3']);
-  const customer = await t.customer();
-  bucket = `clients-${Date.now().toString(36)}`;
-  const made = await t.request('POST', '/v1/storage/buckets', {
-    key: customer.pat,
-    body: { bucket_name: bucket },
-  });
-  expect(made.status).toBe(201);
-  const access: string = made.body.access_key;
-  const secret: string = made.body.secret_key;
-  endpoint = made.body.endpoint;
-  keys = { access, secret };
-  dir = mkdtempSync(join(tmpdir(), 'fjord-s3-clients-'));
+  s3 = await s3ClientsFixture('clients');
+  ({ endpoint, bucket, dir, keys } = s3);
   for (const size of SIZES) {
     const data = randomBytes(size);
     const path = join(dir, `f-${size}.bin`);
     writeFileSync(path, data);
     files.push({ name: `f-${size}.bin`, data, path });
   }
-  writeFileSync(
-    join(dir, 'aws-config'),
-    '[default]\nregion = eu-north-1\ns3 =\n    signature_version = s3v4\n    addressing_style = path\n',
-  );
-  writeFileSync(
-    join(dir, 'aws-credentials'),
-    `[default]\naws_access_key_id = ${keys.access}\naws_secret_access_key = ${keys.secret}\n`,
-  );
-  const u = new URL(endpoint);
-  writeFileSync(
-    join(dir, 's3cfg'),
-    `[default]\naccess_key = ${keys.access}\nsecret_key = ${keys.secret}\nhost_base = ${u.host}\nhost_bucket = ${u.host}\nuse_https = False\nsignature_v2 = False\nbucket_location = eu-north-1\n`,
-  );
   env = {
-    ...process.env,
-    AWS_CONFIG_FILE: join(dir, 'aws-config'),
-    AWS_SHARED_CREDENTIALS_FILE: join(dir, 'aws-credentials'),
-    AWS_EC2_METADATA_DISABLED: 'true',
-    AWS_CA_BUNDLE: '',
+    ...s3.env,
     RCLONE_CONFIG_FJ_TYPE: 's3',
     RCLONE_CONFIG_FJ_PROVIDER: 'Other',
     RCLONE_CONFIG_FJ_ACCESS_KEY_ID: keys.access,
@@ -73,13 +43,8 @@ beforeAll(async () => {
     RCLONE_CONFIG_FJ_FORCE_PATH_STYLE: 'true',
     RCLONE_CONFIG: join(dir, 'rclone.conf'),
   };
-  delete env['AWS_CA_BUNDLE'];
-  delete env['AWS_PROFILE'];
 });
-afterAll(async () => {
-  await t?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => s3?.close());
 
 const aws = (...args: string[]) =>
   run('/usr/bin/aws', ['--endpoint-url', endpoint, ...args], { env, maxBuffer: 1 << 26 });
