@@ -5,7 +5,10 @@
  *   2. 4 KiB PUT and GET per second with 16 concurrent keep-alive clients (same reference).
  *   3. ListObjectsV2 page time (1000 keys, with and without delimiter) in buckets of 1k and
  *      100k keys: should stay flat.
- * Usage: node --import tsx bench/s3.bench.ts [--size-mib 256] [--seconds 5] [--rounds 3] [--only list]
+ * Usage: node --import tsx bench/s3.bench.ts [--size-mib 256] [--seconds 5] [--rounds 3]
+ *        [--only list|small] [--durable-only]
+ * `--only small` runs only the 4 KiB benchmark (durable and not, `--rounds` interleaved rounds);
+ * FJORD_TEST_STORE=postgres with FJORD_TEST_DATABASE_URL runs Fjord on PostgreSQL.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -148,6 +151,28 @@ async function listTimes(endpoint: string) {
 
 const fmt = (n: number) => n.toFixed(1);
 
+/** 4 KiB PUTs and GETs in interleaved rounds; each ratio is taken within its round. */
+async function smallRounds(refEndpoint: string, s3Endpoint: string) {
+  const rows: Record<'PUT' | 'GET', { s3: number; ref: number }[]> = { PUT: [], GET: [] };
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const method of ['PUT', 'GET'] as const) {
+      const ref = await smallOps(refEndpoint, false, method);
+      const s3 = await smallOps(s3Endpoint, true, method);
+      rows[method].push({ s3, ref });
+      console.log(`round ${r + 1} ${method}: Fjord ${fmt(s3)}, reference ${fmt(ref)}, ${(s3 / ref).toFixed(2)}×`);
+    }
+  }
+  console.log(`\n4 KiB objects, 16 concurrent clients, ops/s over ${SECONDS} s (median of ${ROUNDS} rounds)`);
+  console.log('| op  | Fjord S3 | node:http reference | ratio (median round) |');
+  console.log('|-----|---------:|--------------------:|------:|');
+  for (const method of ['PUT', 'GET'] as const) {
+    const xs = rows[method];
+    console.log(
+      `| ${method} | ${fmt(median(xs.map((x) => x.s3)))} | ${fmt(median(xs.map((x) => x.ref)))} | ${median(xs.map((x) => x.s3 / x.ref)).toFixed(2)}× |`,
+    );
+  }
+}
+
 async function main() {
   const modes = [
     {
@@ -161,11 +186,16 @@ async function main() {
       ref: [] as string[],
     },
   ];
-  for (const mode of ONLY === 'list' ? [] : modes) {
+  const runModes = process.argv.includes('--durable-only') ? modes.slice(0, 1) : modes;
+  for (const mode of ONLY === 'list' ? [] : runModes) {
     const s3 = await startChild('node', ['--import', 'tsx', 'bench/s3-server.ts', ...mode.fjord]);
     const ref = await startChild('node', ['bench/s3-reference-server.mjs', ...mode.ref]);
     console.log(`\n### ${mode.name}`);
     try {
+      if (ONLY === 'small') {
+        await smallRounds(ref.endpoint, s3.endpoint);
+        continue;
+      }
       const body = randomBytes(SIZE);
       const rounds: { s3: { put: number; get: number }; ref: { put: number; get: number } }[] = [];
       for (let r = 0; r < ROUNDS; r++) {
@@ -207,6 +237,7 @@ async function main() {
     }
   }
 
+  if (ONLY === 'small') return void agent.destroy();
   const results: Record<string, Awaited<ReturnType<typeof listTimes>>> = {};
   for (const n of [1000, 100_000]) {
     const srv = await startChild('node', ['--import', 'tsx', 'bench/s3-server.ts', '--keys', String(n)]);
