@@ -1,5 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { newId } from '../../../kernel/ids.js';
+import { GroupCommit } from '../../../kernel/store/group-commit.js';
 import type { VersioningState } from '../data-plane-contract.js';
 import { blobsOf, MultipartRepo, type Released, withPrefix } from './multipart-repo.js';
 import type { ObjectRow, ObjectTables } from './tables.js';
@@ -17,6 +18,21 @@ export interface BucketRef {
 
 export type { Released } from './multipart-repo.js';
 
+/** A version waiting for its shared transaction; `out` is set once it is committed. */
+interface PendingVersion {
+  bucket: BucketRef;
+  key: string;
+  row: NewVersion;
+  now: number;
+  out?: { versionId: string; released: Released };
+}
+
+/** Usage changes of one transaction, applied once per bucket at its end. */
+type UsageDeltas = Map<string, { bucket: BucketRef; objects: number; bytes: number }>;
+
+/** Versions per shared transaction: enough for a burst of small PUTs, short enough to keep latency low. */
+const VERSIONS_PER_COMMIT = 128;
+
 export { afterPrefix } from './multipart-repo.js';
 export const newVersionId = () => newId().replace(/-/g, '');
 
@@ -25,6 +41,17 @@ export const newVersionId = () => newId().replace(/-/g, '');
  * versions, their listing, usage counters and lifecycle.
  */
 export class ObjectRepo extends MultipartRepo {
+  /**
+   * New versions arriving together (concurrent PUTs, deletes that leave a marker) share one
+   * transaction: on SQLite one commit writes the pages they share once, on PostgreSQL they pay
+   * one commit round trip. Each still gets its own answer, and one that fails (its bucket was
+   * deleted) is written again alone, so it cannot fail the others.
+   */
+  private readonly versionWrites = new GroupCommit<PendingVersion>(
+    (items) => this.writeVersions(items),
+    VERSIONS_PER_COMMIT,
+  );
+
   /**
    * Every blob an object version or an uploaded part refers to, read in pages. Memory grows with
    * the number of blobs (about 60 bytes each): a daily sweep's price.
@@ -90,11 +117,23 @@ export class ObjectRepo extends MultipartRepo {
       .execute();
   }
 
+  private static count(deltas: UsageDeltas, bucket: BucketRef, objects: number, bytes: number) {
+    const d = deltas.get(bucket.id) ?? { bucket, objects: 0, bytes: 0 };
+    d.objects += objects;
+    d.bytes += bytes;
+    deltas.set(bucket.id, d);
+  }
+
+  private async applyUsage(trx: Transaction<ObjectTables>, deltas: UsageDeltas) {
+    for (const d of deltas.values()) await this.adjustUsage(trx, d.bucket, d.objects, d.bytes);
+  }
+
   /** Removes one version row, counting it out; the blobs it named are returned for deletion. */
   private async removeRow(
     trx: Transaction<ObjectTables>,
     bucket: BucketRef,
     row: ObjectRow,
+    deltas: UsageDeltas,
   ): Promise<Released> {
     // Only as read: a retention or legal hold placed since the caller checked the row keeps it.
     const lock = row.object_lock ?? null;
@@ -105,13 +144,14 @@ export class ObjectRepo extends MultipartRepo {
       .executeTakeFirst();
     // A concurrent writer removed or locked it first (PostgreSQL, READ COMMITTED): nothing to count out.
     if (Number(gone.numDeletedRows) === 0 || row.is_delete_marker) return [];
-    await this.adjustUsage(trx, bucket, -1, -row.size);
+    ObjectRepo.count(deltas, bucket, -1, -row.size);
     return blobsOf(row);
   }
 
   /**
    * Makes `v` the current version of `key` under the bucket's versioning state: Enabled keeps
    * the previous version as noncurrent; Unversioned and Suspended replace the `null` version.
+   * Resolves once committed, in a transaction shared with the versions written at the same time.
    */
   async commitVersion(
     bucket: BucketRef,
@@ -119,49 +159,74 @@ export class ObjectRepo extends MultipartRepo {
     v: NewVersion,
     now: number,
   ): Promise<{ versionId: string; released: Released }> {
-    return this.tx(async (trx) => {
-      await this.lockLiveBucket(trx, bucket.id);
-      let released: Released = [];
-      let versionId = newVersionId();
-      if (bucket.versioning !== 'Enabled') {
-        versionId = 'null';
-        const old = await trx
-          .selectFrom('storage_objects')
-          .selectAll()
-          .where('bucket_id', '=', bucket.id)
-          .where('key', '=', key)
-          .where('version_id', '=', 'null')
-          .executeTakeFirst();
-        if (old) released = await this.removeRow(trx, bucket, old);
-      }
-      await trx
-        .updateTable('storage_objects')
-        .set({ is_latest: 0, noncurrent_since: now })
+    const item: PendingVersion = { bucket, key, row: v, now };
+    await this.versionWrites.submit([item]);
+    return item.out!;
+  }
+
+  /** One transaction for many versions, in the order they came (two of one key: the later wins). */
+  private async writeVersions(items: PendingVersion[]): Promise<void> {
+    const outs = await this.tx(async (trx) => {
+      // Every bucket's lock first, in one order, so two writers never wait on each other.
+      for (const id of [...new Set(items.map((i) => i.bucket.id))].sort()) await this.lockLiveBucket(trx, id);
+      const deltas: UsageDeltas = new Map();
+      const done: { versionId: string; released: Released }[] = [];
+      for (const item of items) done.push(await this.writeVersion(trx, item, deltas));
+      await this.applyUsage(trx, deltas);
+      return done;
+    });
+    items.forEach((item, i) => {
+      item.out = outs[i];
+    });
+  }
+
+  private async writeVersion(
+    trx: Transaction<ObjectTables>,
+    { bucket, key, row: v, now }: PendingVersion,
+    deltas: UsageDeltas,
+  ): Promise<{ versionId: string; released: Released }> {
+    let released: Released = [];
+    let versionId = newVersionId();
+    if (bucket.versioning !== 'Enabled') {
+      versionId = 'null';
+      const old = await trx
+        .selectFrom('storage_objects')
+        .selectAll()
         .where('bucket_id', '=', bucket.id)
         .where('key', '=', key)
-        .where(sql<boolean>`is_latest = 1`)
-        .execute();
-      await trx
-        .insertInto('storage_objects')
-        .values({
-          ...v,
-          id: newId(),
-          bucket_id: bucket.id,
-          key,
-          version_id: versionId,
-          is_latest: 1,
-          noncurrent_since: null,
-        })
-        .execute();
-      if (!v.is_delete_marker) await this.adjustUsage(trx, bucket, 1, v.size);
-      return { versionId, released };
-    });
+        .where('version_id', '=', 'null')
+        .executeTakeFirst();
+      if (old) released = await this.removeRow(trx, bucket, old, deltas);
+    }
+    await trx
+      .updateTable('storage_objects')
+      .set({ is_latest: 0, noncurrent_since: now })
+      .where('bucket_id', '=', bucket.id)
+      .where('key', '=', key)
+      .where(sql<boolean>`is_latest = 1`)
+      .execute();
+    await trx
+      .insertInto('storage_objects')
+      .values({
+        ...v,
+        id: newId(),
+        bucket_id: bucket.id,
+        key,
+        version_id: versionId,
+        is_latest: 1,
+        noncurrent_since: null,
+      })
+      .execute();
+    if (!v.is_delete_marker) ObjectRepo.count(deltas, bucket, 1, v.size);
+    return { versionId, released };
   }
 
   /** Deletes one version for good; when it was current, the newest remaining one becomes current. */
   async deleteVersion(bucket: BucketRef, row: ObjectRow): Promise<Released> {
     return this.tx(async (trx) => {
-      const released = await this.removeRow(trx, bucket, row);
+      const deltas: UsageDeltas = new Map();
+      const released = await this.removeRow(trx, bucket, row, deltas);
+      await this.applyUsage(trx, deltas);
       if (row.is_latest) {
         const next = await trx
           .selectFrom('storage_objects')
