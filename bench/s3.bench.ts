@@ -159,7 +159,9 @@ async function smallRounds(refEndpoint: string, s3Endpoint: string) {
       const ref = await smallOps(refEndpoint, false, method);
       const s3 = await smallOps(s3Endpoint, true, method);
       rows[method].push({ s3, ref });
-      console.log(`round ${r + 1} ${method}: Fjord ${fmt(s3)}, reference ${fmt(ref)}, ${(s3 / ref).toFixed(2)}×`);
+      console.log(
+        `round ${r + 1} ${method}: Fjord ${fmt(s3)}, reference ${fmt(ref)}, ${(s3 / ref).toFixed(2)}×`,
+      );
     }
   }
   console.log(`\n4 KiB objects, 16 concurrent clients, ops/s over ${SECONDS} s (median of ${ROUNDS} rounds)`);

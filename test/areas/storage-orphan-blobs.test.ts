@@ -16,9 +16,12 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+/** Blob files and pack files (small objects share packs). */
 const blobFiles = (root: string) =>
   readdirSync(root).flatMap((dir) =>
-    /^[0-9a-f]{2}$/.test(dir) ? readdirSync(join(root, dir)).map((name) => join(root, dir, name)) : [],
+    /^([0-9a-f]{2}|packs)$/.test(dir)
+      ? readdirSync(join(root, dir)).map((name) => join(root, dir, name))
+      : [],
   );
 
 it('removes hour-old blobs no object refers to, and keeps the rest', async () => {

@@ -30,7 +30,8 @@ describe('sealed blobs', () => {
       const body = randomBytes(size);
       const ref = await seal(body, 1000 + (size % 7_000));
       const part = { ref, size };
-      expect(statSync(join(root, ref.slice(-2), ref)).size).toBe(sealedSize(size));
+      const at = blobs.locate(ref);
+      expect(at.length ?? statSync(at.path).size).toBe(sealedSize(size));
       expect((await read([part], 0, size - 1)).equals(body), `size ${size}`).toBe(true);
       for (let i = 0; i < 20; i++) {
         const a = Math.floor(Math.random() * size);
@@ -58,10 +59,10 @@ describe('sealed blobs', () => {
     await expect(read([{ ref, size: body.length }], 0, 10, randomBytes(32))).rejects.toMatchObject({
       code: 'InternalError',
     });
-    const path = join(root, ref.slice(-2), ref);
-    const bytes = readFileSync(path);
-    bytes[16 + CHUNK + 16 + 3]! ^= 1;
-    writeFileSync(path, bytes);
+    const at = blobs.locate(ref);
+    const bytes = readFileSync(at.path);
+    bytes[at.offset + 16 + CHUNK + 16 + 3]! ^= 1;
+    writeFileSync(at.path, bytes);
     // The first chunk is intact and still readable; the second fails authentication.
     expect((await read([{ ref, size: body.length }], 0, 10)).equals(body.subarray(0, 11))).toBe(true);
     await expect(read([{ ref, size: body.length }], CHUNK, CHUNK + 1)).rejects.toMatchObject({

@@ -8,8 +8,9 @@ import type { Readable } from 'node:stream';
 export interface BlobStore {
   readonly name: 'fs' | 's3';
   /**
-   * Streams `source` into a new blob. `check` runs after the last byte is durable and before
-   * the blob is made final; when it throws, the blob is discarded and the error passed on.
+   * Streams `source` into a new blob; resolves once the blob is durable. `check` runs after the
+   * last byte is written and before the blob is final; when it throws, the blob is discarded and
+   * the error passed on.
    */
   put(source: AsyncIterable<Buffer>, size: number, check: () => void): Promise<string>;
   /** Bytes `start`..`end` inclusive of one blob. */

@@ -1,0 +1,244 @@
+import { closeSync, fdatasync, fsync, openSync, readSync, statSync, unlinkSync, writevSync } from 'node:fs';
+import { open, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { newId } from '../../../../kernel/ids.js';
+
+/** Bodies up to this size go into a pack instead of a file of their own. */
+export const PACK_MAX_BLOB = 128 * 1024;
+/** A pack takes no more appends past this size; the next append starts a new one. */
+const PACK_ROLL_BYTES = 64 * 1024 * 1024;
+/** Each entry: `FJB1`, then the body's length (u32 big-endian), then the body. */
+const MAGIC = 0x464a4231;
+const HEADER = 8;
+
+const REF = /^([0-9a-f-]{36})\.(\d+)\.(\d+)$/;
+
+/** A packed blob's reference: `<pack id>.<offset of the body>.<length>`. */
+export function parsePackRef(ref: string): { pack: string; offset: number; length: number } | null {
+  const m = REF.exec(ref);
+  return m ? { pack: m[1]!, offset: Number(m[2]), length: Number(m[3]) } : null;
+}
+
+const syncFd = (fd: number, dataOnly: boolean) =>
+  new Promise<void>((resolve, reject) =>
+    (dataOnly ? fdatasync : fsync)(fd, (err) => (err ? reject(err) : resolve())),
+  );
+
+/** The pack being appended to: its file, where the next entry goes, its flushes. */
+interface OpenPack {
+  id: string;
+  fd: number;
+  size: number;
+  entries: number;
+  /** The flush not started yet, which covers every append so far; null when none is queued. */
+  queued: Promise<void> | null;
+  /** Flushes running. */
+  inFlight: number;
+  /** Called when the last running flush ends (a retired pack then closes). */
+  idle: (() => void) | null;
+  /** The pack's directory entry is durable (fsynced once, before its first entry is acknowledged). */
+  created: Promise<void> | null;
+}
+
+/**
+ * Small blobs appended to pack files (`<root>/packs/<id>`) instead of a file each, as object
+ * stores commonly do: writers that append at the same time share one `fdatasync` of the pack,
+ * and an overwritten small object costs no unlink.
+ *
+ * - An append is one synchronous `pwritev` of a few KiB, then the writer waits for the pack's next
+ *   `fdatasync`, which covers every entry appended before it started (one runs at a time; writers
+ *   arriving meanwhile share the next).
+ * - Packs are only ever appended to by the process that created them, never after a restart: a
+ *   crash can leave a torn entry only at the end of a pack no row names.
+ * - A packed blob's delete is counted; the pack file goes once every entry in it is gone. Entries
+ *   of a pack written before a restart are counted again by the orphan sweep, which lists them.
+ *   Space of a pack with some live entries is not reclaimed until they go too.
+ */
+export class PackFiles {
+  readonly dir: string;
+  private current: OpenPack | null = null;
+  /** Entries per pack (this process's packs, and older ones the sweep has read). */
+  private readonly entries = new Map<string, number>();
+  /** Deleted entries of each pack, until the pack goes. */
+  private readonly dead = new Map<string, Set<number>>();
+
+  constructor(
+    root: string,
+    private readonly durable: boolean,
+  ) {
+    this.dir = join(root, 'packs');
+  }
+
+  pathOf(pack: string): string {
+    return join(this.dir, pack);
+  }
+
+  /** Appends a body; resolves with its reference once it is durable. */
+  async append(chunks: Buffer[], length: number): Promise<string> {
+    const pack = this.packFor(HEADER + length);
+    const header = Buffer.allocUnsafe(HEADER);
+    header.writeUInt32BE(MAGIC, 0);
+    header.writeUInt32BE(length, 4);
+    const offset = pack.size;
+    pack.size += HEADER + length;
+    pack.entries++;
+    this.entries.set(pack.id, pack.entries);
+    writevSync(pack.fd, [header, ...chunks], offset);
+    const ref = `${pack.id}.${offset + HEADER}.${length}`;
+    if (this.durable) {
+      await pack.created;
+      await this.flush(pack);
+    }
+    return ref;
+  }
+
+  private packFor(bytes: number): OpenPack {
+    const cur = this.current;
+    if (cur && cur.size + bytes <= PACK_ROLL_BYTES) return cur;
+    if (cur) this.retire(cur);
+    const id = newId();
+    const pack: OpenPack = {
+      id,
+      fd: openSync(this.pathOf(id), 'wx'),
+      size: 0,
+      entries: 0,
+      queued: null,
+      inFlight: 0,
+      idle: null,
+      created: null,
+    };
+    pack.created = this.durable ? syncDir(this.dir) : Promise.resolve();
+    this.current = pack;
+    return pack;
+  }
+
+  /** Closes a pack that takes no more appends once its last flush is done. */
+  private retire(pack: OpenPack): void {
+    let closed = false;
+    const close = () => {
+      if (closed || pack.queued !== null || pack.inFlight > 0) return;
+      closed = true;
+      closeSync(pack.fd);
+      if ((this.dead.get(pack.id)?.size ?? 0) >= pack.entries) this.drop(pack.id);
+    };
+    pack.idle = close;
+    // A queued flush starts and ends later; the last one to end closes the file.
+    if (pack.queued !== null) void pack.queued.catch(() => {}).finally(close);
+    else close();
+  }
+
+  /**
+   * The pack's next fdatasync, shared by every append made before it starts. It starts on the
+   * next turn of the event loop, after the appends of the requests read in this turn, whether or
+   * not an earlier one is still running: flushes overlap (as the separate files' fdatasyncs of
+   * concurrent writers would) instead of queueing behind each other.
+   */
+  private flush(pack: OpenPack): Promise<void> {
+    pack.queued ??= new Promise<void>((resolve, reject) => {
+      setImmediate(() => {
+        pack.queued = null;
+        pack.inFlight++;
+        const done = syncFd(pack.fd, true).finally(() => {
+          pack.inFlight--;
+          if (pack.inFlight === 0) pack.idle?.();
+        });
+        done.then(resolve, reject);
+      });
+    });
+    return pack.queued;
+  }
+
+  /** A body's bytes in one read. */
+  async read(ref: { pack: string; offset: number; length: number }): Promise<Buffer> {
+    const file = await open(this.pathOf(ref.pack), 'r');
+    try {
+      const buf = Buffer.allocUnsafe(ref.length);
+      const { bytesRead } = await file.read(buf, 0, ref.length, ref.offset);
+      if (bytesRead !== ref.length) throw new Error(`packed blob cut short: ${ref.pack}@${ref.offset}`);
+      return buf;
+    } finally {
+      await file.close();
+    }
+  }
+
+  /** Counts an entry out; the pack file goes with its last entry. */
+  delete(ref: { pack: string; offset: number }): void {
+    let dead = this.dead.get(ref.pack);
+    if (!dead) {
+      dead = new Set();
+      this.dead.set(ref.pack, dead);
+    }
+    dead.add(ref.offset);
+    const total = this.entries.get(ref.pack);
+    if (total === undefined || dead.size < total || this.current?.id === ref.pack) return;
+    this.drop(ref.pack);
+  }
+
+  private drop(pack: string): void {
+    try {
+      unlinkSync(this.pathOf(pack));
+    } catch {
+      // Already gone (a reset).
+    }
+    this.dead.delete(pack);
+    this.entries.delete(pack);
+  }
+
+  /** Every entry of every pack last appended to before `beforeMs` (for the orphan sweep). */
+  async *listOlderThan(beforeMs: number): AsyncIterable<string> {
+    for (const name of await readdir(this.dir).catch(() => [] as string[])) {
+      if (name === this.current?.id) continue;
+      const st = await stat(this.pathOf(name)).catch(() => null);
+      if (!st?.isFile() || st.mtimeMs >= beforeMs) continue;
+      const refs = scanPack(this.pathOf(name), name);
+      this.entries.set(name, refs.length);
+      yield* refs;
+    }
+  }
+
+  /** Forgets every pack (the files are removed by the caller). */
+  reset(): void {
+    if (this.current) this.retire(this.current);
+    this.current = null;
+    this.entries.clear();
+    this.dead.clear();
+  }
+}
+
+/** The references of a pack's whole entries, in order; a torn entry at the end (a crash) ends it. */
+function scanPack(path: string, pack: string): string[] {
+  const refs: string[] = [];
+  let size: number;
+  let fd: number;
+  try {
+    size = statSync(path).size;
+    fd = openSync(path, 'r');
+  } catch {
+    return refs;
+  }
+  try {
+    const header = Buffer.allocUnsafe(HEADER);
+    let at = 0;
+    while (at + HEADER <= size) {
+      if (readSync(fd, header, 0, HEADER, at) !== HEADER || header.readUInt32BE(0) !== MAGIC) break;
+      const length = header.readUInt32BE(4);
+      if (at + HEADER + length > size) break;
+      refs.push(`${pack}.${at + HEADER}.${length}`);
+      at += HEADER + length;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return refs;
+}
+
+/** fsyncs a directory, so that a file created in it survives a power loss. */
+export function syncDir(path: string): Promise<void> {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return syncFd(fd, false).finally(() => closeSync(fd));
+}
