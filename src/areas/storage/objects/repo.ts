@@ -189,22 +189,15 @@ export class ObjectRepo extends MultipartRepo {
     let versionId = newVersionId();
     if (bucket.versioning !== 'Enabled') {
       versionId = 'null';
-      const old = await trx
-        .selectFrom('storage_objects')
-        .selectAll()
-        .where('bucket_id', '=', bucket.id)
-        .where('key', '=', key)
-        .where('version_id', '=', 'null')
-        .executeTakeFirst();
+      // The hot path of every small PUT: plain SQL, no query builder.
+      const old = (
+        await sql<ObjectRow>`SELECT * FROM storage_objects
+          WHERE bucket_id = ${bucket.id} AND "key" = ${key} AND version_id = 'null'`.execute(trx)
+      ).rows[0];
       if (old) released = await this.removeRow(trx, bucket, old, deltas);
     }
-    await trx
-      .updateTable('storage_objects')
-      .set({ is_latest: 0, noncurrent_since: now })
-      .where('bucket_id', '=', bucket.id)
-      .where('key', '=', key)
-      .where(sql<boolean>`is_latest = 1`)
-      .execute();
+    await sql`UPDATE storage_objects SET is_latest = 0, noncurrent_since = ${now}
+      WHERE bucket_id = ${bucket.id} AND "key" = ${key} AND is_latest = 1`.execute(trx);
     await trx
       .insertInto('storage_objects')
       .values({
