@@ -166,52 +166,115 @@ export class ObjectRepo extends MultipartRepo {
 
   /** One transaction for many versions, in the order they came (two of one key: the later wins). */
   private async writeVersions(items: PendingVersion[]): Promise<void> {
-    const outs = await this.tx(async (trx) => {
-      // Every bucket's lock first, in one order, so two writers never wait on each other.
-      for (const id of [...new Set(items.map((i) => i.bucket.id))].sort()) await this.lockLiveBucket(trx, id);
-      const deltas: UsageDeltas = new Map();
-      const done: { versionId: string; released: Released }[] = [];
-      for (const item of items) done.push(await this.writeVersion(trx, item, deltas));
-      await this.applyUsage(trx, deltas);
-      return done;
-    });
+    const outs = await this.tx((trx) => this.writeVersionsIn(trx, items));
     items.forEach((item, i) => {
       item.out = outs[i];
     });
   }
 
-  private async writeVersion(
+  /**
+   * The versions of a batch as a handful of statements per bucket, whatever the batch's size (on
+   * PostgreSQL each statement is a round trip): the `null` versions they replace are read at once,
+   * removed at once, the keys' current versions made noncurrent at once, and the new rows inserted
+   * in one statement. Within the batch, writes apply in order: of two writes of one key, the later
+   * is current, and in a bucket without versioning it replaces the earlier before it is stored.
+   */
+  private async writeVersionsIn(
     trx: Transaction<ObjectTables>,
-    { bucket, key, row: v, now }: PendingVersion,
-    deltas: UsageDeltas,
-  ): Promise<{ versionId: string; released: Released }> {
-    let released: Released = [];
-    let versionId = newVersionId();
-    if (bucket.versioning !== 'Enabled') {
-      versionId = 'null';
-      // The hot path of every small PUT: plain SQL, no query builder.
-      const old = (
-        await sql<ObjectRow>`SELECT * FROM storage_objects
-          WHERE bucket_id = ${bucket.id} AND "key" = ${key} AND version_id = 'null'`.execute(trx)
-      ).rows[0];
-      if (old) released = await this.removeRow(trx, bucket, old, deltas);
+    items: PendingVersion[],
+  ): Promise<{ versionId: string; released: Released }[]> {
+    const byBucket = new Map<string, { bucket: BucketRef; keys: Set<string>; now: number }>();
+    for (const it of items) {
+      const b = byBucket.get(it.bucket.id) ?? { bucket: it.bucket, keys: new Set<string>(), now: it.now };
+      b.keys.add(it.key);
+      b.now = Math.min(b.now, it.now);
+      byBucket.set(it.bucket.id, b);
     }
-    await sql`UPDATE storage_objects SET is_latest = 0, noncurrent_since = ${now}
-      WHERE bucket_id = ${bucket.id} AND "key" = ${key} AND is_latest = 1`.execute(trx);
-    await trx
-      .insertInto('storage_objects')
-      .values({
-        ...v,
+    // Every bucket's lock first, in one order, so two writers never wait on each other.
+    const bucketIds = [...byBucket.keys()].sort();
+    for (const id of bucketIds) await this.lockLiveBucket(trx, id);
+
+    const slot = (bucketId: string, key: string) => `${bucketId}\n${key}`;
+    // The stored `null` versions that writes to unversioned and suspended buckets replace.
+    const stored = new Map<string, ObjectRow>();
+    for (const id of bucketIds) {
+      const b = byBucket.get(id)!;
+      if (b.bucket.versioning === 'Enabled') continue;
+      const found = await sql<ObjectRow>`SELECT * FROM storage_objects WHERE bucket_id = ${id}
+        AND "key" IN (${sql.join([...b.keys])}) AND version_id = 'null'`.execute(trx);
+      for (const row of found.rows) stored.set(slot(id, row.key), row);
+    }
+
+    const deltas: UsageDeltas = new Map();
+    const out = items.map(() => ({ versionId: '', released: [] as Released }));
+    const rows: (ObjectRow | null)[] = [];
+    const last = new Map<string, number>();
+    for (const [i, it] of items.entries()) last.set(slot(it.bucket.id, it.key), i);
+    const nullWrittenBy = new Map<string, number>();
+    const replaces: { row: ObjectRow; by: number }[] = [];
+    for (const [i, it] of items.entries()) {
+      const at = slot(it.bucket.id, it.key);
+      const current = last.get(at) === i;
+      let versionId = newVersionId();
+      if (it.bucket.versioning !== 'Enabled') {
+        versionId = 'null';
+        const earlier = nullWrittenBy.get(at);
+        if (earlier !== undefined) {
+          // Written a moment ago in this batch: replaced before it is stored.
+          const gone = rows[earlier]!;
+          rows[earlier] = null;
+          if (!gone.is_delete_marker) ObjectRepo.count(deltas, it.bucket, -1, -gone.size);
+          out[i]!.released.push(...blobsOf(gone));
+        } else {
+          const old = stored.get(at);
+          if (old) replaces.push({ row: old, by: i });
+        }
+        nullWrittenBy.set(at, i);
+      }
+      rows.push({
+        ...it.row,
         id: newId(),
-        bucket_id: bucket.id,
-        key,
+        bucket_id: it.bucket.id,
+        key: it.key,
         version_id: versionId,
-        is_latest: 1,
-        noncurrent_since: null,
-      })
-      .execute();
-    if (!v.is_delete_marker) ObjectRepo.count(deltas, bucket, 1, v.size);
-    return { versionId, released };
+        is_latest: current ? 1 : 0,
+        noncurrent_since: current ? null : it.now,
+      });
+      if (!it.row.is_delete_marker) ObjectRepo.count(deltas, it.bucket, 1, it.row.size);
+      out[i]!.versionId = versionId;
+    }
+
+    // The replaced versions go (a lock placed on one since it was read keeps it: see removeRow).
+    const unlocked = replaces.filter((r) => r.row.object_lock === null);
+    if (unlocked.length > 0) {
+      const gone = new Set(
+        (
+          await sql<{ id: string }>`DELETE FROM storage_objects
+            WHERE id IN (${sql.join(unlocked.map((r) => r.row.id))}) AND object_lock IS NULL
+            RETURNING id`.execute(trx)
+        ).rows.map((r) => r.id),
+      );
+      for (const r of unlocked) {
+        if (!gone.has(r.row.id) || r.row.is_delete_marker) continue;
+        const bucket = items[r.by]!.bucket;
+        ObjectRepo.count(deltas, bucket, -1, -r.row.size);
+        out[r.by]!.released.push(...blobsOf(r.row));
+      }
+    }
+    for (const r of replaces) {
+      if (r.row.object_lock === null) continue;
+      out[r.by]!.released.push(...(await this.removeRow(trx, items[r.by]!.bucket, r.row, deltas)));
+    }
+
+    for (const id of bucketIds) {
+      const b = byBucket.get(id)!;
+      await sql`UPDATE storage_objects SET is_latest = 0, noncurrent_since = ${b.now}
+        WHERE bucket_id = ${id} AND "key" IN (${sql.join([...b.keys])}) AND is_latest = 1`.execute(trx);
+    }
+    const kept = rows.filter((r): r is ObjectRow => r !== null);
+    await trx.insertInto('storage_objects').values(kept).execute();
+    await this.applyUsage(trx, deltas);
+    return out;
   }
 
   /** Deletes one version for good; when it was current, the newest remaining one becomes current. */

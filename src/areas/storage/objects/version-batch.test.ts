@@ -1,0 +1,63 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type Harness, startHarness } from '../s3/testing/harness.js';
+import type { BucketRef } from './repo.js';
+
+/**
+ * Concurrent writes share one transaction (the group commit): each must still come out as if
+ * written alone, in order.
+ */
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.close());
+
+const attrs = { contentType: 'application/octet-stream', headers: {}, metadata: {}, tags: {} };
+const write = (ref: BucketRef, key: string, size: number) =>
+  h.plane.env.objects.commit(ref, key, {
+    size,
+    etag: `etag-${size}`,
+    checksum: null,
+    blob: JSON.stringify([{ ref: `00000000-0000-7000-8000-${String(size).padStart(12, '0')}`, size }]),
+    attrs,
+  });
+
+it('in a bucket without versioning, the last of many writes of a key at once wins, counted once', async () => {
+  const ref: BucketRef = { id: 'b-batch-plain', customerId: 'c-batch', versioning: 'Unversioned' };
+  await Promise.all([
+    ...Array.from({ length: 10 }, (_, i) => write(ref, 'a', i + 1)),
+    write(ref, 'b', 100),
+    write(ref, 'c', 1000),
+  ]);
+  const repo = h.plane.env.objects.repo;
+  expect(Number((await repo.latest(ref.id, 'a'))!.size)).toBe(10);
+  expect(await repo.listVersions(ref.id, 'a', null, 100)).toHaveLength(1);
+  expect(await repo.usage(ref.id)).toEqual({ objects: 3, bytes: 1110 });
+  // Again over the stored versions: replaced, not added.
+  await Promise.all([write(ref, 'a', 20), write(ref, 'b', 200)]);
+  expect(await repo.usage(ref.id)).toEqual({ objects: 3, bytes: 1220 });
+});
+
+it('in a versioned bucket, every write is a version and the last is current', async () => {
+  const ref: BucketRef = { id: 'b-batch-versioned', customerId: 'c-batch', versioning: 'Enabled' };
+  const done = await Promise.all(Array.from({ length: 5 }, (_, i) => write(ref, 'v', i + 1)));
+  expect(new Set(done.map((d) => d.versionId)).size).toBe(5);
+  const versions = await h.plane.env.objects.repo.listVersions(ref.id, 'v', null, 100);
+  expect(versions).toHaveLength(5);
+  expect(versions.filter((v) => v.is_latest === 1).map((v) => Number(v.size))).toEqual([5]);
+  expect(await h.plane.env.objects.repo.usage(ref.id)).toEqual({ objects: 5, bytes: 15 });
+});
+
+it('a write to a deleted bucket fails alone; the writes sharing its transaction are kept', async () => {
+  await sql`INSERT INTO storage_buckets (id, updated_at, deleted_at) VALUES ('b-batch-gone', 0, 1)`.execute(
+    h.store.db,
+  );
+  const gone: BucketRef = { id: 'b-batch-gone', customerId: 'c-batch', versioning: 'Unversioned' };
+  const live: BucketRef = { id: 'b-batch-live', customerId: 'c-batch', versioning: 'Unversioned' };
+  const [bad, good] = await Promise.allSettled([write(gone, 'x', 1), write(live, 'y', 2)]);
+  expect(bad.status).toBe('rejected');
+  expect(good.status).toBe('fulfilled');
+  expect(await h.plane.env.objects.repo.latest(live.id, 'y')).toBeDefined();
+  expect(await h.plane.env.objects.repo.latest(gone.id, 'x')).toBeUndefined();
+});
