@@ -80,10 +80,18 @@ export class PackFiles {
     header.writeUInt32BE(MAGIC, 0);
     header.writeUInt32BE(length, 4);
     const offset = pack.size;
+    try {
+      const written = writevSync(pack.fd, [header, ...chunks], offset);
+      if (written !== HEADER + length) throw new Error(`short write to pack ${pack.id}`);
+    } catch (err) {
+      // What follows a failed append could not be listed by the sweep: the next one starts a pack.
+      this.retire(pack);
+      this.current = null;
+      throw err;
+    }
     pack.size += HEADER + length;
     pack.entries++;
     this.entries.set(pack.id, pack.entries);
-    writevSync(pack.fd, [header, ...chunks], offset);
     const ref = `${pack.id}.${offset + HEADER}.${length}`;
     if (this.durable) {
       await pack.created;
