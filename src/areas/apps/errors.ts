@@ -17,6 +17,13 @@ export const appsErrors = {
       'since is an RFC 3339 time (2026-11-26T10:00:00Z) or a duration back from now (90s, 5m, 2h).',
       field('/query/since', 'not a time or duration'),
     ),
+  volumeFailed: (from: string, cause: unknown) =>
+    new AppError(
+      'unavailable',
+      'volume_create_failed',
+      `The container runtime could not create the volume${from ? ` ${from}` : ''}; nothing was kept. Try again; the operator's log has the runtime's reason.`,
+      { cause },
+    ),
   revisionNotFound: () => new AppError('not_found', 'revision_not_found', 'No such revision of this app.'),
   exists: (name: string) =>
     new AppError('conflict', 'app_exists', `This account already has an app named ${name}.`),

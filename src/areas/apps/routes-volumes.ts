@@ -29,7 +29,7 @@ export function volumeRoutes(volumes: AppVolumes) {
       params: AppParams,
       body: CreateVolumeBody,
       response: { 201: VolumeView },
-      errors: [403, 404, 409],
+      errors: [403, 404, 409, 503],
       handler: async ({ principal, params, body }) =>
         volumes.create(principal.customerId, params.app_id, body),
     }),

@@ -89,8 +89,10 @@ export class AppVolumes {
         await this.driver.restoreVolume(id, await this.files.get(snapshotKey(source.id)));
     } catch (err) {
       await this.repo.deleteVolume(id);
-      await this.driver.removeVolume?.(id);
-      throw err;
+      await this.driver.removeVolume?.(id).catch(() => {});
+      // The runtime could not make the volume or unpack the snapshot: a back-end failure, said
+      // with its reason; nothing of the volume is left.
+      throw appsErrors.volumeFailed(source ? `from snapshot ${source.id}` : '', err);
     }
     return this.view(row);
   }
