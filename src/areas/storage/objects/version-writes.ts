@@ -1,0 +1,178 @@
+// How object versions are written and counted inside a transaction: the batch write that
+// concurrent PUTs share (ObjectRepo's group commit), removing one version, and the usage counters
+// each changes, applied once per bucket. Split from repo.ts, which keeps the queries around them.
+import { sql, type Transaction } from 'kysely';
+import { newId } from '../../../kernel/ids.js';
+import { blobsOf, type Released } from './multipart-repo.js';
+import type { BucketRef, NewVersion } from './repo.js';
+import type { ObjectRow, ObjectTables } from './tables.js';
+
+export const newVersionId = () => newId().replace(/-/g, '');
+
+/** A version waiting for its shared transaction; `out` is set once it is committed. */
+export interface PendingVersion {
+  bucket: BucketRef;
+  key: string;
+  row: NewVersion;
+  now: number;
+  out?: { versionId: string; released: Released };
+}
+
+/** Usage changes of one transaction, applied once per bucket at its end. */
+export type UsageDeltas = Map<string, { bucket: BucketRef; objects: number; bytes: number }>;
+
+async function adjustUsage(
+  trx: Transaction<ObjectTables>,
+  bucket: BucketRef,
+  objects: number,
+  bytes: number,
+) {
+  if (objects === 0 && bytes === 0) return;
+  await trx
+    .insertInto('storage_usage')
+    .values({ bucket_id: bucket.id, customer_id: bucket.customerId, objects, bytes })
+    .onConflict((oc) =>
+      oc.column('bucket_id').doUpdateSet({
+        objects: sql`storage_usage.objects + ${objects}`,
+        bytes: sql`storage_usage.bytes + ${bytes}`,
+      }),
+    )
+    .execute();
+}
+
+export function countUsage(deltas: UsageDeltas, bucket: BucketRef, objects: number, bytes: number) {
+  const d = deltas.get(bucket.id) ?? { bucket, objects: 0, bytes: 0 };
+  d.objects += objects;
+  d.bytes += bytes;
+  deltas.set(bucket.id, d);
+}
+
+export async function applyUsage(trx: Transaction<ObjectTables>, deltas: UsageDeltas) {
+  for (const d of deltas.values()) await adjustUsage(trx, d.bucket, d.objects, d.bytes);
+}
+
+/** Removes one version row, counting it out; the blobs it named are returned for deletion. */
+export async function removeRow(
+  trx: Transaction<ObjectTables>,
+  bucket: BucketRef,
+  row: ObjectRow,
+  deltas: UsageDeltas,
+): Promise<Released> {
+  // Only as read: a retention or legal hold placed since the caller checked the row keeps it.
+  const lock = row.object_lock ?? null;
+  const gone = await trx
+    .deleteFrom('storage_objects')
+    .where('id', '=', row.id)
+    .where((eb) => (lock === null ? eb('object_lock', 'is', null) : eb('object_lock', '=', lock)))
+    .executeTakeFirst();
+  // A concurrent writer removed or locked it first (PostgreSQL, READ COMMITTED): nothing to count out.
+  if (Number(gone.numDeletedRows) === 0 || row.is_delete_marker) return [];
+  countUsage(deltas, bucket, -1, -row.size);
+  return blobsOf(row);
+}
+
+/**
+ * The versions of a batch as a handful of statements per bucket, whatever the batch's size (on
+ * PostgreSQL each statement is a round trip): the `null` versions they replace are read at once,
+ * removed at once, the keys' current versions made noncurrent at once, and the new rows inserted
+ * in one statement. Within the batch, writes apply in order: of two writes of one key, the later
+ * is current, and in a bucket without versioning it replaces the earlier before it is stored.
+ */
+export async function writeVersionsIn(
+  trx: Transaction<ObjectTables>,
+  items: PendingVersion[],
+  lockLiveBucket: (trx: Transaction<ObjectTables>, bucketId: string) => Promise<void>,
+): Promise<{ versionId: string; released: Released }[]> {
+  const byBucket = new Map<string, { bucket: BucketRef; keys: Set<string>; now: number }>();
+  for (const it of items) {
+    const b = byBucket.get(it.bucket.id) ?? { bucket: it.bucket, keys: new Set<string>(), now: it.now };
+    b.keys.add(it.key);
+    b.now = Math.min(b.now, it.now);
+    byBucket.set(it.bucket.id, b);
+  }
+  // Every bucket's lock first, in one order, so two writers never wait on each other.
+  const bucketIds = [...byBucket.keys()].sort();
+  for (const id of bucketIds) await lockLiveBucket(trx, id);
+
+  const slot = (bucketId: string, key: string) => `${bucketId}\n${key}`;
+  // The stored `null` versions that writes to unversioned and suspended buckets replace.
+  const stored = new Map<string, ObjectRow>();
+  for (const id of bucketIds) {
+    const b = byBucket.get(id)!;
+    if (b.bucket.versioning === 'Enabled') continue;
+    const found = await sql<ObjectRow>`SELECT * FROM storage_objects WHERE bucket_id = ${id}
+      AND "key" IN (${sql.join([...b.keys])}) AND version_id = 'null'`.execute(trx);
+    for (const row of found.rows) stored.set(slot(id, row.key), row);
+  }
+
+  const deltas: UsageDeltas = new Map();
+  const out = items.map(() => ({ versionId: '', released: [] as Released }));
+  const rows: (ObjectRow | null)[] = [];
+  const last = new Map<string, number>();
+  for (const [i, it] of items.entries()) last.set(slot(it.bucket.id, it.key), i);
+  const nullWrittenBy = new Map<string, number>();
+  const replaces: { row: ObjectRow; by: number }[] = [];
+  for (const [i, it] of items.entries()) {
+    const at = slot(it.bucket.id, it.key);
+    const current = last.get(at) === i;
+    let versionId = newVersionId();
+    if (it.bucket.versioning !== 'Enabled') {
+      versionId = 'null';
+      const earlier = nullWrittenBy.get(at);
+      if (earlier !== undefined) {
+        // Written a moment ago in this batch: replaced before it is stored.
+        const gone = rows[earlier]!;
+        rows[earlier] = null;
+        if (!gone.is_delete_marker) countUsage(deltas, it.bucket, -1, -gone.size);
+        out[i]!.released.push(...blobsOf(gone));
+      } else {
+        const old = stored.get(at);
+        if (old) replaces.push({ row: old, by: i });
+      }
+      nullWrittenBy.set(at, i);
+    }
+    rows.push({
+      ...it.row,
+      id: newId(),
+      bucket_id: it.bucket.id,
+      key: it.key,
+      version_id: versionId,
+      is_latest: current ? 1 : 0,
+      noncurrent_since: current ? null : it.now,
+    });
+    if (!it.row.is_delete_marker) countUsage(deltas, it.bucket, 1, it.row.size);
+    out[i]!.versionId = versionId;
+  }
+
+  // The replaced versions go (a lock placed on one since it was read keeps it: see removeRow).
+  const unlocked = replaces.filter((r) => r.row.object_lock === null);
+  if (unlocked.length > 0) {
+    const gone = new Set(
+      (
+        await sql<{ id: string }>`DELETE FROM storage_objects
+          WHERE id IN (${sql.join(unlocked.map((r) => r.row.id))}) AND object_lock IS NULL
+          RETURNING id`.execute(trx)
+      ).rows.map((r) => r.id),
+    );
+    for (const r of unlocked) {
+      if (!gone.has(r.row.id) || r.row.is_delete_marker) continue;
+      const bucket = items[r.by]!.bucket;
+      countUsage(deltas, bucket, -1, -r.row.size);
+      out[r.by]!.released.push(...blobsOf(r.row));
+    }
+  }
+  for (const r of replaces) {
+    if (r.row.object_lock === null) continue;
+    out[r.by]!.released.push(...(await removeRow(trx, items[r.by]!.bucket, r.row, deltas)));
+  }
+
+  for (const id of bucketIds) {
+    const b = byBucket.get(id)!;
+    await sql`UPDATE storage_objects SET is_latest = 0, noncurrent_since = ${b.now}
+      WHERE bucket_id = ${id} AND "key" IN (${sql.join([...b.keys])}) AND is_latest = 1`.execute(trx);
+  }
+  const kept = rows.filter((r): r is ObjectRow => r !== null);
+  await trx.insertInto('storage_objects').values(kept).execute();
+  await applyUsage(trx, deltas);
+  return out;
+}
