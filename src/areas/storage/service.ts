@@ -27,7 +27,7 @@ import {
   type LifecycleRuleInput,
   normaliseRegion,
 } from './validation.js';
-import { bucketRecord, bucketView } from './views.js';
+import { bucketRecord, bucketView, normaliseCors, versioningView } from './views.js';
 
 export interface CreateBucketInput {
   name: string;
@@ -391,23 +391,6 @@ export class StorageService {
       details,
     });
   }
-}
-
-function versioningView(row: StorageBucketsTable) {
-  return {
-    bucket_name: row.name,
-    status: row.versioning as 'Unversioned' | 'Enabled' | 'Suspended',
-    object_lock_enabled: toBool(row.object_lock_enabled),
-  };
-}
-
-/** Rules written by S3 PutBucketCors may lack an id; the API always shows one. */
-function normaliseCors(rules: CorsRule[]) {
-  return rules.map((r, i) => ({
-    ...r,
-    id: r.id ?? `rule-${i + 1}`,
-    max_age_seconds: r.max_age_seconds ?? null,
-  }));
 }
 
 export type { InternalObjects } from './data-plane-contract.js';

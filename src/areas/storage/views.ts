@@ -109,3 +109,20 @@ export function accountKeyView(row: StorageKeysTable) {
     last_used_at: iso(row.last_used_at),
   };
 }
+
+export function versioningView(row: StorageBucketsTable) {
+  return {
+    bucket_name: row.name,
+    status: row.versioning as 'Unversioned' | 'Enabled' | 'Suspended',
+    object_lock_enabled: toBool(row.object_lock_enabled),
+  };
+}
+
+/** Rules written by S3 PutBucketCors may lack an id; the API always shows one. */
+export function normaliseCors(rules: CorsRule[]) {
+  return rules.map((r, i) => ({
+    ...r,
+    id: r.id ?? `rule-${i + 1}`,
+    max_age_seconds: r.max_age_seconds ?? null,
+  }));
+}
