@@ -30,6 +30,17 @@ export interface LifecycleRule {
   noncurrent_version_expiration_days: number | null;
   /** Incomplete multipart uploads are aborted this many days after they were initiated. */
   abort_incomplete_multipart_upload_days: number | null;
+  // The forms only S3's PutBucketLifecycleConfiguration writes (absent in rules from the API):
+  /** Current versions expire from this instant on (S3's `Expiration.Date`, a midnight UTC), ms. */
+  expiration_date?: number | null;
+  /** Lone delete markers (no other version of their key) are removed. */
+  expired_object_delete_marker?: boolean;
+  /** Only objects carrying every one of these tags. */
+  tags?: Record<string, string> | null;
+  /** Only objects larger than this many bytes. */
+  object_size_greater_than?: number | null;
+  /** Only objects smaller than this many bytes. */
+  object_size_less_than?: number | null;
 }
 
 /** A lock bucket's default retention (S3 PutObjectLockConfiguration): days or years, never both. */

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { BucketRecord, BucketUsage, ObjectStats } from '../data-plane-contract.js';
+import type { BucketRecord, BucketUsage, LifecycleRule, ObjectStats } from '../data-plane-contract.js';
 import { storageErrors } from '../errors.js';
 import { parseLock, protectedBy } from './lock.js';
 import type { ObjectStore } from './object-store.js';
@@ -76,8 +76,18 @@ export class DataPlaneStats implements ObjectStats {
     let aborted = 0;
     for (const rule of bucket.lifecycle ?? []) {
       if (!rule.enabled) continue;
-      if (rule.expiration_days !== null || rule.noncurrent_version_expiration_days !== null) {
-        const currentBefore = rule.expiration_days !== null ? now - rule.expiration_days * DAY_MS : null;
+      if (
+        rule.expiration_days !== null ||
+        rule.expiration_date != null ||
+        rule.noncurrent_version_expiration_days !== null
+      ) {
+        // By days: modified before the cut-off; at a date: every current version once it is past.
+        const currentBefore =
+          rule.expiration_days !== null
+            ? now - rule.expiration_days * DAY_MS
+            : rule.expiration_date != null && now >= rule.expiration_date
+              ? Number.POSITIVE_INFINITY
+              : null;
         const noncurrentBefore =
           rule.noncurrent_version_expiration_days !== null
             ? now - rule.noncurrent_version_expiration_days * DAY_MS
@@ -88,6 +98,7 @@ export class DataPlaneStats implements ObjectStats {
           if (rows.length === 0) break;
           after = rows[rows.length - 1]!.id;
           for (const row of rows) {
+            if (!matchesFilter(rule, row)) continue;
             if (
               row.is_latest &&
               !row.is_delete_marker &&
@@ -109,6 +120,8 @@ export class DataPlaneStats implements ObjectStats {
           if (rows.length < 500) break;
         }
         if (noncurrentBefore !== null) expired += await this.dropLoneDeleteMarkers(ref, rule.prefix);
+      } else if (rule.expired_object_delete_marker) {
+        expired += await this.dropLoneDeleteMarkers(ref, rule.prefix);
       }
       if (rule.abort_incomplete_multipart_upload_days !== null) {
         const before = now - rule.abort_incomplete_multipart_upload_days * DAY_MS;
@@ -143,4 +156,19 @@ export class DataPlaneStats implements ObjectStats {
     }
     return dropped;
   }
+}
+
+/** A rule's filter beyond its prefix (S3's tag and object-size conditions); markers have neither. */
+function matchesFilter(rule: LifecycleRule, row: { size: number; tags: string; is_delete_marker: unknown }) {
+  const gt = rule.object_size_greater_than;
+  const lt = rule.object_size_less_than;
+  if (!rule.tags && gt == null && lt == null) return true;
+  if (row.is_delete_marker) return !rule.tags && gt == null && lt == null;
+  if (gt != null && !(Number(row.size) > gt)) return false;
+  if (lt != null && !(Number(row.size) < lt)) return false;
+  if (rule.tags) {
+    const tags = JSON.parse(row.tags || '{}') as Record<string, string>;
+    for (const [k, v] of Object.entries(rule.tags)) if (tags[k] !== v) return false;
+  }
+  return true;
 }

@@ -22,14 +22,11 @@ import {
 } from './handlers/buckets.js';
 import {
   deleteCors,
-  deleteLifecycle,
   deleteObjectTagging,
   getCors,
-  getLifecycle,
   getObjectTagging,
   getVersioning,
   putCors,
-  putLifecycle,
   putObjectTagging,
   putVersioning,
 } from './handlers/configuration.js';
@@ -38,6 +35,7 @@ import {
   getBucketEncryption,
   putBucketEncryption,
 } from './handlers/encryption-config.js';
+import { deleteLifecycle, getLifecycle, putLifecycle } from './handlers/lifecycle.js';
 import { listMultipartUploads, listObjects, listObjectVersions } from './handlers/listing.js';
 import {
   abortMultipartUpload,

@@ -1,4 +1,4 @@
-import type { CorsRule, LifecycleRule } from '../../data-plane-contract.js';
+import type { CorsRule } from '../../data-plane-contract.js';
 import type { S3Call } from '../context.js';
 import { fromAppError, S3Error, s3Errors } from '../errors.js';
 import { asText, el, parseXml } from '../xml.js';
@@ -94,70 +94,6 @@ export async function putVersioning(call: S3Call): Promise<void> {
   }
   await viaDirectory(call, () => call.env.directory.putVersioning(bucket.name, status));
   call.send(200);
-}
-
-export async function getLifecycle(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:GetLifecycleConfiguration');
-  if (!bucket.lifecycle || bucket.lifecycle.length === 0) throw s3Errors.noSuchLifecycle(bucket.name);
-  const rules = bucket.lifecycle
-    .map((r) => {
-      let x =
-        el('ID', r.id) +
-        `<Filter>${el('Prefix', r.prefix)}</Filter>` +
-        el('Status', r.enabled ? 'Enabled' : 'Disabled');
-      if (r.expiration_days !== null) x += `<Expiration>${el('Days', r.expiration_days)}</Expiration>`;
-      if (r.noncurrent_version_expiration_days !== null) {
-        x += `<NoncurrentVersionExpiration>${el('NoncurrentDays', r.noncurrent_version_expiration_days)}</NoncurrentVersionExpiration>`;
-      }
-      if (r.abort_incomplete_multipart_upload_days !== null) {
-        x += `<AbortIncompleteMultipartUpload>${el('DaysAfterInitiation', r.abort_incomplete_multipart_upload_days)}</AbortIncompleteMultipartUpload>`;
-      }
-      return `<Rule>${x}</Rule>`;
-    })
-    .join('');
-  call.xml(200, 'LifecycleConfiguration', rules);
-}
-
-function days(v: unknown): number | null {
-  if (v === undefined) return null;
-  const t = asText(v);
-  if (!t || !/^\d+$/.test(t) || Number(t) < 1) throw s3Errors.malformedXml();
-  return Number(t);
-}
-
-export async function putLifecycle(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutLifecycleConfiguration');
-  const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'LifecycleConfiguration');
-  const rules: LifecycleRule[] = (Array.isArray(doc.Rule) ? doc.Rule : []).map(
-    (r: Record<string, unknown>, i: number) => {
-      const filter = (r['Filter'] ?? {}) as Record<string, unknown>;
-      const and = (filter['And'] ?? {}) as Record<string, unknown>;
-      const status = asText(r['Status']);
-      if (status !== 'Enabled' && status !== 'Disabled') throw s3Errors.malformedXml();
-      const exp = (r['Expiration'] ?? {}) as Record<string, unknown>;
-      const nc = (r['NoncurrentVersionExpiration'] ?? {}) as Record<string, unknown>;
-      const ab = (r['AbortIncompleteMultipartUpload'] ?? {}) as Record<string, unknown>;
-      if (exp['Date'] !== undefined)
-        throw s3Errors.notImplemented('Expiration by Date is not supported; use Days.');
-      return {
-        id: asText(r['ID']) || `rule-${i + 1}`,
-        enabled: status === 'Enabled',
-        prefix: asText(filter['Prefix']) ?? asText(and['Prefix']) ?? asText(r['Prefix']) ?? '',
-        expiration_days: days(exp['Days']),
-        noncurrent_version_expiration_days: days(nc['NoncurrentDays']),
-        abort_incomplete_multipart_upload_days: days(ab['DaysAfterInitiation']),
-      };
-    },
-  );
-  if (rules.length === 0) throw s3Errors.malformedXml();
-  await viaDirectory(call, () => call.env.directory.putLifecycle(bucket.name, rules));
-  call.send(200);
-}
-
-export async function deleteLifecycle(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutLifecycleConfiguration');
-  await viaDirectory(call, () => call.env.directory.putLifecycle(bucket.name, null));
-  call.send(204);
 }
 
 // ---- object tagging ------------------------------------------------------------------
