@@ -4,6 +4,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { clientGone } from '../../kernel/http/client-gone.js';
+import { openEventStream } from '../../kernel/http/event-stream.js';
 import { defineRoute } from '../../kernel/http/route.js';
 import type { AppLogReader } from './logs.js';
 import { BUCKET, read, TAG } from './routes-common.js';
@@ -51,15 +52,7 @@ async function stream(reader: AppLogReader, req: FastifyRequest, reply: FastifyR
   gone.addEventListener('abort', () => stop.abort(), { once: true });
   const signal = stop.signal;
   let slow = false;
-  reply.hijack();
-  const res = reply.raw;
-  res.writeHead(200, {
-    ...(reply.getHeaders() as Record<string, string>),
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'x-accel-buffering': 'no',
-    connection: 'keep-alive',
-  });
+  const res = openEventStream(reply);
   res.flushHeaders();
   const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
   heartbeat.unref();

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { CustomerAccess } from '../../kernel/auth/principal.js';
 import { clientGone } from '../../kernel/http/client-gone.js';
+import { openEventStream } from '../../kernel/http/event-stream.js';
 import { defineRoute } from '../../kernel/http/route.js';
 import {
   ApiBot,
@@ -37,14 +38,7 @@ function sseListener(reply: FastifyReply) {
   };
   const listener: ChatListener = {
     meta(sessionId, citations) {
-      reply.hijack();
-      reply.raw.writeHead(200, {
-        ...(reply.getHeaders() as Record<string, string>),
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        'x-accel-buffering': 'no',
-        connection: 'keep-alive',
-      });
+      openEventStream(reply);
       open = true;
       write({ type: 'meta', data: { session_id: sessionId, citations } });
     },

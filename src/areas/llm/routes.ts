@@ -5,6 +5,7 @@ import type { CustomerAccess } from '../../kernel/auth/principal.js';
 import { isoOf } from '../../kernel/clock.js';
 import { kernelErrors } from '../../kernel/errors.js';
 import { clientGone } from '../../kernel/http/client-gone.js';
+import { openEventStream } from '../../kernel/http/event-stream.js';
 import { defineRoute } from '../../kernel/http/route.js';
 import type { ChatOutcome, ChatRequest } from './chat-types.js';
 import type { Currency } from './migrations.js';
@@ -38,15 +39,7 @@ const openAi = { errorFormat: openAiErrorFormat, tag: TAG } as const;
 /** Sends a chat outcome: JSON, or SSE events written as they come, with no buffering. */
 async function send(outcome: ChatOutcome, req: FastifyRequest, reply: FastifyReply, signal: AbortSignal) {
   if (outcome.kind === 'json') return outcome.body;
-  reply.hijack();
-  const res = reply.raw;
-  res.writeHead(200, {
-    ...(reply.getHeaders() as Record<string, string>),
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'x-accel-buffering': 'no',
-    connection: 'keep-alive',
-  });
+  const res = openEventStream(reply);
   res.flushHeaders();
   const iterator = outcome.events[Symbol.asyncIterator]();
   const stop = () => void iterator.return?.(undefined);
