@@ -1,11 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { sql } from 'kysely';
+import { blobOnDisk } from '../helpers/blob-on-disk.js';
 import type { TestFjord } from '../helpers/fjord.js';
 
 /**
  * Where a snapshot's dump lives: its object row in the data plane's internal bucket and, on the
- * `fs` blob store, the file behind it (`<data dir>/objects/<last two of ref>/<ref>`).
+ * `fs` blob store, its bytes on disk (a file of its own, or a stretch of a pack file).
  */
 export async function snapshotObject(t: TestFjord, snapshotId: string) {
   const db = t.kernel.store.db;
@@ -19,7 +18,11 @@ export async function snapshotObject(t: TestFjord, snapshotId: string) {
   if (!row) throw new Error(`snapshot ${snapshotId} has no object ${key}`);
   const parts = JSON.parse(row.blob) as { ref: string }[];
   const ref = parts[0]?.ref;
-  const blobPath = ref ? join(t.kernel.config.dataDir, 'objects', ref.slice(-2), ref) : null;
-  const blobBytes = blobPath && existsSync(blobPath) ? readFileSync(blobPath) : Buffer.alloc(0);
-  return { ...row, blobPath, blobBytes };
+  const blob = ref ? blobOnDisk(t.kernel.config.dataDir, ref) : null;
+  return {
+    ...row,
+    blobPath: blob?.path ?? null,
+    blobBytes: blob?.read() ?? Buffer.alloc(0),
+    writeBlob: (bytes: Buffer) => blob?.write(bytes),
+  };
 }

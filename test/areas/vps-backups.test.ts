@@ -5,6 +5,7 @@ import { gunzipSync } from 'node:zlib';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readTar } from '../../src/areas/vps/drivers/tar.js';
+import { blobOnDisk } from '../helpers/blob-on-disk.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
 /**
@@ -392,8 +393,8 @@ async function damage(backupId: string) {
     t.kernel.store.db,
   );
   const ref = (JSON.parse(r.rows[0]!.blob) as { ref: string }[])[0]!.ref;
-  const path = join(t.kernel.config.dataDir, 'objects', ref.slice(-2), ref);
-  const bytes = readFileSync(path);
+  const blob = blobOnDisk(t.kernel.config.dataDir, ref);
+  const bytes = blob.read();
   bytes[Math.floor(bytes.length / 2)]! ^= 0xff;
-  writeFileSync(path, bytes);
+  blob.write(bytes);
 }

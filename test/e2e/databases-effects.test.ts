@@ -1,5 +1,4 @@
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Conn, connectAs, type SharedEngines, startSharedEngines } from '../areas/databases-engines.js';
@@ -502,7 +501,7 @@ describe('encrypted tier', () => {
     const base = `/v1/databases/mariadb/${d.technical_name}`;
     const snap = await t.request('POST', `${base}/snapshots`, { key: c.key, body: {} });
     expect(snap.body).toMatchObject({ encrypted: true, format: 'sql.gz.aes-256-gcm' });
-    const { blobPath: path, blobBytes: file } = await snapshotObject(t, snap.body.snapshot_id);
+    const { blobBytes: file, writeBlob } = await snapshotObject(t, snap.body.snapshot_id);
     expect(file[0] === 0x1f && file[1] === 0x8b, 'not a plain gzip file').toBe(false);
     // The download is the plain dump, decrypted: readable with gunzip alone.
     const download = await t.request('GET', `${base}/snapshots/${snap.body.snapshot_id}/download`, {
@@ -522,7 +521,7 @@ describe('encrypted tier', () => {
     // A damaged snapshot is refused before the database is touched.
     const damaged = Buffer.from(file);
     damaged.writeUInt8(damaged.readUInt8(damaged.length - 5) ^ 0xff, damaged.length - 5);
-    writeFileSync(path!, damaged);
+    writeBlob(damaged);
     const bad = await t.request('POST', `${base}/restore`, {
       key: c.key,
       body: { snapshot_id: snap.body.snapshot_id },
