@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -35,7 +36,9 @@ describe('snapshots in object storage', () => {
   it('writes each dump as an object of the internal bucket, counted there and not in the customer’s usage', async () => {
     const c = await dbCustomer(t);
     const d = await createDb(t, c, 'postgresql', 'objs');
-    await fill(d.technical_name, 'CREATE TABLE t (v text);\n');
+    // Over 128 KiB gzipped, so the dump gets a file of its own (small blobs share pack files).
+    const filler = randomBytes(200_000).toString('base64');
+    await fill(d.technical_name, `CREATE TABLE t (v text);\n-- ${filler}\n`);
     const base = `/v1/databases/postgresql/${d.technical_name}`;
     const snap = await t.request('POST', `${base}/snapshots`, { key: c.key, body: { name: 'one' } });
     expect(snap.status, snap.text).toBe(201);
