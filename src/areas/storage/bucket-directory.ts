@@ -10,6 +10,7 @@ import type {
   BucketDirectory,
   BucketRecord,
   CorsRule,
+  KmsKeyring,
   LifecycleRule,
   ObjectLockDefault,
 } from './data-plane-contract.js';
@@ -28,6 +29,9 @@ const KEY_USE_WRITE_INTERVAL_MS = 60_000;
  */
 export class ControlPlaneDirectory implements BucketDirectory {
   private readonly lastWritten = new Map<string, number>();
+
+  /** The customers' SSE-KMS keys (set by the area once built). */
+  kms?: KmsKeyring;
 
   constructor(
     private readonly repo: StorageRepo,
@@ -137,8 +141,12 @@ export class ControlPlaneDirectory implements BucketDirectory {
     else await this.service.putLifecycle(row.customer_id, null, bucketName, rules);
   }
 
-  putDefaultEncryption(bucketName: string, algorithm: 'AES256' | null): Promise<void> {
-    return this.service.putDefaultEncryption(bucketName, algorithm);
+  putDefaultEncryption(
+    bucketName: string,
+    algorithm: 'AES256' | 'aws:kms' | null,
+    kmsKeyId: string | null = null,
+  ): Promise<void> {
+    return this.service.putDefaultEncryption(bucketName, algorithm, kmsKeyId);
   }
 
   putBucketAccess(bucketName: string, change: BucketAccessChange): Promise<void> {

@@ -90,8 +90,10 @@ export interface BucketRecord {
   objectLockEnabled: boolean;
   /** Default retention of new versions in a lock bucket, or null. */
   objectLockDefault: ObjectLockDefault | null;
-  /** Sealing applied to writes that ask for none (S3 PutBucketEncryption): `AES256`, or null. */
-  defaultEncryption: 'AES256' | null;
+  /** Sealing applied to writes that ask for none (S3 PutBucketEncryption): `AES256`, `aws:kms`, or null. */
+  defaultEncryption: 'AES256' | 'aws:kms' | null;
+  /** With `aws:kms`: the ARN of the key named by the bucket default, null for the customer's default key. */
+  defaultKmsKeyId?: string | null;
   cors: CorsRule[] | null;
   lifecycle: LifecycleRule[] | null;
   /** Bucket ACL grants beyond the owner's and the public READ that `isPublic` stands for. */
@@ -150,7 +152,13 @@ export interface BucketDirectory {
   putVersioning(bucketName: string, state: 'Enabled' | 'Suspended'): Promise<void>;
   putLifecycle(bucketName: string, rules: LifecycleRule[] | null): Promise<void>;
   /** S3 Put/DeleteBucketEncryption. */
-  putDefaultEncryption(bucketName: string, algorithm: 'AES256' | null): Promise<void>;
+  putDefaultEncryption(
+    bucketName: string,
+    algorithm: 'AES256' | 'aws:kms' | null,
+    kmsKeyId?: string | null,
+  ): Promise<void>;
+  /** The customer's SSE-KMS keys; a data plane without them refuses `aws:kms`. */
+  kms?: KmsKeyring;
   /** S3 bucket ACL, ownership controls, public access block and policy. */
   putBucketAccess(bucketName: string, change: BucketAccessChange): Promise<void>;
   /** S3 PutObjectLockConfiguration (the caller has checked the bucket has object lock). */
@@ -224,4 +232,24 @@ export interface InternalObjects {
    * for `expiresSeconds` (on the kernel clock). The S3 listener accepts nothing else with it.
    */
   presignPut(key: string, maxBytes: number, expiresSeconds: number): string;
+}
+
+/** A data key for one object (or multipart upload), and the same key wrapped by a KMS key version. */
+export interface KmsDataKey {
+  keyId: string;
+  arn: string;
+  version: number;
+  plaintext: Buffer;
+  wrapped: string;
+}
+
+/**
+ * The SSE-KMS keys of customers, as the data plane uses them. `ref` is a key id, key ARN or alias
+ * (null: the customer's default key, made on first use). Unknown keys and other customers' keys
+ * fail with `kms_key_not_found`, disabled ones with `kms_key_disabled`.
+ */
+export interface KmsKeyring {
+  resolve(customerId: string, ref: string | null): Promise<{ keyId: string; arn: string }>;
+  generateDataKey(customerId: string, ref: string | null): Promise<KmsDataKey>;
+  decryptDataKey(customerId: string, keyId: string, version: number, wrapped: string): Promise<Buffer>;
 }

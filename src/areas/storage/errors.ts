@@ -29,6 +29,12 @@ export const storageErrors = {
       'object_customer_encrypted',
       `The object ${key} is encrypted with a customer-provided key (SSE-C); Fjord cannot read it without that key.`,
     ),
+  objectKmsEncrypted: (key: string) =>
+    new AppError(
+      'conflict',
+      'object_kms_encrypted',
+      `The object ${key} is encrypted with an SSE-KMS key; Fjord's own services do not open such objects.`,
+    ),
   bucketLimit: (max: number) =>
     new AppError('conflict', 'bucket_limit_reached', `An account can have at most ${max} buckets.`),
   keyLimit: (max: number, what: string) =>
@@ -51,6 +57,13 @@ export const storageErrors = {
       'public_access_blocked',
       'The bucket cannot be made public: its public access block (or the operator’s) refuses public ACLs.',
     ),
+  kmsKeyNotFound: (ref: string) =>
+    new AppError('not_found', 'kms_key_not_found', `KMS key ${ref} does not exist.`),
+  kmsKeyDisabled: (arn: string) => new AppError('conflict', 'kms_key_disabled', `${arn} is disabled.`),
+  kmsAliasTaken: (alias: string) =>
+    new AppError('conflict', 'kms_alias_taken', `The alias ${alias} already names a key of the account.`),
+  kmsKeyLimit: (max: number) =>
+    new AppError('conflict', 'kms_key_limit_reached', `An account can have at most ${max} KMS keys.`),
   invalid: (message: string, errors: FieldProblem[]) => kernelErrors.invalid(message, errors),
   unknownRegion: (region: string) =>
     kernelErrors.invalid(`Unknown storage region ${JSON.stringify(region)}; the only region is "no".`, [

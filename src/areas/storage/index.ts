@@ -7,6 +7,8 @@ import { ControlPlaneDirectory } from './bucket-directory.js';
 import { SIGNING_REGION } from './catalogue.js';
 import { StorageChangeNotices } from './change-notices.js';
 import type { BucketDirectory, InternalObjects, ObjectStats } from './data-plane-contract.js';
+import { KmsKeyService } from './kms-keys.js';
+import { KmsKeyRepo } from './kms-repo.js';
 import { BLOB_SWEEP_JOB, registerBlobSweepJob, registerLifecycleJob } from './lifecycle-job.js';
 import { storageMigrations } from './migrations.js';
 import { StorageRepo } from './repo.js';
@@ -72,6 +74,15 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
         (err) => kernel.log.warn({ err }, 'storage directory'),
       );
       service.directory = directory;
+      const kms = new KmsKeyService(
+        new KmsKeyRepo(kernel.store),
+        kernel.secrets,
+        kernel.clock,
+        kernel.audit,
+        kernel.limits,
+        async (customerId) => (await kernel.identity.getCustomer(customerId))?.plan,
+      );
+      directory.kms = kms;
       dataPlane = await createDataPlane(kernel, directory);
       const plane = dataPlane;
       service.internalBucket = (purpose) => plane.internalBucket(purpose);
@@ -103,7 +114,7 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
       const signingRegions = plane.signingRegions ?? [SIGNING_REGION, 'us-east-1'];
       return {
         service,
-        routes: storageRoutes(service, endpoint, () => signingRegions, kernel.config.s3.baseDomain, {
+        routes: storageRoutes(service, kms, endpoint, () => signingRegions, kernel.config.s3.baseDomain, {
           maxUploadBytes: kernel.limits.of('storage.upload_bytes'),
           maxConnectionsPerKey: kernel.limits.of('storage.connections_per_key'),
         }),

@@ -75,6 +75,30 @@ export const storageMigrations: Record<string, Migration> = {
         await db.schema.alterTable('storage_buckets').addColumn(column, 'text').execute();
     },
   },
+  '2026-11-26-1830-storage-kms-keys': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // SSE-KMS keys per customer; every version's material sealed with the data key (JSON).
+      await db.schema
+        .createTable('storage_kms_keys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('customer_id', 'text', (c) => c.notNull().references('customers.id').onDelete('cascade'))
+        .addColumn('alias', 'text')
+        .addColumn('description', 'text')
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('is_default', 'integer', (c) => c.notNull())
+        .addColumn('versions', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addColumn('rotated_at', 'bigint')
+        .execute();
+      await db.schema
+        .createIndex('storage_kms_keys_customer')
+        .on('storage_kms_keys')
+        .columns(['customer_id', 'created_at'])
+        .execute();
+    },
+  },
 };
 
 export interface StorageBucketsTable {
@@ -133,7 +157,26 @@ export interface StorageKeysTable {
   last_used_at: number | null;
 }
 
+export interface StorageKmsKeysTable {
+  /** A UUID, as AWS KMS key ids are. */
+  id: string;
+  customer_id: string;
+  /** `alias/…`, unique per customer when set. */
+  alias: string | null;
+  description: string | null;
+  /** `Enabled` or `Disabled`. */
+  state: string;
+  /** The key S3 uses when a request names none (AWS's `aws/s3`); one per customer. */
+  is_default: number;
+  /** JSON `KmsKeyVersion[]`, oldest first; the last one wraps new data keys. */
+  versions: string;
+  created_at: number;
+  updated_at: number;
+  rotated_at: number | null;
+}
+
 export interface StorageTables {
   storage_buckets: StorageBucketsTable;
   storage_keys: StorageKeysTable;
+  storage_kms_keys: StorageKmsKeysTable;
 }

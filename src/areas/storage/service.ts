@@ -309,11 +309,19 @@ export class StorageService {
     });
   }
 
-  /** S3 Put/DeleteBucketEncryption. */
-  async putDefaultEncryption(bucketName: string, algorithm: 'AES256' | null) {
+  /** S3 Put/DeleteBucketEncryption (`aws:kms` keeps the key's ARN: `aws:kms <arn>`). */
+  async putDefaultEncryption(
+    bucketName: string,
+    algorithm: 'AES256' | 'aws:kms' | null,
+    kmsKeyId?: string | null,
+  ) {
     const row = await this.bucketForDataPlane(bucketName);
-    await this.change(row, { default_encryption: algorithm });
-    await this.record(row.customer_id, null, 'storage.bucket.encryption', row.id, { algorithm });
+    const stored = algorithm === 'aws:kms' && kmsKeyId ? `aws:kms ${kmsKeyId}` : algorithm;
+    await this.change(row, { default_encryption: stored });
+    await this.record(row.customer_id, null, 'storage.bucket.encryption', row.id, {
+      algorithm,
+      kms_key_id: kmsKeyId ?? null,
+    });
   }
 
   /** S3 PutBucketAcl, ownership controls, public access block and bucket policy. */

@@ -47,7 +47,13 @@ export function bucketRecord(row: StorageBucketsTable): BucketRecord {
       row.object_lock_default === null
         ? null
         : fromJson<ObjectLockDefault | null>(row.object_lock_default, null),
-    defaultEncryption: row.default_encryption === 'AES256' ? 'AES256' : null,
+    defaultEncryption:
+      row.default_encryption === 'AES256'
+        ? 'AES256'
+        : row.default_encryption?.startsWith('aws:kms')
+          ? 'aws:kms'
+          : null,
+    defaultKmsKeyId: row.default_encryption?.startsWith('aws:kms ') ? row.default_encryption.slice(8) : null,
     cors: row.cors === null ? null : fromJson<CorsRule[]>(row.cors, []),
     lifecycle: row.lifecycle === null ? null : fromJson<LifecycleRule[]>(row.lifecycle, []),
     acl: fromJson<AclGrant[]>(row.acl, []),

@@ -49,6 +49,7 @@ export const DEFAULT_LIMITS = {
   'storage.upload_bytes': { doc: 'Size of one upload', unit: 'bytes', value: 50 * GB },
   'storage.connections_per_key': { doc: 'Concurrent S3 connections per access key', value: 100 },
   'storage.cors_rules': { doc: 'CORS rules per bucket', value: 100 },
+  'storage.kms_keys': { doc: 'SSE-KMS keys per customer', value: perPlan(5, 20, 100, 1000) },
   // Databases
   'databases.count': { doc: 'Databases per customer', value: perPlan(3, 10, 50, 100) },
   'databases.size_mb': {

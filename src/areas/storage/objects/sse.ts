@@ -8,8 +8,15 @@ import { S3Error, s3Errors } from '../s3/errors.js';
  *   wrapped by the server's secret box (FJORD_DATA_KEY), so the database alone opens nothing.
  * - `SSE-C`: the customer's own key seals the object and is never stored; only a salted HMAC
  *   of it is kept, to tell a wrong key from a right one before any byte is decrypted.
+ * - `aws:kms` (SSE-KMS): a random data key per object (or upload), stored only wrapped by one
+ *   version of the customer's KMS key; the S3 layer unwraps it (checking the key is enabled).
  */
-export type SseRecord = { alg: 'AES256'; wrapped: string } | { alg: 'SSE-C'; salt: string; hmac: string };
+export type SseRecord =
+  | { alg: 'AES256'; wrapped: string }
+  | { alg: 'SSE-C'; salt: string; hmac: string }
+  | { alg: 'aws:kms'; keyId: string; arn: string; version: number; wrapped: string };
+
+export type KmsRecord = SseRecord & { alg: 'aws:kms' };
 
 /** A sealing asked for by a write: what goes in the row, and the key that seals the bytes. */
 export interface Sealing {
@@ -53,6 +60,7 @@ export function customerKeyMatches(record: SseRecord & { alg: 'SSE-C' }, custome
 /**
  * The key that opens an object sealed as `record`. SSE-C objects need the customer's key, checked
  * by the caller's request parsing; without one, S3's refusal (400 InvalidRequest) applies.
+ * SSE-KMS objects need the data key the caller unwrapped through the KMS key (`suppliedKey`).
  */
 export function openingKey(
   record: SseRecord,
@@ -62,6 +70,10 @@ export function openingKey(
   if (record.alg === 'AES256') {
     if (!secrets) throw s3Errors.internal();
     return Buffer.from(secrets.open(record.wrapped), 'base64');
+  }
+  if (record.alg === 'aws:kms') {
+    if (!customerKey) throw s3Errors.internal();
+    return customerKey;
   }
   if (!customerKey)
     throw s3Errors.invalidRequest(

@@ -31,6 +31,7 @@ export class DataPlaneStats implements ObjectStats {
     if (size > maxBytes) throw new RangeError(`the object is ${size} bytes, more than ${maxBytes}`);
     // Fjord never holds an SSE-C key: other areas get a clear refusal, not a decryption failure.
     if (parseSse(row.sse)?.alg === 'SSE-C') throw storageErrors.objectCustomerEncrypted(key);
+    if (parseSse(row.sse)?.alg === 'aws:kms') throw storageErrors.objectKmsEncrypted(key);
     const contentType = row.content_type ?? 'application/octet-stream';
     if (size === 0) return { body: Buffer.alloc(0), contentType };
     const chunks: Buffer[] = [];

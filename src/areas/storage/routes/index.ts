@@ -1,11 +1,14 @@
+import type { KmsKeyService } from '../kms-keys.js';
 import type { StorageService } from '../service.js';
 import { bucketRoutes } from './buckets.js';
 import { catalogueRoutes } from './catalogue.js';
 import { configurationRoutes } from './configuration.js';
 import { keyRoutes } from './keys.js';
+import { kmsKeyRoutes } from './kms-keys.js';
 
 export function storageRoutes(
   storage: StorageService,
+  kms: KmsKeyService,
   endpoint: () => string,
   signingRegions: () => readonly string[],
   baseDomain: string | null,
@@ -14,6 +17,7 @@ export function storageRoutes(
   return [
     ...bucketRoutes(storage),
     ...keyRoutes(storage),
+    ...kmsKeyRoutes(kms),
     ...configurationRoutes(storage),
     ...catalogueRoutes(endpoint, signingRegions, baseDomain, limits),
   ];

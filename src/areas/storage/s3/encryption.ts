@@ -1,14 +1,22 @@
 import { createHash } from 'node:crypto';
-import type { BucketRecord } from '../data-plane-contract.js';
-import { newCustomerSealing, newServerSealing, parseSse, type Sealing } from '../objects/sse.js';
+import { isAppError } from '../../../kernel/errors.js';
+import type { BucketRecord, KmsKeyring } from '../data-plane-contract.js';
+import {
+  type KmsRecord,
+  newCustomerSealing,
+  newServerSealing,
+  parseSse,
+  type Sealing,
+  type SseRecord,
+} from '../objects/sse.js';
 import type { S3Call } from './context.js';
 import { S3Error, s3Errors } from './errors.js';
 
 /**
- * Server-side encryption as S3 requests it: `x-amz-server-side-encryption: AES256` (SSE-S3), the
- * customer-key headers (SSE-C), or the bucket's default. Whatever Fjord does not do (SSE-KMS,
- * DSSE) is refused before any byte is stored: an ignored header would leave plaintext the client
- * believes sealed.
+ * Server-side encryption as S3 requests it: `x-amz-server-side-encryption: AES256` (SSE-S3),
+ * `aws:kms` (SSE-KMS, with the customer's KMS keys), the customer-key headers (SSE-C), or the
+ * bucket's default. Whatever Fjord does not do (DSSE) is refused before any byte is stored: an
+ * ignored header would leave plaintext the client believes sealed.
  */
 
 export interface CustomerKey {
@@ -72,12 +80,46 @@ export function customerKeyOf(call: S3Call, prefix: '' | 'copy-source-' = ''): C
   return { key: decoded, keyMd5: md5 };
 }
 
+/**
+ * A KMS key operation, with the key service's refusals as S3 answers them for SSE-KMS: 400
+ * `KMS.NotFoundException` (unknown keys and other customers' keys alike) and 400
+ * `KMS.DisabledException`.
+ */
+export async function viaKms<T>(call: S3Call, fn: (kms: KmsKeyring) => Promise<T>): Promise<T> {
+  const kms = call.env.directory.kms;
+  if (!kms || !call.env.objects.secrets)
+    throw s3Errors.notImplemented('Server-side encryption with KMS keys is not available on this server.');
+  try {
+    return await fn(kms);
+  } catch (err) {
+    if (isAppError(err) && err.code === 'kms_key_not_found')
+      throw new S3Error('KMS.NotFoundException', 400, err.message);
+    if (isAppError(err) && err.code === 'kms_key_disabled')
+      throw new S3Error('KMS.DisabledException', 400, err.message);
+    throw err;
+  }
+}
+
+async function newKmsSealing(call: S3Call, customerId: string, ref: string | null): Promise<Sealing> {
+  const k = await viaKms(call, (kms) => kms.generateDataKey(customerId, ref));
+  return {
+    record: { alg: 'aws:kms', keyId: k.keyId, arn: k.arn, version: k.version, wrapped: k.wrapped },
+    key: k.plaintext,
+  };
+}
+
+/** The data key of an SSE-KMS object or upload, unwrapped by the key's owner's KMS key. */
+export function kmsDataKey(call: S3Call, record: KmsRecord): Promise<Buffer> {
+  const owner = record.arn.split(':')[4]!;
+  return viaKms(call, (kms) => kms.decryptDataKey(owner, record.keyId, record.version, record.wrapped));
+}
+
 /** The sealing a write (PUT, copy, POST form, CreateMultipartUpload) gets, or null for plaintext. */
-export function sealingFor(
+export async function sealingFor(
   call: S3Call,
   bucket: BucketRecord,
   field: (name: string) => string | undefined = (n) => call.header(n),
-): { sealing: Sealing | null; customer: CustomerKey | null } {
+): Promise<{ sealing: Sealing | null; customer: CustomerKey | null }> {
   const customer = customerKeyOf(call);
   const sse = field('x-amz-server-side-encryption');
   if (field('x-amz-server-side-encryption-aws-kms-key-id') !== undefined && sse !== 'aws:kms')
@@ -92,11 +134,11 @@ export function sealingFor(
         'x-amz-server-side-encryption',
         sse,
       );
-    if (sse === 'aws:kms' || sse === 'aws:kms:dsse')
+    if (sse === 'aws:kms:dsse')
       throw s3Errors.notImplemented(
-        'Server-side encryption with KMS keys (SSE-KMS, DSSE-KMS) is not supported; the object was not stored. Use AES256 or a customer-provided key.',
+        'Dual-layer server-side encryption (DSSE-KMS) is not supported; the object was not stored. Use aws:kms, AES256 or a customer-provided key.',
       );
-    if (sse !== 'AES256')
+    if (sse !== 'AES256' && sse !== 'aws:kms')
       throw s3Errors.invalidArgument(
         'The encryption method specified is not supported',
         'x-amz-server-side-encryption',
@@ -104,25 +146,39 @@ export function sealingFor(
       );
   }
   if (customer) return { sealing: newCustomerSealing(customer.key), customer };
+  if (sse === 'aws:kms') {
+    const ref = field('x-amz-server-side-encryption-aws-kms-key-id') ?? null;
+    return { sealing: await newKmsSealing(call, bucket.customerId, ref), customer: null };
+  }
+  if (sse === undefined && bucket.defaultEncryption === 'aws:kms')
+    return {
+      sealing: await newKmsSealing(call, bucket.customerId, bucket.defaultKmsKeyId ?? null),
+      customer: null,
+    };
   if (sse === 'AES256' || bucket.defaultEncryption === 'AES256')
     return { sealing: newServerSealing(call.env.objects.secrets), customer: null };
   return { sealing: null, customer: null };
 }
 
 /**
- * The customer key that opens a stored object (or a multipart upload's parts), checked against
- * how it is sealed: SSE-C needs the key that sealed it, anything else takes no key.
+ * The key a stored object (or a multipart upload's parts) is opened with, checked against how it
+ * is sealed: SSE-C needs the customer's key that sealed it, SSE-KMS the data key its KMS key
+ * unwraps (refused while that key is disabled), anything else no key. For SSE-KMS the answer
+ * carries the data key with an empty `keyMd5`.
  */
-export function keyToOpen(
+export async function keyToOpen(
   call: S3Call,
   sse: string | null,
   prefix: '' | 'copy-source-' = '',
-): CustomerKey | null {
+  /** False for answers without the bytes (HEAD, attributes), which S3 gives without asking KMS. */
+  bytes = true,
+): Promise<CustomerKey | null> {
   const customer = customerKeyOf(call, prefix);
-  if (parseSse(sse)?.alg !== 'SSE-C') {
+  const record = parseSse(sse);
+  if (record?.alg !== 'SSE-C') {
     if (customer)
       throw s3Errors.invalidRequest('The encryption parameters are not applicable to this object.');
-    return null;
+    return record?.alg === 'aws:kms' && bytes ? { key: await kmsDataKey(call, record), keyMd5: '' } : null;
   }
   if (!customer)
     throw s3Errors.invalidRequest(
@@ -138,9 +194,14 @@ export function sseHeaders(
   sse: string | Sealing | null,
   customer: CustomerKey | null,
 ): Record<string, string> {
-  const record = typeof sse === 'string' || sse === null ? parseSse(sse) : sse.record;
+  const record: SseRecord | null = typeof sse === 'string' || sse === null ? parseSse(sse) : sse.record;
   if (!record) return {};
   if (record.alg === 'AES256') return { 'x-amz-server-side-encryption': 'AES256' };
+  if (record.alg === 'aws:kms')
+    return {
+      'x-amz-server-side-encryption': 'aws:kms',
+      'x-amz-server-side-encryption-aws-kms-key-id': record.arn,
+    };
   return {
     [`${SSE_C}algorithm`]: 'AES256',
     ...(customer ? { [`${SSE_C}key-md5`]: customer.keyMd5 } : {}),

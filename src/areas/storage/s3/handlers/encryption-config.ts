@@ -1,4 +1,5 @@
 import type { S3Call } from '../context.js';
+import { viaKms } from '../encryption.js';
 import { S3Error, s3Errors } from '../errors.js';
 import { asText, el, parseXml } from '../xml.js';
 import { viaDirectory } from './configuration.js';
@@ -21,7 +22,9 @@ export async function getBucketEncryption(call: S3Call): Promise<void> {
   call.xml(
     200,
     'ServerSideEncryptionConfiguration',
-    `<Rule><ApplyServerSideEncryptionByDefault>${el('SSEAlgorithm', bucket.defaultEncryption)}</ApplyServerSideEncryptionByDefault>${el('BucketKeyEnabled', false)}</Rule>`,
+    `<Rule><ApplyServerSideEncryptionByDefault>${el('SSEAlgorithm', bucket.defaultEncryption)}${
+      bucket.defaultKmsKeyId ? el('KMSMasterKeyID', bucket.defaultKmsKeyId) : ''
+    }</ApplyServerSideEncryptionByDefault>${el('BucketKeyEnabled', false)}</Rule>`,
   );
 }
 
@@ -33,14 +36,21 @@ export async function putBucketEncryption(call: S3Call): Promise<void> {
   const rule = rules[0] as Record<string, unknown>;
   const apply = (rule['ApplyServerSideEncryptionByDefault'] ?? {}) as Record<string, unknown>;
   const algorithm = asText(apply['SSEAlgorithm']);
-  if (algorithm === 'aws:kms' || algorithm === 'aws:kms:dsse')
-    throw s3Errors.notImplemented('SSE-KMS is not supported as a bucket default; use AES256.');
-  if (algorithm !== 'AES256') throw s3Errors.malformedXml();
-  if (apply['KMSMasterKeyID'] !== undefined)
+  if (algorithm === 'aws:kms:dsse')
+    throw s3Errors.notImplemented('DSSE-KMS is not supported as a bucket default; use aws:kms or AES256.');
+  if (algorithm !== 'AES256' && algorithm !== 'aws:kms') throw s3Errors.malformedXml();
+  const keyRef = apply['KMSMasterKeyID'] === undefined ? null : asText(apply['KMSMasterKeyID']);
+  if (keyRef !== null && algorithm !== 'aws:kms')
     throw s3Errors.invalidArgument(
       'a KMSMasterKeyID is not applicable if the default sse algorithm is not aws:kms',
     );
-  await viaDirectory(call, () => call.env.directory.putDefaultEncryption(bucket.name, 'AES256'));
+  // A named key must be one of the bucket owner's; it is kept as its ARN. No key: the default key.
+  const arn = keyRef
+    ? (await viaKms(call, (kms) => kms.resolve(bucket.customerId, keyRef))).arn
+    : algorithm === 'aws:kms'
+      ? await viaKms(call, async () => null)
+      : null;
+  await viaDirectory(call, () => call.env.directory.putDefaultEncryption(bucket.name, algorithm, arn));
   call.send(200);
 }
 

@@ -2,7 +2,14 @@ import { MAX_PARTS } from '../../objects/object-store.js';
 import { parseSse } from '../../objects/sse.js';
 import type { UploadRow } from '../../objects/tables.js';
 import type { S3Call } from '../context.js';
-import { type CustomerKey, customerKeyOf, keyToOpen, sealingFor, sseHeaders } from '../encryption.js';
+import {
+  type CustomerKey,
+  customerKeyOf,
+  keyToOpen,
+  kmsDataKey,
+  sealingFor,
+  sseHeaders,
+} from '../encryption.js';
 import { S3Error, s3Errors } from '../errors.js';
 import { lockForWrite } from '../object-lock.js';
 import { asText, el, parseXml } from '../xml.js';
@@ -20,7 +27,7 @@ export async function createMultipartUpload(call: S3Call): Promise<void> {
   const attrs = attributesFromHeaders(call.req.headers);
   const algorithm = call.header('x-amz-checksum-algorithm')?.toUpperCase() ?? null;
   // One sealing for the whole upload: every part is sealed with its data key (or the customer's).
-  const { sealing, customer } = sealingFor(call, bucket);
+  const { sealing, customer } = await sealingFor(call, bucket);
   const lock = lockForWrite(call, bucket);
   const acl = aclForWrite(call, bucket, key);
   const uploadId = await call.env.objects.createUpload(bucket.id, key, attrs, algorithm, {
@@ -58,7 +65,10 @@ export async function uploadPart(call: S3Call): Promise<void> {
   const objects = call.env.objects;
   const upload = await objects.requireUpload(bucket.id, call.key!, uploadId);
   const customer = partKey(call, upload);
-  const sealKey = objects.openingKey(upload.sse, customer?.key ?? null);
+  const record = parseSse(upload.sse);
+  // An SSE-KMS upload's parts are sealed with its data key, unwrapped for each part.
+  const supplied = record?.alg === 'aws:kms' ? await kmsDataKey(call, record) : (customer?.key ?? null);
+  const sealKey = objects.openingKey(upload.sse, supplied);
   if (call.header('x-amz-copy-source')) return uploadPartCopy(call, upload, partNumber, sealKey, customer);
   const body = call.bodyReader(MAX_PART_BYTES);
   // A part does not count as stored until the upload completes, but one that cannot fit is refused now.
@@ -98,7 +108,7 @@ async function uploadPartCopy(
 ): Promise<void> {
   const uploadId = upload.upload_id;
   const { row } = await copySource(call);
-  const source = keyToOpen(call, row.sse, 'copy-source-');
+  const source = await keyToOpen(call, row.sse, 'copy-source-');
   const size = Number(row.size);
   const rangeHeader = call.header('x-amz-copy-source-range');
   let start = 0;

@@ -28,7 +28,7 @@ export async function getObjectAttributes(call: S3Call): Promise<void> {
     );
   const row = await findObject(call, bucket, call.key!, versionId);
   // An SSE-C object's attributes need its key, as its bytes do.
-  keyToOpen(call, row.sse);
+  await keyToOpen(call, row.sse, '', false);
   let xml = '';
   if (wanted.includes('ETag')) xml += el('ETag', row.etag);
   if (wanted.includes('Checksum') && row.checksum) {

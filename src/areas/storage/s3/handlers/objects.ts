@@ -91,7 +91,7 @@ export async function getObject(call: S3Call): Promise<void> {
   const over = call.req.method === 'GET' ? call.env.bandwidth?.overLimit(bucket.customerId) : null;
   if (over !== null && over !== undefined) throw s3Errors.bandwidthExceeded(over);
   // An SSE-C object is refused without its key before anything about it is answered.
-  const customer = keyToOpen(call, row.sse);
+  const customer = await keyToOpen(call, row.sse, '', call.req.method !== 'HEAD');
   checkConditions(row, (n) => call.header(n));
   const size = Number(row.size);
   const part = partOf(call, row);
@@ -181,7 +181,7 @@ export async function putObject(call: S3Call): Promise<void> {
   const key = call.key!;
   checkKey(key);
   const attrs = attributesFromHeaders(call.req.headers);
-  const { sealing, customer } = sealingFor(call, bucket);
+  const { sealing, customer } = await sealingFor(call, bucket);
   const lock = lockForWrite(call, bucket);
   const acl = aclForWrite(call, bucket, key);
   if (call.header('if-none-match') !== undefined || call.header('if-match') !== undefined) {
@@ -273,8 +273,8 @@ export async function copyObject(call: S3Call): Promise<void> {
   const key = call.key!;
   checkKey(key);
   const { row, bucket: srcBucket } = await copySource(call);
-  const source = keyToOpen(call, row.sse, 'copy-source-');
-  const { sealing, customer } = sealingFor(call, bucket);
+  const source = await keyToOpen(call, row.sse, 'copy-source-');
+  const { sealing, customer } = await sealingFor(call, bucket);
   const lock = lockForWrite(call, bucket);
   // A copy gets the ACL it asks for, else private (S3 does not copy ACLs).
   const acl = aclForWrite(call, bucket, key);

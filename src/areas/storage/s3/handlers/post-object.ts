@@ -77,7 +77,7 @@ export async function postObject(call: S3Call): Promise<void> {
   for (const name of fields.keys())
     if (name.startsWith('x-amz-server-side-encryption-customer-') || name.startsWith('x-amz-object-lock-'))
       throw s3Errors.notImplemented(`The form field ${name} is not supported on POST uploads; use PUT.`);
-  const { sealing } = sealingFor(call, bucket, (n) => fields.get(n));
+  const { sealing } = await sealingFor(call, bucket, (n) => fields.get(n));
   const lock = lockForWrite(call, bucket);
   const canned = fields.get('acl');
   const grants = canned !== undefined ? cannedGrants(canned.trim()) : [];

@@ -57,8 +57,12 @@ export class MemoryDirectory implements BucketDirectory {
       versioning: objectLockEnabled ? 'Enabled' : 'Unversioned',
     });
   }
-  async putDefaultEncryption(name: string, algorithm: 'AES256' | null) {
-    this.update(name, { defaultEncryption: algorithm });
+  async putDefaultEncryption(
+    name: string,
+    algorithm: 'AES256' | 'aws:kms' | null,
+    kmsKeyId: string | null = null,
+  ) {
+    this.update(name, { defaultEncryption: algorithm, defaultKmsKeyId: kmsKeyId });
   }
   async putBucketAccess(name: string, change: BucketAccessChange) {
     this.update(name, Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined)));

@@ -1,0 +1,239 @@
+import { createCipheriv, createDecipheriv, randomBytes, randomUUID } from 'node:crypto';
+import type { AuditTrail } from '../../kernel/audit/audit.js';
+import type { Credential } from '../../kernel/auth/principal.js';
+import type { Clock } from '../../kernel/clock.js';
+import type { Limits } from '../../kernel/limits/quotas.js';
+import type { SecretBox } from '../../kernel/secrets.js';
+import { SIGNING_REGION } from './catalogue.js';
+import type { KmsDataKey, KmsKeyring } from './data-plane-contract.js';
+import { storageErrors } from './errors.js';
+import type { KmsKeyRepo } from './kms-repo.js';
+import type { StorageKmsKeysTable } from './migrations.js';
+
+/** One version of a key's material: 256 random bits, sealed with Fjord's data key. */
+interface KmsKeyVersion {
+  version: number;
+  material: string;
+  created_at: number;
+}
+
+/** The key S3 uses when a request names none, as AWS's `aws/s3` managed key. */
+export const DEFAULT_ALIAS = 'alias/aws/s3';
+const ALIAS = /^alias\/[A-Za-z0-9/_-]{1,250}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const ARN = /^arn:aws:kms:([^:]*):([^:]+):(key\/.+|alias\/.+)$/;
+
+const versionsOf = (row: StorageKmsKeysTable) => JSON.parse(row.versions) as KmsKeyVersion[];
+const aad = (keyId: string, version: number) => Buffer.from(`fjord-kms-v1:${keyId}:${version}`);
+
+/**
+ * SSE-KMS keys Fjord keeps per customer, at the scale of MinIO's KES: a key wraps the per-object
+ * data keys S3 seals objects with. Rotation adds a version; every version keeps opening what it
+ * wrapped. A disabled key neither wraps nor unwraps, so its objects cannot be read until it is
+ * enabled again. Another customer's key is reported as missing, never as forbidden.
+ */
+export class KmsKeyService implements KmsKeyring {
+  constructor(
+    private readonly repo: KmsKeyRepo,
+    private readonly secrets: SecretBox,
+    private readonly clock: Clock,
+    private readonly audit: AuditTrail,
+    private readonly limits: Limits,
+    private readonly planOf: (customerId: string) => Promise<string | undefined>,
+  ) {}
+
+  arn(customerId: string, keyId: string): string {
+    return `arn:aws:kms:${SIGNING_REGION}:${customerId}:key/${keyId}`;
+  }
+
+  view(row: StorageKmsKeysTable) {
+    const versions = versionsOf(row);
+    return {
+      key_id: row.id,
+      arn: this.arn(row.customer_id, row.id),
+      alias: row.alias,
+      description: row.description,
+      key_state: row.state as 'Enabled' | 'Disabled',
+      is_default: row.is_default === 1,
+      current_version: versions.at(-1)!.version,
+      versions: versions.map((v) => ({
+        version: v.version,
+        created_at: new Date(v.created_at).toISOString(),
+      })),
+      created_at: new Date(row.created_at).toISOString(),
+      rotated_at: row.rotated_at === null ? null : new Date(row.rotated_at).toISOString(),
+    };
+  }
+
+  async list(customerId: string) {
+    return (await this.repo.list(customerId)).map((r) => this.view(r));
+  }
+
+  async get(customerId: string, keyId: string) {
+    return this.view(await this.find(customerId, keyId));
+  }
+
+  private newVersion(version: number): KmsKeyVersion {
+    const material = this.secrets.seal(randomBytes(32).toString('base64'));
+    return { version, material, created_at: this.clock.nowMs() };
+  }
+
+  private newRow(customerId: string, alias: string | null, description: string | null, isDefault: boolean) {
+    const now = this.clock.nowMs();
+    return {
+      id: randomUUID(),
+      customer_id: customerId,
+      alias,
+      description,
+      state: 'Enabled',
+      is_default: isDefault ? 1 : 0,
+      versions: JSON.stringify([this.newVersion(1)]),
+      created_at: now,
+      updated_at: now,
+      rotated_at: null,
+    } satisfies StorageKmsKeysTable;
+  }
+
+  async create(
+    customerId: string,
+    actor: Credential | null,
+    input: { alias: string | null; description: string | null },
+  ) {
+    const alias = input.alias;
+    if (alias !== null && (!ALIAS.test(alias) || alias.startsWith('alias/aws/')))
+      throw storageErrors.invalid('The alias is not valid.', [
+        { path: '/body/alias', message: 'must be alias/ then letters, digits, / _ -, not alias/aws/…' },
+      ]);
+    const max = this.limits.of('storage.kms_keys', await this.planOf(customerId));
+    const row = await this.repo.transaction([`storage:kms-keys:${customerId}`], async (trx) => {
+      if (max !== null && (await this.repo.count(customerId, trx)) >= max)
+        throw storageErrors.kmsKeyLimit(max);
+      if (alias !== null && (await this.repo.byAlias(customerId, alias, trx)))
+        throw storageErrors.kmsAliasTaken(alias);
+      const row = this.newRow(customerId, alias, input.description, false);
+      await this.repo.insert(row, trx);
+      return row;
+    });
+    await this.record(customerId, actor, 'storage.kms_key.created', row.id, { alias });
+    return this.view(row);
+  }
+
+  async rotate(customerId: string, actor: Credential | null, keyId: string) {
+    const row = await this.repo.transaction([`storage:kms-keys:${customerId}`], async (trx) => {
+      const row = await this.find(customerId, keyId, trx);
+      const versions = versionsOf(row);
+      versions.push(this.newVersion(versions.at(-1)!.version + 1));
+      const changes = { versions: JSON.stringify(versions), rotated_at: this.clock.nowMs() };
+      await this.repo.update(row.id, { ...changes, updated_at: changes.rotated_at }, trx);
+      return { ...row, ...changes };
+    });
+    await this.record(customerId, actor, 'storage.kms_key.rotated', row.id, {
+      version: versionsOf(row).at(-1)!.version,
+    });
+    return this.view(row);
+  }
+
+  async setState(customerId: string, actor: Credential | null, keyId: string, state: 'Enabled' | 'Disabled') {
+    const row = await this.find(customerId, keyId);
+    await this.repo.update(row.id, { state, updated_at: this.clock.nowMs() });
+    await this.record(customerId, actor, `storage.kms_key.${state.toLowerCase()}`, row.id);
+    return this.view({ ...row, state });
+  }
+
+  /** A key by id (UUID), ARN, or alias; another customer's ARN is not found. */
+  private async find(customerId: string, ref: string, db?: Parameters<KmsKeyRepo['byId']>[2]) {
+    let local = ref;
+    const arn = ARN.exec(ref);
+    if (arn) {
+      if (arn[2] !== customerId) throw storageErrors.kmsKeyNotFound(ref);
+      local = arn[3]!.startsWith('key/') ? arn[3]!.slice(4) : arn[3]!;
+    }
+    const row = local.startsWith('alias/')
+      ? await this.repo.byAlias(customerId, local, db)
+      : UUID.test(local)
+        ? await this.repo.byId(customerId, local, db)
+        : undefined;
+    if (!row) throw storageErrors.kmsKeyNotFound(ref);
+    return row;
+  }
+
+  /** The customer's default key (`alias/aws/s3`), made on first use. */
+  private async defaultKey(customerId: string) {
+    const found = await this.repo.defaultKey(customerId);
+    if (found) return found;
+    const { row, made } = await this.repo.transaction([`storage:kms-keys:${customerId}`], async (trx) => {
+      const again = await this.repo.defaultKey(customerId, trx);
+      if (again) return { row: again, made: false };
+      const row = this.newRow(customerId, DEFAULT_ALIAS, 'Default key for S3 (SSE-KMS)', true);
+      await this.repo.insert(row, trx);
+      return { row, made: true };
+    });
+    if (made)
+      await this.record(customerId, null, 'storage.kms_key.created', row.id, { alias: DEFAULT_ALIAS });
+    return row;
+  }
+
+  private async usable(customerId: string, ref: string | null) {
+    const row =
+      ref === null || ref === DEFAULT_ALIAS
+        ? await this.defaultKey(customerId)
+        : await this.find(customerId, ref);
+    if (row.state !== 'Enabled') throw storageErrors.kmsKeyDisabled(this.arn(customerId, row.id));
+    return row;
+  }
+
+  async resolve(customerId: string, ref: string | null) {
+    const row = await this.usable(customerId, ref);
+    return { keyId: row.id, arn: this.arn(customerId, row.id) };
+  }
+
+  async generateDataKey(customerId: string, ref: string | null): Promise<KmsDataKey> {
+    const row = await this.usable(customerId, ref);
+    const current = versionsOf(row).at(-1)!;
+    const plaintext = randomBytes(32);
+    const nonce = randomBytes(12);
+    const c = createCipheriv('aes-256-gcm', this.material(current), nonce);
+    c.setAAD(aad(row.id, current.version));
+    const body = Buffer.concat([c.update(plaintext), c.final()]);
+    return {
+      keyId: row.id,
+      arn: this.arn(customerId, row.id),
+      version: current.version,
+      plaintext,
+      wrapped: Buffer.concat([nonce, body, c.getAuthTag()]).toString('base64'),
+    };
+  }
+
+  async decryptDataKey(customerId: string, keyId: string, version: number, wrapped: string): Promise<Buffer> {
+    const row = await this.usable(customerId, keyId);
+    const v = versionsOf(row).find((x) => x.version === version);
+    if (!v) throw storageErrors.kmsKeyNotFound(keyId);
+    const raw = Buffer.from(wrapped, 'base64');
+    const d = createDecipheriv('aes-256-gcm', this.material(v), raw.subarray(0, 12));
+    d.setAAD(aad(row.id, version));
+    d.setAuthTag(raw.subarray(raw.length - 16));
+    return Buffer.concat([d.update(raw.subarray(12, raw.length - 16)), d.final()]);
+  }
+
+  private material(v: KmsKeyVersion): Buffer {
+    return Buffer.from(this.secrets.open(v.material), 'base64');
+  }
+
+  private record(
+    customerId: string,
+    actor: Credential | null,
+    action: string,
+    resourceId: string,
+    details?: Record<string, unknown>,
+  ) {
+    return this.audit.record({
+      customerId,
+      area: 'storage',
+      action,
+      resourceType: 'storage_kms_key',
+      resourceId,
+      actor: actor ?? undefined,
+      details,
+    });
+  }
+}
