@@ -234,6 +234,9 @@ export interface InternalObjects {
   presignPut(key: string, maxBytes: number, expiresSeconds: number): string;
 }
 
+/** A bucket's default sealing (S3 PutBucketEncryption), null for none. */
+export type DefaultEncryption = 'AES256' | 'aws:kms' | null;
+
 /** A data key for one object (or multipart upload), and the same key wrapped by a KMS key version. */
 export interface KmsDataKey {
   keyId: string;

@@ -12,6 +12,7 @@ import type {
   BucketDirectory,
   BucketRecord,
   CorsRule,
+  DefaultEncryption,
   InternalObjects,
   LifecycleRule,
   ObjectLockDefault,
@@ -310,18 +311,11 @@ export class StorageService {
   }
 
   /** S3 Put/DeleteBucketEncryption (`aws:kms` keeps the key's ARN: `aws:kms <arn>`). */
-  async putDefaultEncryption(
-    bucketName: string,
-    algorithm: 'AES256' | 'aws:kms' | null,
-    kmsKeyId?: string | null,
-  ) {
+  async putDefaultEncryption(bucketName: string, algorithm: DefaultEncryption, kmsKeyId?: string | null) {
     const row = await this.bucketForDataPlane(bucketName);
-    const stored = algorithm === 'aws:kms' && kmsKeyId ? `aws:kms ${kmsKeyId}` : algorithm;
-    await this.change(row, { default_encryption: stored });
-    await this.record(row.customer_id, null, 'storage.bucket.encryption', row.id, {
-      algorithm,
-      kms_key_id: kmsKeyId ?? null,
-    });
+    const kms_key_id = algorithm === 'aws:kms' ? (kmsKeyId ?? null) : null;
+    await this.change(row, { default_encryption: kms_key_id ? `aws:kms ${kms_key_id}` : algorithm });
+    await this.record(row.customer_id, null, 'storage.bucket.encryption', row.id, { algorithm, kms_key_id });
   }
 
   /** S3 PutBucketAcl, ownership controls, public access block and bucket policy. */
