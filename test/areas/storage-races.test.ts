@@ -4,7 +4,7 @@ import { expectLimitHolds } from '../helpers/race.js';
 
 /**
  * Storage limits under requests that arrive together: buckets per customer, keys per bucket and
- * account keys per customer. Before the unit of work, 110 concurrent key creates made 111 keys
+ * account keys and KMS keys per customer. Before the unit of work, 110 concurrent key creates made 111 keys
  * against a limit of 100 on PostgreSQL.
  */
 let t: TestFjord;
@@ -14,6 +14,7 @@ beforeAll(async () => {
       'storage.buckets': 4,
       'storage.keys_per_bucket': 6,
       'storage.account_keys': 5,
+      'storage.kms_keys': 3,
     }),
   });
 });
@@ -57,6 +58,15 @@ describe('storage limits under concurrency', () => {
           body: { name: `a${i}`, actions: ['s3:ListAllMyBuckets'] },
         }),
       refusal: { status: 409, code: 'key_limit_reached' },
+    });
+  });
+
+  it('50 KMS key creates at once make exactly the limit', async () => {
+    const c = await t.customer();
+    await expectLimitHolds({
+      room: 3,
+      send: () => t.request('POST', '/v1/storage/kms-keys', { key: c.pat, body: {} }),
+      refusal: { status: 409, code: 'kms_key_limit_reached' },
     });
   });
 });

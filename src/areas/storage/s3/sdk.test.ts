@@ -487,7 +487,7 @@ describe('what Fjord does not do is refused, never ignored', () => {
         SSECustomerKey: Buffer.alloc(16, 7).toString('base64'),
       }),
     ).toBe('InvalidArgument');
-    expect(await put({ ServerSideEncryption: 'aws:kms' })).toBe('NotImplemented');
+    expect(await put({ ServerSideEncryption: 'aws:kms:dsse' })).toBe('NotImplemented');
     // ACLs are off in a BucketOwnerEnforced bucket (the default), as on AWS.
     expect(await put({ ACL: 'public-read' })).toBe('AccessControlListNotSupported');
     expect(await put({ GrantRead: 'uri="http://acs.amazonaws.com/groups/global/AllUsers"' })).toBe(
@@ -509,7 +509,7 @@ describe('what Fjord does not do is refused, never ignored', () => {
           new CreateMultipartUploadCommand({
             Bucket: 'photos',
             Key: 'refused',
-            ServerSideEncryption: 'aws:kms',
+            ServerSideEncryption: 'aws:kms:dsse',
           }),
         ),
       ),

@@ -135,7 +135,7 @@ describe('SSE-S3 (x-amz-server-side-encryption: AES256)', () => {
         new PutBucketEncryptionCommand({
           Bucket,
           ServerSideEncryptionConfiguration: {
-            Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms' } }],
+            Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms:dsse' } }],
           },
         }),
       ),
@@ -148,12 +148,11 @@ describe('SSE-S3 (x-amz-server-side-encryption: AES256)', () => {
     expect(after.ServerSideEncryption).toBeUndefined();
   });
 
-  it('refuses SSE-KMS and unknown methods, and stores nothing', async () => {
-    await expect(
-      s3.send(
-        new PutObjectCommand({ Bucket, Key: 'kms', Body: 'KMSPLAIN', ServerSideEncryption: 'aws:kms' }),
-      ),
-    ).rejects.toMatchObject({ name: 'NotImplemented', $metadata: { httpStatusCode: 501 } });
+  it('refuses DSSE-KMS, SSE-KMS without a key service, and unknown methods, and stores nothing', async () => {
+    for (const ServerSideEncryption of ['aws:kms:dsse', 'aws:kms'] as const)
+      await expect(
+        s3.send(new PutObjectCommand({ Bucket, Key: 'kms', Body: 'KMSPLAIN', ServerSideEncryption })),
+      ).rejects.toMatchObject({ name: 'NotImplemented', $metadata: { httpStatusCode: 501 } });
     await expect(
       s3.send(
         new PutObjectCommand({
