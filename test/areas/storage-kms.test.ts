@@ -265,6 +265,9 @@ describe('SSE-KMS through S3', () => {
     await expect(
       s3.send(new PutObjectCommand({ Bucket: name, Key: 'more', Body: 'x', ...kms })),
     ).rejects.toMatchObject({ name: 'KMS.DisabledException', $metadata: { httpStatusCode: 400 } });
+    // HEAD answers without the key, as S3's does.
+    const head = await s3.send(new HeadObjectCommand({ Bucket: name, Key: 'old' }));
+    expect(head.SSEKMSKeyId).toBe(k.arn);
     await t.request('POST', `/v1/storage/kms-keys/${k.key_id}/enable`, { key: a.pat });
     const again = await s3.send(new GetObjectCommand({ Bucket: name, Key: 'old' }));
     expect(await again.Body!.transformToString()).toBe('BEFOREROTATION');
