@@ -12,6 +12,7 @@ import {
   type S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { s3ClientFor } from '../helpers/s3.js';
@@ -295,5 +296,46 @@ describe('SSE-KMS through S3', () => {
         new PutObjectCommand({ Bucket: name, Key: 'k', Body: 'x', ServerSideEncryption: 'aws:kms:dsse' }),
       ),
     ).rejects.toMatchObject({ name: 'NotImplemented', $metadata: { httpStatusCode: 501 } });
+  });
+
+  it('seals a POST form upload under a named key; a bucket default without a key uses the default key', async () => {
+    const c = await t.customer();
+    const { name, s3 } = await bucketOf(c);
+    const k = await newKey(c);
+    const fields = {
+      'x-amz-server-side-encryption': 'aws:kms',
+      'x-amz-server-side-encryption-aws-kms-key-id': k.key_id,
+    };
+    const post = await createPresignedPost(s3, {
+      Bucket: name,
+      Key: 'form.txt',
+      Fields: fields,
+      Conditions: Object.entries(fields).map(([f, v]) => ({ [f]: v })),
+      Expires: 600,
+    });
+    const form = new FormData();
+    for (const [f, v] of Object.entries(post.fields)) form.append(f, v);
+    form.append('file', new Blob(['FORMKMSPLAIN']), 'form.txt');
+    const res = await fetch(post.url, { method: 'POST', body: form });
+    expect(res.status, await res.clone().text()).toBe(204);
+    expect(stored('FORMKMSPLAIN')).toBe(false);
+    const got = await s3.send(new GetObjectCommand({ Bucket: name, Key: 'form.txt' }));
+    expect(got.SSEKMSKeyId).toBe(k.arn);
+    expect(await got.Body!.transformToString()).toBe('FORMKMSPLAIN');
+
+    const encryption = (KMSMasterKeyID?: string) =>
+      new PutBucketEncryptionCommand({
+        Bucket: name,
+        ServerSideEncryptionConfiguration: {
+          Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID } }],
+        },
+      });
+    const foreign = await newKey(b);
+    await expect(s3.send(encryption(foreign.arn))).rejects.toMatchObject({ name: 'KMS.NotFoundException' });
+    await s3.send(encryption());
+    const put = await s3.send(new PutObjectCommand({ Bucket: name, Key: 'd', Body: 'x' }));
+    const keys = await t.request('GET', '/v1/storage/kms-keys', { key: c.pat });
+    const def = keys.body.find((x: { is_default: boolean }) => x.is_default);
+    expect(put.SSEKMSKeyId).toBe(def.arn);
   });
 });
