@@ -98,10 +98,14 @@ describe.skipIf(skipReason !== null)('container apps logs (podman driver)', () =
 
     // The last lines, by instance, count and the host's time.
     const last = (query: string) => t.request('GET', `/v1/apps/${id}/logs?${query}`, { key: a.pat });
+    // The container writes two lines every 0.2 s from its start: wait until it has written more.
+    await eventually(
+      async () => expect((await last('since=1h')).body.lines.length).toBeGreaterThan(2),
+      10_000,
+    );
     const two = await last(`instance=${instance}&tail=2`);
     expect(two.body.lines).toHaveLength(2);
     expect(two.body.lines.every((l: { instance: string }) => l.instance === instance)).toBe(true);
-    expect((await last('since=1h')).body.lines.length).toBeGreaterThan(2);
     const later = new Date(Date.now() + 3600_000).toISOString();
     expect((await last(`since=${later}`)).body.lines).toEqual([]);
 
