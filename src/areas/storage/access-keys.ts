@@ -6,6 +6,7 @@ import { newId } from '../../kernel/ids.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
 import type { SecretBox } from '../../kernel/secrets.js';
 import { fromBool, insertUnique, toJson } from '../../kernel/store/dialect.js';
+import { storageAuditor } from './audit.js';
 import { ACCOUNT_ACTIONS, SIGNING_REGION } from './catalogue.js';
 import type { StorageChangeNotices } from './change-notices.js';
 import { storageErrors } from './errors.js';
@@ -338,21 +339,7 @@ export class AccessKeyService {
     return grants;
   }
 
-  private record(
-    customerId: string,
-    actor: Credential | null,
-    action: string,
-    resourceId: string,
-    details?: Record<string, unknown>,
-  ) {
-    return this.audit.record({
-      customerId,
-      area: 'storage',
-      action,
-      resourceType: 'storage_key',
-      resourceId,
-      actor: actor ?? undefined,
-      details,
-    });
+  private record(...entry: Parameters<ReturnType<typeof storageAuditor>>) {
+    return storageAuditor(this.audit, 'storage_key')(...entry);
   }
 }

@@ -4,6 +4,7 @@ import type { Credential } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
 import type { SecretBox } from '../../kernel/secrets.js';
+import { storageAuditor } from './audit.js';
 import { SIGNING_REGION } from './catalogue.js';
 import type { KmsDataKey, KmsKeyring } from './data-plane-contract.js';
 import { storageErrors } from './errors.js';
@@ -219,21 +220,7 @@ export class KmsKeyService implements KmsKeyring {
     return Buffer.from(this.secrets.open(v.material), 'base64');
   }
 
-  private record(
-    customerId: string,
-    actor: Credential | null,
-    action: string,
-    resourceId: string,
-    details?: Record<string, unknown>,
-  ) {
-    return this.audit.record({
-      customerId,
-      area: 'storage',
-      action,
-      resourceType: 'storage_kms_key',
-      resourceId,
-      actor: actor ?? undefined,
-      details,
-    });
+  private record(...entry: Parameters<ReturnType<typeof storageAuditor>>) {
+    return storageAuditor(this.audit, 'storage_kms_key')(...entry);
   }
 }

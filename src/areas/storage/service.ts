@@ -5,6 +5,7 @@ import { newId } from '../../kernel/ids.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
 import { fromBool, fromJson, isUniqueViolation, toBool, toJson } from '../../kernel/store/dialect.js';
 import type { AccessKeyService } from './access-keys.js';
+import { storageAuditor } from './audit.js';
 import { STORAGE_TIERS } from './catalogue.js';
 import type { StorageChangeNotices } from './change-notices.js';
 import type {
@@ -376,22 +377,8 @@ export class StorageService {
     await this.notices.bucketChanged(row.name);
   }
 
-  private record(
-    customerId: string,
-    actor: Credential | null,
-    action: string,
-    resourceId: string,
-    details?: Record<string, unknown>,
-  ) {
-    return this.audit.record({
-      customerId,
-      area: 'storage',
-      action,
-      resourceType: 'storage_bucket',
-      resourceId,
-      actor: actor ?? { kind: 'system', id: null },
-      details,
-    });
+  private record(...entry: Parameters<ReturnType<typeof storageAuditor>>) {
+    return storageAuditor(this.audit, 'storage_bucket', { kind: 'system', id: null })(...entry);
   }
 }
 
