@@ -6,6 +6,24 @@ const BASE36 = '0123456789abcdefghijklmnopqrstuvwxyz';
 let lastMs = 0;
 let counter = 0;
 
+// Random bytes for ids come from a pool refilled 4 KiB at a time: a call into the system's random
+// source per id cost more than the rest of making it (S3 PUTs make several ids each). The pool is
+// the same cryptographic source, consumed once; Node's own randomUUID() caches likewise.
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let poolAt = 0;
+
+/** `n` (≤ 4096) fresh random bytes from the pool; the caller owns them (they are never handed out again). */
+export function pooledRandomBytes(n: number): Buffer {
+  if (poolAt + n > pool.length) {
+    pool = randomBytes(POOL_BYTES);
+    poolAt = 0;
+  }
+  const out = pool.subarray(poolAt, poolAt + n);
+  poolAt += n;
+  return out;
+}
+
 /**
  * UUIDv7 (RFC 9562): a millisecond timestamp, a 12-bit counter for ids made in the same
  * millisecond, then random bits. Ids therefore sort in creation order, which gives lists a
@@ -21,7 +39,7 @@ export function newId(): string {
     counter = 0;
   }
   ms = lastMs;
-  const b = randomBytes(16);
+  const b = pooledRandomBytes(16);
   b.writeUIntBE(ms, 0, 6);
   b[6] = 0x70 | (counter >> 8);
   b[7] = counter & 0xff;

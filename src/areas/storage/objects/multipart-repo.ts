@@ -1,5 +1,6 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { AppError } from '../../../kernel/errors.js';
+import { runCompiled } from '../../../kernel/store/compiled.js';
 import { isUniqueViolation } from '../../../kernel/store/dialect.js';
 import type { Store } from '../../../kernel/store/store.js';
 import type { BlobPart, CompletedUploadRow, ObjectRow, ObjectTables, PartRow, UploadRow } from './tables.js';
@@ -40,10 +41,12 @@ export class MultipartRepo {
    * fails with NoSuchBucket — never acknowledged and then purged.
    */
   protected async lockLiveBucket(trx: Transaction<ObjectTables>, bucketId: string): Promise<void> {
-    await sql`UPDATE storage_buckets SET updated_at = updated_at WHERE id = ${bucketId}`.execute(trx);
     // A retired bucket keeps its row (its name is never reused), so "gone" is a set deleted_at.
-    const row = await sql<{ deleted_at: number | null }>`
-      SELECT deleted_at FROM storage_buckets WHERE id = ${bucketId}`.execute(trx);
+    const row = await runCompiled<{ deleted_at: number | null }>(
+      trx,
+      'UPDATE storage_buckets SET updated_at = updated_at WHERE id = ? RETURNING deleted_at',
+      [bucketId],
+    );
     if (row.rows[0] && row.rows[0].deleted_at !== null) throw bucketGone();
   }
 

@@ -28,6 +28,9 @@ const SMALL_OBJECT_BYTES = 256 * 1024;
 export type { IncomingBody, ObjectAttributes, WriteOptions, Written } from './object-types.js';
 export { attributesOf } from './object-types.js';
 
+/** Bodies larger than this take long enough to arrive that concurrent writes may have used the room. */
+const RECHECK_QUOTA_ABOVE = 1024 * 1024;
+
 /**
  * Objects, versions and multipart uploads: bytes through the blob store, metadata and counters
  * through the repo. Blobs a commit no longer names are deleted after it.
@@ -54,7 +57,8 @@ export class ObjectStore {
 
   /**
    * Refuses a write that would take the customer past its plan's storage: checked before the
-   * bytes are accepted (with the size the request announces) and again with the size written.
+   * bytes are accepted (with the size the request announces) and, for a body that was not
+   * announced exactly or took a while to arrive, again with the size written.
    * Writes at the same moment can overshoot by what they carry together — a quota, not a lock,
    * as MinIO's bucket quotas are.
    */
@@ -62,9 +66,23 @@ export class ObjectStore {
     if (adding <= 0) return;
     const max = await this.quotaOf(customerId);
     if (max === null) return;
-    const { bytes } = await this.repo.usageOfCustomer(customerId);
+    const { bytes } = await this.customerUsage(customerId);
     if (bytes + adding > max) throw s3Errors.quotaExceeded(max);
   }
+
+  /**
+   * A customer's usage; checks that ask while a read of it is running share that read (a burst
+   * of small PUTs asked it once per request, as many times as it wrote). The answer is as old as
+   * the shared read, which is no weaker than the quota's documented promise.
+   */
+  private customerUsage(customerId: string): Promise<{ bytes: number }> {
+    const running = this.usageReads.get(customerId);
+    if (running !== undefined) return running;
+    const read = this.repo.usageOfCustomer(customerId).finally(() => this.usageReads.delete(customerId));
+    this.usageReads.set(customerId, read);
+    return read;
+  }
+  private readonly usageReads = new Map<string, Promise<{ bytes: number }>>();
 
   release(blobs: Released): void {
     for (const b of blobs)
@@ -100,10 +118,13 @@ export class ObjectStore {
   ) {
     await this.checkQuota(bucket.customerId, body.expectedSize);
     const { parts, result } = await this.writeBlob(body, options.sealing?.key ?? null);
-    await this.checkQuota(bucket.customerId, result.size).catch((err) => {
-      this.release(parts);
-      throw err;
-    });
+    // Checked again with the size written, unless the body was exactly what was announced and
+    // small enough to arrive at once: then the first check already judged these bytes.
+    if (result.size !== body.expectedSize || result.size > RECHECK_QUOTA_ABOVE)
+      await this.checkQuota(bucket.customerId, result.size).catch((err) => {
+        this.release(parts);
+        throw err;
+      });
     const committed = await this.commit(bucket, key, {
       size: result.size,
       etag: result.md5,

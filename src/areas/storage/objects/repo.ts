@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { runCompiled } from '../../../kernel/store/compiled.js';
 import { GroupCommit } from '../../../kernel/store/group-commit.js';
 import type { VersioningState } from '../data-plane-contract.js';
 import { blobsOf, MultipartRepo, type Released, withPrefix } from './multipart-repo.js';
@@ -211,16 +212,15 @@ export class ObjectRepo extends MultipartRepo {
     return { objects: Number(row?.objects ?? 0), bytes: Number(row?.bytes ?? 0) };
   }
 
+  /** Asked before every write that adds bytes (the plan's quota), so written as text. */
   async usageOfCustomer(customerId: string) {
-    const row = await this.db
-      .selectFrom('storage_usage')
-      .select([
-        sql<number>`COALESCE(SUM(objects), 0)`.as('objects'),
-        sql<number>`COALESCE(SUM(bytes), 0)`.as('bytes'),
-      ])
-      .where('customer_id', '=', customerId)
-      .executeTakeFirst();
-    return { objects: Number(row?.objects ?? 0), bytes: Number(row?.bytes ?? 0) };
+    const { rows } = await runCompiled<{ objects: number; bytes: number }>(
+      this.db,
+      `SELECT COALESCE(SUM(objects), 0) AS objects, COALESCE(SUM(bytes), 0) AS bytes
+        FROM storage_usage WHERE customer_id = ?`,
+      [customerId],
+    );
+    return { objects: Number(rows[0]?.objects ?? 0), bytes: Number(rows[0]?.bytes ?? 0) };
   }
 
   async isEmpty(bucketId: string, db: Kysely<ObjectTables> = this.db): Promise<boolean> {

@@ -24,6 +24,34 @@ export interface ObjectRow {
   acl: string | null;
 }
 
+/** Every column of `storage_objects`, for statements written as text (kernel/store/compiled.ts). */
+export const OBJECT_COLUMNS = [
+  'id',
+  'bucket_id',
+  'key',
+  'version_id',
+  'is_latest',
+  'is_delete_marker',
+  'size',
+  'etag',
+  'content_type',
+  'headers',
+  'metadata',
+  'tags',
+  'checksum',
+  'blob',
+  'last_modified',
+  'noncurrent_since',
+  'sse',
+  'object_lock',
+  'acl',
+] as const satisfies readonly (keyof ObjectRow)[];
+// A column added to ObjectRow and not listed above fails to compile here.
+const everyColumnListed: Exclude<keyof ObjectRow, (typeof OBJECT_COLUMNS)[number]> extends never
+  ? true
+  : never = true;
+void everyColumnListed;
+
 export interface UploadRow {
   upload_id: string;
   bucket_id: string;

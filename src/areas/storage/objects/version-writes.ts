@@ -1,11 +1,12 @@
 // How object versions are written and counted inside a transaction: the batch write that
 // concurrent PUTs share (ObjectRepo's group commit), removing one version, and the usage counters
 // each changes, applied once per bucket. Split from repo.ts, which keeps the queries around them.
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import { newId } from '../../../kernel/ids.js';
+import { insertRows, placeholders, runCompiled } from '../../../kernel/store/compiled.js';
 import { blobsOf, type Released } from './multipart-repo.js';
 import type { BucketRef, NewVersion } from './repo.js';
-import type { ObjectRow, ObjectTables } from './tables.js';
+import { OBJECT_COLUMNS, type ObjectRow, type ObjectTables } from './tables.js';
 
 export const newVersionId = () => newId().replace(/-/g, '');
 
@@ -28,16 +29,13 @@ async function adjustUsage(
   bytes: number,
 ) {
   if (objects === 0 && bytes === 0) return;
-  await trx
-    .insertInto('storage_usage')
-    .values({ bucket_id: bucket.id, customer_id: bucket.customerId, objects, bytes })
-    .onConflict((oc) =>
-      oc.column('bucket_id').doUpdateSet({
-        objects: sql`storage_usage.objects + ${objects}`,
-        bytes: sql`storage_usage.bytes + ${bytes}`,
-      }),
-    )
-    .execute();
+  await runCompiled(
+    trx,
+    `INSERT INTO storage_usage (bucket_id, customer_id, objects, bytes) VALUES (?, ?, ?, ?)
+      ON CONFLICT (bucket_id) DO UPDATE SET objects = storage_usage.objects + excluded.objects,
+        bytes = storage_usage.bytes + excluded.bytes`,
+    [bucket.id, bucket.customerId, objects, bytes],
+  );
 }
 
 export function countUsage(deltas: UsageDeltas, bucket: BucketRef, objects: number, bytes: number) {
@@ -51,11 +49,14 @@ export async function applyUsage(trx: Transaction<ObjectTables>, deltas: UsageDe
   for (const d of deltas.values()) await adjustUsage(trx, d.bucket, d.objects, d.bytes);
 }
 
+/** What replacing or removing a version needs to know of it. */
+type ReplacedRow = Pick<ObjectRow, 'id' | 'key' | 'size' | 'is_delete_marker' | 'blob' | 'object_lock'>;
+
 /** Removes one version row, counting it out; the blobs it named are returned for deletion. */
 export async function removeRow(
   trx: Transaction<ObjectTables>,
   bucket: BucketRef,
-  row: ObjectRow,
+  row: ReplacedRow,
   deltas: UsageDeltas,
 ): Promise<Released> {
   // Only as read: a retention or legal hold placed since the caller checked the row keeps it.
@@ -96,12 +97,16 @@ export async function writeVersionsIn(
 
   const slot = (bucketId: string, key: string) => `${bucketId}\n${key}`;
   // The stored `null` versions that writes to unversioned and suspended buckets replace.
-  const stored = new Map<string, ObjectRow>();
+  const stored = new Map<string, ReplacedRow>();
   for (const id of bucketIds) {
     const b = byBucket.get(id)!;
     if (b.bucket.versioning === 'Enabled') continue;
-    const found = await sql<ObjectRow>`SELECT * FROM storage_objects WHERE bucket_id = ${id}
-      AND "key" IN (${sql.join([...b.keys])}) AND version_id = 'null'`.execute(trx);
+    const found = await runCompiled<ReplacedRow>(
+      trx,
+      `SELECT id, "key", size, is_delete_marker, blob, object_lock FROM storage_objects
+        WHERE bucket_id = ? AND "key" IN (${placeholders(b.keys.size)}) AND version_id = 'null'`,
+      [id, ...b.keys],
+    );
     for (const row of found.rows) stored.set(slot(id, row.key), row);
   }
 
@@ -111,13 +116,13 @@ export async function writeVersionsIn(
   const last = new Map<string, number>();
   for (const [i, it] of items.entries()) last.set(slot(it.bucket.id, it.key), i);
   const nullWrittenBy = new Map<string, number>();
-  const replaces: { row: ObjectRow; by: number }[] = [];
+  const replaces: { row: ReplacedRow; by: number }[] = [];
   for (const [i, it] of items.entries()) {
     const at = slot(it.bucket.id, it.key);
     const current = last.get(at) === i;
-    let versionId = newVersionId();
-    if (it.bucket.versioning !== 'Enabled') {
-      versionId = 'null';
+    let versionId = 'null';
+    if (it.bucket.versioning === 'Enabled') versionId = newVersionId();
+    else {
       const earlier = nullWrittenBy.get(at);
       if (earlier !== undefined) {
         // Written a moment ago in this batch: replaced before it is stored.
@@ -147,13 +152,13 @@ export async function writeVersionsIn(
   // The replaced versions go (a lock placed on one since it was read keeps it: see removeRow).
   const unlocked = replaces.filter((r) => r.row.object_lock === null);
   if (unlocked.length > 0) {
-    const gone = new Set(
-      (
-        await sql<{ id: string }>`DELETE FROM storage_objects
-          WHERE id IN (${sql.join(unlocked.map((r) => r.row.id))}) AND object_lock IS NULL
-          RETURNING id`.execute(trx)
-      ).rows.map((r) => r.id),
+    const deleted = await runCompiled<{ id: string }>(
+      trx,
+      `DELETE FROM storage_objects WHERE id IN (${placeholders(unlocked.length)}) AND object_lock IS NULL
+        RETURNING id`,
+      unlocked.map((r) => r.row.id),
     );
+    const gone = new Set(deleted.rows.map((r) => r.id));
     for (const r of unlocked) {
       if (!gone.has(r.row.id) || r.row.is_delete_marker) continue;
       const bucket = items[r.by]!.bucket;
@@ -168,11 +173,15 @@ export async function writeVersionsIn(
 
   for (const id of bucketIds) {
     const b = byBucket.get(id)!;
-    await sql`UPDATE storage_objects SET is_latest = 0, noncurrent_since = ${b.now}
-      WHERE bucket_id = ${id} AND "key" IN (${sql.join([...b.keys])}) AND is_latest = 1`.execute(trx);
+    await runCompiled(
+      trx,
+      `UPDATE storage_objects SET is_latest = 0, noncurrent_since = ?
+        WHERE bucket_id = ? AND "key" IN (${placeholders(b.keys.size)}) AND is_latest = 1`,
+      [b.now, id, ...b.keys],
+    );
   }
   const kept = rows.filter((r): r is ObjectRow => r !== null);
-  await trx.insertInto('storage_objects').values(kept).execute();
+  await insertRows(trx, 'storage_objects', OBJECT_COLUMNS, kept);
   await applyUsage(trx, deltas);
   return out;
 }

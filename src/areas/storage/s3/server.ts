@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { Role } from '../../../config/config.js';
+import { pooledRandomBytes } from '../../../kernel/ids.js';
 import type { RoleServer } from '../../../kernel/kernel.js';
 import { authenticate, type Principal } from './auth.js';
 import { S3Call, type S3Env } from './context.js';
@@ -93,7 +93,7 @@ export class S3Server implements RoleServer {
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const requestId = randomBytes(8).toString('hex').toUpperCase();
+    const requestId = pooledRandomBytes(8).toString('hex').toUpperCase();
     res.setHeader('x-amz-request-id', requestId);
     res.setHeader('x-amz-id-2', requestId);
     res.setHeader('server', 'Fjord');

@@ -236,21 +236,20 @@ export function verifySignature(req: SignedRequest, cred: Credential, secret: st
   const headers = canonicalHeaders(req, cred.signedHeaders);
   if (headers === null || !cred.signedHeaders.includes('host')) return false;
   const key = signingKey(secret, cred.date, cred.region, cred.service);
-  const paths = new Set([
-    rawPath,
-    rawPath
-      .split('/')
-      .map((s) => uriEncode(safeDecode(s)))
-      .join('/'),
-  ]);
-  for (const path of paths) {
+  const signs = (path: string) => {
     const canonical = [req.method, path, query, headers, cred.signedHeaders.join(';'), cred.payloadHash].join(
       '\n',
     );
     const toSign = [ALGORITHM, cred.amzDate, scopeOf(cred), sha256Hex(canonical)].join('\n');
-    if (safeEqual(hmacHex(key, toSign), cred.signature)) return true;
-  }
-  return false;
+    return safeEqual(hmacHex(key, toSign), cred.signature);
+  };
+  if (signs(rawPath)) return true;
+  // Re-encoded only when the path as sent did not match (most clients send it encoded already).
+  const strict = rawPath
+    .split('/')
+    .map((s) => uriEncode(safeDecode(s)))
+    .join('/');
+  return strict !== rawPath && signs(strict);
 }
 
 /** Signs a request the way clients do (used by the upstream S3 driver and by tests). */
