@@ -16,6 +16,7 @@ import type pg from 'pg';
 import type { Config } from '../../config/config.js';
 import { pgModule } from '../lazy.js';
 import { type Exclusive, inProcessExclusive, postgresExclusive } from './exclusive.js';
+import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { SqliteNotices } from './sqlite-notices.js';
 import { assertNotInsideUnit, runUnit, type Unit, type UnitOptions } from './unit-of-work.js';
 
@@ -109,13 +110,17 @@ function openSqlite(path: string): Store {
     dialect: guarded(new SqliteDialect({ database: reusingStatements(database) }), id),
   });
   const notices = new SqliteNotices(database);
+  const checkpointer = path === ':memory:' ? null : new SqliteCheckpointer(database, path);
   const dataVersion = database.prepare('PRAGMA data_version').pluck();
   return makeStore('sqlite', id, db, {
     externalChanges: () => dataVersion.get() as number,
     publish: async (channel, payload) => notices.publish(channel, payload),
     subscribe: (channel, listener) => notices.subscribe(channel, listener),
     listening: async () => {},
-    close: async () => notices.close(),
+    close: async () => {
+      await checkpointer?.close();
+      await notices.close();
+    },
     exclusive: inProcessExclusive(),
   });
 }
