@@ -96,18 +96,32 @@ export async function writeVersionsIn(
   for (const id of bucketIds) await lockLiveBucket(trx, id);
 
   const slot = (bucketId: string, key: string) => `${bucketId}\n${key}`;
-  // The stored `null` versions that writes to unversioned and suspended buckets replace.
-  const stored = new Map<string, ReplacedRow>();
+  // The stored `null` versions that writes to unversioned and suspended buckets replace: removed
+  // at once, the statement returning what the accounting needs. A version with a retention or
+  // legal hold is left by that statement and read instead (removeRow decides, as for one delete).
+  const removed = new Map<string, ReplacedRow>();
+  const locked = new Map<string, ReplacedRow>();
+  const columns = 'id, "key", size, is_delete_marker, blob, object_lock';
   for (const id of bucketIds) {
     const b = byBucket.get(id)!;
     if (b.bucket.versioning === 'Enabled') continue;
-    const found = await runCompiled<ReplacedRow>(
+    const keys = [...b.keys];
+    const gone = await runCompiled<ReplacedRow>(
       trx,
-      `SELECT id, "key", size, is_delete_marker, blob, object_lock FROM storage_objects
-        WHERE bucket_id = ? AND "key" IN (${placeholders(b.keys.size)}) AND version_id = 'null'`,
-      [id, ...b.keys],
+      `DELETE FROM storage_objects WHERE bucket_id = ? AND "key" IN (${placeholders(keys.length)})
+        AND version_id = 'null' AND object_lock IS NULL RETURNING ${columns}`,
+      [id, ...keys],
     );
-    for (const row of found.rows) stored.set(slot(id, row.key), row);
+    for (const row of gone.rows) removed.set(slot(id, row.key), row);
+    const rest = keys.filter((k) => !removed.has(slot(id, k)));
+    if (rest.length === 0) continue;
+    const kept = await runCompiled<ReplacedRow>(
+      trx,
+      `SELECT ${columns} FROM storage_objects
+        WHERE bucket_id = ? AND "key" IN (${placeholders(rest.length)}) AND version_id = 'null'`,
+      [id, ...rest],
+    );
+    for (const row of kept.rows) locked.set(slot(id, row.key), row);
   }
 
   const deltas: UsageDeltas = new Map();
@@ -131,8 +145,13 @@ export async function writeVersionsIn(
         if (!gone.is_delete_marker) countUsage(deltas, it.bucket, -1, -gone.size);
         out[i]!.released.push(...blobsOf(gone));
       } else {
-        const old = stored.get(at);
-        if (old) replaces.push({ row: old, by: i });
+        const gone = removed.get(at);
+        if (gone) {
+          if (!gone.is_delete_marker) countUsage(deltas, it.bucket, -1, -gone.size);
+          out[i]!.released.push(...blobsOf(gone));
+        }
+        const kept = locked.get(at);
+        if (kept) replaces.push({ row: kept, by: i });
       }
       nullWrittenBy.set(at, i);
     }
@@ -149,27 +168,9 @@ export async function writeVersionsIn(
     out[i]!.versionId = versionId;
   }
 
-  // The replaced versions go (a lock placed on one since it was read keeps it: see removeRow).
-  const unlocked = replaces.filter((r) => r.row.object_lock === null);
-  if (unlocked.length > 0) {
-    const deleted = await runCompiled<{ id: string }>(
-      trx,
-      `DELETE FROM storage_objects WHERE id IN (${placeholders(unlocked.length)}) AND object_lock IS NULL
-        RETURNING id`,
-      unlocked.map((r) => r.row.id),
-    );
-    const gone = new Set(deleted.rows.map((r) => r.id));
-    for (const r of unlocked) {
-      if (!gone.has(r.row.id) || r.row.is_delete_marker) continue;
-      const bucket = items[r.by]!.bucket;
-      countUsage(deltas, bucket, -1, -r.row.size);
-      out[r.by]!.released.push(...blobsOf(r.row));
-    }
-  }
-  for (const r of replaces) {
-    if (r.row.object_lock === null) continue;
+  // Replaced versions with a retention or legal hold (their lock was checked before the write).
+  for (const r of replaces)
     out[r.by]!.released.push(...(await removeRow(trx, items[r.by]!.bucket, r.row, deltas)));
-  }
 
   for (const id of bucketIds) {
     const b = byBucket.get(id)!;
