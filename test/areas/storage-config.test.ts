@@ -195,6 +195,7 @@ describe('lifecycle', () => {
         prefix: 'logs/',
         expiration_days: 30,
         noncurrent_version_expiration_days: null,
+        newer_noncurrent_versions: null,
         abort_incomplete_multipart_upload_days: null,
       },
       {
@@ -203,6 +204,7 @@ describe('lifecycle', () => {
         prefix: '',
         expiration_days: null,
         noncurrent_version_expiration_days: null,
+        newer_noncurrent_versions: null,
         abort_incomplete_multipart_upload_days: 7,
       },
       expect.objectContaining({ noncurrent_version_expiration_days: 90 }),

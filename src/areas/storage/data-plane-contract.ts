@@ -28,6 +28,11 @@ export interface LifecycleRule {
   expiration_days: number | null;
   /** Noncurrent versions are removed this many days after they became noncurrent. */
   noncurrent_version_expiration_days: number | null;
+  /**
+   * With `noncurrent_version_expiration_days`: the newest this many noncurrent versions of each
+   * key are kept however old they are (S3's `NewerNoncurrentVersions`, 1-100).
+   */
+  newer_noncurrent_versions?: number | null;
   /** Incomplete multipart uploads are aborted this many days after they were initiated. */
   abort_incomplete_multipart_upload_days: number | null;
   // The forms only S3's PutBucketLifecycleConfiguration writes (absent in rules from the API):

@@ -271,6 +271,9 @@ const LifecycleRuleOut = Type.Object({
   prefix: Type.String(),
   expiration_days: Nullable(Type.Integer()),
   noncurrent_version_expiration_days: Nullable(Type.Integer()),
+  newer_noncurrent_versions: Nullable(
+    Type.Integer({ description: 'The newest this many noncurrent versions of each key are kept' }),
+  ),
   abort_incomplete_multipart_upload_days: Nullable(Type.Integer()),
 });
 export const LifecycleDocument = Type.Object(
@@ -287,6 +290,7 @@ export const LifecycleBody = Type.Object(
           prefix: Type.Optional(Nullable(Type.String({ maxLength: 1024 }))),
           expiration_days: Type.Optional(Nullable(Days)),
           noncurrent_version_expiration_days: Type.Optional(Nullable(Days)),
+          newer_noncurrent_versions: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 100 }))),
           abort_incomplete_multipart_upload_days: Type.Optional(Nullable(Days)),
         },
         { additionalProperties: false },

@@ -248,7 +248,10 @@ export class StorageService {
   async getLifecycle(customerId: string, name: string) {
     const row = await this.bucket(customerId, name);
     if (row.lifecycle === null) throw storageErrors.lifecycleNotFound();
-    return { rules: fromJson<LifecycleRule[]>(row.lifecycle, []) };
+    const rules = fromJson<LifecycleRule[]>(row.lifecycle, []);
+    return {
+      rules: rules.map((r) => ({ ...r, newer_noncurrent_versions: r.newer_noncurrent_versions ?? null })),
+    };
   }
 
   async putLifecycle(

@@ -28,6 +28,8 @@ export const CORS_METHODS = ['GET', 'PUT', 'HEAD', 'POST', 'DELETE', 'OPTIONS'];
 export const MAX_CORS_RULES = 100;
 const MAX_LIFECYCLE_DAYS = 36500;
 const MAX_LIFECYCLE_RULES = 1000;
+/** S3's bound on `NewerNoncurrentVersions`. */
+export const MAX_NEWER_NONCURRENT = 100;
 
 /** Incoming CORS rule as the schema admits it (optional fields may be absent). */
 export interface CorsRuleInput {
@@ -103,6 +105,7 @@ export interface LifecycleRuleInput {
   prefix?: string | null;
   expiration_days?: number | null;
   noncurrent_version_expiration_days?: number | null;
+  newer_noncurrent_versions?: number | null;
   abort_incomplete_multipart_upload_days?: number | null;
 }
 
@@ -123,6 +126,7 @@ export function checkLifecycleRules(rules: LifecycleRuleInput[]): LifecycleRule[
       prefix: rule.prefix ?? '',
       expiration_days: rule.expiration_days ?? null,
       noncurrent_version_expiration_days: rule.noncurrent_version_expiration_days ?? null,
+      newer_noncurrent_versions: rule.newer_noncurrent_versions ?? null,
       abort_incomplete_multipart_upload_days: rule.abort_incomplete_multipart_upload_days ?? null,
     };
     for (const field of [
@@ -137,6 +141,19 @@ export function checkLifecycleRules(rules: LifecycleRuleInput[]): LifecycleRule[
           message: `must be an integer 1-${MAX_LIFECYCLE_DAYS}`,
         });
       }
+    }
+    const newer = r.newer_noncurrent_versions ?? null;
+    if (newer !== null && (!Number.isInteger(newer) || newer < 1 || newer > MAX_NEWER_NONCURRENT)) {
+      problems.push({
+        path: `/body/rules/${i}/newer_noncurrent_versions`,
+        message: `must be an integer 1-${MAX_NEWER_NONCURRENT}`,
+      });
+    }
+    if (newer !== null && r.noncurrent_version_expiration_days === null) {
+      problems.push({
+        path: `/body/rules/${i}/newer_noncurrent_versions`,
+        message: 'needs noncurrent_version_expiration_days',
+      });
     }
     if (
       r.expiration_days === null &&

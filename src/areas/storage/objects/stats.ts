@@ -67,8 +67,9 @@ export class DataPlaneStats implements ObjectStats {
   /**
    * One pass of a bucket's lifecycle rules as of `now`: current versions older than
    * `expiration_days` expire (a delete marker when versioned, gone when not); noncurrent
-   * versions go `noncurrent_version_expiration_days` after they stopped being current, and
-   * a delete marker left alone by that goes too; old incomplete uploads are aborted.
+   * versions go `noncurrent_version_expiration_days` after they stopped being current (except
+   * the newest `newer_noncurrent_versions` of their key), and a delete marker left alone by that
+   * goes too; old incomplete uploads are aborted.
    */
   async applyLifecycle(bucket: BucketRecord, now: number): Promise<{ expired: number; aborted: number }> {
     const ref = { id: bucket.id, customerId: bucket.customerId, versioning: bucket.versioning };
@@ -93,6 +94,8 @@ export class DataPlaneStats implements ObjectStats {
           rule.noncurrent_version_expiration_days !== null
             ? now - rule.noncurrent_version_expiration_days * DAY_MS
             : null;
+        const keep = rule.newer_noncurrent_versions ?? 0;
+        const newer = new NewerNoncurrent(repo, bucket.id);
         let after = '';
         for (;;) {
           const rows = await repo.lifecycleCandidates(bucket.id, rule.prefix, after, 500);
@@ -113,7 +116,8 @@ export class DataPlaneStats implements ObjectStats {
               noncurrentBefore !== null &&
               Number(row.noncurrent_since ?? now) <= noncurrentBefore &&
               // A locked version outlives its lifecycle rule, as on S3: expiry waits for the lock.
-              !protectedBy(parseLock(row.object_lock), now, false)
+              !protectedBy(parseLock(row.object_lock), now, false) &&
+              (keep === 0 || (await newer.count(row.key, row.id)) >= keep)
             ) {
               if (await this.objects.deleteVersion(ref, row.key, row.version_id)) expired++;
             }
@@ -156,6 +160,39 @@ export class DataPlaneStats implements ObjectStats {
       if (rows.length < 500) break;
     }
     return dropped;
+  }
+}
+
+/**
+ * How many noncurrent versions of a key are newer than a given one, as the pass found them: each
+ * key's versions are read once (newest first, the order ListObjectVersions gives) and kept while
+ * the pass runs, so versions this pass expires still count for older ones, as S3 ranks them.
+ */
+class NewerNoncurrent {
+  private readonly byKey = new Map<string, string[]>();
+  constructor(
+    private readonly repo: ObjectStore['repo'],
+    private readonly bucketId: string,
+  ) {}
+
+  async count(key: string, versionRowId: string): Promise<number> {
+    let ids = this.byKey.get(key);
+    if (!ids) {
+      ids = [];
+      let from: { key: string; inclusive: boolean; id?: string } = { key, inclusive: true };
+      for (;;) {
+        const page = await this.repo.listVersions(this.bucketId, key, from, 1000);
+        for (const r of page) if (r.key === key && !r.is_latest) ids.push(r.id);
+        const last = page[page.length - 1];
+        if (page.length < 1000 || !last || last.key !== key) break;
+        from = { key, inclusive: false, id: last.id };
+      }
+      // A bounded memory: a bucket with very many keys re-reads rather than keeping them all.
+      if (this.byKey.size >= 10_000) this.byKey.clear();
+      this.byKey.set(key, ids);
+    }
+    // Its place in the list is the number of newer ones; one not found is never counted as old.
+    return Math.max(0, ids.indexOf(versionRowId));
   }
 }
 

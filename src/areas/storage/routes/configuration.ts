@@ -84,7 +84,7 @@ export function configurationRoutes(storage: StorageService) {
       tag: TAG,
       summary: 'Replace the lifecycle rules',
       description:
-        '1-1000 rules, each with a `prefix` filter and at least one of `expiration_days`, `noncurrent_version_expiration_days`, `abort_incomplete_multipart_upload_days` (1-36500). Applied hourly by the `storage.lifecycle` job.',
+        '1-1000 rules, each with a `prefix` filter and at least one of `expiration_days`, `noncurrent_version_expiration_days`, `abort_incomplete_multipart_upload_days` (1-36500). `newer_noncurrent_versions` (1-100, with `noncurrent_version_expiration_days`) keeps that many of the newest noncurrent versions of each key however old. Applied hourly by the `storage.lifecycle` job.',
       access: storageWrite,
       params: BucketParams,
       body: LifecycleBody,

@@ -125,9 +125,9 @@ describe('S3 lifecycle configuration', () => {
     ).toBe('InvalidRequest');
     expect(
       await refusal([
-        { ...base, NoncurrentVersionExpiration: { NoncurrentDays: 3, NewerNoncurrentVersions: 2 } },
+        { ...base, NoncurrentVersionExpiration: { NoncurrentDays: 3, NewerNoncurrentVersions: 101 } },
       ]),
-    ).toBe('NotImplemented');
+    ).toBe('InvalidArgument');
     expect(await refusal([base])).toBe('InvalidRequest');
   });
 });

@@ -1,4 +1,5 @@
 import type { LifecycleRule } from '../../data-plane-contract.js';
+import { MAX_NEWER_NONCURRENT } from '../../validation.js';
 import type { S3Call } from '../context.js';
 import { s3Errors } from '../errors.js';
 import { asText, el, parseXml } from '../xml.js';
@@ -7,7 +8,8 @@ import { viaDirectory } from './configuration.js';
 /**
  * S3's bucket lifecycle documents, in every form S3 takes apart from storage classes: a filter by
  * prefix, tag, object size or several at once (`And`); expiry by days or at a date, of lone
- * delete markers, of noncurrent versions; aborting old uploads. Transitions move objects between
+ * delete markers, of noncurrent versions (keeping the newest few with `NewerNoncurrentVersions`);
+ * aborting old uploads. Transitions move objects between
  * storage classes, which Fjord does not have: they are refused rather than ignored.
  */
 
@@ -19,6 +21,21 @@ function days(v: unknown): number | null {
   const t = asText(v);
   if (!t || !/^\d+$/.test(t) || Number(t) < 1) throw s3Errors.malformedXml();
   return Number(t);
+}
+
+/** `NewerNoncurrentVersions`: how many noncurrent versions to keep, 1-100 as on S3. */
+function newerVersions(v: unknown): number | null {
+  if (v === undefined) return null;
+  const t = asText(v);
+  if (!t || !/^-?\d+$/.test(t)) throw s3Errors.malformedXml();
+  const n = Number(t);
+  if (n < 1 || n > MAX_NEWER_NONCURRENT)
+    throw s3Errors.invalidArgument(
+      `NewerNoncurrentVersions must be between 1 and ${MAX_NEWER_NONCURRENT}`,
+      'NewerNoncurrentVersions',
+      t,
+    );
+  return n;
 }
 
 function bytes(v: unknown): number | null {
@@ -100,10 +117,9 @@ function parseRule(r: Xml, i: number): LifecycleRule {
   }
   const nc = r['NoncurrentVersionExpiration'] as Xml | undefined;
   if (nc !== undefined) {
-    if (nc['NewerNoncurrentVersions'] !== undefined)
-      throw s3Errors.notImplemented('NewerNoncurrentVersions is not supported.');
     rule.noncurrent_version_expiration_days = days(nc['NoncurrentDays']);
     if (rule.noncurrent_version_expiration_days === null) throw s3Errors.malformedXml();
+    rule.newer_noncurrent_versions = newerVersions(nc['NewerNoncurrentVersions']);
   }
   const ab = r['AbortIncompleteMultipartUpload'] as Xml | undefined;
   if (ab !== undefined) {
@@ -155,7 +171,11 @@ export async function getLifecycle(call: S3Call): Promise<void> {
       else if (r.expired_object_delete_marker)
         x += '<Expiration><ExpiredObjectDeleteMarker>true</ExpiredObjectDeleteMarker></Expiration>';
       if (r.noncurrent_version_expiration_days !== null) {
-        x += `<NoncurrentVersionExpiration>${el('NoncurrentDays', r.noncurrent_version_expiration_days)}</NoncurrentVersionExpiration>`;
+        const newer =
+          r.newer_noncurrent_versions != null
+            ? el('NewerNoncurrentVersions', r.newer_noncurrent_versions)
+            : '';
+        x += `<NoncurrentVersionExpiration>${el('NoncurrentDays', r.noncurrent_version_expiration_days)}${newer}</NoncurrentVersionExpiration>`;
       }
       if (r.abort_incomplete_multipart_upload_days !== null) {
         x += `<AbortIncompleteMultipartUpload>${el('DaysAfterInitiation', r.abort_incomplete_multipart_upload_days)}</AbortIncompleteMultipartUpload>`;

@@ -1,0 +1,155 @@
+import {
+  GetBucketLifecycleConfigurationCommand,
+  ListObjectVersionsCommand,
+  PutBucketLifecycleConfigurationCommand,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+import { s3ClientFor } from '../helpers/s3.js';
+
+/**
+ * Lifecycle `NewerNoncurrentVersions` through the whole Fjord: set with the AWS SDK, read back
+ * through S3 and the control API, and applied by the `storage.lifecycle` job as the clock moves.
+ */
+let t: TestFjord;
+let a: TestCustomer;
+let endpoint: string;
+let n = 0;
+const fresh = (stem: string) => `${stem}-${Date.now().toString(36)}-${(n++).toString(36)}`;
+const DAY = 86_400;
+
+beforeAll(async () => {
+  t = await TestFjord.create({ FJORD_S3_PORT: '0' });
+  await t.fjord.start(['s3']);
+  a = await t.customer();
+  endpoint = (await t.request('GET', '/storage/s3')).body.endpoint;
+});
+afterAll(() => t.close());
+
+async function versionedBucket(): Promise<{ name: string; s3: S3Client }> {
+  const name = fresh('lc');
+  const r = await t.request('POST', '/v1/storage/buckets', { key: a.pat, body: { bucket_name: name } });
+  expect(r.status).toBe(201);
+  const s3 = s3ClientFor(r.body, endpoint);
+  await s3.send(
+    new PutBucketVersioningCommand({ Bucket: name, VersioningConfiguration: { Status: 'Enabled' } }),
+  );
+  return { name, s3 };
+}
+
+async function versionsOf(s3: S3Client, Bucket: string, Key: string): Promise<string[]> {
+  const r = await s3.send(new ListObjectVersionsCommand({ Bucket, Prefix: Key }));
+  return (r.Versions ?? []).filter((v) => v.Key === Key).map((v) => v.VersionId!);
+}
+
+async function write(s3: S3Client, Bucket: string, Key: string, times: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < times; i++)
+    ids.push((await s3.send(new PutObjectCommand({ Bucket, Key, Body: `${Key}-${i}` }))).VersionId!);
+  return ids;
+}
+
+const refusal = (s3: S3Client, Bucket: string, NoncurrentVersionExpiration: Record<string, number>) =>
+  s3
+    .send(
+      new PutBucketLifecycleConfigurationCommand({
+        Bucket,
+        LifecycleConfiguration: {
+          Rules: [{ ID: 'r', Status: 'Enabled', Filter: { Prefix: '' }, NoncurrentVersionExpiration }],
+        },
+      }),
+    )
+    .then(
+      () => 'accepted',
+      (err: { name: string }) => err.name,
+    );
+
+describe('lifecycle NewerNoncurrentVersions', () => {
+  it('keeps the newest N noncurrent versions of each key and expires older ones once old enough', async () => {
+    const { name, s3 } = await versionedBucket();
+    const k = await write(s3, name, 'doc', 5); // k[4] current, k[0..3] noncurrent
+    const other = await write(s3, name, 'other', 2);
+    await s3.send(
+      new PutBucketLifecycleConfigurationCommand({
+        Bucket: name,
+        LifecycleConfiguration: {
+          Rules: [
+            {
+              ID: 'keep-two',
+              Status: 'Enabled',
+              Filter: { Prefix: '' },
+              NoncurrentVersionExpiration: { NoncurrentDays: 2, NewerNoncurrentVersions: 2 },
+            },
+          ],
+        },
+      }),
+    );
+    const got = await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: name }));
+    expect(got.Rules?.[0]?.NoncurrentVersionExpiration).toEqual({
+      NoncurrentDays: 2,
+      NewerNoncurrentVersions: 2,
+    });
+    const view = await t.request('GET', `/v1/storage/buckets/${name}/lifecycle`, { key: a.pat });
+    expect(view.body.rules[0]).toMatchObject({
+      id: 'keep-two',
+      noncurrent_version_expiration_days: 2,
+      newer_noncurrent_versions: 2,
+    });
+
+    // Not yet two days noncurrent: nothing goes, however many versions there are.
+    await t.advance(DAY + 3600);
+    expect(await versionsOf(s3, name, 'doc')).toEqual([...k].reverse());
+
+    // Two days on: the two newest noncurrent versions stay, the older ones go.
+    await t.advance(DAY + 3600);
+    expect(await versionsOf(s3, name, 'doc')).toEqual([k[4], k[3], k[2]]);
+    expect(await versionsOf(s3, name, 'other')).toEqual([...other].reverse());
+
+    // A new version pushes one more out, once the rank and the days both allow it.
+    const k5 = (await write(s3, name, 'doc', 1))[0]!;
+    await t.advance(3 * DAY);
+    expect(await versionsOf(s3, name, 'doc')).toEqual([k5, k[4], k[3]]);
+  });
+
+  it('applies NewerNoncurrentVersions set through the control API', async () => {
+    const { name, s3 } = await versionedBucket();
+    const k = await write(s3, name, 'x', 4);
+    const put = await t.request('PUT', `/v1/storage/buckets/${name}/lifecycle`, {
+      key: a.pat,
+      body: { rules: [{ id: 'one', noncurrent_version_expiration_days: 1, newer_noncurrent_versions: 1 }] },
+    });
+    expect(put.status).toBe(200);
+    expect(put.body.rules[0].newer_noncurrent_versions).toBe(1);
+    const got = await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: name }));
+    expect(got.Rules?.[0]?.NoncurrentVersionExpiration).toEqual({
+      NoncurrentDays: 1,
+      NewerNoncurrentVersions: 1,
+    });
+    await t.advance(2 * DAY);
+    expect(await versionsOf(s3, name, 'x')).toEqual([k[3], k[2]]);
+  });
+
+  it('refuses NewerNoncurrentVersions outside 1-100 or without NoncurrentDays', async () => {
+    const { name, s3 } = await versionedBucket();
+    expect(await refusal(s3, name, { NoncurrentDays: 1, NewerNoncurrentVersions: 0 })).toBe(
+      'InvalidArgument',
+    );
+    expect(await refusal(s3, name, { NoncurrentDays: 1, NewerNoncurrentVersions: 101 })).toBe(
+      'InvalidArgument',
+    );
+    expect(await refusal(s3, name, { NewerNoncurrentVersions: 3 })).toBe('MalformedXML');
+    expect(await refusal(s3, name, { NoncurrentDays: 1, NewerNoncurrentVersions: 100 })).toBe('accepted');
+    const url = `/v1/storage/buckets/${name}/lifecycle`;
+    for (const rule of [
+      { noncurrent_version_expiration_days: 1, newer_noncurrent_versions: 0 },
+      { noncurrent_version_expiration_days: 1, newer_noncurrent_versions: 101 },
+      { expiration_days: 1, newer_noncurrent_versions: 3 },
+    ]) {
+      const r = await t.request('PUT', url, { key: a.pat, body: { rules: [rule] } });
+      expect(r.status, JSON.stringify(rule)).toBe(422);
+    }
+  });
+});
