@@ -60,6 +60,15 @@ export const storageErrors = {
   kmsKeyNotFound: (ref: string) =>
     new AppError('not_found', 'kms_key_not_found', `KMS key ${ref} does not exist.`),
   kmsKeyDisabled: (arn: string) => new AppError('conflict', 'kms_key_disabled', `${arn} is disabled.`),
+  /** S3 answers it as `KMS.KMSInvalidStateException`, as AWS does for a key pending deletion. */
+  kmsKeyInvalidState: (arn: string, why: string) =>
+    new AppError('conflict', 'kms_key_invalid_state', `${arn} ${why}.`),
+  kmsKeyNotDeletable: () =>
+    new AppError(
+      'conflict',
+      'kms_key_not_deletable',
+      'The default key alias/aws/s3 is managed by Fjord and cannot be scheduled for deletion.',
+    ),
   kmsAliasTaken: (alias: string) =>
     new AppError('conflict', 'kms_alias_taken', `The alias ${alias} already names a key of the account.`),
   kmsKeyLimit: (max: number) =>

@@ -9,7 +9,12 @@ import { StorageChangeNotices } from './change-notices.js';
 import type { BucketDirectory, InternalObjects, ObjectStats } from './data-plane-contract.js';
 import { KmsKeyService } from './kms-keys.js';
 import { KmsKeyRepo } from './kms-repo.js';
-import { BLOB_SWEEP_JOB, registerBlobSweepJob, registerLifecycleJob } from './lifecycle-job.js';
+import {
+  BLOB_SWEEP_JOB,
+  registerBlobSweepJob,
+  registerKmsDestroyJob,
+  registerLifecycleJob,
+} from './lifecycle-job.js';
 import { storageMigrations } from './migrations.js';
 import { StorageRepo } from './repo.js';
 import { storageRoutes } from './routes/index.js';
@@ -81,7 +86,9 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
         kernel.audit,
         kernel.limits,
         async (customerId) => (await kernel.identity.getCustomer(customerId))?.plan,
+        kernel.jobs,
       );
+      registerKmsDestroyJob(kernel, kms);
       directory.kms = kms;
       dataPlane = await createDataPlane(kernel, directory);
       const plane = dataPlane;

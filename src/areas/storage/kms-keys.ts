@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, randomBytes, randomUUID } from 'node:
 import type { AuditTrail } from '../../kernel/audit/audit.js';
 import type { Credential } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
+import type { JobQueue } from '../../kernel/jobs/queue.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
 import type { SecretBox } from '../../kernel/secrets.js';
 import { storageAuditor } from './audit.js';
@@ -24,6 +25,11 @@ const ALIAS = /^alias\/[A-Za-z0-9/_-]{1,250}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ARN = /^arn:aws:kms:([^:]*):([^:]+):(key\/.+|alias\/.+)$/;
 
+/** The kernel job that destroys a key's material when its waiting period ends. */
+export const KMS_DESTROY_JOB = 'storage.kms_key.destroy';
+const DAY_MS = 86_400_000;
+export type KmsKeyState = 'Enabled' | 'Disabled' | 'PendingDeletion';
+
 const versionsOf = (row: StorageKmsKeysTable) => JSON.parse(row.versions) as KmsKeyVersion[];
 const aad = (keyId: string, version: number) => Buffer.from(`fjord-kms-v1:${keyId}:${version}`);
 
@@ -31,7 +37,10 @@ const aad = (keyId: string, version: number) => Buffer.from(`fjord-kms-v1:${keyI
  * SSE-KMS keys Fjord keeps per customer, at the scale of MinIO's KES: a key wraps the per-object
  * data keys S3 seals objects with. Rotation adds a version; every version keeps opening what it
  * wrapped. A disabled key neither wraps nor unwraps, so its objects cannot be read until it is
- * enabled again. Another customer's key is reported as missing, never as forbidden.
+ * enabled again. Deletion is scheduled, as on AWS KMS: the key is `PendingDeletion` (no wrapping,
+ * no unwrapping) for a waiting period of 7-30 days, during which it can be cancelled; then a job
+ * on the clock destroys the material and its objects stay unreadable for good. Another
+ * customer's key is reported as missing, never as forbidden.
  */
 export class KmsKeyService implements KmsKeyring {
   constructor(
@@ -41,6 +50,7 @@ export class KmsKeyService implements KmsKeyring {
     private readonly audit: AuditTrail,
     private readonly limits: Limits,
     private readonly planOf: (customerId: string) => Promise<string | undefined>,
+    private readonly jobs: Pick<JobQueue, 'enqueue'>,
   ) {}
 
   arn(customerId: string, keyId: string): string {
@@ -54,7 +64,7 @@ export class KmsKeyService implements KmsKeyring {
       arn: this.arn(row.customer_id, row.id),
       alias: row.alias,
       description: row.description,
-      key_state: row.state as 'Enabled' | 'Disabled',
+      key_state: row.state as KmsKeyState,
       is_default: row.is_default === 1,
       current_version: versions.at(-1)!.version,
       versions: versions.map((v) => ({
@@ -63,6 +73,7 @@ export class KmsKeyService implements KmsKeyring {
       })),
       created_at: new Date(row.created_at).toISOString(),
       rotated_at: row.rotated_at === null ? null : new Date(row.rotated_at).toISOString(),
+      deletion_date: row.deletion_date == null ? null : new Date(Number(row.deletion_date)).toISOString(),
     };
   }
 
@@ -92,6 +103,7 @@ export class KmsKeyService implements KmsKeyring {
       created_at: now,
       updated_at: now,
       rotated_at: null,
+      deletion_date: null,
     } satisfies StorageKmsKeysTable;
   }
 
@@ -122,6 +134,7 @@ export class KmsKeyService implements KmsKeyring {
   async rotate(customerId: string, actor: Credential | null, keyId: string) {
     const row = await this.repo.transaction([`storage:kms-keys:${customerId}`], async (trx) => {
       const row = await this.find(customerId, keyId, trx);
+      this.notPending(row);
       const versions = versionsOf(row);
       versions.push(this.newVersion(versions.at(-1)!.version + 1));
       const changes = { versions: JSON.stringify(versions), rotated_at: this.clock.nowMs() };
@@ -135,10 +148,79 @@ export class KmsKeyService implements KmsKeyring {
   }
 
   async setState(customerId: string, actor: Credential | null, keyId: string, state: 'Enabled' | 'Disabled') {
-    const row = await this.find(customerId, keyId);
-    await this.repo.update(row.id, { state, updated_at: this.clock.nowMs() });
+    const row = await this.repo.transaction([`storage:kms-keys:${customerId}`], async (trx) => {
+      const row = await this.find(customerId, keyId, trx);
+      // As on AWS KMS: a key pending deletion is only taken back by cancelling the deletion.
+      this.notPending(row);
+      await this.repo.update(row.id, { state, updated_at: this.clock.nowMs() }, trx);
+      return row;
+    });
     await this.record(customerId, actor, `storage.kms_key.${state.toLowerCase()}`, row.id);
     return this.view({ ...row, state });
+  }
+
+  /**
+   * Schedules the key's deletion `days` (7-30) from now: it stops wrapping and unwrapping at once,
+   * so writes under it are refused from this commit on, and reads of its objects fail until the
+   * deletion is cancelled. The default key cannot be deleted (as AWS-managed keys cannot).
+   */
+  async scheduleDeletion(customerId: string, actor: Credential | null, keyId: string, days: number) {
+    const row = await this.repo.transaction([`storage:kms-keys:${customerId}`], async (trx) => {
+      const row = await this.find(customerId, keyId, trx);
+      if (row.is_default === 1) throw storageErrors.kmsKeyNotDeletable();
+      this.notPending(row);
+      const now = this.clock.nowMs();
+      const changes = { state: 'PendingDeletion', deletion_date: now + days * DAY_MS, updated_at: now };
+      await this.repo.update(row.id, changes, trx);
+      await this.jobs.enqueue(
+        KMS_DESTROY_JOB,
+        { customer_id: customerId, key_id: row.id },
+        { db: trx, runAt: changes.deletion_date, uniqueKey: `${row.id}:${changes.deletion_date}` },
+      );
+      return { ...row, ...changes };
+    });
+    await this.record(customerId, actor, 'storage.kms_key.deletion_scheduled', row.id, {
+      pending_window_days: days,
+      deletion_date: new Date(row.deletion_date).toISOString(),
+    });
+    return this.view(row);
+  }
+
+  /** Takes back a scheduled deletion; the key is `Disabled` until enabled, as on AWS KMS. */
+  async cancelDeletion(customerId: string, actor: Credential | null, keyId: string) {
+    const row = await this.repo.transaction([`storage:kms-keys:${customerId}`], async (trx) => {
+      const row = await this.find(customerId, keyId, trx);
+      if (row.state !== 'PendingDeletion')
+        throw storageErrors.kmsKeyInvalidState(this.arn(customerId, row.id), 'is not pending deletion');
+      const changes = { state: 'Disabled', deletion_date: null, updated_at: this.clock.nowMs() };
+      await this.repo.update(row.id, changes, trx);
+      return { ...row, ...changes };
+    });
+    await this.record(customerId, actor, 'storage.kms_key.deletion_cancelled', row.id);
+    return this.view(row);
+  }
+
+  /**
+   * The `storage.kms_key.destroy` job: once the waiting period is over, the key's material is
+   * destroyed for good and its alias freed. A job left from a cancelled deletion finds the key no
+   * longer pending (or pending until a later date) and does nothing.
+   */
+  async destroyIfDue(customerId: string, keyId: string): Promise<boolean> {
+    const now = this.clock.nowMs();
+    const done = await this.repo.transaction([`storage:kms-keys:${customerId}`], async (trx) => {
+      const row = await this.repo.byId(customerId, keyId, trx);
+      if (!row || row.state !== 'PendingDeletion' || row.deletion_date == null) return false;
+      if (Number(row.deletion_date) > now) return false;
+      await this.repo.update(row.id, { state: 'Deleted', versions: '[]', alias: null, updated_at: now }, trx);
+      return true;
+    });
+    if (done) await this.record(customerId, null, 'storage.kms_key.deleted', keyId);
+    return done;
+  }
+
+  private notPending(row: StorageKmsKeysTable) {
+    if (row.state === 'PendingDeletion')
+      throw storageErrors.kmsKeyInvalidState(this.arn(row.customer_id, row.id), 'is pending deletion');
   }
 
   /** A key by id (UUID), ARN, or alias; another customer's ARN is not found. */
@@ -154,7 +236,7 @@ export class KmsKeyService implements KmsKeyring {
       : UUID.test(local)
         ? await this.repo.byId(customerId, local, db)
         : undefined;
-    if (!row) throw storageErrors.kmsKeyNotFound(ref);
+    if (!row || row.state === 'Deleted') throw storageErrors.kmsKeyNotFound(ref);
     return row;
   }
 
@@ -179,7 +261,15 @@ export class KmsKeyService implements KmsKeyring {
       ref === null || ref === DEFAULT_ALIAS
         ? await this.defaultKey(customerId)
         : await this.find(customerId, ref);
-    if (row.state !== 'Enabled') throw storageErrors.kmsKeyDisabled(this.arn(customerId, row.id));
+    return this.inUse(row);
+  }
+
+  /** A key wraps and unwraps only while enabled; S3 answers each other state as AWS does. */
+  private inUse(row: StorageKmsKeysTable) {
+    const arn = this.arn(row.customer_id, row.id);
+    if (row.state === 'Disabled') throw storageErrors.kmsKeyDisabled(arn);
+    if (row.state === 'PendingDeletion') throw storageErrors.kmsKeyInvalidState(arn, 'is pending deletion');
+    if (row.state === 'Deleted') throw storageErrors.kmsKeyInvalidState(arn, 'has been deleted');
     return row;
   }
 
@@ -206,7 +296,9 @@ export class KmsKeyService implements KmsKeyring {
   }
 
   async decryptDataKey(customerId: string, keyId: string, version: number, wrapped: string): Promise<Buffer> {
-    const row = await this.usable(customerId, keyId);
+    // By id, a destroyed key included: its objects are refused as sealed under a deleted key.
+    const found = UUID.test(keyId) ? await this.repo.byId(customerId, keyId) : undefined;
+    const row = found ? this.inUse(found) : await this.usable(customerId, keyId);
     const v = versionsOf(row).find((x) => x.version === version);
     if (!v) throw storageErrors.kmsKeyNotFound(keyId);
     const raw = Buffer.from(wrapped, 'base64');

@@ -21,8 +21,10 @@ export class KmsKeyRepo {
       .selectFrom('storage_kms_keys')
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
       .where('customer_id', '=', customerId)
-      // The default key (made by S3 on first use) is not one of the customer's keys to count.
+      // The default key (made by S3 on first use) is not one of the customer's keys to count,
+      // nor is a destroyed key.
       .where('is_default', '=', 0)
+      .where('state', '!=', 'Deleted')
       .executeTakeFirstOrThrow();
     return Number(row.n);
   }
@@ -32,6 +34,7 @@ export class KmsKeyRepo {
       .selectFrom('storage_kms_keys')
       .selectAll()
       .where('customer_id', '=', customerId)
+      .where('state', '!=', 'Deleted')
       .orderBy('created_at')
       .orderBy('id')
       .execute();

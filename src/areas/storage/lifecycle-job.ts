@@ -1,5 +1,6 @@
 import type { Kernel } from '../../kernel/kernel.js';
 import type { ObjectStats } from './data-plane-contract.js';
+import { KMS_DESTROY_JOB, type KmsKeyService } from './kms-keys.js';
 import type { StorageService } from './service.js';
 
 /**
@@ -18,6 +19,20 @@ export function registerLifecycleJob(kernel: Kernel, service: StorageService, st
           kernel.log.info({ bucket: bucket.name, ...done }, 'storage lifecycle applied');
         }
       }
+    },
+  });
+}
+
+/**
+ * A KMS key scheduled for deletion is destroyed by a job due at its `deletion_date` (on the clock:
+ * moving the emulator clock past it runs the job). The job is written with the scheduling, so it
+ * survives restarts; a cancelled deletion leaves a job that finds nothing to do.
+ */
+export function registerKmsDestroyJob(kernel: Kernel, kms: KmsKeyService) {
+  kernel.jobs.register<{ customer_id: string; key_id: string }>(KMS_DESTROY_JOB, {
+    run: async (p) => {
+      if (await kms.destroyIfDue(p.customer_id, p.key_id))
+        kernel.log.info({ key_id: p.key_id }, 'KMS key material destroyed at the end of its waiting period');
     },
   });
 }

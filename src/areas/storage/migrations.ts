@@ -99,6 +99,13 @@ export const storageMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026-11-26-2040-storage-kms-key-deletion': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // When a key scheduled for deletion (state PendingDeletion) is destroyed, epoch ms; else null.
+      await db.schema.alterTable('storage_kms_keys').addColumn('deletion_date', 'bigint').execute();
+    },
+  },
 };
 
 export interface StorageBucketsTable {
@@ -164,7 +171,10 @@ export interface StorageKmsKeysTable {
   /** `alias/…`, unique per customer when set. */
   alias: string | null;
   description: string | null;
-  /** `Enabled` or `Disabled`. */
+  /**
+   * `Enabled`, `Disabled`, `PendingDeletion`, or `Deleted`: the material destroyed, the row kept so
+   * objects sealed under the key are refused as such (never shown by the API).
+   */
   state: string;
   /** The key S3 uses when a request names none (AWS's `aws/s3`); one per customer. */
   is_default: number;
@@ -173,6 +183,8 @@ export interface StorageKmsKeysTable {
   created_at: number;
   updated_at: number;
   rotated_at: number | null;
+  /** While `PendingDeletion`: when the material is destroyed (epoch ms). */
+  deletion_date: number | null;
 }
 
 export interface StorageTables {

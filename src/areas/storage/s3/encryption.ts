@@ -82,8 +82,9 @@ export function customerKeyOf(call: S3Call, prefix: '' | 'copy-source-' = ''): C
 
 /**
  * A KMS key operation, with the key service's refusals as S3 answers them for SSE-KMS: 400
- * `KMS.NotFoundException` (unknown keys and other customers' keys alike) and 400
- * `KMS.DisabledException`.
+ * `KMS.NotFoundException` (unknown keys and other customers' keys alike), 400
+ * `KMS.DisabledException`, and 400 `KMS.KMSInvalidStateException` for a key pending deletion or
+ * destroyed.
  */
 export async function viaKms<T>(call: S3Call, fn: (kms: KmsKeyring) => Promise<T>): Promise<T> {
   const kms = call.env.directory.kms;
@@ -96,6 +97,8 @@ export async function viaKms<T>(call: S3Call, fn: (kms: KmsKeyring) => Promise<T
       throw new S3Error('KMS.NotFoundException', 400, err.message);
     if (isAppError(err) && err.code === 'kms_key_disabled')
       throw new S3Error('KMS.DisabledException', 400, err.message);
+    if (isAppError(err) && err.code === 'kms_key_invalid_state')
+      throw new S3Error('KMS.KMSInvalidStateException', 400, err.message);
     throw err;
   }
 }

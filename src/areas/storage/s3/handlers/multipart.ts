@@ -159,6 +159,9 @@ export async function completeMultipartUpload(call: S3Call): Promise<void> {
   // Conditional writes apply to the object Complete makes, as to a PUT's.
   if (live && (call.header('if-none-match') || call.header('if-match')))
     conditionalWrite(call, await objects.repo.latest(bucket.id, call.key!));
+  // An SSE-KMS object appears only while its key can still unwrap it: not once deletion is scheduled.
+  const record = live ? parseSse(upload.sse) : null;
+  if (record?.alg === 'aws:kms') await kmsDataKey(call, record);
   const done = live
     ? await objects.complete(refOf(bucket), upload, listed)
     : await objects.completedBefore(bucket.id, call.key!, uploadId, listed);
