@@ -568,7 +568,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate an SSE-KMS key
-         * @description Adds a key version that wraps new objects’ data keys from now on; objects sealed under older versions stay readable.
+         * @description Adds a key version that wraps new objects’ data keys from now on; objects sealed under older versions stay readable. 409 `kms_key_invalid_state` while the key is pending deletion.
          *
          *     Accepts a service key for storage, or a PAT with `storage:write`.
          */
@@ -590,7 +590,7 @@ export interface paths {
         put?: never;
         /**
          * Disable an SSE-KMS key
-         * @description S3 refuses reads and writes of objects under the key (400 `KMS.DisabledException`) until it is enabled again.
+         * @description S3 refuses reads and writes of objects under the key (400 `KMS.DisabledException`) until it is enabled again. 409 `kms_key_invalid_state` while the key is pending deletion (cancel the deletion first).
          *
          *     Accepts a service key for storage, or a PAT with `storage:write`.
          */
@@ -612,11 +612,55 @@ export interface paths {
         put?: never;
         /**
          * Enable an SSE-KMS key
-         * @description Objects under the key can be read and written again.
+         * @description Objects under the key can be read and written again. 409 `kms_key_invalid_state` while the key is pending deletion (cancel the deletion first).
          *
          *     Accepts a service key for storage, or a PAT with `storage:write`.
          */
         post: operations["enableStorageKmsKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/storage/kms-keys/{key_id}/schedule-deletion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Schedule an SSE-KMS key’s deletion
+         * @description The key becomes `PendingDeletion` at once: S3 refuses writes under it and reads of its objects (400 `KMS.KMSInvalidStateException`). When `pending_window_days` (7-30, default 30) have passed, the key material is destroyed and its objects can never be read again; until then the deletion can be cancelled. 409 `kms_key_not_deletable` for the default key (`alias/aws/s3`), 409 `kms_key_invalid_state` when deletion is already scheduled.
+         *
+         *     Accepts a service key for storage, or a PAT with `storage:write`.
+         */
+        post: operations["scheduleStorageKmsKeyDeletion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/storage/kms-keys/{key_id}/cancel-deletion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an SSE-KMS key’s scheduled deletion
+         * @description The key comes back `Disabled` (as on AWS KMS): enable it to read and write its objects again. 409 `kms_key_invalid_state` when no deletion is scheduled.
+         *
+         *     Accepts a service key for storage, or a PAT with `storage:write`.
+         */
+        post: operations["cancelStorageKmsKeyDeletion"];
         delete?: never;
         options?: never;
         head?: never;
@@ -673,7 +717,7 @@ export interface paths {
         get: operations["getStorageBucketLifecycle"];
         /**
          * Replace the lifecycle rules
-         * @description 1-1000 rules, each with a `prefix` filter and at least one of `expiration_days`, `noncurrent_version_expiration_days`, `abort_incomplete_multipart_upload_days` (1-36500). Applied hourly by the `storage.lifecycle` job.
+         * @description 1-1000 rules, each with a `prefix` filter and at least one of `expiration_days`, `noncurrent_version_expiration_days`, `abort_incomplete_multipart_upload_days` (1-36500). `newer_noncurrent_versions` (1-100, with `noncurrent_version_expiration_days`) keeps that many of the newest noncurrent versions of each key however old. Applied hourly by the `storage.lifecycle` job.
          *
          *     Accepts a service key for storage, or a PAT with `storage:write`.
          */
@@ -9964,7 +10008,8 @@ export interface operations {
                         arn: string;
                         alias: string | null;
                         description: string | null;
-                        key_state: "Enabled" | "Disabled";
+                        /** @description `PendingDeletion` once deletion is scheduled: the key neither wraps nor unwraps */
+                        key_state: "Enabled" | "Disabled" | "PendingDeletion";
                         /** @description The key S3 uses when a request names none */
                         is_default: boolean;
                         /** @description The version that wraps new data keys */
@@ -9977,6 +10022,7 @@ export interface operations {
                         /** Format: date-time */
                         created_at: string;
                         rotated_at: string | null;
+                        deletion_date: string | null;
                     }[];
                 };
             };
@@ -10047,7 +10093,8 @@ export interface operations {
                         arn: string;
                         alias: string | null;
                         description: string | null;
-                        key_state: "Enabled" | "Disabled";
+                        /** @description `PendingDeletion` once deletion is scheduled: the key neither wraps nor unwraps */
+                        key_state: "Enabled" | "Disabled" | "PendingDeletion";
                         /** @description The key S3 uses when a request names none */
                         is_default: boolean;
                         /** @description The version that wraps new data keys */
@@ -10060,6 +10107,7 @@ export interface operations {
                         /** Format: date-time */
                         created_at: string;
                         rotated_at: string | null;
+                        deletion_date: string | null;
                     };
                 };
             };
@@ -10170,7 +10218,8 @@ export interface operations {
                         arn: string;
                         alias: string | null;
                         description: string | null;
-                        key_state: "Enabled" | "Disabled";
+                        /** @description `PendingDeletion` once deletion is scheduled: the key neither wraps nor unwraps */
+                        key_state: "Enabled" | "Disabled" | "PendingDeletion";
                         /** @description The key S3 uses when a request names none */
                         is_default: boolean;
                         /** @description The version that wraps new data keys */
@@ -10183,6 +10232,7 @@ export interface operations {
                         /** Format: date-time */
                         created_at: string;
                         rotated_at: string | null;
+                        deletion_date: string | null;
                     };
                 };
             };
@@ -10284,7 +10334,8 @@ export interface operations {
                         arn: string;
                         alias: string | null;
                         description: string | null;
-                        key_state: "Enabled" | "Disabled";
+                        /** @description `PendingDeletion` once deletion is scheduled: the key neither wraps nor unwraps */
+                        key_state: "Enabled" | "Disabled" | "PendingDeletion";
                         /** @description The key S3 uses when a request names none */
                         is_default: boolean;
                         /** @description The version that wraps new data keys */
@@ -10297,6 +10348,7 @@ export interface operations {
                         /** Format: date-time */
                         created_at: string;
                         rotated_at: string | null;
+                        deletion_date: string | null;
                     };
                 };
             };
@@ -10425,7 +10477,8 @@ export interface operations {
                         arn: string;
                         alias: string | null;
                         description: string | null;
-                        key_state: "Enabled" | "Disabled";
+                        /** @description `PendingDeletion` once deletion is scheduled: the key neither wraps nor unwraps */
+                        key_state: "Enabled" | "Disabled" | "PendingDeletion";
                         /** @description The key S3 uses when a request names none */
                         is_default: boolean;
                         /** @description The version that wraps new data keys */
@@ -10438,6 +10491,7 @@ export interface operations {
                         /** Format: date-time */
                         created_at: string;
                         rotated_at: string | null;
+                        deletion_date: string | null;
                     };
                 };
             };
@@ -10566,7 +10620,8 @@ export interface operations {
                         arn: string;
                         alias: string | null;
                         description: string | null;
-                        key_state: "Enabled" | "Disabled";
+                        /** @description `PendingDeletion` once deletion is scheduled: the key neither wraps nor unwraps */
+                        key_state: "Enabled" | "Disabled" | "PendingDeletion";
                         /** @description The key S3 uses when a request names none */
                         is_default: boolean;
                         /** @description The version that wraps new data keys */
@@ -10579,6 +10634,303 @@ export interface operations {
                         /** Format: date-time */
                         created_at: string;
                         rotated_at: string | null;
+                        deletion_date: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    scheduleStorageKmsKeyDeletion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The waiting period before the key is destroyed, in days (7-30, default 30)
+                     * @default 30
+                     */
+                    pending_window_days?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A UUID */
+                        key_id: string;
+                        /** @description `arn:aws:kms:<region>:<account>:key/<key_id>` */
+                        arn: string;
+                        alias: string | null;
+                        description: string | null;
+                        /** @description `PendingDeletion` once deletion is scheduled: the key neither wraps nor unwraps */
+                        key_state: "Enabled" | "Disabled" | "PendingDeletion";
+                        /** @description The key S3 uses when a request names none */
+                        is_default: boolean;
+                        /** @description The version that wraps new data keys */
+                        current_version: number;
+                        versions: {
+                            version: number;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        /** Format: date-time */
+                        created_at: string;
+                        rotated_at: string | null;
+                        deletion_date: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelStorageKmsKeyDeletion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A UUID */
+                        key_id: string;
+                        /** @description `arn:aws:kms:<region>:<account>:key/<key_id>` */
+                        arn: string;
+                        alias: string | null;
+                        description: string | null;
+                        /** @description `PendingDeletion` once deletion is scheduled: the key neither wraps nor unwraps */
+                        key_state: "Enabled" | "Disabled" | "PendingDeletion";
+                        /** @description The key S3 uses when a request names none */
+                        is_default: boolean;
+                        /** @description The version that wraps new data keys */
+                        current_version: number;
+                        versions: {
+                            version: number;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        /** Format: date-time */
+                        created_at: string;
+                        rotated_at: string | null;
+                        deletion_date: string | null;
                     };
                 };
             };
@@ -11054,6 +11406,7 @@ export interface operations {
                             prefix: string;
                             expiration_days: number | null;
                             noncurrent_version_expiration_days: number | null;
+                            newer_noncurrent_versions: number | null;
                             abort_incomplete_multipart_upload_days: number | null;
                         }[];
                     };
@@ -11152,6 +11505,7 @@ export interface operations {
                         prefix?: string | null;
                         expiration_days?: number | null;
                         noncurrent_version_expiration_days?: number | null;
+                        newer_noncurrent_versions?: number | null;
                         abort_incomplete_multipart_upload_days?: number | null;
                     }[];
                 };
@@ -11171,6 +11525,7 @@ export interface operations {
                             prefix: string;
                             expiration_days: number | null;
                             noncurrent_version_expiration_days: number | null;
+                            newer_noncurrent_versions: number | null;
                             abort_incomplete_multipart_upload_days: number | null;
                         }[];
                     };
