@@ -217,6 +217,24 @@ export interface ObjectStats {
    * ago (wall clock); resolves to how many. Run daily by the `storage.blobs.sweep` job.
    */
   sweepOrphanBlobs?(olderThanMs: number): Promise<number>;
+  /**
+   * One pass of pack compaction (small objects' pack files on the `fs` store; see
+   * objects/pack-compaction.ts). Stores without packs leave it out. Run by `storage.packs.compact`.
+   */
+  compactPacks?(): Promise<PackCompactionResult>;
+}
+
+/** What one pass of pack compaction did. */
+export interface PackCompactionResult {
+  /** Packs whose live entries were copied out and whose rows now name the copies. */
+  packsCompacted: number;
+  entriesMoved: number;
+  bytesMoved: number;
+  /** Object versions and parts switched to the copies. */
+  rowsSwitched: number;
+  /** Pack files removed (no row named them any more) and the bytes they took. */
+  packsRemoved: number;
+  bytesFreed: number;
 }
 
 /**

@@ -11,9 +11,12 @@ import { KmsKeyService } from './kms-keys.js';
 import { KmsKeyRepo } from './kms-repo.js';
 import {
   BLOB_SWEEP_JOB,
+  PACK_COMPACTION_EVERY_S,
+  PACK_COMPACTION_JOB,
   registerBlobSweepJob,
   registerKmsDestroyJob,
   registerLifecycleJob,
+  registerPackCompactionJob,
 } from './lifecycle-job.js';
 import { storageMigrations } from './migrations.js';
 import { StorageRepo } from './repo.js';
@@ -95,6 +98,7 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
       service.internalBucket = (purpose) => plane.internalBucket(purpose);
       registerLifecycleJob(kernel, service, plane.stats);
       registerBlobSweepJob(kernel, plane.stats);
+      registerPackCompactionJob(kernel, plane.stats);
       await scheduleLifecycle(kernel);
       kernel.registry.addCredentialKind({
         name: 's3-access-key',
@@ -139,6 +143,7 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
 async function scheduleLifecycle(kernel: Kernel) {
   await kernel.jobs.schedule('storage.lifecycle', 'storage.lifecycle', 3600);
   await kernel.jobs.schedule(BLOB_SWEEP_JOB, BLOB_SWEEP_JOB, 86_400);
+  await kernel.jobs.schedule(PACK_COMPACTION_JOB, PACK_COMPACTION_JOB, PACK_COMPACTION_EVERY_S);
 }
 
 /** The storage area with its S3 data plane (objects/, s3/). */

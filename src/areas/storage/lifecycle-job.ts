@@ -1,3 +1,4 @@
+import { Counter } from 'prom-client';
 import type { Kernel } from '../../kernel/kernel.js';
 import type { ObjectStats } from './data-plane-contract.js';
 import { KMS_DESTROY_JOB, type KmsKeyService } from './kms-keys.js';
@@ -46,6 +47,32 @@ export function registerBlobSweepJob(kernel: Kernel, stats: ObjectStats) {
     run: async () => {
       const removed = (await stats.sweepOrphanBlobs?.(ORPHAN_BLOB_AGE_MS)) ?? 0;
       if (removed > 0) kernel.log.warn({ removed }, 'removed blobs no object refers to (left by a crash)');
+    },
+  });
+}
+
+/**
+ * Pack compaction (small objects' pack files, `fs` store) every six hours: each pass reads every
+ * version row once, so it runs less often than lifecycle. A pack needs about two passes from
+ * closing to removal (copy and switch, then removal after the grace).
+ */
+export const PACK_COMPACTION_JOB = 'storage.packs.compact';
+export const PACK_COMPACTION_EVERY_S = 6 * 3600;
+
+export function registerPackCompactionJob(kernel: Kernel, stats: ObjectStats) {
+  const bytes = new Counter({
+    name: 'fjord_storage_pack_compaction_bytes_total',
+    help: 'Bytes pack compaction copied out of sparse packs (moved) and released with removed packs (freed)',
+    labelNames: ['kind'],
+    registers: [kernel.metrics.registry],
+  });
+  kernel.jobs.register(PACK_COMPACTION_JOB, {
+    run: async () => {
+      const done = await stats.compactPacks?.();
+      if (!done) return;
+      bytes.inc({ kind: 'moved' }, done.bytesMoved);
+      bytes.inc({ kind: 'freed' }, done.bytesFreed);
+      if (done.packsCompacted > 0 || done.packsRemoved > 0) kernel.log.info(done, 'storage packs compacted');
     },
   });
 }

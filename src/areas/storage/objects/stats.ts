@@ -1,15 +1,33 @@
 import type { Kysely } from 'kysely';
-import type { BucketRecord, BucketUsage, LifecycleRule, ObjectStats } from '../data-plane-contract.js';
+import type {
+  BucketRecord,
+  BucketUsage,
+  LifecycleRule,
+  ObjectStats,
+  PackCompactionResult,
+} from '../data-plane-contract.js';
 import { storageErrors } from '../errors.js';
+import { FsBlobStore } from './drivers/fs-blob-store.js';
 import { parseLock, protectedBy } from './lock.js';
 import type { ObjectStore } from './object-store.js';
+import { PackCompactor } from './pack-compaction.js';
+import { PackRefsRepo } from './pack-refs-repo.js';
 import { parseSse } from './sse.js';
 
 const DAY_MS = 86_400_000;
 
 /** What the control plane reads of the data plane: counters, emptiness, purge and lifecycle. */
 export class DataPlaneStats implements ObjectStats {
-  constructor(private readonly objects: ObjectStore) {}
+  /** Packs of small objects exist only on the `fs` store. */
+  readonly compactPacks?: () => Promise<PackCompactionResult>;
+
+  constructor(private readonly objects: ObjectStore) {
+    const blobs = objects.blobs;
+    if (blobs instanceof FsBlobStore) {
+      const compactor = new PackCompactor(blobs.packs, new PackRefsRepo(objects.repo.db));
+      this.compactPacks = () => compactor.run();
+    }
+  }
 
   usage(bucketId: string): Promise<BucketUsage> {
     return this.objects.repo.usage(bucketId);

@@ -51,7 +51,7 @@ function blobStoreOf(kernel: Kernel): BlobStore {
     detail: root,
     simulated: false,
   });
-  return new FsBlobStore(root, s3.fsync);
+  return new FsBlobStore(root, s3.fsync, () => kernel.clock.nowMs());
 }
 
 /** The S3 data plane: objects, versions, multipart uploads and the S3 protocol server. */

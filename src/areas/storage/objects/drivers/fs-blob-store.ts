@@ -55,14 +55,17 @@ export class FsBlobStore implements BlobStore {
   private readonly tmp: string;
   private ready: Promise<void> | null = null;
   private readonly dirSyncs = new DirectorySyncs();
-  private readonly packs: PackFiles;
+  /** Small bodies' pack files (compaction reaches them here). */
+  readonly packs: PackFiles;
 
   constructor(
     private readonly root: string,
     private readonly fsync = true,
+    /** The clock packs age on (see `PACK_APPEND_MS`). */
+    now: () => number = Date.now,
   ) {
     this.tmp = join(root, 'tmp');
-    this.packs = new PackFiles(root, fsync);
+    this.packs = new PackFiles(root, fsync, now);
   }
 
   private pathOf(ref: string): string {

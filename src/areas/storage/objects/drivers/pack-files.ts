@@ -7,9 +7,16 @@ import { newId } from '../../../../kernel/ids.js';
 export const PACK_MAX_BLOB = 128 * 1024;
 /** A pack takes no more appends past this size; the next append starts a new one. */
 const PACK_ROLL_BYTES = 64 * 1024 * 1024;
+/**
+ * A pack takes appends for at most this long after it was opened (on the clock it is given); the
+ * next append after that starts a new one. So a pack older than this is closed for good, whichever
+ * process created it, and compaction may move its entries out (see pack-compaction.ts).
+ */
+export const PACK_APPEND_MS = 3600_000;
 /** Each entry: `FJB1`, then the body's length (u32 big-endian), then the body. */
 const MAGIC = 0x464a4231;
-const HEADER = 8;
+export const PACK_ENTRY_HEADER = 8;
+const HEADER = PACK_ENTRY_HEADER;
 
 const REF = /^([0-9a-f-]{36})\.(\d+)\.(\d+)$/;
 
@@ -27,6 +34,8 @@ const syncFd = (fd: number, dataOnly: boolean) =>
 /** The pack being appended to: its file, where the next entry goes, its flushes. */
 interface OpenPack {
   id: string;
+  /** When it was opened (`now()`): it takes no append `PACK_APPEND_MS` later. */
+  openedAt: number;
   fd: number;
   size: number;
   entries: number;
@@ -61,10 +70,14 @@ export class PackFiles {
   private readonly entries = new Map<string, number>();
   /** Deleted entries of each pack, until the pack goes. */
   private readonly dead = new Map<string, Set<number>>();
+  /** When each pack this process appended to was opened (`now()`), while it has its file. */
+  private readonly opened = new Map<string, number>();
 
   constructor(
     root: string,
     private readonly durable: boolean,
+    /** The clock packs age on (the kernel's, so the emulator clock can age them). */
+    readonly now: () => number = Date.now,
   ) {
     this.dir = join(root, 'packs');
   }
@@ -102,11 +115,14 @@ export class PackFiles {
 
   private packFor(bytes: number): OpenPack {
     const cur = this.current;
-    if (cur && cur.size + bytes <= PACK_ROLL_BYTES) return cur;
+    const now = this.now();
+    if (cur && cur.size + bytes <= PACK_ROLL_BYTES && now - cur.openedAt < PACK_APPEND_MS) return cur;
     if (cur) this.retire(cur);
     const id = newId();
+    this.opened.set(id, now);
     const pack: OpenPack = {
       id,
+      openedAt: now,
       fd: openSync(this.pathOf(id), 'wx'),
       size: 0,
       entries: 0,
@@ -190,6 +206,36 @@ export class PackFiles {
     }
     this.dead.delete(pack);
     this.entries.delete(pack);
+    this.opened.delete(pack);
+  }
+
+  /**
+   * When a pack was opened: this process's record for its own packs (on `now()`), else the time in
+   * its id (a UUIDv7, wall clock) for packs of an earlier run or of another process.
+   */
+  openedAt(pack: string): { at: number; own: boolean } {
+    const own = this.opened.get(pack);
+    if (own !== undefined) return { at: own, own: true };
+    return { at: Number.parseInt(pack.slice(0, 8) + pack.slice(9, 13), 16), own: false };
+  }
+
+  /** The pack appends go to now, if any. */
+  get currentId(): string | null {
+    return this.current?.id ?? null;
+  }
+
+  /** Closes the pack being appended to once it is past its append window (it takes no more appends). */
+  closeExpired(): void {
+    const cur = this.current;
+    if (cur && this.now() - cur.openedAt >= PACK_APPEND_MS) {
+      this.retire(cur);
+      this.current = null;
+    }
+  }
+
+  /** Removes a pack no row names any more (compaction, after its grace). */
+  remove(pack: string): void {
+    if (pack !== this.current?.id) this.drop(pack);
   }
 
   /** Every entry of every pack last appended to before `beforeMs` (for the orphan sweep). */
@@ -210,6 +256,7 @@ export class PackFiles {
     this.current = null;
     this.entries.clear();
     this.dead.clear();
+    this.opened.clear();
   }
 }
 
