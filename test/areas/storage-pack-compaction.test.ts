@@ -1,0 +1,226 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ObjectStats } from '../../src/areas/storage/data-plane-contract.js';
+import { PackRefsRepo } from '../../src/areas/storage/objects/pack-refs-repo.js';
+import type { ObjectTables } from '../../src/areas/storage/objects/tables.js';
+import type { StorageService } from '../../src/areas/storage/service.js';
+import type { AdjustableClock } from '../../src/kernel/clock.js';
+import { blobOnDisk } from '../helpers/blob-on-disk.js';
+import { TestFjord } from '../helpers/fjord.js';
+
+/**
+ * Pack compaction: small objects share pack files; once most of a pack's entries are overwritten
+ * or deleted, the `storage.packs.compact` job copies the live ones out, switches the rows to the
+ * copies and later removes the old pack — and every object reads back the same throughout.
+ */
+let t: TestFjord;
+let aKey: string;
+let endpoint: string;
+let packsDir: string;
+let n = 0;
+const fresh = (stem: string) => `${stem}-${Date.now().toString(36)}-${(n++).toString(36)}`;
+
+beforeAll(async () => {
+  t = await TestFjord.create({ FJORD_S3_PORT: '0' });
+  await t.fjord.start(['s3']);
+  const a = await t.customer();
+  aKey = (await t.kernel.identity.createServiceKey(a.id, 'storage', null)).key;
+  endpoint = (await t.request('GET', '/storage/s3')).body.endpoint;
+  packsDir = join(t.kernel.config.dataDir, 'objects', 'packs');
+});
+afterAll(() => t.close());
+
+async function bucket() {
+  const name = fresh('packs');
+  const r = await t.request('POST', '/v1/storage/buckets', { key: aKey, body: { bucket_name: name } });
+  expect(r.status).toBe(201);
+  const s3 = new S3Client({
+    endpoint,
+    region: 'eu-north-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: r.body.access_key, secretAccessKey: r.body.secret_key },
+    maxAttempts: 1,
+  });
+  return { name, s3 };
+}
+
+const db = () => t.kernel.store.typed<ObjectTables>();
+const stats = () =>
+  (
+    t.fjord.areas.get('storage')!.service as StorageService as unknown as { stats: () => ObjectStats }
+  ).stats();
+
+/** The pack a current object's (single) blob is in. */
+async function packOf(key: string): Promise<string> {
+  const row = await db()
+    .selectFrom('storage_objects')
+    .select('blob')
+    .where('key', '=', key)
+    .where('is_latest', '=', 1)
+    .executeTakeFirstOrThrow();
+  const [part] = JSON.parse(row.blob) as { ref: string }[];
+  return blobOnDisk(t.kernel.config.dataDir, part!.ref).path;
+}
+
+const packBytes = () =>
+  existsSync(packsDir)
+    ? readdirSync(packsDir).reduce((sum, name) => sum + statSync(join(packsDir, name)).size, 0)
+    : 0;
+
+async function body(s3: S3Client, Bucket: string, Key: string, Range?: string): Promise<Buffer> {
+  const r = await s3.send(new GetObjectCommand({ Bucket, Key, Range }));
+  return Buffer.from(await r.Body!.transformToByteArray());
+}
+
+/** Ages the packs past their append window and grace without running any job. */
+const ageClock = () => (t.kernel.clock as AdjustableClock).advance(3 * 3600);
+
+describe('pack compaction', () => {
+  it('copies the live entries of a mostly overwritten pack out and removes it, every object intact', async () => {
+    const { name: Bucket, s3 } = await bucket();
+    const want = new Map<string, Buffer>();
+    const put = async (Key: string, data: Buffer, sealed = false) => {
+      await s3.send(
+        new PutObjectCommand({
+          Bucket,
+          Key,
+          Body: data,
+          ...(sealed ? { ServerSideEncryption: 'AES256' as const } : {}),
+        }),
+      );
+      want.set(Key, data);
+    };
+    const keys = Array.from({ length: 40 }, (_, i) => `k${i}`);
+    for (const Key of keys) await put(Key, randomBytes(8 * 1024));
+    await put('sealed', randomBytes(5000), true);
+    await put('ranged', randomBytes(100 * 1024));
+    const oldPack = await packOf('sealed');
+    expect(await packOf('k0')).toBe(oldPack);
+    // Most objects overwritten (twice): most of the pack is dead.
+    for (const Key of keys.slice(0, 36)) await put(Key, randomBytes(8 * 1024));
+    for (const Key of keys.slice(0, 36)) await put(Key, randomBytes(8 * 1024));
+    const before = packBytes();
+
+    // The job on its schedule, driven by the emulator clock: a first pass copies and switches, the
+    // next removes the old pack once the switch is an hour old.
+    await t.advance(7 * 3600);
+    expect(await packOf('sealed')).not.toBe(oldPack);
+    expect(existsSync(oldPack)).toBe(true);
+    for (const [Key, data] of want) expect((await body(s3, Bucket, Key)).equals(data)).toBe(true);
+    await t.advance(7 * 3600);
+    expect(existsSync(oldPack)).toBe(false);
+    expect(packBytes()).toBeLessThan(before * 0.75);
+
+    for (const [Key, data] of want) expect((await body(s3, Bucket, Key)).equals(data), Key).toBe(true);
+    const ranged = want.get('ranged')!;
+    expect((await body(s3, Bucket, 'ranged', 'bytes=1000-70999')).equals(ranged.subarray(1000, 71000))).toBe(
+      true,
+    );
+    const sealed = await s3.send(new GetObjectCommand({ Bucket, Key: 'sealed', Range: 'bytes=10-4009' }));
+    expect(sealed.ServerSideEncryption).toBe('AES256');
+    expect(
+      Buffer.from(await sealed.Body!.transformToByteArray()).equals(want.get('sealed')!.subarray(10, 4010)),
+    ).toBe(true);
+  });
+
+  it('loses nothing and resurrects nothing when deletes and overwrites race it', async () => {
+    const { name: Bucket, s3 } = await bucket();
+    const keys = Array.from({ length: 60 }, (_, i) => `r${i}`);
+    const want = new Map<string, Buffer | null>();
+    for (const Key of keys) {
+      const data = randomBytes(4 * 1024);
+      await s3.send(new PutObjectCommand({ Bucket, Key, Body: data }));
+      want.set(Key, data);
+    }
+    const oldPack = await packOf('r0');
+    // Two thirds deleted: the pack is sparse.
+    for (const Key of keys.slice(0, 40)) {
+      await s3.send(new DeleteObjectCommand({ Bucket, Key }));
+      want.set(Key, null);
+    }
+    ageClock();
+    // Compaction runs while the survivors are deleted or overwritten, all at once.
+    const racing = keys.slice(40).map(async (Key, i) => {
+      if (i % 2 === 0) {
+        await s3.send(new DeleteObjectCommand({ Bucket, Key }));
+        want.set(Key, null);
+      } else {
+        const data = randomBytes(4 * 1024);
+        await s3.send(new PutObjectCommand({ Bucket, Key, Body: data }));
+        want.set(Key, data);
+      }
+    });
+    await Promise.all([stats().compactPacks!(), ...racing]);
+    ageClock();
+    await stats().compactPacks!();
+    ageClock();
+    await stats().compactPacks!();
+    expect(existsSync(oldPack)).toBe(false);
+    for (const [Key, data] of want) {
+      if (data === null) {
+        const err = await s3.send(new GetObjectCommand({ Bucket, Key })).then(
+          () => 'found',
+          (e: { name?: string }) => e.name,
+        );
+        expect(err, Key).toBe('NoSuchKey');
+      } else expect((await body(s3, Bucket, Key)).equals(data), Key).toBe(true);
+    }
+  });
+
+  it('a row that changed since it was read is not switched (a concurrent write wins)', async () => {
+    const { name: Bucket, s3 } = await bucket();
+    await s3.send(new PutObjectCommand({ Bucket, Key: 'cas', Body: 'first' }));
+    const row = await db()
+      .selectFrom('storage_objects')
+      .select(['id', 'blob'])
+      .where('key', '=', 'cas')
+      .executeTakeFirstOrThrow();
+    await s3.send(new PutObjectCommand({ Bucket, Key: 'cas', Body: 'second' }));
+    const repo = new PackRefsRepo(db());
+    expect(await repo.switchBlobs({ kind: 'object', ...row }, '[]')).toBe(false);
+    expect((await body(s3, Bucket, 'cas')).toString()).toBe('second');
+  });
+
+  it('leaves every object readable when a pass dies between switching rows (a crash)', async () => {
+    const { name: Bucket, s3 } = await bucket();
+    const want = new Map<string, Buffer>();
+    for (let i = 0; i < 30; i++) {
+      const data = randomBytes(2048);
+      await s3.send(new PutObjectCommand({ Bucket, Key: `c${i}`, Body: data }));
+      want.set(`c${i}`, data);
+    }
+    for (let i = 0; i < 75; i++) {
+      const data = randomBytes(2048);
+      // Every object but the last five overwritten three times.
+      await s3.send(new PutObjectCommand({ Bucket, Key: `c${i % 25}`, Body: data }));
+      want.set(`c${i % 25}`, data);
+    }
+    const oldPack = await packOf('c29');
+    ageClock();
+    // The pass "crashes" after switching two rows: copies are durable, some rows name them, the
+    // others still name the old pack, which is still there.
+    const original = PackRefsRepo.prototype.switchBlobs;
+    let calls = 0;
+    PackRefsRepo.prototype.switchBlobs = function (this: PackRefsRepo, ...args) {
+      if (++calls > 2) return Promise.reject(new Error('killed'));
+      return original.apply(this, args);
+    };
+    try {
+      await expect(stats().compactPacks!()).rejects.toThrow('killed');
+    } finally {
+      PackRefsRepo.prototype.switchBlobs = original;
+    }
+    expect(existsSync(oldPack)).toBe(true);
+    for (const [Key, data] of want) expect((await body(s3, Bucket, Key)).equals(data), Key).toBe(true);
+    // The next passes finish the job.
+    ageClock();
+    await stats().compactPacks!();
+    ageClock();
+    await stats().compactPacks!();
+    expect(existsSync(oldPack)).toBe(false);
+    for (const [Key, data] of want) expect((await body(s3, Bucket, Key)).equals(data), Key).toBe(true);
+  });
+});
