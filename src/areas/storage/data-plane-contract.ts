@@ -235,6 +235,8 @@ export interface PackCompactionResult {
   /** Pack files removed (no row named them any more) and the bytes they took. */
   packsRemoved: number;
   bytesFreed: number;
+  /** Packs that could not be read (damaged, or removed meanwhile by another process): left as they are. */
+  packsSkipped: number;
 }
 
 /**

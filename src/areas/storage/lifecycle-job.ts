@@ -73,6 +73,7 @@ export function registerPackCompactionJob(kernel: Kernel, stats: ObjectStats) {
       bytes.inc({ kind: 'moved' }, done.bytesMoved);
       bytes.inc({ kind: 'freed' }, done.bytesFreed);
       if (done.packsCompacted > 0 || done.packsRemoved > 0) kernel.log.info(done, 'storage packs compacted');
+      if (done.packsSkipped > 0) kernel.log.warn(done, 'storage pack compaction could not read some packs');
     },
   });
 }

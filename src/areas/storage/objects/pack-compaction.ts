@@ -75,6 +75,7 @@ export class PackCompactor {
       rowsSwitched: 0,
       packsRemoved: 0,
       bytesFreed: 0,
+      packsSkipped: 0,
     };
     this.packs.closeExpired();
     const closed = await this.closedPacks();
@@ -109,8 +110,14 @@ export class PackCompactor {
     }
     if (candidates.size === 0) return done;
     const moved = new Map<string, string>();
-    for (const [id, pack] of candidates) {
-      const copies = await this.copyOut(id, [...pack.live.keys()]);
+    for (const [id, pack] of [...candidates]) {
+      const copies = await this.copyOut(id, [...pack.live.keys()]).catch(() => null);
+      if (!copies) {
+        // Copies already made are dead from the start; the orphan sweep removes them.
+        candidates.delete(id);
+        done.packsSkipped++;
+        continue;
+      }
       for (const [from, to] of copies) moved.set(from, to);
       done.packsCompacted++;
       done.entriesMoved += copies.size;

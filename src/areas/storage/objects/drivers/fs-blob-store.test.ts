@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { FsBlobStore } from './fs-blob-store.js';
+import { PACK_APPEND_MS, parsePackRef } from './pack-files.js';
 
 it('sweeps temp files a crash left behind at first use, and keeps ones still being written', async () => {
   const root = mkdtempSync(join(tmpdir(), 'fjord-blobs-'));
@@ -83,4 +84,23 @@ it('lists the whole entries of an older pack (not a torn one a crash left at its
   expect((await second.readAll(refs[1]!)).toString()).toBe('two');
   await second.delete(refs[1]!);
   expect(existsSync(pack)).toBe(false);
+});
+
+it('starts a new pack once the one appended to is an hour old on its clock', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'fjord-blobs-'));
+  let now = 1_000_000;
+  const blobs = new FsBlobStore(root, false, () => now);
+  const packOf = (ref: string) => parsePackRef(ref)!.pack;
+  const a = await blobs.put(bodyOf('one'), 3, () => {});
+  const b = await blobs.put(bodyOf('two'), 3, () => {});
+  expect(packOf(b)).toBe(packOf(a));
+  expect(blobs.packs.openedAt(packOf(a))).toEqual({ at: 1_000_000, own: true });
+  now += PACK_APPEND_MS;
+  const c = await blobs.put(bodyOf('three'), 5, () => {});
+  expect(packOf(c)).not.toBe(packOf(a));
+  expect((await blobs.readAll(a)).toString()).toBe('one');
+  expect((await blobs.readAll(c)).toString()).toBe('three');
+  // A pack of another process (or of an earlier run) ages from the time in its id.
+  const foreign = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f40ab';
+  expect(blobs.packs.openedAt(foreign)).toEqual({ at: 0x0190a1b2c3d4, own: false });
 });
