@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ObjectStats } from '../../src/areas/storage/data-plane-contract.js';
 import { PackRefsRepo } from '../../src/areas/storage/objects/pack-refs-repo.js';
@@ -53,7 +61,7 @@ const stats = () =>
     t.fjord.areas.get('storage')!.service as StorageService as unknown as { stats: () => ObjectStats }
   ).stats();
 
-/** The pack a current object's (single) blob is in. */
+/** The pack a current object's blob is in (its last part's, for a multipart object). */
 async function packOf(key: string): Promise<string> {
   const row = await db()
     .selectFrom('storage_objects')
@@ -61,7 +69,7 @@ async function packOf(key: string): Promise<string> {
     .where('key', '=', key)
     .where('is_latest', '=', 1)
     .executeTakeFirstOrThrow();
-  const [part] = JSON.parse(row.blob) as { ref: string }[];
+  const part = (JSON.parse(row.blob) as { ref: string }[]).at(-1);
   return blobOnDisk(t.kernel.config.dataDir, part!.ref).path;
 }
 
@@ -76,7 +84,7 @@ async function body(s3: S3Client, Bucket: string, Key: string, Range?: string): 
 }
 
 /** Ages the packs past their append window and grace without running any job. */
-const ageClock = () => (t.kernel.clock as AdjustableClock).advance(3 * 3600);
+const ageClock = (hours = 3) => (t.kernel.clock as AdjustableClock).advance(hours * 3600);
 
 describe('pack compaction', () => {
   it('copies the live entries of a mostly overwritten pack out and removes it, every object intact', async () => {
@@ -222,5 +230,57 @@ describe('pack compaction', () => {
     await stats().compactPacks!();
     expect(existsSync(oldPack)).toBe(false);
     for (const [Key, data] of want) expect((await body(s3, Bucket, Key)).equals(data), Key).toBe(true);
+  });
+
+  it('switches completed multipart objects and old parts; a part of an upload in progress holds its pack a day', async () => {
+    const { name: Bucket, s3 } = await bucket();
+    const want = new Map<string, Buffer>();
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 20; i++) {
+        const data = randomBytes(3000);
+        await s3.send(new PutObjectCommand({ Bucket, Key: `m${i}`, Body: data }));
+        want.set(`m${i}`, data);
+      }
+    }
+    const upload = async (Key: string, bodies: Buffer[]) => {
+      const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket, Key }));
+      const parts: { PartNumber: number; ETag: string | undefined }[] = [];
+      for (const [i, Body] of bodies.entries()) {
+        const r = await s3.send(new UploadPartCommand({ Bucket, Key, UploadId, PartNumber: i + 1, Body }));
+        parts.push({ PartNumber: i + 1, ETag: r.ETag });
+      }
+      const complete = () =>
+        s3.send(
+          new CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts: parts } }),
+        );
+      return { complete, data: Buffer.concat(bodies) };
+    };
+    // A completed object whose small last part is packed, and an upload left in progress.
+    const done = await upload('mp-done', [randomBytes(5 * 1024 * 1024), randomBytes(3000)]);
+    await done.complete();
+    want.set('mp-done', done.data);
+    const pending = await upload('mp-late', [randomBytes(3000)]);
+    const oldPack = await packOf('mp-done');
+    expect(await packOf('m0')).toBe(oldPack);
+
+    ageClock();
+    await stats().compactPacks!();
+    // The upload's part was written less than a day ago: its pack waits.
+    expect(await packOf('mp-done')).toBe(oldPack);
+
+    ageClock(25);
+    const pass = await stats().compactPacks!();
+    expect(pass.rowsSwitched).toBeGreaterThanOrEqual(22);
+    expect(await packOf('mp-done')).not.toBe(oldPack);
+    // The part was switched too: the upload completes from the copy.
+    await pending.complete();
+    want.set('mp-late', pending.data);
+    expect(await packOf('mp-late')).not.toBe(oldPack);
+    ageClock();
+    await stats().compactPacks!();
+    expect(existsSync(oldPack)).toBe(false);
+    for (const [Key, data] of want) expect((await body(s3, Bucket, Key)).equals(data), Key).toBe(true);
+    const tail = await body(s3, Bucket, 'mp-done', `bytes=${5 * 1024 * 1024 - 100}-${5 * 1024 * 1024 + 99}`);
+    expect(tail.equals(done.data.subarray(5 * 1024 * 1024 - 100, 5 * 1024 * 1024 + 100))).toBe(true);
   });
 });
