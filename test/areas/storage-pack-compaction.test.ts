@@ -121,6 +121,9 @@ describe('pack compaction', () => {
     await t.advance(7 * 3600);
     expect(existsSync(oldPack)).toBe(false);
     expect(packBytes()).toBeLessThan(before * 0.75);
+    const metrics = (await t.request('GET', '/metrics')).text;
+    const freed = /fjord_storage_pack_compaction_bytes_total\{kind="freed"\} (\d+)/.exec(metrics);
+    expect(Number(freed?.[1])).toBeGreaterThan(0);
 
     for (const [Key, data] of want) expect((await body(s3, Bucket, Key)).equals(data), Key).toBe(true);
     const ranged = want.get('ranged')!;
