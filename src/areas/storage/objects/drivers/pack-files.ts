@@ -58,10 +58,11 @@ interface OpenPack {
  *   `fdatasync`, which covers every entry appended before it started (one runs at a time; writers
  *   arriving meanwhile share the next).
  * - Packs are only ever appended to by the process that created them, never after a restart: a
- *   crash can leave a torn entry only at the end of a pack no row names.
+ *   crash can leave a torn entry only at the end of a pack no row names. Nor past `PACK_APPEND_MS`
+ *   after they were opened, so that other processes can tell a pack closed for good.
  * - A packed blob's delete is counted; the pack file goes once every entry in it is gone. Entries
  *   of a pack written before a restart are counted again by the orphan sweep, which lists them.
- *   Space of a pack with some live entries is not reclaimed until they go too.
+ *   A closed pack with few live entries is compacted (`PackCompactor`, objects/pack-compaction.ts).
  */
 export class PackFiles {
   readonly dir: string;
