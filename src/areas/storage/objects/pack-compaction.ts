@@ -124,7 +124,7 @@ export class PackCompactor {
       done.bytesMoved += [...copies.keys()].reduce((n, r) => n + (parsePackRef(r)?.length ?? 0), 0);
     }
     const taken = new Set<string>();
-    for await (const page of this.repo.rows()) {
+    for await (const page of this.repo.rows([...candidates.keys()])) {
       for (const row of page) {
         const next = this.switchedParts(row, moved);
         if (!next) continue;

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { ObjectTables } from './tables.js';
 
 /** A row that names blobs: an object version, or a part of a multipart upload in progress. */
@@ -7,6 +7,20 @@ export type BlobRow =
   | { kind: 'part'; uploadId: string; partNumber: number; blob: string; lastModified: number };
 
 const PAGE = 5000;
+/** Up to this many packs are looked for by name in SQL; more, and every packed reference is read. */
+const NAMED_PACKS = 32;
+
+/**
+ * Rows naming at least one packed blob (a packed reference has dots, a file's is a bare id), or,
+ * given a few packs, one of theirs: the filter runs in the store, so far fewer rows travel.
+ */
+function naming(packs: string[] | undefined): RawBuilder<boolean> {
+  if (!packs || packs.length > NAMED_PACKS) return sql<boolean>`blob like '%.%'`;
+  return sql<boolean>`(${sql.join(
+    packs.map((p) => sql`blob like ${`%${p}.%`}`),
+    sql` or `,
+  )})`;
+}
 
 /**
  * The queries of pack compaction: every row naming blobs, read in pages (as the orphan sweep
@@ -17,14 +31,18 @@ const PAGE = 5000;
 export class PackRefsRepo {
   constructor(private readonly db: Kysely<ObjectTables>) {}
 
-  /** Every object version's and every uploaded part's blob list, a page at a time. */
-  async *rows(): AsyncIterable<BlobRow[]> {
+  /**
+   * Every object version's and every uploaded part's blob list that names a packed blob (of one of
+   * `packs`, when given: the caller still checks each reference), a page at a time.
+   */
+  async *rows(packs?: string[]): AsyncIterable<BlobRow[]> {
     let after = '';
     for (;;) {
       const page = await this.db
         .selectFrom('storage_objects')
         .select(['id', 'blob'])
         .where('id', '>', after)
+        .where(naming(packs))
         .orderBy('id')
         .limit(PAGE)
         .execute();
@@ -36,6 +54,7 @@ export class PackRefsRepo {
     const parts = await this.db
       .selectFrom('storage_upload_parts')
       .select(['upload_id', 'part_number', 'blob', 'last_modified'])
+      .where(naming(packs))
       .execute();
     if (parts.length > 0)
       yield parts.map((p) => ({
