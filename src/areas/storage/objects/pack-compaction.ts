@@ -123,6 +123,8 @@ export class PackCompactor {
       done.entriesMoved += copies.size;
       done.bytesMoved += [...copies.keys()].reduce((n, r) => n + (parsePackRef(r)?.length ?? 0), 0);
     }
+    // Marked before the first row is switched, so that a crash from here on still leaves the grace.
+    await this.markSwitched(candidates.keys());
     const taken = new Set<string>();
     for await (const page of this.repo.rows([...candidates.keys()])) {
       for (const row of page) {
@@ -139,14 +141,21 @@ export class PackCompactor {
       const ref = parsePackRef(to);
       if (ref && !taken.has(to)) this.packs.delete(ref);
     }
+    await this.markSwitched(candidates.keys());
+    return done;
+  }
+
+  /**
+   * Notes that rows are being switched away from these packs: the grace before their removal
+   * counts from now. The files' modification time tells other processes (and the orphan sweep).
+   */
+  private async markSwitched(packs: Iterable<string>): Promise<void> {
     const at = this.packs.now();
-    for (const id of candidates.keys()) {
+    const wall = new Date();
+    for (const id of packs) {
       this.switched.set(id, at);
-      // Its modification time tells other processes (and the orphan sweep) it was just switched.
-      const wall = new Date();
       await utimes(this.packs.pathOf(id), wall, wall).catch(() => {});
     }
-    return done;
   }
 
   /** Packs no process appends to any more, past the grace; their sizes. */
