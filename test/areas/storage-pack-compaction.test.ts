@@ -12,6 +12,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ObjectStats } from '../../src/areas/storage/data-plane-contract.js';
+import { FsBlobStore } from '../../src/areas/storage/objects/drivers/fs-blob-store.js';
+import { PackCompactor } from '../../src/areas/storage/objects/pack-compaction.js';
 import { PackRefsRepo } from '../../src/areas/storage/objects/pack-refs-repo.js';
 import type { ObjectTables } from '../../src/areas/storage/objects/tables.js';
 import type { StorageService } from '../../src/areas/storage/service.js';
@@ -285,5 +287,39 @@ describe('pack compaction', () => {
     for (const [Key, data] of want) expect((await body(s3, Bucket, Key)).equals(data), Key).toBe(true);
     const tail = await body(s3, Bucket, 'mp-done', `bytes=${5 * 1024 * 1024 - 100}-${5 * 1024 * 1024 + 99}`);
     expect(tail.equals(done.data.subarray(5 * 1024 * 1024 - 100, 5 * 1024 * 1024 + 100))).toBe(true);
+  });
+
+  it('two processes compacting the same pack at once lose nothing: each row takes one copy', async () => {
+    const { name: Bucket, s3 } = await bucket();
+    const want = new Map<string, Buffer>();
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 20; i++) {
+        const data = randomBytes(3000);
+        await s3.send(new PutObjectCommand({ Bucket, Key: `p${i}`, Body: data }));
+        want.set(`p${i}`, data);
+      }
+    }
+    const oldPack = await packOf('p0');
+    ageClock();
+    // A second process on the same data dir and store: to it the pack is another process's, aged
+    // on the wall clock (moved past its window and grace here).
+    const other = new FsBlobStore(join(t.kernel.config.dataDir, 'objects'), true, () =>
+      t.kernel.clock.nowMs(),
+    );
+    const later = () => Date.now() + 3 * 3600_000;
+    const otherCompactor = new PackCompactor(other.packs, new PackRefsRepo(db()), later);
+    const [mine, theirs] = await Promise.all([stats().compactPacks!(), otherCompactor.run()]);
+    expect(mine.packsCompacted + theirs.packsCompacted).toBeGreaterThanOrEqual(1);
+    expect(mine.rowsSwitched + theirs.rowsSwitched).toBeGreaterThanOrEqual(20);
+    for (const [Key, data] of want) expect((await body(s3, Bucket, Key)).equals(data), Key).toBe(true);
+    ageClock();
+    const after = () => Date.now() + 6 * 3600_000;
+    await Promise.all([
+      stats().compactPacks!(),
+      new PackCompactor(other.packs, new PackRefsRepo(db()), after).run(),
+    ]);
+    expect(existsSync(oldPack)).toBe(false);
+    for (const [Key, data] of want) expect((await body(s3, Bucket, Key)).equals(data), Key).toBe(true);
+    other.packs.reset(); // closes its pack file
   });
 });

@@ -57,6 +57,8 @@ export class PackCompactor {
   constructor(
     private readonly packs: PackFiles,
     private readonly repo: PackRefsRepo,
+    /** The wall clock other processes' packs and file times are read on. */
+    private readonly wallNow: () => number = Date.now,
   ) {}
 
   /** One pass; a call while one runs shares it. */
@@ -151,7 +153,7 @@ export class PackCompactor {
    */
   private async markSwitched(packs: Iterable<string>): Promise<void> {
     const at = this.packs.now();
-    const wall = new Date();
+    const wall = new Date(this.wallNow());
     for (const id of packs) {
       this.switched.set(id, at);
       await utimes(this.packs.pathOf(id), wall, wall).catch(() => {});
@@ -166,7 +168,7 @@ export class PackCompactor {
       if (name === current || !/^[0-9a-f-]{36}$/.test(name)) continue;
       const opened = this.packs.openedAt(name);
       // Another process's pack (or one of an earlier run) ages on the wall clock, the time in its id.
-      const age = (opened.own ? this.packs.now() : Date.now()) - opened.at;
+      const age = (opened.own ? this.packs.now() : this.wallNow()) - opened.at;
       if (!(age >= PACK_APPEND_MS + PACK_GRACE_MS)) continue;
       const st = await stat(this.packs.pathOf(name)).catch(() => null);
       if (st?.isFile())
@@ -179,7 +181,7 @@ export class PackCompactor {
   private pastGrace(id: string, pack: ClosedPack): boolean {
     const at = this.switched.get(id);
     if (at !== undefined) return this.packs.now() - at >= PACK_GRACE_MS;
-    return Date.now() - pack.mtimeMs >= PACK_GRACE_MS;
+    return this.wallNow() - pack.mtimeMs >= PACK_GRACE_MS;
   }
 
   /** Appends copies of a pack's live entries; resolves once they are durable, with old → new refs. */
