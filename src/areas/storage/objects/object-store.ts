@@ -14,6 +14,7 @@ import {
   type WriteOptions,
   type Written,
 } from './object-types.js';
+import { StorageQuota } from './quota.js';
 import type { BucketRef, NewVersion, ObjectRepo, Released } from './repo.js';
 import { readSealed, sealedSize, sealStream } from './sealing.js';
 import { openingKey, parseSse } from './sse.js';
@@ -44,10 +45,13 @@ export class ObjectStore {
     /** Largest object a multipart upload may assemble (`storage.upload_bytes`). */
     private readonly maxUploadBytes: number = Number.MAX_SAFE_INTEGER,
     /** Bytes a customer may store (`storage.bytes` of its plan); null: no limit. */
-    private readonly quotaOf: (customerId: string) => Promise<number | null> = async () => null,
+    quotaOf: (customerId: string) => Promise<number | null> = async () => null,
     /** Wraps SSE-S3 data keys (FJORD_DATA_KEY); without it, SSE-S3 is refused. */
     readonly secrets?: SecretBox,
-  ) {}
+  ) {
+    this.quota = new StorageQuota(quotaOf, (customerId) => repo.usageOfCustomer(customerId));
+  }
+  private readonly quota: StorageQuota;
 
   /** The key that opens an object (or upload) sealed as `sse`; null for plaintext. */
   openingKey(sse: string | null, customerKey: Buffer | null = null): Buffer | null {
@@ -56,33 +60,13 @@ export class ObjectStore {
   }
 
   /**
-   * Refuses a write that would take the customer past its plan's storage: checked before the
-   * bytes are accepted (with the size the request announces) and, for a body that was not
-   * announced exactly or took a while to arrive, again with the size written.
-   * Writes at the same moment can overshoot by what they carry together — a quota, not a lock,
-   * as MinIO's bucket quotas are.
+   * Refuses a write that would take the customer past its plan's storage (quota.ts): checked
+   * before the bytes are accepted (with the size the request announces) and, for a body that was
+   * not announced exactly or took a while to arrive, again with the size written.
    */
-  async checkQuota(customerId: string, adding: number): Promise<void> {
-    if (adding <= 0) return;
-    const max = await this.quotaOf(customerId);
-    if (max === null) return;
-    const { bytes } = await this.customerUsage(customerId);
-    if (bytes + adding > max) throw s3Errors.quotaExceeded(max);
+  checkQuota(customerId: string, adding: number): Promise<void> {
+    return this.quota.check(customerId, adding);
   }
-
-  /**
-   * A customer's usage; checks that ask while a read of it is running share that read (a burst
-   * of small PUTs asked it once per request, as many times as it wrote). The answer is as old as
-   * the shared read, which is no weaker than the quota's documented promise.
-   */
-  private customerUsage(customerId: string): Promise<{ bytes: number }> {
-    const running = this.usageReads.get(customerId);
-    if (running !== undefined) return running;
-    const read = this.repo.usageOfCustomer(customerId).finally(() => this.usageReads.delete(customerId));
-    this.usageReads.set(customerId, read);
-    return read;
-  }
-  private readonly usageReads = new Map<string, Promise<{ bytes: number }>>();
 
   release(blobs: Released): void {
     for (const b of blobs)
