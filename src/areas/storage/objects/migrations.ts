@@ -156,4 +156,13 @@ export const objectMigrations: Record<string, Migration> = {
       await db.schema.dropIndex('storage_objects_noncurrent').ifExists().execute();
     },
   },
+  '2026-11-26-2200-storage-object-class': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // S3's storage class (a label: every class is on the same disk), per version and per
+      // multipart upload; null is STANDARD, so existing rows need no rewrite.
+      for (const table of ['storage_objects', 'storage_uploads'])
+        await db.schema.alterTable(table).addColumn('storage_class', 'text').execute();
+    },
+  },
 };

@@ -118,6 +118,7 @@ export class ObjectStore {
       sse: options.sealing ? JSON.stringify(options.sealing.record) : null,
       objectLock: lockText(options.lock ?? null),
       acl: options.acl ?? null,
+      storageClass: options.storageClass ?? null,
     }).catch(async (err) => {
       this.release(parts);
       throw err;
@@ -137,6 +138,7 @@ export class ObjectStore {
       sse?: string | null;
       objectLock?: string | null;
       acl?: string | null;
+      storageClass?: string | null;
     },
   ): Promise<{ versionId: string; etag: string; lastModified: number }> {
     const now = this.clock.nowMs();
@@ -154,6 +156,7 @@ export class ObjectStore {
       sse: v.sse ?? null,
       object_lock: v.objectLock ?? null,
       acl: v.acl ?? null,
+      storage_class: v.storageClass ?? null,
     };
     const { versionId, released } = await this.repo.commitVersion(bucket, key, row, now);
     this.release(released);
@@ -237,6 +240,7 @@ export class ObjectStore {
         sse: null,
         object_lock: null,
         acl: null,
+        storage_class: null,
       },
       now,
     );
@@ -281,6 +285,7 @@ export class ObjectStore {
       sse: options.sealing ? JSON.stringify(options.sealing.record) : null,
       object_lock: lockText(options.lock ?? null),
       acl: options.acl ?? null,
+      storage_class: options.storageClass ?? null,
     };
     await this.repo.createUpload(row);
     return uploadId;
@@ -347,6 +352,7 @@ export class ObjectStore {
       sse: upload.sse,
       objectLock: upload.object_lock,
       acl: upload.acl,
+      storageClass: upload.storage_class,
     });
     await this.repo
       .rememberCompleted({

@@ -25,6 +25,8 @@ export interface WriteOptions {
   lock?: ObjectLock | null;
   /** ACL grants beyond the owner's, as stored (JSON), null for private. */
   acl?: string | null;
+  /** S3's storage class as stored (storage-class.ts), null for STANDARD. */
+  storageClass?: string | null;
 }
 
 export interface Written {

@@ -172,7 +172,16 @@ export class ObjectRepo extends MultipartRepo {
   ) {
     let q = this.db
       .selectFrom('storage_objects')
-      .select(['key', 'size', 'etag', 'last_modified', 'is_delete_marker', 'version_id', 'checksum'])
+      .select([
+        'key',
+        'size',
+        'etag',
+        'last_modified',
+        'is_delete_marker',
+        'version_id',
+        'checksum',
+        'storage_class',
+      ])
       .where('bucket_id', '=', bucketId)
       .where(sql<boolean>`is_latest = 1`);
     q = withPrefix(q, prefix);

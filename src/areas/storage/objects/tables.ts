@@ -22,6 +22,8 @@ export interface ObjectRow {
   object_lock: string | null;
   /** ACL grants beyond the owner's (JSON `AclGrant[]`), null when private. */
   acl: string | null;
+  /** S3's storage class, a label (storage-class.ts); null is STANDARD. */
+  storage_class: string | null;
 }
 
 /** Every column of `storage_objects`, for statements written as text (kernel/store/compiled.ts). */
@@ -45,6 +47,7 @@ export const OBJECT_COLUMNS = [
   'sse',
   'object_lock',
   'acl',
+  'storage_class',
 ] as const satisfies readonly (keyof ObjectRow)[];
 // A column added to ObjectRow and not listed above fails to compile here.
 const everyColumnListed: Exclude<keyof ObjectRow, (typeof OBJECT_COLUMNS)[number]> extends never
@@ -68,6 +71,8 @@ export interface UploadRow {
   object_lock: string | null;
   /** The ACL the completed object gets. */
   acl: string | null;
+  /** The storage class the completed object gets; null is STANDARD. */
+  storage_class: string | null;
 }
 
 export interface PartRow {

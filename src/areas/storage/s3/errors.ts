@@ -137,6 +137,10 @@ export const s3Errors = {
       name ? { ArgumentName: name, ...(value !== undefined ? { ArgumentValue: value } : {}) } : {},
     ),
   invalidRequest: (m: string) => new S3Error('InvalidRequest', 400, m),
+  invalidStorageClass: (requested: string) =>
+    new S3Error('InvalidStorageClass', 400, 'The storage class you specified is not valid', {
+      StorageClassRequested: requested,
+    }),
   badDigest: () =>
     new S3Error('BadDigest', 400, 'The Content-MD5 you specified did not match what we received.'),
   invalidDigest: () => new S3Error('InvalidDigest', 400, 'The Content-MD5 you specified is not valid.'),

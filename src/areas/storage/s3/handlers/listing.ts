@@ -1,5 +1,6 @@
 import type { BucketRecord } from '../../data-plane-contract.js';
 import { listPage, type Seek } from '../../objects/listing.js';
+import { reportedClass } from '../../objects/storage-class.js';
 import type { S3Call } from '../context.js';
 import { s3Errors } from '../errors.js';
 import { el } from '../xml.js';
@@ -83,7 +84,7 @@ export async function listObjects(call: S3Call): Promise<void> {
     else xml += el('NextMarker', enc(page.lastKey));
   }
   for (const r of page.entries) {
-    xml += `<Contents>${el('Key', enc(r.key))}${el('LastModified', iso(r.last_modified))}${el('ETag', quoteEtag(r.etag))}${el('Size', Number(r.size))}${owner}${el('StorageClass', 'STANDARD')}</Contents>`;
+    xml += `<Contents>${el('Key', enc(r.key))}${el('LastModified', iso(r.last_modified))}${el('ETag', quoteEtag(r.etag))}${el('Size', Number(r.size))}${owner}${el('StorageClass', reportedClass(r.storage_class))}</Contents>`;
   }
   for (const p of page.prefixes) xml += `<CommonPrefixes>${el('Prefix', enc(p))}</CommonPrefixes>`;
   call.xml(200, 'ListBucketResult', xml);
@@ -154,7 +155,7 @@ export async function listObjectVersions(call: S3Call): Promise<void> {
       el('LastModified', iso(r.last_modified));
     if (r.is_delete_marker) xml += `<DeleteMarker>${common}${owner}</DeleteMarker>`;
     else
-      xml += `<Version>${common}${el('ETag', quoteEtag(r.etag))}${el('Size', Number(r.size))}${el('StorageClass', 'STANDARD')}${owner}</Version>`;
+      xml += `<Version>${common}${el('ETag', quoteEtag(r.etag))}${el('Size', Number(r.size))}${el('StorageClass', reportedClass(r.storage_class))}${owner}</Version>`;
   }
   for (const p of page.prefixes) xml += `<CommonPrefixes>${el('Prefix', enc(p))}</CommonPrefixes>`;
   call.xml(200, 'ListVersionsResult', xml);
@@ -199,7 +200,7 @@ export async function listMultipartUploads(call: S3Call): Promise<void> {
   if (call.query.get('encoding-type')) xml += el('EncodingType', 'url');
   for (const u of page.entries) {
     const initiator = owner.replace(/Owner>/g, 'Initiator>');
-    xml += `<Upload>${el('Key', enc(u.key))}${el('UploadId', u.upload_id)}${initiator}${owner}${el('StorageClass', 'STANDARD')}${el('Initiated', iso(u.initiated_at))}</Upload>`;
+    xml += `<Upload>${el('Key', enc(u.key))}${el('UploadId', u.upload_id)}${initiator}${owner}${el('StorageClass', reportedClass(u.storage_class))}${el('Initiated', iso(u.initiated_at))}</Upload>`;
   }
   for (const p of page.prefixes) xml += `<CommonPrefixes>${el('Prefix', enc(p))}</CommonPrefixes>`;
   call.xml(200, 'ListMultipartUploadsResult', xml);

@@ -1,5 +1,6 @@
 import { MAX_PARTS } from '../../objects/object-store.js';
 import { parseSse } from '../../objects/sse.js';
+import { reportedClass, storageClassOf } from '../../objects/storage-class.js';
 import type { UploadRow } from '../../objects/tables.js';
 import type { S3Call } from '../context.js';
 import {
@@ -30,10 +31,13 @@ export async function createMultipartUpload(call: S3Call): Promise<void> {
   const { sealing, customer } = await sealingFor(call, bucket);
   const lock = lockForWrite(call, bucket);
   const acl = aclForWrite(call, bucket, key);
+  // The completed object gets the upload's class.
+  const storageClass = storageClassOf(call.header('x-amz-storage-class'));
   const uploadId = await call.env.objects.createUpload(bucket.id, key, attrs, algorithm, {
     sealing,
     lock,
     acl,
+    storageClass,
   });
   const headers: Record<string, string> = sseHeaders(sealing, customer);
   if (algorithm) headers['x-amz-checksum-algorithm'] = algorithm;
@@ -201,7 +205,8 @@ export async function listParts(call: S3Call): Promise<void> {
   const page = rows.slice(0, maxParts);
   const owner = ownerXml(call, bucket);
   let xml = el('Bucket', bucket.name) + el('Key', upload.key) + el('UploadId', uploadId);
-  xml += owner.replace(/Owner>/g, 'Initiator>') + owner + el('StorageClass', 'STANDARD');
+  xml +=
+    owner.replace(/Owner>/g, 'Initiator>') + owner + el('StorageClass', reportedClass(upload.storage_class));
   xml += el('PartNumberMarker', marker);
   if (page.length > 0) xml += el('NextPartNumberMarker', page[page.length - 1]!.part_number);
   xml += el('MaxParts', maxParts) + el('IsTruncated', truncated);

@@ -1,4 +1,5 @@
 import { blobsOf } from '../../objects/multipart-repo.js';
+import { reportedClass } from '../../objects/storage-class.js';
 import type { S3Call } from '../context.js';
 import { keyToOpen } from '../encryption.js';
 import { s3Errors } from '../errors.js';
@@ -53,7 +54,7 @@ export async function getObjectAttributes(call: S3Call): Promise<void> {
       .map((p) => `<Part>${el('PartNumber', p.n)}${el('Size', p.size)}</Part>`)
       .join('')}</ObjectParts>`;
   }
-  if (wanted.includes('StorageClass')) xml += el('StorageClass', 'STANDARD');
+  if (wanted.includes('StorageClass')) xml += el('StorageClass', reportedClass(row.storage_class));
   if (wanted.includes('ObjectSize')) xml += el('ObjectSize', Number(row.size));
   const headers: Record<string, string> = {
     'last-modified': new Date(Number(row.last_modified)).toUTCString(),

@@ -101,6 +101,8 @@ export function objectHeaders(
     ...attrs.headers,
   };
   if (row.version_id !== 'null') h['x-amz-version-id'] = row.version_id;
+  // S3 names the class only when it is not STANDARD.
+  if (row.storage_class) h['x-amz-storage-class'] = row.storage_class;
   for (const [k, v] of Object.entries(attrs.metadata)) h[`x-amz-meta-${k}`] = v;
   const tagCount = Object.keys(attrs.tags).length;
   if (tagCount > 0) h['x-amz-tagging-count'] = tagCount;

@@ -5,6 +5,7 @@ import type { BucketRecord } from '../../data-plane-contract.js';
 import { blobsOf } from '../../objects/multipart-repo.js';
 import type { ObjectAttributes } from '../../objects/object-store.js';
 import type { BucketRef } from '../../objects/repo.js';
+import { storageClassOf } from '../../objects/storage-class.js';
 import type { ObjectRow } from '../../objects/tables.js';
 import { objectOpenedByAcl, type S3Call } from '../context.js';
 import { keyToOpen, sealingFor, sseHeaders } from '../encryption.js';
@@ -184,6 +185,7 @@ export async function putObject(call: S3Call): Promise<void> {
   const { sealing, customer } = await sealingFor(call, bucket);
   const lock = lockForWrite(call, bucket);
   const acl = aclForWrite(call, bucket, key);
+  const storageClass = storageClassOf(call.header('x-amz-storage-class'));
   if (call.header('if-none-match') !== undefined || call.header('if-match') !== undefined) {
     conditionalWrite(call, await call.env.objects.repo.latest(bucket.id, key));
   }
@@ -192,6 +194,7 @@ export async function putObject(call: S3Call): Promise<void> {
     sealing,
     lock,
     acl,
+    storageClass,
   });
   const headers: Record<string, string> = { etag: quoteEtag(etag), ...sseHeaders(sealing, customer) };
   if (versionId !== 'null') headers['x-amz-version-id'] = versionId;
@@ -278,6 +281,8 @@ export async function copyObject(call: S3Call): Promise<void> {
   const lock = lockForWrite(call, bucket);
   // A copy gets the ACL it asks for, else private (S3 does not copy ACLs).
   const acl = aclForWrite(call, bucket, key);
+  // The copy's class is the one asked for, else STANDARD (S3 does not carry the source's over).
+  const storageClass = storageClassOf(call.header('x-amz-storage-class'));
   const directive = (call.header('x-amz-metadata-directive') ?? 'COPY').toUpperCase();
   const tagging = (call.header('x-amz-tagging-directive') ?? 'COPY').toUpperCase();
   if (!['COPY', 'REPLACE'].includes(directive))
@@ -316,7 +321,7 @@ export async function copyObject(call: S3Call): Promise<void> {
     key,
     bodyFromStream(stream, size),
     attrs,
-    { sealing, lock, acl },
+    { sealing, lock, acl, storageClass },
   );
   const headers: Record<string, string> = sseHeaders(sealing, customer);
   if (committed.versionId !== 'null') headers['x-amz-version-id'] = committed.versionId;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ObjectAttributes } from '../../objects/object-store.js';
+import { storageClassOf } from '../../objects/storage-class.js';
 import { cannedGrants } from '../acl.js';
 import type { S3Call } from '../context.js';
 import { sealingFor } from '../encryption.js';
@@ -83,7 +84,13 @@ export async function postObject(call: S3Call): Promise<void> {
   const grants = canned !== undefined ? cannedGrants(canned.trim()) : [];
   checkGrants(call, bucket, grants);
   const acl = grants.length ? JSON.stringify(grants) : null;
-  const done = await call.env.objects.putObject(refOf(bucket), key, body, attrs, { sealing, lock, acl });
+  const storageClass = storageClassOf(fields.get('x-amz-storage-class'));
+  const done = await call.env.objects.putObject(refOf(bucket), key, body, attrs, {
+    sealing,
+    lock,
+    acl,
+    storageClass,
+  });
   const location = call.objectUrl(bucketName, key);
   const out: Record<string, string> = { etag: quoteEtag(done.etag), location };
   if (done.versionId !== 'null') out['x-amz-version-id'] = done.versionId;
