@@ -46,6 +46,26 @@ export interface LifecycleRule {
   object_size_greater_than?: number | null;
   /** Only objects smaller than this many bytes. */
   object_size_less_than?: number | null;
+  /** Current versions move to another storage class (S3's `Transition`), a label change only. */
+  transitions?: LifecycleTransition[] | null;
+  /** Noncurrent versions move to another storage class (S3's `NoncurrentVersionTransition`). */
+  noncurrent_version_transitions?: NoncurrentVersionTransition[] | null;
+}
+
+/** A current version's move to `storage_class`, `days` after its last modification or at `date`. */
+export interface LifecycleTransition {
+  days: number | null;
+  /** A midnight UTC, ms (S3's `Transition.Date`; only S3 writes it). */
+  date?: number | null;
+  storage_class: string;
+}
+
+/** A noncurrent version's move to `storage_class`, `noncurrent_days` after it became noncurrent. */
+export interface NoncurrentVersionTransition {
+  noncurrent_days: number;
+  storage_class: string;
+  /** The newest this many noncurrent versions of each key stay where they are (1-100). */
+  newer_noncurrent_versions?: number | null;
 }
 
 /** A lock bucket's default retention (S3 PutObjectLockConfiguration): days or years, never both. */
@@ -211,7 +231,10 @@ export interface ObjectStats {
    * versions and aborts old multipart uploads. The control plane's `storage.lifecycle` job calls
    * it for every bucket with rules, hourly.
    */
-  applyLifecycle?(bucket: BucketRecord, now: number): Promise<{ expired: number; aborted: number }>;
+  applyLifecycle?(
+    bucket: BucketRecord,
+    now: number,
+  ): Promise<{ expired: number; aborted: number; transitioned?: number }>;
   /**
    * Removes stored blobs that no object or part refers to, last written more than `olderThanMs`
    * ago (wall clock); resolves to how many. Run daily by the `storage.blobs.sweep` job.

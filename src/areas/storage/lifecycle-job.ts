@@ -16,7 +16,7 @@ export function registerLifecycleJob(kernel: Kernel, service: StorageService, st
       const now = kernel.clock.nowMs();
       for (const bucket of await service.bucketsWithLifecycle()) {
         const done = await stats.applyLifecycle(bucket, now);
-        if (done.expired > 0 || done.aborted > 0) {
+        if (done.expired > 0 || done.aborted > 0 || (done.transitioned ?? 0) > 0) {
           kernel.log.info({ bucket: bucket.name, ...done }, 'storage lifecycle applied');
         }
       }

@@ -249,9 +249,7 @@ export class StorageService {
     const row = await this.bucket(customerId, name);
     if (row.lifecycle === null) throw storageErrors.lifecycleNotFound();
     const rules = fromJson<LifecycleRule[]>(row.lifecycle, []);
-    return {
-      rules: rules.map((r) => ({ ...r, newer_noncurrent_versions: r.newer_noncurrent_versions ?? null })),
-    };
+    return { rules: rules.map(lifecycleRuleOut) };
   }
 
   async putLifecycle(
@@ -264,7 +262,7 @@ export class StorageService {
     const checked = checkLifecycleRules(rules);
     await this.change(row, { lifecycle: toJson(checked) });
     await this.record(customerId, actor, 'storage.bucket.lifecycle.put', row.id, { rules: checked.length });
-    return { rules: checked };
+    return { rules: checked.map(lifecycleRuleOut) };
   }
 
   async deleteLifecycle(customerId: string, actor: Credential | null, name: string) {
@@ -386,3 +384,11 @@ export class StorageService {
 }
 
 export type { InternalObjects } from './data-plane-contract.js';
+
+/** A stored lifecycle rule as the control API shows it: the optional fields as null when absent. */
+const lifecycleRuleOut = (r: LifecycleRule) => ({
+  ...r,
+  newer_noncurrent_versions: r.newer_noncurrent_versions ?? null,
+  transitions: r.transitions ?? null,
+  noncurrent_version_transitions: r.noncurrent_version_transitions ?? null,
+});

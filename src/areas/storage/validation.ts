@@ -1,8 +1,14 @@
 import type { FieldProblem } from '../../kernel/errors.js';
 import { randomString } from '../../kernel/ids.js';
 import { ACCOUNT_ACTIONS, BUCKET_ACTIONS, LEGACY_REGION_SPELLINGS, STORAGE_REGION } from './catalogue.js';
-import type { CorsRule, LifecycleRule } from './data-plane-contract.js';
+import type {
+  CorsRule,
+  LifecycleRule,
+  LifecycleTransition,
+  NoncurrentVersionTransition,
+} from './data-plane-contract.js';
 import { storageErrors } from './errors.js';
+import { hasTransitions, transitionProblem } from './objects/lifecycle-transitions.js';
 
 /**
  * Rules the request schemas cannot say: CORS origins, unique rule ids, lifecycle rules with at
@@ -107,6 +113,8 @@ export interface LifecycleRuleInput {
   noncurrent_version_expiration_days?: number | null;
   newer_noncurrent_versions?: number | null;
   abort_incomplete_multipart_upload_days?: number | null;
+  transitions?: LifecycleTransition[] | null;
+  noncurrent_version_transitions?: NoncurrentVersionTransition[] | null;
 }
 
 export function checkLifecycleRules(rules: LifecycleRuleInput[]): LifecycleRule[] {
@@ -121,6 +129,8 @@ export function checkLifecycleRules(rules: LifecycleRuleInput[]): LifecycleRule[
       problems.push({ path: `/body/rules/${i}/id`, message: `duplicate rule id ${JSON.stringify(id)}` });
     ids.add(id);
     const r: LifecycleRule = {
+      // The forms only S3's documents carry (dates, tags, sizes, delete markers) are kept as given.
+      ...(rule as Partial<LifecycleRule>),
       id,
       enabled: rule.enabled ?? true,
       prefix: rule.prefix ?? '',
@@ -155,15 +165,20 @@ export function checkLifecycleRules(rules: LifecycleRuleInput[]): LifecycleRule[
         message: 'needs noncurrent_version_expiration_days',
       });
     }
+    const moves = transitionProblem(r);
+    if (moves) problems.push({ path: `/body/rules/${i}/${moves.field}`, message: moves.message });
     if (
       r.expiration_days === null &&
       r.noncurrent_version_expiration_days === null &&
-      r.abort_incomplete_multipart_upload_days === null
+      r.abort_incomplete_multipart_upload_days === null &&
+      r.expiration_date == null &&
+      !r.expired_object_delete_marker &&
+      !hasTransitions(r)
     ) {
       problems.push({
         path: `/body/rules/${i}`,
         message:
-          'a rule needs at least one of expiration_days, noncurrent_version_expiration_days, abort_incomplete_multipart_upload_days',
+          'a rule needs at least one of expiration_days, noncurrent_version_expiration_days, abort_incomplete_multipart_upload_days, transitions, noncurrent_version_transitions',
       });
     }
     return r;

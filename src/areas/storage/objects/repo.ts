@@ -153,6 +153,15 @@ export class ObjectRepo extends MultipartRepo {
     return Number((await q.executeTakeFirst()).numUpdatedRows) > 0;
   }
 
+  /** A lifecycle transition: the version's class changes, its bytes and dates do not. */
+  async updateStorageClass(rowId: string, storageClass: string | null): Promise<void> {
+    await this.db
+      .updateTable('storage_objects')
+      .set({ storage_class: storageClass })
+      .where('id', '=', rowId)
+      .execute();
+  }
+
   async updateAcl(rowId: string, acl: string | null): Promise<void> {
     await this.db.updateTable('storage_objects').set({ acl }).where('id', '=', rowId).execute();
   }

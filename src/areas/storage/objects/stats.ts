@@ -8,6 +8,7 @@ import type {
 } from '../data-plane-contract.js';
 import { storageErrors } from '../errors.js';
 import { FsBlobStore } from './drivers/fs-blob-store.js';
+import { applyTransitions, hasTransitions } from './lifecycle-transitions.js';
 import { parseLock, protectedBy } from './lock.js';
 import type { ObjectStore } from './object-store.js';
 import { PackCompactor } from './pack-compaction.js';
@@ -87,13 +88,18 @@ export class DataPlaneStats implements ObjectStats {
    * `expiration_days` expire (a delete marker when versioned, gone when not); noncurrent
    * versions go `noncurrent_version_expiration_days` after they stopped being current (except
    * the newest `newer_noncurrent_versions` of their key), and a delete marker left alone by that
-   * goes too; old incomplete uploads are aborted.
+   * goes too; old incomplete uploads are aborted; versions whose transitions are due take their
+   * new storage class (lifecycle-transitions.ts).
    */
-  async applyLifecycle(bucket: BucketRecord, now: number): Promise<{ expired: number; aborted: number }> {
+  async applyLifecycle(
+    bucket: BucketRecord,
+    now: number,
+  ): Promise<{ expired: number; aborted: number; transitioned: number }> {
     const ref = { id: bucket.id, customerId: bucket.customerId, versioning: bucket.versioning };
     const repo = this.objects.repo;
     let expired = 0;
     let aborted = 0;
+    let transitioned = 0;
     for (const rule of bucket.lifecycle ?? []) {
       if (!rule.enabled) continue;
       if (
@@ -153,8 +159,19 @@ export class DataPlaneStats implements ObjectStats {
           aborted++;
         }
       }
+      if (hasTransitions(rule)) {
+        const newer = new NewerNoncurrent(repo, bucket.id);
+        transitioned += await applyTransitions(
+          repo,
+          bucket.id,
+          rule,
+          now,
+          (row) => matchesFilter(rule, row),
+          (key, id) => newer.count(key, id),
+        );
+      }
     }
-    return { expired, aborted };
+    return { expired, aborted, transitioned };
   }
 
   private async dropLoneDeleteMarkers(

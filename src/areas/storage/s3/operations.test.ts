@@ -229,7 +229,7 @@ describe('object operations', () => {
       },
     ];
     const early = await h.plane.stats.applyLifecycle({ ...bucket, lifecycle: rules }, Date.now() + 3600_000);
-    expect(early).toEqual({ expired: 0, aborted: 0 });
+    expect(early).toEqual({ expired: 0, aborted: 0, transitioned: 0 });
     const later = await h.plane.stats.applyLifecycle(
       { ...bucket, lifecycle: rules },
       Date.now() + 31 * 86_400_000,

@@ -4,13 +4,19 @@ import type { S3Call } from '../context.js';
 import { s3Errors } from '../errors.js';
 import { asText, el, parseXml } from '../xml.js';
 import { viaDirectory } from './configuration.js';
+import {
+  checkTransitionMinimum,
+  parseTransitions,
+  TRANSITION_MINIMUM_HEADER,
+  transitionsXml,
+} from './lifecycle-transitions.js';
 
 /**
- * S3's bucket lifecycle documents, in every form S3 takes apart from storage classes: a filter by
- * prefix, tag, object size or several at once (`And`); expiry by days or at a date, of lone
- * delete markers, of noncurrent versions (keeping the newest few with `NewerNoncurrentVersions`);
- * aborting old uploads. Transitions move objects between
- * storage classes, which Fjord does not have: they are refused rather than ignored.
+ * S3's bucket lifecycle documents: a filter by prefix, tag, object size or several at once
+ * (`And`); expiry by days or at a date, of lone delete markers, of noncurrent versions (keeping
+ * the newest few with `NewerNoncurrentVersions`); aborting old uploads; transitions of current
+ * and noncurrent versions between storage classes (labels: lifecycle-transitions.ts), except to
+ * the archive classes, which are refused rather than ignored.
  */
 
 type Xml = Record<string, unknown>;
@@ -74,8 +80,6 @@ function parseRule(r: Xml, i: number): LifecycleRule {
   const id = asText(r['ID']) || `rule-${i + 1}`;
   if (id.length > 255)
     throw s3Errors.invalidArgument('ID length should not exceed allowed limit of 255', 'ID', id);
-  if (r['Transition'] !== undefined || r['NoncurrentVersionTransition'] !== undefined)
-    throw s3Errors.notImplemented('Fjord has one storage class: lifecycle transitions are not supported.');
   const filter = (r['Filter'] ?? {}) as Xml;
   const and = (filter['And'] ?? {}) as Xml;
   const conditions = ['Prefix', 'Tag', 'ObjectSizeGreaterThan', 'ObjectSizeLessThan'].filter(
@@ -130,20 +134,23 @@ function parseRule(r: Xml, i: number): LifecycleRule {
         'AbortIncompleteMultipartUpload cannot be specified with a filter by tags or object size.',
       );
   }
-  if (exp === undefined && nc === undefined && ab === undefined)
+  parseTransitions(r, rule, midnight);
+  const moves = r['Transition'] !== undefined || r['NoncurrentVersionTransition'] !== undefined;
+  if (exp === undefined && nc === undefined && ab === undefined && !moves)
     throw s3Errors.invalidRequest('At least one action needs to be specified in a rule.');
   return rule;
 }
 
 export async function putLifecycle(call: S3Call): Promise<void> {
   const bucket = await call.requireBucket('s3:PutLifecycleConfiguration');
+  checkTransitionMinimum(call.header(TRANSITION_MINIMUM_HEADER));
   const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'LifecycleConfiguration');
   const rules = list(doc.Rule).map(parseRule);
   if (rules.length === 0 || rules.length > 1000) throw s3Errors.malformedXml();
   const ids = new Set(rules.map((r) => r.id));
   if (ids.size !== rules.length) throw s3Errors.invalidArgument('Rule ID must be unique.');
   await viaDirectory(call, () => call.env.directory.putLifecycle(bucket.name, rules));
-  call.send(200);
+  call.send(200, { [TRANSITION_MINIMUM_HEADER]: 'all_storage_classes_128K' });
 }
 
 function filterXml(r: LifecycleRule): string {
@@ -170,6 +177,7 @@ export async function getLifecycle(call: S3Call): Promise<void> {
         x += `<Expiration>${el('Date', new Date(r.expiration_date).toISOString())}</Expiration>`;
       else if (r.expired_object_delete_marker)
         x += '<Expiration><ExpiredObjectDeleteMarker>true</ExpiredObjectDeleteMarker></Expiration>';
+      x += transitionsXml(r);
       if (r.noncurrent_version_expiration_days !== null) {
         const newer =
           r.newer_noncurrent_versions != null
@@ -183,7 +191,7 @@ export async function getLifecycle(call: S3Call): Promise<void> {
       return `<Rule>${x}</Rule>`;
     })
     .join('');
-  call.xml(200, 'LifecycleConfiguration', rules);
+  call.xml(200, 'LifecycleConfiguration', rules, { [TRANSITION_MINIMUM_HEADER]: 'all_storage_classes_128K' });
 }
 
 export async function deleteLifecycle(call: S3Call): Promise<void> {
