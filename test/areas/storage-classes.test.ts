@@ -16,6 +16,7 @@ import {
   type StorageClass,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { s3ClientFor } from '../helpers/s3.js';
@@ -168,5 +169,32 @@ describe('storage classes', () => {
     );
     const list = await s3.send(new ListObjectsV2Command({ Bucket: name }));
     expect(list.Contents?.[0]?.StorageClass).toBe('INTELLIGENT_TIERING');
+  });
+
+  it('takes the class from a POST form field, and refuses an archive class there', async () => {
+    const { name, s3 } = await bucket();
+    const post = async (Key: string, cls: string) => {
+      const fields = { 'x-amz-storage-class': cls };
+      const p = await createPresignedPost(s3, {
+        Bucket: name,
+        Key,
+        Fields: fields,
+        Conditions: [{ 'x-amz-storage-class': cls }],
+        Expires: 600,
+      });
+      const form = new FormData();
+      for (const [f, v] of Object.entries(p.fields)) form.append(f, v);
+      form.append('file', new Blob(['form body']), Key);
+      return fetch(p.url, { method: 'POST', body: form });
+    };
+    const ok = await post('form', 'ONEZONE_IA');
+    expect(ok.status, await ok.clone().text()).toBe(204);
+    expect((await s3.send(new HeadObjectCommand({ Bucket: name, Key: 'form' }))).StorageClass).toBe(
+      'ONEZONE_IA',
+    );
+    const refused = await post('cold', 'DEEP_ARCHIVE');
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain('<Code>InvalidStorageClass</Code>');
+    expect((await s3.send(new ListObjectsV2Command({ Bucket: name }))).KeyCount).toBe(1);
   });
 });

@@ -233,4 +233,35 @@ describe('lifecycle transitions', () => {
       expect(r.status, JSON.stringify(bad)).toBe(422);
     }
   });
+
+  it('keeps the forms only S3 writes (tags, sizes, dates, delete markers) through the control plane', async () => {
+    const { name, s3 } = await bucket();
+    const Rules: LifecycleRule[] = [
+      {
+        ID: 'tagged',
+        Status: 'Enabled',
+        Filter: { And: { Prefix: 'p/', Tags: [{ Key: 'tier', Value: 'cold' }], ObjectSizeGreaterThan: 10 } },
+        Transitions: [{ Days: 40, StorageClass: 'STANDARD_IA' }],
+      },
+      {
+        ID: 'markers',
+        Status: 'Enabled',
+        Filter: { Prefix: '' },
+        Expiration: { ExpiredObjectDeleteMarker: true },
+      },
+      {
+        ID: 'dated',
+        Status: 'Enabled',
+        Filter: { Prefix: 'd/' },
+        Expiration: { Date: new Date('2031-01-01T00:00:00Z') },
+      },
+    ];
+    await putRules(s3, name, Rules);
+    const got = await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: name }));
+    expect(got.Rules?.map((r) => r.ID)).toEqual(['tagged', 'markers', 'dated']);
+    expect(got.Rules?.[0]?.Filter?.And?.Tags).toEqual([{ Key: 'tier', Value: 'cold' }]);
+    expect(got.Rules?.[0]?.Filter?.And?.ObjectSizeGreaterThan).toBe(10);
+    expect(got.Rules?.[1]?.Expiration).toEqual({ ExpiredObjectDeleteMarker: true });
+    expect(got.Rules?.[2]?.Expiration?.Date).toEqual(new Date('2031-01-01T00:00:00Z'));
+  });
 });
