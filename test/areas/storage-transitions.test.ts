@@ -93,8 +93,7 @@ describe('lifecycle transitions', () => {
 
   it('moves small objects when the rule filters by size, and at a date', async () => {
     const { name, s3 } = await bucket();
-    const put = await s3.send(new PutObjectCommand({ Bucket: name, Key: 'small', Body: 'tiny' }));
-    void put;
+    await s3.send(new PutObjectCommand({ Bucket: name, Key: 'small', Body: 'tiny' }));
     const now = (await s3.send(new HeadObjectCommand({ Bucket: name, Key: 'small' }))).LastModified!;
     const date = new Date(Math.ceil(now.getTime() / (DAY * 1000)) * DAY * 1000 + DAY * 1000);
     await putRules(s3, name, [
