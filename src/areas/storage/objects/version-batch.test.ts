@@ -61,3 +61,18 @@ it('a write to a deleted bucket fails alone; the writes sharing its transaction 
   expect(await h.plane.env.objects.repo.latest(live.id, 'y')).toBeDefined();
   expect(await h.plane.env.objects.repo.latest(gone.id, 'x')).toBeUndefined();
 });
+
+it('a write made under versioning Enabled keeps the null version, even sharing a batch with one made before it was enabled', async () => {
+  // Versioning changed while writes were in flight: the requests carry the state each one read.
+  const before: BucketRef = { id: 'b-batch-mixed', customerId: 'c-batch', versioning: 'Suspended' };
+  const after: BucketRef = { ...before, versioning: 'Enabled' };
+  await write(before, 'k', 7);
+  await Promise.all([write(before, 'other', 3), write(after, 'k', 9)]);
+  const repo = h.plane.env.objects.repo;
+  const versions = await repo.listVersions(before.id, 'k', null, 100);
+  expect(versions.map((v) => [v.version_id === 'null', v.is_latest, Number(v.size)])).toEqual([
+    [false, 1, 9],
+    [true, 0, 7],
+  ]);
+  expect(await repo.usage(before.id)).toEqual({ objects: 3, bytes: 19 });
+});
