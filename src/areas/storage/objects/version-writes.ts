@@ -84,10 +84,21 @@ export async function writeVersionsIn(
   items: PendingVersion[],
   lockLiveBucket: (trx: Transaction<ObjectTables>, bucketId: string) => Promise<void>,
 ): Promise<{ versionId: string; released: Released }[]> {
-  const byBucket = new Map<string, { bucket: BucketRef; keys: Set<string>; now: number }>();
+  const byBucket = new Map<
+    string,
+    { bucket: BucketRef; keys: Set<string>; nullKeys: Set<string>; now: number }
+  >();
   for (const it of items) {
-    const b = byBucket.get(it.bucket.id) ?? { bucket: it.bucket, keys: new Set<string>(), now: it.now };
+    const b = byBucket.get(it.bucket.id) ?? {
+      bucket: it.bucket,
+      keys: new Set<string>(),
+      nullKeys: new Set<string>(),
+      now: it.now,
+    };
     b.keys.add(it.key);
+    // Each write's own versioning state: one read before versioning was enabled can share a batch
+    // with one read after, whose key's `null` version must stay (noncurrent).
+    if (it.bucket.versioning !== 'Enabled') b.nullKeys.add(it.key);
     b.now = Math.min(b.now, it.now);
     byBucket.set(it.bucket.id, b);
   }
@@ -103,9 +114,8 @@ export async function writeVersionsIn(
   const locked = new Map<string, ReplacedRow>();
   const columns = 'id, "key", size, is_delete_marker, blob, object_lock';
   for (const id of bucketIds) {
-    const b = byBucket.get(id)!;
-    if (b.bucket.versioning === 'Enabled') continue;
-    const keys = [...b.keys];
+    const keys = [...byBucket.get(id)!.nullKeys];
+    if (keys.length === 0) continue;
     const gone = await runCompiled<ReplacedRow>(
       trx,
       `DELETE FROM storage_objects WHERE bucket_id = ? AND "key" IN (${placeholders(keys.length)})
