@@ -86,19 +86,21 @@ export async function writeVersionsIn(
 ): Promise<{ versionId: string; released: Released }[]> {
   const byBucket = new Map<
     string,
-    { bucket: BucketRef; keys: Set<string>; nullKeys: Set<string>; now: number }
+    { bucket: BucketRef; keys: Set<string>; nullKeys: Set<string>; suspended: boolean; now: number }
   >();
   for (const it of items) {
     const b = byBucket.get(it.bucket.id) ?? {
       bucket: it.bucket,
       keys: new Set<string>(),
       nullKeys: new Set<string>(),
+      suspended: false,
       now: it.now,
     };
     b.keys.add(it.key);
     // Each write's own versioning state: one read before versioning was enabled can share a batch
     // with one read after, whose key's `null` version must stay (noncurrent).
     if (it.bucket.versioning !== 'Enabled') b.nullKeys.add(it.key);
+    if (it.bucket.versioning === 'Suspended') b.suspended = true;
     b.now = Math.min(b.now, it.now);
     byBucket.set(it.bucket.id, b);
   }
@@ -114,7 +116,8 @@ export async function writeVersionsIn(
   const locked = new Map<string, ReplacedRow>();
   const columns = 'id, "key", size, is_delete_marker, blob, object_lock';
   for (const id of bucketIds) {
-    const keys = [...byBucket.get(id)!.nullKeys];
+    const b = byBucket.get(id)!;
+    const keys = [...b.nullKeys];
     if (keys.length === 0) continue;
     const gone = await runCompiled<ReplacedRow>(
       trx,
@@ -123,7 +126,9 @@ export async function writeVersionsIn(
       [id, ...keys],
     );
     for (const row of gone.rows) removed.set(slot(id, row.key), row);
-    const rest = keys.filter((k) => !removed.has(slot(id, k)));
+    // Object lock needs versioning from the bucket's creation on, so a bucket that never had it
+    // holds no locked version: new keys there cost the one statement.
+    const rest = b.suspended ? keys.filter((k) => !removed.has(slot(id, k))) : [];
     if (rest.length === 0) continue;
     const kept = await runCompiled<ReplacedRow>(
       trx,
