@@ -79,22 +79,29 @@ export class SqliteCheckpointer {
 
   private start(): void {
     if (this.closed) return;
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: {
-        module: createRequire(import.meta.url).resolve('better-sqlite3'),
-        path: this.path,
-        idleMs: IDLE_INTERVAL_MS,
-        busyMs: BUSY_INTERVAL_MS,
-      },
-    });
+    let worker: Worker;
+    try {
+      worker = new Worker(WORKER_SOURCE, {
+        eval: true,
+        workerData: {
+          module: createRequire(import.meta.url).resolve('better-sqlite3'),
+          path: this.path,
+          idleMs: IDLE_INTERVAL_MS,
+          busyMs: BUSY_INTERVAL_MS,
+        },
+      });
+    } catch (err) {
+      // Runs in a timer: a throw here would be an uncaught exception. SQLite checkpoints as usual.
+      this.report((err as Error).message);
+      return;
+    }
     worker.unref();
     worker.on('message', (m: { error?: string }) => {
-      if (m.error) this.onError(m.error);
+      if (m.error) this.report(m.error);
     });
     // A worker that failed to start or died: the main connection checkpoints as SQLite does.
     worker.on('error', (err) => {
-      this.onError(err.message);
+      this.report(err.message);
       this.fallBack();
     });
     worker.on('exit', () => {
@@ -104,6 +111,14 @@ export class SqliteCheckpointer {
     this.database.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
     this.database.pragma(`journal_size_limit = ${LOG_SIZE_LIMIT_BYTES}`);
   }
+
+  /** A failing checkpoint fails every few milliseconds: each message is told once in a row. */
+  private report(message: string): void {
+    if (message === this.lastError) return;
+    this.lastError = message;
+    this.onError(message);
+  }
+  private lastError: string | null = null;
 
   private fallBack(): void {
     this.worker = null;
