@@ -12,6 +12,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { signRequest, UNSIGNED_PAYLOAD } from '../src/areas/storage/s3/sigv4.js';
 
@@ -24,7 +25,9 @@ const SECONDS = arg('seconds', 5);
 const ROUNDS = arg('rounds', 3);
 const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : null;
 
-async function startChild(cmd: string, args: string[]): Promise<{ child: ChildProcess; endpoint: string }> {
+type Started = { child: ChildProcess; endpoint: string };
+
+async function startChild(cmd: string, args: string[]): Promise<Started> {
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const endpoint = await new Promise<string>((resolve, reject) => {
     let out = '';
@@ -151,26 +154,53 @@ async function listTimes(endpoint: string) {
 
 const fmt = (n: number) => n.toFixed(1);
 
+/** CPU seconds (user + system, all threads) a child has used so far, from /proc (Linux). */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
+ * Operations per second, and the server's CPU per operation (µs): the rate depends on what else
+ * the machine runs, the CPU an operation costs much less.
+ */
+async function measured(
+  server: ChildProcess,
+  run: () => Promise<number>,
+): Promise<{ rate: number; cpu: number }> {
+  const before = cpuSeconds(server.pid);
+  const rate = await run();
+  return { rate, cpu: ((cpuSeconds(server.pid) - before) * 1e6) / (rate * SECONDS) };
+}
+
 /** 4 KiB PUTs and GETs in interleaved rounds; each ratio is taken within its round. */
-async function smallRounds(refEndpoint: string, s3Endpoint: string) {
-  const rows: Record<'PUT' | 'GET', { s3: number; ref: number }[]> = { PUT: [], GET: [] };
+async function smallRounds(ref: Started, s3: Started) {
+  type Row = { s3: number; ref: number; s3Cpu: number; refCpu: number };
+  const rows: Record<'PUT' | 'GET', Row[]> = { PUT: [], GET: [] };
   for (let r = 0; r < ROUNDS; r++) {
     for (const method of ['PUT', 'GET'] as const) {
-      const ref = await smallOps(refEndpoint, false, method);
-      const s3 = await smallOps(s3Endpoint, true, method);
-      rows[method].push({ s3, ref });
+      const a = await measured(ref.child, () => smallOps(ref.endpoint, false, method));
+      const b = await measured(s3.child, () => smallOps(s3.endpoint, true, method));
+      rows[method].push({ s3: b.rate, ref: a.rate, s3Cpu: b.cpu, refCpu: a.cpu });
       console.log(
-        `round ${r + 1} ${method}: Fjord ${fmt(s3)}, reference ${fmt(ref)}, ${(s3 / ref).toFixed(2)}×`,
+        `round ${r + 1} ${method}: Fjord ${fmt(b.rate)} (${b.cpu.toFixed(0)} µs CPU each), reference ${fmt(a.rate)} (${a.cpu.toFixed(0)} µs), ${(b.rate / a.rate).toFixed(2)}×`,
       );
     }
   }
   console.log(`\n4 KiB objects, 16 concurrent clients, ops/s over ${SECONDS} s (median of ${ROUNDS} rounds)`);
-  console.log('| op  | Fjord S3 | node:http reference | ratio (median round) |');
-  console.log('|-----|---------:|--------------------:|------:|');
+  console.log(
+    '| op  | Fjord S3 | node:http reference | ratio (median round) | server CPU per op, Fjord / reference |',
+  );
+  console.log('|-----|---------:|--------------------:|------:|------:|');
   for (const method of ['PUT', 'GET'] as const) {
     const xs = rows[method];
+    const cpu = `${median(xs.map((x) => x.s3Cpu)).toFixed(0)} / ${median(xs.map((x) => x.refCpu)).toFixed(0)} µs`;
     console.log(
-      `| ${method} | ${fmt(median(xs.map((x) => x.s3)))} | ${fmt(median(xs.map((x) => x.ref)))} | ${median(xs.map((x) => x.s3 / x.ref)).toFixed(2)}× |`,
+      `| ${method} | ${fmt(median(xs.map((x) => x.s3)))} | ${fmt(median(xs.map((x) => x.ref)))} | ${median(xs.map((x) => x.s3 / x.ref)).toFixed(2)}× | ${cpu} |`,
     );
   }
 }
@@ -195,7 +225,7 @@ async function main() {
     console.log(`\n### ${mode.name}`);
     try {
       if (ONLY === 'small') {
-        await smallRounds(ref.endpoint, s3.endpoint);
+        await smallRounds(ref, s3);
         continue;
       }
       const body = randomBytes(SIZE);

@@ -4,46 +4,28 @@ import {
   GetObjectCommand,
   HeadObjectCommand,
   PutObjectCommand,
-  type S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { StorageTables } from '../../src/areas/storage/migrations.js';
-import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
-import { s3ClientFor } from '../helpers/s3.js';
+import type { TestCustomer, TestFjord } from '../helpers/fjord.js';
+import { kmsFixture } from './storage-kms-fixture.js';
 
 /**
  * Scheduled deletion of SSE-KMS keys (AWS KMS's ScheduleKeyDeletion / CancelKeyDeletion): the
  * waiting period, what S3 answers meanwhile, cancelling, destruction on the clock, and writes
  * racing the scheduling.
  */
+const f = kmsFixture('kmsdel');
+const { bucketOf, newKey } = f;
 let t: TestFjord;
 let a: TestCustomer;
-let endpoint: string;
-let n = 0;
-const fresh = (stem: string) => `${stem}-${Date.now().toString(36)}-${(n++).toString(36)}`;
 const DAY = 86_400;
 
-beforeAll(async () => {
-  t = await TestFjord.create({ FJORD_S3_PORT: '0' });
-  await t.fjord.start(['s3']);
-  a = await t.customer();
-  endpoint = (await t.request('GET', '/storage/s3')).body.endpoint;
+beforeAll(() => {
+  t = f.t;
+  a = f.a;
 });
-afterAll(() => t.close());
-
-async function bucketOf(c: TestCustomer): Promise<{ name: string; s3: S3Client }> {
-  const name = fresh('kmsdel');
-  const r = await t.request('POST', '/v1/storage/buckets', { key: c.pat, body: { bucket_name: name } });
-  expect(r.status).toBe(201);
-  return { name, s3: s3ClientFor(r.body, endpoint) };
-}
-
-async function newKey(c: TestCustomer, alias?: string) {
-  const r = await t.request('POST', '/v1/storage/kms-keys', { key: c.pat, body: alias ? { alias } : {} });
-  expect(r.status).toBe(201);
-  return r.body as { key_id: string; arn: string };
-}
 
 const keyUrl = (id: string, verb = '') => `/v1/storage/kms-keys/${id}${verb ? `/${verb}` : ''}`;
 const schedule = (c: TestCustomer, id: string, body?: Record<string, unknown>) =>

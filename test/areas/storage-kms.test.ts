@@ -9,47 +9,29 @@ import {
   HeadObjectCommand,
   PutBucketEncryptionCommand,
   PutObjectCommand,
-  type S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
-import { s3ClientFor } from '../helpers/s3.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { TestCustomer, TestFjord } from '../helpers/fjord.js';
+import { kmsFixture } from './storage-kms-fixture.js';
 
 /**
  * SSE-KMS through the whole Fjord: keys made and managed through the API, objects sealed under
  * them through S3 (PUT, copy, multipart, bucket default), rotation, disable and enable, and
  * another customer's key refused.
  */
+const f = kmsFixture('kms');
+const { bucketOf, newKey } = f;
 let t: TestFjord;
-let endpoint: string;
 let a: TestCustomer;
 let b: TestCustomer;
-let n = 0;
-const fresh = (stem: string) => `${stem}-${Date.now().toString(36)}-${(n++).toString(36)}`;
 
 beforeAll(async () => {
-  t = await TestFjord.create({ FJORD_S3_PORT: '0' });
-  await t.fjord.start(['s3']);
-  a = await t.customer();
+  t = f.t;
+  a = f.a;
   b = await t.customer();
-  endpoint = (await t.request('GET', '/storage/s3')).body.endpoint;
 });
-afterAll(() => t.close());
-
-async function bucketOf(c: TestCustomer): Promise<{ name: string; s3: S3Client }> {
-  const name = fresh('kms');
-  const r = await t.request('POST', '/v1/storage/buckets', { key: c.pat, body: { bucket_name: name } });
-  expect(r.status).toBe(201);
-  return { name, s3: s3ClientFor(r.body, endpoint) };
-}
-
-async function newKey(c: TestCustomer, alias?: string) {
-  const r = await t.request('POST', '/v1/storage/kms-keys', { key: c.pat, body: alias ? { alias } : {} });
-  expect(r.status).toBe(201);
-  return r.body as { key_id: string; arn: string; key_state: string; current_version: number };
-}
 
 function marked(size: number, marker: string): Buffer {
   const out = Buffer.alloc(size);

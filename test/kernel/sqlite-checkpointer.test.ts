@@ -29,7 +29,7 @@ it('checkpoints the log from its own thread while the main connection writes, an
   const errors: string[] = [];
   const checkpointer = new SqliteCheckpointer(db, path, (m) => errors.push(m), 0);
   await until('the worker started', () => checkpointer.running);
-  expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(10_000);
+  expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(4000);
   const before = statSync(path).size;
 
   const insert = db.prepare('INSERT INTO t (body) VALUES (?)');
@@ -40,7 +40,7 @@ it('checkpoints the log from its own thread while the main connection writes, an
     })();
     await new Promise((r) => setImmediate(r));
   }
-  // 2000 rows of 3 KB: ~6 MB, well under the main connection's 10 000-page mark.
+  // 2000 rows of 3 KB: ~6 MB, well under the main connection's 4000-page mark.
   await until('the database file took the logged pages', () => statSync(path).size > before + 5_000_000);
   expect(db.prepare('SELECT count(*) FROM t').pluck().get()).toBe(2000);
   expect(checkpointer.running).toBe(true);

@@ -301,6 +301,13 @@ export interface KmsDataKey {
  */
 export interface KmsKeyring {
   resolve(customerId: string, ref: string | null): Promise<{ keyId: string; arn: string }>;
-  generateDataKey(customerId: string, ref: string | null): Promise<KmsDataKey>;
-  decryptDataKey(customerId: string, keyId: string, version: number, wrapped: string): Promise<Buffer>;
+  /** `context`: the writer's encryption context (canonical JSON), bound to the wrapped key. */
+  generateDataKey(customerId: string, ref: string | null, context?: string | null): Promise<KmsDataKey>;
+  decryptDataKey(
+    customerId: string,
+    keyId: string,
+    version: number,
+    wrapped: string,
+    context?: string | null,
+  ): Promise<Buffer>;
 }

@@ -31,7 +31,9 @@ const DAY_MS = 86_400_000;
 export type KmsKeyState = 'Enabled' | 'Disabled' | 'PendingDeletion';
 
 const versionsOf = (row: StorageKmsKeysTable) => JSON.parse(row.versions) as KmsKeyVersion[];
-const aad = (keyId: string, version: number) => Buffer.from(`fjord-kms-v1:${keyId}:${version}`);
+/** What a wrapped data key is bound to: the key version and, when the writer gave one, its encryption context. */
+const aad = (keyId: string, version: number, context: string | null) =>
+  Buffer.from(`fjord-kms-v1:${keyId}:${version}${context === null ? '' : `:${context}`}`);
 
 /**
  * SSE-KMS keys Fjord keeps per customer, at the scale of MinIO's KES: a key wraps the per-object
@@ -278,13 +280,17 @@ export class KmsKeyService implements KmsKeyring {
     return { keyId: row.id, arn: this.arn(customerId, row.id) };
   }
 
-  async generateDataKey(customerId: string, ref: string | null): Promise<KmsDataKey> {
+  async generateDataKey(
+    customerId: string,
+    ref: string | null,
+    context: string | null = null,
+  ): Promise<KmsDataKey> {
     const row = await this.usable(customerId, ref);
     const current = versionsOf(row).at(-1)!;
     const plaintext = randomBytes(32);
     const nonce = randomBytes(12);
     const c = createCipheriv('aes-256-gcm', this.material(current), nonce);
-    c.setAAD(aad(row.id, current.version));
+    c.setAAD(aad(row.id, current.version, context));
     const body = Buffer.concat([c.update(plaintext), c.final()]);
     return {
       keyId: row.id,
@@ -295,7 +301,13 @@ export class KmsKeyService implements KmsKeyring {
     };
   }
 
-  async decryptDataKey(customerId: string, keyId: string, version: number, wrapped: string): Promise<Buffer> {
+  async decryptDataKey(
+    customerId: string,
+    keyId: string,
+    version: number,
+    wrapped: string,
+    context: string | null = null,
+  ): Promise<Buffer> {
     // By id, a destroyed key included: its objects are refused as sealed under a deleted key.
     const found = UUID.test(keyId) ? await this.repo.byId(customerId, keyId) : undefined;
     const row = found ? this.inUse(found) : await this.usable(customerId, keyId);
@@ -303,7 +315,7 @@ export class KmsKeyService implements KmsKeyring {
     if (!v) throw storageErrors.kmsKeyNotFound(keyId);
     const raw = Buffer.from(wrapped, 'base64');
     const d = createDecipheriv('aes-256-gcm', this.material(v), raw.subarray(0, 12));
-    d.setAAD(aad(row.id, version));
+    d.setAAD(aad(row.id, version, context));
     d.setAuthTag(raw.subarray(raw.length - 16));
     return Buffer.concat([d.update(raw.subarray(12, raw.length - 16)), d.final()]);
   }

@@ -9,16 +9,24 @@ import type SQLite from 'better-sqlite3';
  * 2-70 ms, four fifths of all commit time, with every request waiting behind it.
  *
  * Here a worker with its own connection runs `wal_checkpoint(PASSIVE)` every few tens of
- * milliseconds while the log has frames: PASSIVE never blocks writers or readers, and the writer
- * starts the log over once a checkpoint has caught up. The main connection keeps an automatic
- * checkpoint at a much higher mark, so the log stays bounded even if the worker stopped.
+ * milliseconds while the log has frames: PASSIVE never blocks writers or readers. The main
+ * connection keeps an automatic checkpoint at a higher mark (see below), which lets the log start
+ * over and keeps it bounded even if the worker stopped.
  *
  * The worker starts a moment after the store opens (a store opened and closed at once, as in
  * tests and one-shot commands, never starts a thread) and is stopped before the store closes.
  */
 
-/** The main connection's own checkpoint, a safety net the worker normally keeps it from reaching. */
-const FALLBACK_AUTOCHECKPOINT_PAGES = 10_000;
+/**
+ * The main connection's own checkpoint, kept at four times SQLite's default. Under steady writes
+ * a passive checkpoint from another connection never sees the log fully copied (new frames keep
+ * coming), so the log could never start over; the main connection's checkpoint runs between its
+ * own commits, where nothing is being appended, and by then the worker has copied all but the
+ * last frames: it costs the fsyncs, not the copying, once per 4000 pages written.
+ */
+const FALLBACK_AUTOCHECKPOINT_PAGES = 4_000;
+/** A log that started over is cut back to this (SQLite otherwise keeps its largest size). */
+const LOG_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
 const START_AFTER_MS = 1_000;
 const IDLE_INTERVAL_MS = 200;
 const BUSY_INTERVAL_MS = 20;
@@ -71,22 +79,29 @@ export class SqliteCheckpointer {
 
   private start(): void {
     if (this.closed) return;
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: {
-        module: createRequire(import.meta.url).resolve('better-sqlite3'),
-        path: this.path,
-        idleMs: IDLE_INTERVAL_MS,
-        busyMs: BUSY_INTERVAL_MS,
-      },
-    });
+    let worker: Worker;
+    try {
+      worker = new Worker(WORKER_SOURCE, {
+        eval: true,
+        workerData: {
+          module: createRequire(import.meta.url).resolve('better-sqlite3'),
+          path: this.path,
+          idleMs: IDLE_INTERVAL_MS,
+          busyMs: BUSY_INTERVAL_MS,
+        },
+      });
+    } catch (err) {
+      // Runs in a timer: a throw here would be an uncaught exception. SQLite checkpoints as usual.
+      this.report((err as Error).message);
+      return;
+    }
     worker.unref();
     worker.on('message', (m: { error?: string }) => {
-      if (m.error) this.onError(m.error);
+      if (m.error) this.report(m.error);
     });
     // A worker that failed to start or died: the main connection checkpoints as SQLite does.
     worker.on('error', (err) => {
-      this.onError(err.message);
+      this.report(err.message);
       this.fallBack();
     });
     worker.on('exit', () => {
@@ -94,7 +109,16 @@ export class SqliteCheckpointer {
     });
     this.worker = worker;
     this.database.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+    this.database.pragma(`journal_size_limit = ${LOG_SIZE_LIMIT_BYTES}`);
   }
+
+  /** A failing checkpoint fails every few milliseconds: each message is told once in a row. */
+  private report(message: string): void {
+    if (message === this.lastError) return;
+    this.lastError = message;
+    this.onError(message);
+  }
+  private lastError: string | null = null;
 
   private fallBack(): void {
     this.worker = null;

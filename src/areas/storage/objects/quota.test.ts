@@ -63,4 +63,39 @@ describe('the storage quota', () => {
     expect(await limited.verdict(0)).toBe('ok');
     expect(unlimited.state.reads + limited.state.reads).toBe(0);
   });
+  it('never refuses on a read that was already under way before room was made', async () => {
+    // A store round trip: the usage is what the store held when the read ran, answered later.
+    let bytes = 1000;
+    let reads = 0;
+    let now = 0;
+    const answers: (() => void)[] = [];
+    const quota = new StorageQuota(
+      async () => 1000,
+      () => {
+        reads++;
+        const seen = bytes;
+        return new Promise((resolve) => answers.push(() => resolve({ bytes: seen })));
+      },
+      () => now,
+    );
+    const first = quota.check('c1', 1).catch((err: { code?: string }) => err.code);
+    await new Promise((r) => setImmediate(r));
+    expect(reads).toBe(1);
+    // The customer deletes everything; then, while that first read is still out, writes 600.
+    bytes = 0;
+    now = 5;
+    const second = quota.check('c1', 600).then(
+      () => 'ok',
+      (err: { code?: string }) => err.code,
+    );
+    let settled = false;
+    const both = Promise.all([first, second]).finally(() => {
+      settled = true;
+    });
+    while (!settled) {
+      await new Promise((r) => setImmediate(r));
+      for (const answer of answers.splice(0)) answer();
+    }
+    expect(await both).toEqual(['QuotaExceeded', 'ok']);
+  });
 });

@@ -26,7 +26,7 @@ interface UsageSnapshot {
 export class StorageQuota {
   private readonly snapshots = new Map<string, UsageSnapshot>();
   /** Reads in flight: checks asking meanwhile share them. */
-  private readonly reads = new Map<string, Promise<UsageSnapshot>>();
+  private readonly reads = new Map<string, { readAt: number; snapshot: Promise<UsageSnapshot> }>();
 
   constructor(
     private readonly limitOf: (customerId: string) => Promise<number | null>,
@@ -36,6 +36,7 @@ export class StorageQuota {
 
   async check(customerId: string, adding: number): Promise<void> {
     if (adding <= 0) return;
+    const asked = this.now();
     const max = await this.limitOf(customerId);
     if (max === null) return;
     const standing = this.snapshots.get(customerId);
@@ -47,14 +48,17 @@ export class StorageQuota {
       standing.admitted += adding;
       return;
     }
-    const snap = await this.read(customerId);
+    let snap = await this.read(customerId);
+    // A shared read issued before this check began may predate a delete: refuse on a newer one.
+    if (snap.bytes + adding > max && snap.readAt < asked) snap = await this.read(customerId, asked);
     if (snap.bytes + adding > max) throw s3Errors.quotaExceeded(max);
     snap.admitted += adding;
   }
 
-  private read(customerId: string): Promise<UsageSnapshot> {
+  /** A read of the usage, shared with one in flight that was issued at `notBefore` or later. */
+  private read(customerId: string, notBefore = Number.NEGATIVE_INFINITY): Promise<UsageSnapshot> {
     const running = this.reads.get(customerId);
-    if (running !== undefined) return running;
+    if (running !== undefined && running.readAt >= notBefore) return running.snapshot;
     const readAt = this.now();
     const read = this.usageOf(customerId).then(({ bytes }) => {
       const snap = { bytes, readAt, admitted: 0 };
@@ -63,9 +67,9 @@ export class StorageQuota {
       return snap;
     });
     const settled = read.finally(() => {
-      if (this.reads.get(customerId) === settled) this.reads.delete(customerId);
+      if (this.reads.get(customerId)?.snapshot === settled) this.reads.delete(customerId);
     });
-    this.reads.set(customerId, settled);
+    this.reads.set(customerId, { readAt, snapshot: settled });
     return settled;
   }
 }

@@ -279,14 +279,24 @@ export class ObjectRepo extends MultipartRepo {
   }
 
   /** Up to `limit` rows of a bucket matching a lifecycle rule's prefix, from the given id on. */
-  lifecycleCandidates(bucketId: string, prefix: string, afterId: string, limit: number) {
-    let q = this.db
-      .selectFrom('storage_objects')
-      .selectAll()
-      .where('bucket_id', '=', bucketId)
-      .where('id', '>', afterId);
+  /**
+   * A page of a bucket's versions in key order (a key's versions oldest first), after `after`:
+   * read along the (bucket, key, id) index, so each page costs its own rows however large the
+   * bucket (in id order every page sorted the whole bucket).
+   */
+  lifecycleCandidates(
+    bucketId: string,
+    prefix: string,
+    after: { key: string; id: string } | null,
+    limit: number,
+  ) {
+    let q = this.db.selectFrom('storage_objects').selectAll().where('bucket_id', '=', bucketId);
+    if (after)
+      q = q.where((eb) =>
+        eb.or([eb('key', '>', after.key), eb.and([eb('key', '=', after.key), eb('id', '>', after.id)])]),
+      );
     q = withPrefix(q, prefix);
-    return q.orderBy('id').limit(limit).execute();
+    return q.orderBy('key').orderBy('id').limit(limit).execute();
   }
 
   staleUploads(bucketId: string, prefix: string, initiatedBefore: number) {

@@ -14,7 +14,17 @@ import { S3Error, s3Errors } from '../s3/errors.js';
 export type SseRecord =
   | { alg: 'AES256'; wrapped: string }
   | { alg: 'SSE-C'; salt: string; hmac: string }
-  | { alg: 'aws:kms'; keyId: string; arn: string; version: number; wrapped: string };
+  | {
+      alg: 'aws:kms';
+      keyId: string;
+      arn: string;
+      version: number;
+      wrapped: string;
+      /** The writer's encryption context as canonical JSON (keys sorted), bound to `wrapped`. */
+      context?: string;
+      /** Written with `BucketKeyEnabled`: reported back as S3 does (every object has its own data key). */
+      bucketKey?: true;
+    };
 
 export type KmsRecord = SseRecord & { alg: 'aws:kms' };
 

@@ -120,11 +120,11 @@ export class DataPlaneStats implements ObjectStats {
             : null;
         const keep = rule.newer_noncurrent_versions ?? 0;
         const newer = new NewerNoncurrent(repo, bucket.id);
-        let after = '';
+        let after: { key: string; id: string } | null = null;
         for (;;) {
           const rows = await repo.lifecycleCandidates(bucket.id, rule.prefix, after, 500);
           if (rows.length === 0) break;
-          after = rows[rows.length - 1]!.id;
+          after = rows[rows.length - 1]!;
           for (const row of rows) {
             if (!matchesFilter(rule, row)) continue;
             if (
@@ -179,11 +179,11 @@ export class DataPlaneStats implements ObjectStats {
     prefix: string,
   ): Promise<number> {
     let dropped = 0;
-    let after = '';
+    let after: { key: string; id: string } | null = null;
     for (;;) {
       const rows = await this.objects.repo.lifecycleCandidates(ref.id, prefix, after, 500);
       if (rows.length === 0) break;
-      after = rows[rows.length - 1]!.id;
+      after = rows[rows.length - 1]!;
       for (const row of rows) {
         if (!row.is_latest || !row.is_delete_marker) continue;
         const others = await this.objects.repo.listVersions(ref.id, '', { key: row.key, inclusive: true }, 2);

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../s3/testing/harness.js';
-import type { BucketRef } from './repo.js';
+import { type BucketRef, ObjectRepo } from './repo.js';
 
 /**
  * Concurrent writes share one transaction (the group commit): each must still come out as if
@@ -60,4 +60,68 @@ it('a write to a deleted bucket fails alone; the writes sharing its transaction 
   expect(good.status).toBe('fulfilled');
   expect(await h.plane.env.objects.repo.latest(live.id, 'y')).toBeDefined();
   expect(await h.plane.env.objects.repo.latest(gone.id, 'x')).toBeUndefined();
+});
+
+it('a write made under versioning Enabled keeps the null version, even sharing a batch with one made before it was enabled', async () => {
+  // Versioning changed while writes were in flight: the requests carry the state each one read.
+  const before: BucketRef = { id: 'b-batch-mixed', customerId: 'c-batch', versioning: 'Suspended' };
+  const after: BucketRef = { ...before, versioning: 'Enabled' };
+  await write(before, 'k', 7);
+  await Promise.all([write(before, 'other', 3), write(after, 'k', 9)]);
+  const repo = h.plane.env.objects.repo;
+  const versions = await repo.listVersions(before.id, 'k', null, 100);
+  expect(versions.map((v) => [v.version_id === 'null', v.is_latest, Number(v.size)])).toEqual([
+    [false, 1, 9],
+    [true, 0, 7],
+  ]);
+  expect(await repo.usage(before.id)).toEqual({ objects: 3, bytes: 19 });
+});
+
+it('two processes writing one key at once keep one version, counted once, every replaced blob released', async () => {
+  // A second repo on the store stands for a second process: its own group commit, and on
+  // PostgreSQL its own connection of the pool (READ COMMITTED).
+  await sql`INSERT INTO storage_buckets (id, updated_at, deleted_at) VALUES ('b-batch-race', 0, NULL)`.execute(
+    h.store.db,
+  );
+  const ref: BucketRef = { id: 'b-batch-race', customerId: 'c-batch', versioning: 'Unversioned' };
+  const repos = [h.plane.env.objects.repo, new ObjectRepo(h.store)];
+  const blobOf = (n: number) => JSON.stringify([{ ref: `race-${n}`, size: n }]);
+  const released: string[] = [];
+  let n = 0;
+  for (let round = 0; round < 20; round++) {
+    const outs = await Promise.all(
+      repos.flatMap((repo) =>
+        [1, 2].map(() => {
+          const size = ++n;
+          return repo.commitVersion(
+            ref,
+            round % 2 ? 'k' : 'k2',
+            {
+              is_delete_marker: 0,
+              size,
+              etag: 'e',
+              content_type: null,
+              headers: '{}',
+              metadata: '{}',
+              tags: '{}',
+              checksum: null,
+              blob: blobOf(size),
+              last_modified: 0,
+              sse: null,
+              object_lock: null,
+              acl: null,
+            },
+            0,
+          );
+        }),
+      ),
+    );
+    for (const o of outs) released.push(...o.released.map((b) => b.ref));
+  }
+  const repo = h.plane.env.objects.repo;
+  const kept = [await repo.latest(ref.id, 'k'), await repo.latest(ref.id, 'k2')].map((r) => Number(r!.size));
+  expect(await repo.listVersions(ref.id, '', null, 100)).toHaveLength(2);
+  expect(await repo.usage(ref.id)).toEqual({ objects: 2, bytes: kept[0]! + kept[1]! });
+  const expected = Array.from({ length: n }, (_, i) => i + 1).filter((s) => !kept.includes(s));
+  expect(released.sort()).toEqual(expected.map((s) => `race-${s}`).sort());
 });

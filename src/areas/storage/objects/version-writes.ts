@@ -84,10 +84,23 @@ export async function writeVersionsIn(
   items: PendingVersion[],
   lockLiveBucket: (trx: Transaction<ObjectTables>, bucketId: string) => Promise<void>,
 ): Promise<{ versionId: string; released: Released }[]> {
-  const byBucket = new Map<string, { bucket: BucketRef; keys: Set<string>; now: number }>();
+  const byBucket = new Map<
+    string,
+    { bucket: BucketRef; keys: Set<string>; nullKeys: Set<string>; suspended: boolean; now: number }
+  >();
   for (const it of items) {
-    const b = byBucket.get(it.bucket.id) ?? { bucket: it.bucket, keys: new Set<string>(), now: it.now };
+    const b = byBucket.get(it.bucket.id) ?? {
+      bucket: it.bucket,
+      keys: new Set<string>(),
+      nullKeys: new Set<string>(),
+      suspended: false,
+      now: it.now,
+    };
     b.keys.add(it.key);
+    // Each write's own versioning state: one read before versioning was enabled can share a batch
+    // with one read after, whose key's `null` version must stay (noncurrent).
+    if (it.bucket.versioning !== 'Enabled') b.nullKeys.add(it.key);
+    if (it.bucket.versioning === 'Suspended') b.suspended = true;
     b.now = Math.min(b.now, it.now);
     byBucket.set(it.bucket.id, b);
   }
@@ -104,8 +117,8 @@ export async function writeVersionsIn(
   const columns = 'id, "key", size, is_delete_marker, blob, object_lock';
   for (const id of bucketIds) {
     const b = byBucket.get(id)!;
-    if (b.bucket.versioning === 'Enabled') continue;
-    const keys = [...b.keys];
+    const keys = [...b.nullKeys];
+    if (keys.length === 0) continue;
     const gone = await runCompiled<ReplacedRow>(
       trx,
       `DELETE FROM storage_objects WHERE bucket_id = ? AND "key" IN (${placeholders(keys.length)})
@@ -113,7 +126,9 @@ export async function writeVersionsIn(
       [id, ...keys],
     );
     for (const row of gone.rows) removed.set(slot(id, row.key), row);
-    const rest = keys.filter((k) => !removed.has(slot(id, k)));
+    // Object lock needs versioning from the bucket's creation on, so a bucket that never had it
+    // holds no locked version: new keys there cost the one statement.
+    const rest = b.suspended ? keys.filter((k) => !removed.has(slot(id, k))) : [];
     if (rest.length === 0) continue;
     const kept = await runCompiled<ReplacedRow>(
       trx,

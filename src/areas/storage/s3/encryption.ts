@@ -103,18 +103,60 @@ export async function viaKms<T>(call: S3Call, fn: (kms: KmsKeyring) => Promise<T
   }
 }
 
-async function newKmsSealing(call: S3Call, customerId: string, ref: string | null): Promise<Sealing> {
-  const k = await viaKms(call, (kms) => kms.generateDataKey(customerId, ref));
-  return {
-    record: { alg: 'aws:kms', keyId: k.keyId, arn: k.arn, version: k.version, wrapped: k.wrapped },
-    key: k.plaintext,
+const CONTEXT = 'x-amz-server-side-encryption-context';
+const BUCKET_KEY = 'x-amz-server-side-encryption-bucket-key-enabled';
+
+/**
+ * `x-amz-server-side-encryption-context`: base64 of a JSON object of strings, as AWS KMS takes
+ * it. Kept as canonical JSON (keys sorted), so the same pairs in any order open the object.
+ */
+export function encryptionContextOf(value: string): string {
+  const bad = () =>
+    s3Errors.invalidArgument(
+      'The encryption context must be base64 of a JSON object whose values are strings.',
+      CONTEXT,
+      value.slice(0, 200),
+    );
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(value, 'base64').toString('utf8'));
+  } catch {
+    throw bad();
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw bad();
+  const pairs = Object.entries(parsed as Record<string, unknown>);
+  if (pairs.some(([, v]) => typeof v !== 'string')) throw bad();
+  pairs.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify(Object.fromEntries(pairs));
+}
+
+async function newKmsSealing(
+  call: S3Call,
+  customerId: string,
+  ref: string | null,
+  field: (name: string) => string | undefined,
+): Promise<Sealing> {
+  const contextText = field(CONTEXT);
+  const context = contextText === undefined ? null : encryptionContextOf(contextText);
+  const k = await viaKms(call, (kms) => kms.generateDataKey(customerId, ref, context));
+  const record: KmsRecord = {
+    alg: 'aws:kms',
+    keyId: k.keyId,
+    arn: k.arn,
+    version: k.version,
+    wrapped: k.wrapped,
   };
+  if (context !== null) record.context = context;
+  if ((field(BUCKET_KEY) ?? '').toLowerCase() === 'true') record.bucketKey = true;
+  return { record, key: k.plaintext };
 }
 
 /** The data key of an SSE-KMS object or upload, unwrapped by the key's owner's KMS key. */
 export function kmsDataKey(call: S3Call, record: KmsRecord): Promise<Buffer> {
   const owner = record.arn.split(':')[4]!;
-  return viaKms(call, (kms) => kms.decryptDataKey(owner, record.keyId, record.version, record.wrapped));
+  return viaKms(call, (kms) =>
+    kms.decryptDataKey(owner, record.keyId, record.version, record.wrapped, record.context ?? null),
+  );
 }
 
 /** The sealing a write (PUT, copy, POST form, CreateMultipartUpload) gets, or null for plaintext. */
@@ -129,6 +171,12 @@ export async function sealingFor(
     throw s3Errors.invalidArgument(
       'Server Side Encryption with AWS KMS managed key requires HTTP header x-amz-server-side-encryption : aws:kms',
       'x-amz-server-side-encryption-aws-kms-key-id',
+    );
+  const kms = sse === 'aws:kms' || (sse === undefined && !customer && bucket.defaultEncryption === 'aws:kms');
+  if (field(CONTEXT) !== undefined && !kms)
+    throw s3Errors.invalidArgument(
+      'An encryption context applies only to Server Side Encryption with AWS KMS keys (aws:kms).',
+      CONTEXT,
     );
   if (sse !== undefined) {
     if (customer)
@@ -151,11 +199,11 @@ export async function sealingFor(
   if (customer) return { sealing: newCustomerSealing(customer.key), customer };
   if (sse === 'aws:kms') {
     const ref = field('x-amz-server-side-encryption-aws-kms-key-id') ?? null;
-    return { sealing: await newKmsSealing(call, bucket.customerId, ref), customer: null };
+    return { sealing: await newKmsSealing(call, bucket.customerId, ref, field), customer: null };
   }
   if (sse === undefined && bucket.defaultEncryption === 'aws:kms')
     return {
-      sealing: await newKmsSealing(call, bucket.customerId, bucket.defaultKmsKeyId ?? null),
+      sealing: await newKmsSealing(call, bucket.customerId, bucket.defaultKmsKeyId ?? null, field),
       customer: null,
     };
   if (sse === 'AES256' || bucket.defaultEncryption === 'AES256')
@@ -192,7 +240,10 @@ export async function keyToOpen(
   return customer;
 }
 
-/** The encryption headers of an answer about an object sealed as `sse`. */
+/**
+ * The encryption headers of an answer about an object sealed as `sse`. A write's answer (PUT,
+ * copy, CreateMultipartUpload) also gives back the encryption context, as S3 does; reads do not.
+ */
 export function sseHeaders(
   sse: string | Sealing | null,
   customer: CustomerKey | null,
@@ -200,11 +251,16 @@ export function sseHeaders(
   const record: SseRecord | null = typeof sse === 'string' || sse === null ? parseSse(sse) : sse.record;
   if (!record) return {};
   if (record.alg === 'AES256') return { 'x-amz-server-side-encryption': 'AES256' };
-  if (record.alg === 'aws:kms')
-    return {
+  if (record.alg === 'aws:kms') {
+    const headers: Record<string, string> = {
       'x-amz-server-side-encryption': 'aws:kms',
       'x-amz-server-side-encryption-aws-kms-key-id': record.arn,
     };
+    if (record.bucketKey) headers[BUCKET_KEY] = 'true';
+    if (record.context !== undefined && typeof sse === 'object' && sse !== null)
+      headers[CONTEXT] = Buffer.from(record.context).toString('base64');
+    return headers;
+  }
   return {
     [`${SSE_C}algorithm`]: 'AES256',
     ...(customer ? { [`${SSE_C}key-md5`]: customer.keyMd5 } : {}),

@@ -102,6 +102,55 @@ describe('S3 lifecycle configuration', () => {
     expect(await exists('tmp/a')).toBe(false);
   });
 
+  it('walks a bucket of more versions than a page (500), each once', async () => {
+    h.directory.addBucket({ name: 'lcpages', customerId: 'c1', versioning: 'Enabled' });
+    h.directory.addKey({
+      accessKeyId: 'AKP',
+      customerId: 'c1',
+      grants: [{ bucket: 'lcpages', actions: 'all' }],
+    });
+    const client = new S3Client({
+      endpoint: h.endpoint,
+      region: 'eu-north-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'AKP', secretAccessKey: 'secret-AKP' },
+    });
+    // 600 keys of two versions each, and 20 keys the rule does not name.
+    const keys = Array.from({ length: 600 }, (_, i) => `old/${String(i).padStart(4, '0')}`);
+    for (let i = 0; i < keys.length; i += 50)
+      await Promise.all(
+        keys
+          .slice(i, i + 50)
+          .flatMap((Key) => [
+            client.send(new PutObjectCommand({ Bucket: 'lcpages', Key, Body: 'v1' })),
+            client.send(new PutObjectCommand({ Bucket: 'lcpages', Key, Body: 'v2' })),
+          ]),
+      );
+    for (let i = 0; i < 20; i++)
+      await client.send(new PutObjectCommand({ Bucket: 'lcpages', Key: `keep/${i}`, Body: 'k' }));
+    await client.send(
+      new PutBucketLifecycleConfigurationCommand({
+        Bucket: 'lcpages',
+        LifecycleConfiguration: {
+          Rules: [{ ID: 'old', Status: 'Enabled', Filter: { Prefix: 'old/' }, Expiration: { Days: 1 } }],
+        },
+      }),
+    );
+    const bucket = (await h.directory.findBucket('lcpages'))!;
+    const { expired } = await h.plane.stats.applyLifecycle(bucket, Date.now() + 2 * DAY);
+    // Each current version expired once (a delete marker on top of it), none twice.
+    expect(expired).toBe(600);
+    const versions = await h.plane.env.objects.repo.listVersions(
+      bucket.id,
+      '',
+      { key: '', inclusive: true },
+      5000,
+    );
+    expect(versions.filter((v) => v.key.startsWith('old/') && v.is_delete_marker).length).toBe(600);
+    expect(versions.filter((v) => v.key.startsWith('keep/')).length).toBe(20);
+    client.destroy();
+  });
+
   it('refuses what it cannot do or S3 does not allow, instead of ignoring it', async () => {
     const base = { ID: 'r', Status: 'Enabled' as const, Filter: { Prefix: '' } };
     expect(
