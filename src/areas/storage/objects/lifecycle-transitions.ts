@@ -133,11 +133,11 @@ export async function applyTransitions(
 ): Promise<number> {
   const sized = rule.object_size_greater_than != null || rule.object_size_less_than != null;
   let moved = 0;
-  let after = '';
+  let after: { key: string; id: string } | null = null;
   for (;;) {
     const rows = await repo.lifecycleCandidates(bucketId, rule.prefix, after, 500);
     if (rows.length === 0) break;
-    after = rows[rows.length - 1]!.id;
+    after = rows[rows.length - 1]!;
     for (const row of rows) {
       if (row.is_delete_marker || !matches(row)) continue;
       if (!sized && Number(row.size) < TRANSITION_MIN_BYTES) continue;

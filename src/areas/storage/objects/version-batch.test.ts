@@ -110,6 +110,7 @@ it('two processes writing one key at once keep one version, counted once, every 
               sse: null,
               object_lock: null,
               acl: null,
+              storage_class: null,
             },
             0,
           );
