@@ -197,6 +197,8 @@ describe('lifecycle', () => {
         noncurrent_version_expiration_days: null,
         newer_noncurrent_versions: null,
         abort_incomplete_multipart_upload_days: null,
+        transitions: null,
+        noncurrent_version_transitions: null,
       },
       {
         id: expect.any(String),
@@ -206,6 +208,8 @@ describe('lifecycle', () => {
         noncurrent_version_expiration_days: null,
         newer_noncurrent_versions: null,
         abort_incomplete_multipart_upload_days: 7,
+        transitions: null,
+        noncurrent_version_transitions: null,
       },
       expect.objectContaining({ noncurrent_version_expiration_days: 90 }),
     ]);

@@ -138,6 +138,8 @@ export function checkLifecycleRules(rules: LifecycleRuleInput[]): LifecycleRule[
       noncurrent_version_expiration_days: rule.noncurrent_version_expiration_days ?? null,
       newer_noncurrent_versions: rule.newer_noncurrent_versions ?? null,
       abort_incomplete_multipart_upload_days: rule.abort_incomplete_multipart_upload_days ?? null,
+      transitions: rule.transitions ?? null,
+      noncurrent_version_transitions: rule.noncurrent_version_transitions ?? null,
     };
     for (const field of [
       'expiration_days',
