@@ -11408,6 +11408,15 @@ export interface operations {
                             noncurrent_version_expiration_days: number | null;
                             newer_noncurrent_versions: number | null;
                             abort_incomplete_multipart_upload_days: number | null;
+                            transitions: {
+                                days: number | null;
+                                storage_class: string;
+                            }[] | null;
+                            noncurrent_version_transitions: {
+                                noncurrent_days: number;
+                                storage_class: string;
+                                newer_noncurrent_versions?: number | null;
+                            }[] | null;
                         }[];
                     };
                 };
@@ -11507,6 +11516,17 @@ export interface operations {
                         noncurrent_version_expiration_days?: number | null;
                         newer_noncurrent_versions?: number | null;
                         abort_incomplete_multipart_upload_days?: number | null;
+                        transitions?: {
+                            days: number;
+                            /** @description The storage class the versions take (a label; STANDARD_IA and ONEZONE_IA need 30 days or more) */
+                            storage_class: "STANDARD_IA" | "ONEZONE_IA" | "INTELLIGENT_TIERING" | "GLACIER_IR";
+                        }[] | null;
+                        noncurrent_version_transitions?: {
+                            noncurrent_days: number;
+                            /** @description The storage class the versions take (a label; STANDARD_IA and ONEZONE_IA need 30 days or more) */
+                            storage_class: "STANDARD_IA" | "ONEZONE_IA" | "INTELLIGENT_TIERING" | "GLACIER_IR";
+                            newer_noncurrent_versions?: number | null;
+                        }[] | null;
                     }[];
                 };
             };
@@ -11527,6 +11547,15 @@ export interface operations {
                             noncurrent_version_expiration_days: number | null;
                             newer_noncurrent_versions: number | null;
                             abort_incomplete_multipart_upload_days: number | null;
+                            transitions: {
+                                days: number | null;
+                                storage_class: string;
+                            }[] | null;
+                            noncurrent_version_transitions: {
+                                noncurrent_days: number;
+                                storage_class: string;
+                                newer_noncurrent_versions?: number | null;
+                            }[] | null;
                         }[];
                     };
                 };
