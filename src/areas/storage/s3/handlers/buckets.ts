@@ -69,7 +69,11 @@ export async function createBucket(call: S3Call): Promise<void> {
   }
   const existing = await call.env.directory.findBucket(name);
   if (existing) {
-    if (existing.customerId === p.key.customerId) throw s3Errors.bucketAlreadyOwnedByYou(name);
+    if (existing.customerId === p.key.customerId) {
+      // AWS's legacy rule: in us-east-1 creating a bucket you already own is 200 and changes nothing.
+      if (p.credential.region === 'us-east-1') return call.send(200, { location: `/${name}` });
+      throw s3Errors.bucketAlreadyOwnedByYou(name);
+    }
     throw s3Errors.bucketAlreadyExists(name);
   }
   if (!p.key.mayCreateBuckets) throw s3Errors.accessDenied();

@@ -1,0 +1,51 @@
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, startHarness } from './testing/harness.js';
+
+// Regression tests for what the Ceph s3-tests conformance suite found (docs/s3.md, Conformance).
+let h: Harness;
+const clients: S3Client[] = [];
+const client = (region: string, key = 'AKCONF') => {
+  const c = new S3Client({
+    endpoint: h.endpoint,
+    region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: key, secretAccessKey: `secret-${key}` },
+  });
+  clients.push(c);
+  return c;
+};
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (e: Error) => e.name,
+  );
+
+beforeAll(async () => {
+  h = await startHarness();
+  h.directory.addKey({
+    accessKeyId: 'AKCONF',
+    customerId: 'c1',
+    mayCreateBuckets: true,
+    grants: [{ bucket: '*', actions: 'all' }],
+  });
+  h.directory.addKey({ accessKeyId: 'AKOTHER', customerId: 'c2', mayCreateBuckets: true, grants: [] });
+});
+afterAll(async () => {
+  for (const c of clients) c.destroy();
+  await h?.close();
+});
+
+describe('CreateBucket on a bucket that exists', () => {
+  it('is 200 and a no-op for its owner in us-east-1, BucketAlreadyOwnedByYou elsewhere', async () => {
+    const east = client('us-east-1');
+    await east.send(new CreateBucketCommand({ Bucket: 'again' }));
+    expect(await failure(east.send(new CreateBucketCommand({ Bucket: 'again' })))).toBe('ok');
+    expect(await failure(client('eu-north-1').send(new CreateBucketCommand({ Bucket: 'again' })))).toBe(
+      'BucketAlreadyOwnedByYou',
+    );
+    expect(
+      await failure(client('us-east-1', 'AKOTHER').send(new CreateBucketCommand({ Bucket: 'again' }))),
+    ).toBe('BucketAlreadyExists');
+  });
+});
