@@ -153,3 +153,51 @@ describe('lifecycle NewerNoncurrentVersions', () => {
     }
   });
 });
+
+describe('S3-only lifecycle forms survive the store (found by the s3-tests conformance suite)', () => {
+  it('keeps Date, ExpiredObjectDeleteMarker, tag and size filters and the older rule Prefix', async () => {
+    const { name, s3 } = await versionedBucket();
+    const Rules = [
+      {
+        ID: 'date',
+        Status: 'Enabled',
+        Prefix: 'old/',
+        Expiration: { Date: new Date('2017-09-27T00:00:00Z') },
+      },
+      { ID: 'markers', Status: 'Enabled', Filter: {}, Expiration: { ExpiredObjectDeleteMarker: true } },
+      {
+        ID: 'tagged',
+        Status: 'Enabled',
+        Filter: { And: { Tags: [{ Key: 'tmp', Value: 'yes' }], ObjectSizeGreaterThan: 10 } },
+        Expiration: { Days: 3 },
+      },
+    ] as const;
+    await s3.send(
+      new PutBucketLifecycleConfigurationCommand({
+        Bucket: name,
+        LifecycleConfiguration: { Rules: Rules.map((r) => ({ ...r })) as never },
+      }),
+    );
+    const got = await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: name }));
+    expect(got.Rules).toEqual([
+      {
+        ID: 'date',
+        Status: 'Enabled',
+        Prefix: 'old/',
+        Expiration: { Date: new Date('2017-09-27T00:00:00Z') },
+      },
+      {
+        ID: 'markers',
+        Status: 'Enabled',
+        Filter: { Prefix: '' },
+        Expiration: { ExpiredObjectDeleteMarker: true },
+      },
+      {
+        ID: 'tagged',
+        Status: 'Enabled',
+        Filter: { And: { Tags: [{ Key: 'tmp', Value: 'yes' }], ObjectSizeGreaterThan: 10 } },
+        Expiration: { Days: 3 },
+      },
+    ]);
+  });
+});

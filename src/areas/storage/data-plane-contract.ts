@@ -50,6 +50,8 @@ export interface LifecycleRule {
   transitions?: LifecycleTransition[] | null;
   /** Noncurrent versions move to another storage class (S3's `NoncurrentVersionTransition`). */
   noncurrent_version_transitions?: NoncurrentVersionTransition[] | null;
+  /** The prefix was given as the rule's own `Prefix` (S3's older form) and is shown back that way. */
+  rule_prefix?: boolean;
 }
 
 /** A current version's move to `storage_class`, `days` after its last modification or at `date`. */

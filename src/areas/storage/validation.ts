@@ -105,7 +105,19 @@ export function originProblem(origin: string): string | null {
   return null;
 }
 
-export interface LifecycleRuleInput {
+/** The forms only S3's PutBucketLifecycleConfiguration writes, kept as given (the S3 handler checked them). */
+const S3_ONLY_RULE_FIELDS = [
+  'expiration_date',
+  'expired_object_delete_marker',
+  'tags',
+  'object_size_greater_than',
+  'object_size_less_than',
+  'rule_prefix',
+] as const;
+
+/** The API's fields, and the forms only S3's PutBucketLifecycleConfiguration writes. */
+export interface LifecycleRuleInput
+  extends Partial<Pick<LifecycleRule, (typeof S3_ONLY_RULE_FIELDS)[number]>> {
   id?: string | null;
   enabled?: boolean;
   prefix?: string | null;

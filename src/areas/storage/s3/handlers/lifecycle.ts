@@ -100,6 +100,7 @@ function parseRule(r: Xml, i: number): LifecycleRule {
     object_size_greater_than: bytes(filter['ObjectSizeGreaterThan'] ?? and['ObjectSizeGreaterThan']),
     object_size_less_than: bytes(filter['ObjectSizeLessThan'] ?? and['ObjectSizeLessThan']),
   };
+  if (r['Filter'] === undefined && r['Prefix'] !== undefined) rule.rule_prefix = true;
   const { object_size_greater_than: gt, object_size_less_than: lt } = rule;
   if (gt !== null && gt !== undefined && lt !== null && lt !== undefined && gt >= lt)
     throw s3Errors.invalidArgument('ObjectSizeGreaterThan must be less than ObjectSizeLessThan');
@@ -171,7 +172,8 @@ export async function getLifecycle(call: S3Call): Promise<void> {
   if (!bucket.lifecycle || bucket.lifecycle.length === 0) throw s3Errors.noSuchLifecycle(bucket.name);
   const rules = bucket.lifecycle
     .map((r) => {
-      let x = el('ID', r.id) + filterXml(r) + el('Status', r.enabled ? 'Enabled' : 'Disabled');
+      const filter = r.rule_prefix ? el('Prefix', r.prefix) : filterXml(r);
+      let x = el('ID', r.id) + filter + el('Status', r.enabled ? 'Enabled' : 'Disabled');
       if (r.expiration_days !== null) x += `<Expiration>${el('Days', r.expiration_days)}</Expiration>`;
       else if (r.expiration_date != null)
         x += `<Expiration>${el('Date', new Date(r.expiration_date).toISOString())}</Expiration>`;
