@@ -1,5 +1,6 @@
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signV2 } from './sigv2.js';
 import { type Harness, startHarness } from './testing/harness.js';
 
 // Regression tests for what the Ceph s3-tests conformance suite found (docs/s3.md, Conformance).
@@ -47,5 +48,35 @@ describe('CreateBucket on a bucket that exists', () => {
     expect(
       await failure(client('us-east-1', 'AKOTHER').send(new CreateBucketCommand({ Bucket: 'again' }))),
     ).toBe('BucketAlreadyExists');
+  });
+});
+
+describe('PostObject with a policy document that is not one', () => {
+  const post = async (policy: unknown) => {
+    const text = Buffer.from(JSON.stringify(policy)).toString('base64');
+    const form = new FormData();
+    form.append('key', 'form.txt');
+    form.append('AWSAccessKeyId', 'AKCONF');
+    form.append('policy', text);
+    form.append('signature', signV2('secret-AKCONF', text));
+    form.append('file', new Blob(['bar']), 'form.txt');
+    const res = await fetch(`${h.endpoint}/posted`, { method: 'POST', body: form });
+    return [res.status, /<Code>(\w+)<\/Code>/.exec(await res.text())?.[1] ?? ''];
+  };
+  const later = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z');
+  const conditions = [{ bucket: 'posted' }, ['starts-with', '$key', 'form']];
+
+  it('is 400 InvalidPolicyDocument, and a good one still uploads', async () => {
+    await client('eu-north-1').send(new CreateBucketCommand({ Bucket: 'posted' }));
+    const bad = [
+      { expiration: later.replace('T', ' ').replace('Z', '+00:00'), conditions },
+      { expiration: later },
+      { expiration: later, CONDITIONS: conditions },
+      { expiration: later, conditions: [...conditions, {}] },
+      { expiration: later, conditions: [...conditions, ['content-length-range', 0]] },
+    ];
+    for (const policy of bad)
+      expect(await post(policy), JSON.stringify(policy)).toEqual([400, 'InvalidPolicyDocument']);
+    expect(await post({ expiration: later, conditions })).toEqual([204, '']);
   });
 });

@@ -21,6 +21,10 @@ const EXEMPT_V4 = new Set(['x-amz-signature', 'file', 'policy']);
 const EXEMPT_V2 = new Set(['awsaccesskeyid', 'signature', 'file', 'policy']);
 
 const policyError = (m: string) => new S3Error('AccessDenied', 403, `Invalid according to Policy: ${m}`);
+/** A policy document that is not one, as S3 answers it: 400, before any condition is judged. */
+const invalidPolicy = (m: string) => new S3Error('InvalidPolicyDocument', 400, `Invalid Policy: ${m}`);
+/** S3's `expiration`: ISO 8601 in UTC, as `2026-11-26T12:00:00Z` or with milliseconds. */
+const EXPIRATION = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,3})?Z$/;
 
 /** Null when the form carries no policy (an anonymous upload, left to the bucket's permissions). */
 export async function authenticatePostForm(
@@ -117,19 +121,24 @@ function checkPolicy(
   } catch {
     throw s3Errors.invalidArgument('Invalid Policy: Invalid JSON.', 'policy');
   }
-  const expires = Date.parse(policy.expiration ?? '');
-  if (Number.isNaN(expires))
-    throw s3Errors.invalidArgument('Invalid Policy: Policy missing expiration.', 'policy');
+  if (policy === null || typeof policy !== 'object') throw invalidPolicy('Invalid JSON.');
+  if (policy.expiration === undefined) throw invalidPolicy('Policy missing expiration.');
+  const expires = EXPIRATION.test(String(policy.expiration)) ? Date.parse(policy.expiration) : Number.NaN;
+  if (Number.isNaN(expires)) throw invalidPolicy(`Invalid 'expiration' value: '${policy.expiration}'`);
+  // Field names of the document are case-sensitive: `CONDITIONS` is not `conditions`.
+  if (!Array.isArray(policy.conditions)) throw invalidPolicy("Missing required field 'conditions'.");
   if (expires < nowMs) throw policyError('Policy expired.');
   let range: [number, number] | null = null;
   const values = new Map(fields);
   values.set('bucket', bucketName);
   values.set('key', key);
   const covered = new Set<string>(['bucket']);
-  for (const c of policy.conditions ?? []) {
+  for (const c of policy.conditions) {
     if (Array.isArray(c)) {
       const [op, field, value] = c as [string, unknown, unknown];
       if (String(op).toLowerCase() === 'content-length-range') {
+        if (c.length !== 3 || !Number.isInteger(Number(field)) || !Number.isInteger(Number(value)))
+          throw invalidPolicy('Invalid content-length-range: two integers needed.');
         range = [Number(field), Number(value)];
         continue;
       }
@@ -142,6 +151,7 @@ function checkPolicy(
         throw policyError(`Policy Condition failed: ["starts-with", "$${name}", "${value}"]`);
       }
     } else if (c && typeof c === 'object') {
+      if (Object.keys(c).length !== 1) throw invalidPolicy('A condition must name exactly one field.');
       for (const [field, value] of Object.entries(c as Record<string, unknown>)) {
         const name = field.toLowerCase();
         covered.add(name);
