@@ -1,4 +1,10 @@
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signV2 } from './sigv2.js';
 import { type Harness, startHarness } from './testing/harness.js';
@@ -78,5 +84,40 @@ describe('PostObject with a policy document that is not one', () => {
     for (const policy of bad)
       expect(await post(policy), JSON.stringify(policy)).toEqual([400, 'InvalidPolicyDocument']);
     expect(await post({ expiration: later, conditions })).toEqual([204, '']);
+  });
+});
+
+describe('GET and HEAD with SSE-S3 or SSE-KMS request headers', () => {
+  it('are 400, as S3 answers them; SSE-C headers stay how an SSE-C object is read', async () => {
+    const s3 = client('eu-north-1');
+    await s3.send(new CreateBucketCommand({ Bucket: 'sse-read' }));
+    await s3.send(
+      new PutObjectCommand({ Bucket: 'sse-read', Key: 'k', Body: 'x', ServerSideEncryption: 'AES256' }),
+    );
+    const withHeaders = (headers: Record<string, string>) => {
+      const c = client('eu-north-1');
+      c.middlewareStack.add(
+        (next) => async (args) => {
+          Object.assign((args.request as { headers: Record<string, string> }).headers, headers);
+          return next(args);
+        },
+        { step: 'build' },
+      );
+      return c;
+    };
+    const sse = withHeaders({ 'x-amz-server-side-encryption': 'AES256' });
+    expect(await failure(sse.send(new GetObjectCommand({ Bucket: 'sse-read', Key: 'k' })))).toBe(
+      'InvalidArgument',
+    );
+    const head = await sse.send(new HeadObjectCommand({ Bucket: 'sse-read', Key: 'k' })).then(
+      () => 200,
+      (e: { $metadata?: { httpStatusCode?: number } }) => e.$metadata?.httpStatusCode,
+    );
+    expect(head).toBe(400);
+    const kms = withHeaders({ 'x-amz-server-side-encryption-aws-kms-key-id': 'alias/aws/s3' });
+    expect(await failure(kms.send(new GetObjectCommand({ Bucket: 'sse-read', Key: 'k' })))).toBe(
+      'InvalidArgument',
+    );
+    expect(await failure(s3.send(new GetObjectCommand({ Bucket: 'sse-read', Key: 'k' })))).toBe('ok');
   });
 });

@@ -89,6 +89,14 @@ export async function getObject(call: S3Call): Promise<void> {
   const key = call.key!;
   // A private bucket's object may still be readable through its own ACL (public-read …).
   const row = await call.checkObjectAcl(() => findObject(call, bucket, key, versionId));
+  // S3 keeps SSE-S3 and SSE-KMS to itself on reads: their request headers are a client's mistake.
+  for (const name of ['x-amz-server-side-encryption', 'x-amz-server-side-encryption-aws-kms-key-id'])
+    if (call.header(name) !== undefined)
+      throw s3Errors.invalidArgument(
+        `${name} header is not supported for this operation.`,
+        name,
+        call.header(name),
+      );
   const over = call.req.method === 'GET' ? call.env.bandwidth?.overLimit(bucket.customerId) : null;
   if (over !== null && over !== undefined) throw s3Errors.bandwidthExceeded(over);
   // An SSE-C object is refused without its key before anything about it is answered.
