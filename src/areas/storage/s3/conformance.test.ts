@@ -1,7 +1,9 @@
 import {
+  CopyObjectCommand,
   CreateBucketCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  PutBucketPolicyCommand,
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
@@ -119,5 +121,54 @@ describe('GET and HEAD with SSE-S3 or SSE-KMS request headers', () => {
       'InvalidArgument',
     );
     expect(await failure(s3.send(new GetObjectCommand({ Bucket: 'sse-read', Key: 'k' })))).toBe('ok');
+  });
+});
+
+describe('bucket policy conditions on request headers', () => {
+  it('take s3:RequestObjectTag/<key> and s3:x-amz-copy-source', async () => {
+    const s3 = client('eu-north-1');
+    await s3.send(new CreateBucketCommand({ Bucket: 'cond' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'cond', Key: 'public/a', Body: 'a' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'cond', Key: 'private/a', Body: 'b' }));
+    const Policy = JSON.stringify({
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Effect: 'Allow',
+          Principal: { AWS: 'c2' },
+          Action: 's3:PutObject',
+          Resource: 'arn:aws:s3:::cond/*',
+          Condition: {
+            StringEquals: { 's3:RequestObjectTag/security': 'public' },
+            StringLikeIfExists: { 's3:x-amz-copy-source': 'cond/public/*' },
+          },
+        },
+        {
+          Effect: 'Allow',
+          Principal: { AWS: 'c2' },
+          Action: 's3:GetObject',
+          Resource: 'arn:aws:s3:::cond/*',
+        },
+      ],
+    });
+    await s3.send(new PutBucketPolicyCommand({ Bucket: 'cond', Policy }));
+    const other = client('eu-north-1', 'AKOTHER');
+    const put = (Tagging?: string) =>
+      other.send(new PutObjectCommand({ Bucket: 'cond', Key: 'up', Body: 'x', Tagging }));
+    expect(await failure(put('security=public'))).toBe('ok');
+    expect(await failure(put('security=secret'))).toBe('AccessDenied');
+    expect(await failure(put())).toBe('AccessDenied');
+    const copy = (from: string) =>
+      other.send(
+        new CopyObjectCommand({
+          Bucket: 'cond',
+          Key: 'copied',
+          CopySource: `cond/${from}`,
+          Tagging: 'security=public',
+          TaggingDirective: 'REPLACE',
+        }),
+      );
+    expect(await failure(copy('public/a'))).toBe('ok');
+    expect(await failure(copy('private/a'))).toBe('AccessDenied');
   });
 });

@@ -2,7 +2,7 @@ import type { AclGrant, BucketRecord, PublicAccessBlock } from '../data-plane-co
 import { aclPermits, bucketPermissionFor, objectPermissionFor } from './acl.js';
 import { keyAllows, type Principal } from './auth.js';
 import { type S3Error, s3Errors } from './errors.js';
-import { type BucketPolicy, parsePolicy } from './policy.js';
+import { type BucketPolicy, parsePolicy, REQUEST_TAG_KEY } from './policy.js';
 import { evaluatePolicy, isPublicPolicy } from './policy-eval.js';
 
 /**
@@ -172,5 +172,34 @@ function conditionContext(
   set('s3:x-amz-content-sha256', facts.header('x-amz-content-sha256'));
   set('s3:object-lock-mode', facts.header('x-amz-object-lock-mode'));
   set('s3:object-lock-legal-hold', facts.header('x-amz-object-lock-legal-hold'));
+  for (const h of [
+    'x-amz-metadata-directive',
+    'x-amz-server-side-encryption-aws-kms-key-id',
+    'x-amz-server-side-encryption-customer-algorithm',
+    'x-amz-grant-read',
+    'x-amz-grant-write',
+    'x-amz-grant-read-acp',
+    'x-amz-grant-write-acp',
+    'x-amz-grant-full-control',
+  ])
+    set(`s3:${h}`, facts.header(h));
+  set('s3:x-amz-copy-source', copySourceCondition(facts.header('x-amz-copy-source')));
+  const tagging = facts.header('x-amz-tagging');
+  if (tagging !== undefined) {
+    const tags = [...new URLSearchParams(tagging)];
+    ctx['s3:requestobjecttagkeys'] = tags.map(([k]) => k);
+    for (const [k, v] of tags) set(`${REQUEST_TAG_KEY}${k.toLowerCase()}`, v);
+  }
   return ctx;
+}
+
+/** `x-amz-copy-source` as policies name it: `bucket/key`, decoded, without a leading slash or version. */
+function copySourceCondition(v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  const path = v.replace(/^\//, '').replace(/\?versionId=.*$/, '');
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
 }

@@ -97,7 +97,21 @@ export const CONDITION_KEYS = new Set([
   's3:authtype',
   's3:object-lock-mode',
   's3:object-lock-legal-hold',
+  's3:x-amz-copy-source',
+  's3:x-amz-metadata-directive',
+  's3:x-amz-server-side-encryption-aws-kms-key-id',
+  's3:x-amz-server-side-encryption-customer-algorithm',
+  's3:x-amz-grant-read',
+  's3:x-amz-grant-write',
+  's3:x-amz-grant-read-acp',
+  's3:x-amz-grant-write-acp',
+  's3:x-amz-grant-full-control',
+  's3:requestobjecttagkeys',
 ]);
+/** `s3:RequestObjectTag/<tag key>`: the tags a request sets in `x-amz-tagging`. */
+export const REQUEST_TAG_KEY = 's3:requestobjecttag/';
+export const isConditionKey = (key: string) =>
+  CONDITION_KEYS.has(key) || (key.startsWith(REQUEST_TAG_KEY) && key.length > REQUEST_TAG_KEY.length);
 
 class Malformed extends Error {}
 const fail = (reason: string): never => {
@@ -184,7 +198,7 @@ function conditions(v: unknown): PolicyCondition[] {
       const key = rawKey.toLowerCase();
       // Keys Fjord does not fill in (s3:ExistingObjectTag/…, aws:SourceVpc …) are refused: a
       // condition on a key that is never there would silently never (or always) hold.
-      if (!CONDITION_KEYS.has(key)) fail(`Policy has an invalid condition key: ${rawKey}`);
+      if (!isConditionKey(key)) fail(`Policy has an invalid condition key: ${rawKey}`);
       const vals = list(values, 'condition value');
       for (const val of vals) checkValue(operator, rawKey, val);
       out.push({
