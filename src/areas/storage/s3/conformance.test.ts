@@ -2,9 +2,11 @@ import {
   CopyObjectCommand,
   CreateBucketCommand,
   GetObjectCommand,
+  GetObjectLegalHoldCommand,
   HeadObjectCommand,
   PutBucketPolicyCommand,
   PutObjectCommand,
+  PutObjectLegalHoldCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -170,5 +172,22 @@ describe('bucket policy conditions on request headers', () => {
       );
     expect(await failure(copy('public/a'))).toBe('ok');
     expect(await failure(copy('private/a'))).toBe('AccessDenied');
+  });
+});
+
+describe('GetObjectLegalHold', () => {
+  it('answers OFF once a legal hold was turned off, NoSuchObjectLockConfiguration before any', async () => {
+    const s3 = client('eu-north-1');
+    await s3.send(new CreateBucketCommand({ Bucket: 'held', ObjectLockEnabledForBucket: true }));
+    await s3.send(new PutObjectCommand({ Bucket: 'held', Key: 'k', Body: 'x' }));
+    const get = () => s3.send(new GetObjectLegalHoldCommand({ Bucket: 'held', Key: 'k' }));
+    expect(await failure(get())).toBe('NoSuchObjectLockConfiguration');
+    for (const Status of ['ON', 'OFF'] as const) {
+      await s3.send(new PutObjectLegalHoldCommand({ Bucket: 'held', Key: 'k', LegalHold: { Status } }));
+      expect((await get()).LegalHold).toEqual({ Status });
+    }
+    // HEAD shows the explicit OFF too, as S3 does.
+    const head = await s3.send(new HeadObjectCommand({ Bucket: 'held', Key: 'k' }));
+    expect(head.ObjectLockLegalHoldStatus).toBe('OFF');
   });
 });

@@ -167,7 +167,9 @@ export async function putObjectLegalHold(call: S3Call): Promise<void> {
   const status = asText(doc.Status);
   if (status !== 'ON' && status !== 'OFF') throw s3Errors.malformedXml();
   const current = parseLock(row.object_lock) ?? { mode: null, until: null, legalHold: false };
-  const next = lockText({ ...current, legalHold: status === 'ON' });
+  // Kept even when OFF and nothing else is set: GetObjectLegalHold then answers OFF, as on S3,
+  // where a version that never had a legal hold answers NoSuchObjectLockConfiguration.
+  const next = JSON.stringify({ ...current, legalHold: status === 'ON' });
   if (!(await call.env.objects.repo.updateLock(row.id, row.object_lock, next)))
     throw new S3Error(
       'OperationAborted',
