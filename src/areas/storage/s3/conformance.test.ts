@@ -4,6 +4,7 @@ import {
   GetObjectCommand,
   GetObjectLegalHoldCommand,
   HeadObjectCommand,
+  ListBucketsCommand,
   PutBucketPolicyCommand,
   PutObjectCommand,
   PutObjectLegalHoldCommand,
@@ -189,5 +190,31 @@ describe('GetObjectLegalHold', () => {
     // HEAD shows the explicit OFF too, as S3 does.
     const head = await s3.send(new HeadObjectCommand({ Bucket: 'held', Key: 'k' }));
     expect(head.ObjectLockLegalHoldStatus).toBe('OFF');
+  });
+});
+
+describe('ListBuckets', () => {
+  it('pages with max-buckets and continuation-token, in name order, and filters by prefix', async () => {
+    h.directory.addKey({
+      accessKeyId: 'AKPAGE',
+      customerId: 'c3',
+      mayCreateBuckets: true,
+      accountActions: ['s3:ListAllMyBuckets'],
+      grants: [{ bucket: '*', actions: 'all' }],
+    });
+    const s3 = client('eu-north-1', 'AKPAGE');
+    for (const Bucket of ['page-b', 'page-a', 'page-c']) await s3.send(new CreateBucketCommand({ Bucket }));
+    const names: string[] = [];
+    let ContinuationToken: string | undefined;
+    do {
+      const r = await s3.send(new ListBucketsCommand({ MaxBuckets: 2, ContinuationToken }));
+      names.push(...(r.Buckets ?? []).map((b) => b.Name!));
+      ContinuationToken = r.ContinuationToken;
+      expect(r.Buckets!.length).toBeLessThanOrEqual(2);
+    } while (ContinuationToken);
+    expect(names).toEqual(['page-a', 'page-b', 'page-c']);
+    const some = await s3.send(new ListBucketsCommand({ Prefix: 'page-b' }));
+    expect([some.Buckets?.map((b) => b.Name), some.Prefix]).toEqual([['page-b'], 'page-b']);
+    expect(await failure(s3.send(new ListBucketsCommand({ MaxBuckets: 0 })))).toBe('InvalidArgument');
   });
 });

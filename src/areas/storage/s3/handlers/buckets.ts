@@ -17,17 +17,51 @@ export async function listBuckets(call: S3Call): Promise<void> {
   const all = await call.env.directory.listBuckets(p.key.customerId);
   // Keys see the buckets they hold grants on; s3:ListAllMyBuckets shows every bucket.
   const seesAll = p.key.accountActions?.includes('s3:ListAllMyBuckets') ?? false;
-  const visible = all.filter(
-    (b) => seesAll || p.key.grants.some((g) => g.bucket === '*' || g.bucket === b.name),
+  const prefix = call.query.get('prefix') ?? '';
+  const region = call.query.get('bucket-region');
+  const visible = all
+    .filter((b) => seesAll || p.key.grants.some((g) => g.bucket === '*' || g.bucket === b.name))
+    .filter((b) => b.name.startsWith(prefix) && (!region || region === call.env.settings.regions[0]))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const page = bucketPage(
+    call,
+    visible.map((b) => b.name),
   );
+  const shown = visible.slice(page.start, page.end);
   const owner = `<Owner>${el('ID', p.key.customerId)}${el('DisplayName', p.key.customerDisplayName)}</Owner>`;
-  const list = visible
+  const list = shown
     .map(
       (b) =>
         `<Bucket>${el('Name', b.name)}${el('CreationDate', iso(b.createdAt))}${el('BucketRegion', call.env.settings.regions[0]!)}</Bucket>`,
     )
     .join('');
-  call.xml(200, 'ListAllMyBucketsResult', `${owner}<Buckets>${list}</Buckets>`);
+  const more = page.end < visible.length ? el('ContinuationToken', tokenOf(shown.at(-1)!.name)) : '';
+  const prefixXml = call.query.has('prefix') ? el('Prefix', prefix) : '';
+  call.xml(200, 'ListAllMyBucketsResult', `${owner}<Buckets>${list}</Buckets>${more}${prefixXml}`);
+}
+
+const tokenOf = (name: string) => Buffer.from(name).toString('base64url');
+
+/** ListBuckets paging (`max-buckets` 1-10000, `continuation-token`): which names a page shows. */
+function bucketPage(call: S3Call, names: string[]): { start: number; end: number } {
+  const maxText = call.query.get('max-buckets');
+  const max = maxText === null ? 10_000 : Number(maxText);
+  if (!/^\d+$/.test(maxText ?? '1') || max < 1 || max > 10_000)
+    throw s3Errors.invalidArgument('max-buckets must be between 1 and 10000', 'max-buckets', maxText ?? '');
+  const token = call.query.get('continuation-token');
+  let start = 0;
+  if (token !== null) {
+    const after = Buffer.from(token, 'base64url').toString('utf8');
+    if (!token || tokenOf(after) !== token)
+      throw s3Errors.invalidArgument(
+        'The continuation token provided is incorrect',
+        'continuation-token',
+        token,
+      );
+    start = names.findIndex((n) => n > after);
+    if (start < 0) start = names.length;
+  }
+  return { start, end: Math.min(names.length, start + max) };
 }
 
 export async function headBucket(call: S3Call): Promise<void> {
