@@ -153,8 +153,8 @@ export class ControlPlaneDirectory implements BucketDirectory {
     return this.service.putBucketAccess(bucketName, change);
   }
 
-  putObjectLockDefault(bucketName: string, rule: ObjectLockDefault | null): Promise<void> {
-    return this.service.putObjectLockDefault(bucketName, rule);
+  putObjectLockDefault(bucketName: string, rule: ObjectLockDefault | null, enable?: boolean): Promise<void> {
+    return this.service.putObjectLockDefault(bucketName, rule, enable);
   }
 
   /** Fire and forget for the data plane; the promise (never rejected) lets a test wait for the write. */

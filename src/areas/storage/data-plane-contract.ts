@@ -189,7 +189,8 @@ export interface BucketDirectory {
   /** S3 bucket ACL, ownership controls, public access block and policy. */
   putBucketAccess(bucketName: string, change: BucketAccessChange): Promise<void>;
   /** S3 PutObjectLockConfiguration (the caller has checked the bucket has object lock). */
-  putObjectLockDefault(bucketName: string, rule: ObjectLockDefault | null): Promise<void>;
+  /** `enable`: turn object lock on for a bucket created without it (its versioning is Enabled). */
+  putObjectLockDefault(bucketName: string, rule: ObjectLockDefault | null, enable?: boolean): Promise<void>;
   /** Tell the control plane a key signed a request (shown as `last_used_at`; written at most once a minute). */
   recordKeyUse?(accessKeyId: string): void | Promise<void>;
   /**

@@ -304,9 +304,12 @@ export class StorageService {
   }
 
   /** S3 PutObjectLockConfiguration's default retention; the data plane checked the bucket has object lock. */
-  async putObjectLockDefault(bucketName: string, rule: ObjectLockDefault | null) {
+  async putObjectLockDefault(bucketName: string, rule: ObjectLockDefault | null, enable = false) {
     const row = await this.bucketForDataPlane(bucketName);
-    await this.change(row, { object_lock_default: rule === null ? null : toJson(rule) });
+    await this.change(row, {
+      object_lock_default: rule === null ? null : toJson(rule),
+      ...(enable ? { object_lock_enabled: fromBool(true) } : {}),
+    });
     await this.record(row.customer_id, null, 'storage.bucket.object_lock', row.id, {
       default_retention: rule,
     });

@@ -58,19 +58,20 @@ function period(v: unknown, max: number): number | null {
 }
 
 /**
- * PutObjectLockConfiguration: the default retention of new versions. Object lock itself is chosen
- * when the bucket is created (`x-amz-bucket-object-lock-enabled`); Fjord does not turn it on for
- * an existing bucket.
+ * PutObjectLockConfiguration: the default retention of new versions. Object lock is chosen when
+ * the bucket is created (`x-amz-bucket-object-lock-enabled`), or turned on here, for good, on a
+ * bucket whose versioning is Enabled.
  */
 export async function putObjectLockConfiguration(call: S3Call): Promise<void> {
   const bucket = await call.requireBucket('s3:PutBucketObjectLockConfiguration');
   const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'ObjectLockConfiguration');
   if (asText(doc.ObjectLockEnabled) !== 'Enabled') throw s3Errors.malformedXml();
-  if (!bucket.objectLockEnabled)
+  // An existing bucket may turn object lock on, for good, once its versioning is Enabled (as on AWS).
+  if (!bucket.objectLockEnabled && bucket.versioning !== 'Enabled')
     throw new S3Error(
       'InvalidBucketState',
       409,
-      'Object Lock configuration cannot be enabled on existing buckets; create the bucket with object lock enabled.',
+      "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration",
     );
   let rule: ObjectLockDefault | null = null;
   // The parser makes every <Rule> a list (lifecycle has many); this document has at most one.
@@ -89,7 +90,9 @@ export async function putObjectLockConfiguration(call: S3Call): Promise<void> {
     if (mode !== 'GOVERNANCE' && mode !== 'COMPLIANCE') throw s3Errors.malformedXml();
     rule = { mode, days, years };
   }
-  await viaDirectory(call, () => call.env.directory.putObjectLockDefault(bucket.name, rule));
+  await viaDirectory(call, () =>
+    call.env.directory.putObjectLockDefault(bucket.name, rule, !bucket.objectLockEnabled),
+  );
   call.send(200);
 }
 

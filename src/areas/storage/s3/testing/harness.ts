@@ -67,8 +67,8 @@ export class MemoryDirectory implements BucketDirectory {
   async putBucketAccess(name: string, change: BucketAccessChange) {
     this.update(name, Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined)));
   }
-  async putObjectLockDefault(name: string, rule: ObjectLockDefault | null) {
-    this.update(name, { objectLockDefault: rule });
+  async putObjectLockDefault(name: string, rule: ObjectLockDefault | null, enable = false) {
+    this.update(name, { objectLockDefault: rule, ...(enable ? { objectLockEnabled: true } : {}) });
   }
   async deleteBucketViaS3(_customerId: string, name: string) {
     this.buckets.delete(name);
