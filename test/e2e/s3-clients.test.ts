@@ -118,3 +118,54 @@ describe('rclone', () => {
     expect((await rclone('ls', `fj:${bucket}/rclone`)).stdout).toBe('');
   }, 120_000);
 });
+
+describe('curl --aws-sigv4', () => {
+  it('signs UTF-8 metadata as bytes, and the value comes back byte for byte', async () => {
+    const curl = (...args: string[]) =>
+      run(
+        'curl',
+        ['-s', '--aws-sigv4', 'aws:amz:eu-north-1:s3', '--user', `${keys.access}:${keys.secret}`, ...args],
+        {
+          env,
+        },
+      );
+    const url = `${endpoint}/${bucket}/curl/unicode`;
+    for (const value of ['plain', 'Ünïcödé', '日本語']) {
+      const put = await curl(
+        '-o',
+        '/dev/null',
+        '-w',
+        '%{http_code}',
+        '-X',
+        'PUT',
+        '-H',
+        `x-amz-meta-name: ${value}`,
+        '-H',
+        'x-amz-content-sha256: UNSIGNED-PAYLOAD',
+        '--data-binary',
+        'x',
+        url,
+      );
+      expect(put.stdout, value).toBe('200');
+      const head = await run(
+        'curl',
+        [
+          '-s',
+          '-D',
+          '-',
+          '-o',
+          '/dev/null',
+          '--aws-sigv4',
+          'aws:amz:eu-north-1:s3',
+          '--user',
+          `${keys.access}:${keys.secret}`,
+          '-H',
+          'x-amz-content-sha256: UNSIGNED-PAYLOAD',
+          url,
+        ],
+        { env, encoding: 'buffer' },
+      );
+      expect(head.stdout.includes(Buffer.from(`x-amz-meta-name: ${value}\r\n`)), value).toBe(true);
+    }
+  });
+});
