@@ -10,47 +10,28 @@ import {
   ListObjectsV2Command,
   ListObjectVersionsCommand,
   ListPartsCommand,
-  PutBucketVersioningCommand,
   PutObjectCommand,
-  type S3Client,
   type StorageClass,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
-import { s3ClientFor } from '../helpers/s3.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { TestCustomer } from '../helpers/fjord.js';
+import { storageS3Fixture } from './storage-s3-fixture.js';
 
 /**
  * S3 storage classes through the whole Fjord, with the AWS SDK: a label set on PutObject,
  * CopyObject and CreateMultipartUpload, reported where S3 reports it, refused for the archive
  * classes and anything S3 would not take on a general purpose bucket.
  */
-let t: TestFjord;
+const f = storageS3Fixture('sc');
 let a: TestCustomer;
-let endpoint: string;
-let n = 0;
-const fresh = (stem: string) => `${stem}-${Date.now().toString(36)}-${(n++).toString(36)}`;
 
-beforeAll(async () => {
-  t = await TestFjord.create({ FJORD_S3_PORT: '0' });
-  await t.fjord.start(['s3']);
-  a = await t.customer();
-  endpoint = (await t.request('GET', '/storage/s3')).body.endpoint;
+beforeAll(() => {
+  a = f.a;
 });
-afterAll(() => t.close());
 
-async function bucket(versioned = false): Promise<{ name: string; s3: S3Client }> {
-  const name = fresh('sc');
-  const r = await t.request('POST', '/v1/storage/buckets', { key: a.pat, body: { bucket_name: name } });
-  expect(r.status).toBe(201);
-  const s3 = s3ClientFor(r.body, endpoint);
-  if (versioned)
-    await s3.send(
-      new PutBucketVersioningCommand({ Bucket: name, VersioningConfiguration: { Status: 'Enabled' } }),
-    );
-  return { name, s3 };
-}
+const bucket = (versioned = false) => f.bucketOf(a, { versioned });
 
 const errorOf = (p: Promise<unknown>) =>
   p.then(

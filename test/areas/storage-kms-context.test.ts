@@ -7,13 +7,13 @@ import {
 } from '@aws-sdk/client-s3';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { kmsFixture } from './storage-kms-fixture.js';
+import { storageS3Fixture } from './storage-s3-fixture.js';
 
 /**
  * SSE-KMS encryption contexts and the bucket-key flag: kept with the object, the context bound to
  * its wrapped data key (as AWS KMS binds it), given back where S3 gives them back.
  */
-const f = kmsFixture('kmsctx');
+const f = storageS3Fixture('kmsctx');
 const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64');
 const errorName = (p: Promise<unknown>): Promise<string> =>
   p.then(

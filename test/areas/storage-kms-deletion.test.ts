@@ -9,14 +9,14 @@ import {
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { StorageTables } from '../../src/areas/storage/migrations.js';
 import type { TestCustomer, TestFjord } from '../helpers/fjord.js';
-import { kmsFixture } from './storage-kms-fixture.js';
+import { storageS3Fixture } from './storage-s3-fixture.js';
 
 /**
  * Scheduled deletion of SSE-KMS keys (AWS KMS's ScheduleKeyDeletion / CancelKeyDeletion): the
  * waiting period, what S3 answers meanwhile, cancelling, destruction on the clock, and writes
  * racing the scheduling.
  */
-const f = kmsFixture('kmsdel');
+const f = storageS3Fixture('kmsdel');
 const { bucketOf, newKey } = f;
 let t: TestFjord;
 let a: TestCustomer;

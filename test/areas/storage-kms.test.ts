@@ -14,14 +14,14 @@ import {
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TestCustomer, TestFjord } from '../helpers/fjord.js';
-import { kmsFixture } from './storage-kms-fixture.js';
+import { storageS3Fixture } from './storage-s3-fixture.js';
 
 /**
  * SSE-KMS through the whole Fjord: keys made and managed through the API, objects sealed under
  * them through S3 (PUT, copy, multipart, bucket default), rotation, disable and enable, and
  * another customer's key refused.
  */
-const f = kmsFixture('kms');
+const f = storageS3Fixture('kms');
 const { bucketOf, newKey } = f;
 let t: TestFjord;
 let a: TestCustomer;

@@ -4,47 +4,31 @@ import {
   type LifecycleRule,
   ListObjectVersionsCommand,
   PutBucketLifecycleConfigurationCommand,
-  PutBucketVersioningCommand,
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
-import { s3ClientFor } from '../helpers/s3.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { TestCustomer, TestFjord } from '../helpers/fjord.js';
+import { storageS3Fixture } from './storage-s3-fixture.js';
 
 /**
  * Lifecycle transitions between storage classes through the whole Fjord: set with the AWS SDK,
  * read back through S3 and the control API, applied by the `storage.lifecycle` job as the
  * emulator clock moves (a label change: bytes, ETag and dates stay), and refused as S3 refuses.
  */
+const f = storageS3Fixture('tr');
 let t: TestFjord;
 let a: TestCustomer;
-let endpoint: string;
-let n = 0;
-const fresh = (stem: string) => `${stem}-${Date.now().toString(36)}-${(n++).toString(36)}`;
 const DAY = 86_400;
 /** Larger than the 128 KiB S3 keeps out of transitions by default. */
 const BIG = Buffer.alloc(130 * 1024, 7);
 
-beforeAll(async () => {
-  t = await TestFjord.create({ FJORD_S3_PORT: '0' });
-  await t.fjord.start(['s3']);
-  a = await t.customer();
-  endpoint = (await t.request('GET', '/storage/s3')).body.endpoint;
+beforeAll(() => {
+  t = f.t;
+  a = f.a;
 });
-afterAll(() => t.close());
 
-async function bucket(versioned = false): Promise<{ name: string; s3: S3Client }> {
-  const name = fresh('tr');
-  const r = await t.request('POST', '/v1/storage/buckets', { key: a.pat, body: { bucket_name: name } });
-  expect(r.status).toBe(201);
-  const s3 = s3ClientFor(r.body, endpoint);
-  if (versioned)
-    await s3.send(
-      new PutBucketVersioningCommand({ Bucket: name, VersioningConfiguration: { Status: 'Enabled' } }),
-    );
-  return { name, s3 };
-}
+const bucket = (versioned = false) => f.bucketOf(a, { versioned });
 
 const putRules = (s3: S3Client, Bucket: string, Rules: LifecycleRule[]) =>
   s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket, LifecycleConfiguration: { Rules } }));

@@ -1,18 +1,18 @@
 /**
- * What the SSE-KMS test files share: a Fjord serving S3, a customer, buckets with S3 clients for
- * their keys, and KMS keys made through the API.
+ * What the storage test files that drive S3 share: a Fjord serving S3, a customer, buckets with
+ * S3 clients for their keys (versioned on request), and KMS keys made through the API.
  */
-import type { S3Client } from '@aws-sdk/client-s3';
+import { PutBucketVersioningCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { s3ClientFor } from '../helpers/s3.js';
 
-export interface KmsFixture {
+export interface StorageS3Fixture {
   readonly t: TestFjord;
   /** A customer made at the start. */
   readonly a: TestCustomer;
-  /** A new bucket of `c`, with an S3 client holding its key. */
-  bucketOf(c: TestCustomer): Promise<{ name: string; s3: S3Client }>;
+  /** A new bucket of `c`, with an S3 client holding its key; `versioned`: versioning Enabled. */
+  bucketOf(c: TestCustomer, opts?: { versioned?: boolean }): Promise<{ name: string; s3: S3Client }>;
   newKey(
     c: TestCustomer,
     alias?: string,
@@ -20,7 +20,7 @@ export interface KmsFixture {
 }
 
 /** Starts the Fjord before the file's tests and closes it after; `stem` begins bucket names. */
-export function kmsFixture(stem: string): KmsFixture {
+export function storageS3Fixture(stem: string): StorageS3Fixture {
   let t: TestFjord;
   let a: TestCustomer;
   let endpoint: string;
@@ -39,11 +39,16 @@ export function kmsFixture(stem: string): KmsFixture {
     get a() {
       return a;
     },
-    async bucketOf(c) {
+    async bucketOf(c, opts = {}) {
       const name = `${stem}-${Date.now().toString(36)}-${(n++).toString(36)}`;
       const r = await t.request('POST', '/v1/storage/buckets', { key: c.pat, body: { bucket_name: name } });
       expect(r.status).toBe(201);
-      return { name, s3: s3ClientFor(r.body, endpoint) };
+      const s3 = s3ClientFor(r.body, endpoint);
+      if (opts.versioned)
+        await s3.send(
+          new PutBucketVersioningCommand({ Bucket: name, VersioningConfiguration: { Status: 'Enabled' } }),
+        );
+      return { name, s3 };
     },
     async newKey(c, alias) {
       const r = await t.request('POST', '/v1/storage/kms-keys', { key: c.pat, body: alias ? { alias } : {} });
