@@ -12,9 +12,14 @@ export function runCompiled<R>(
   text: string,
   parameters: readonly unknown[],
 ): Promise<QueryResult<R>> {
-  const pg = db.getExecutor().adapter instanceof PostgresAdapter;
-  return db.executeQuery<R>(CompiledQuery.raw(pg ? numbered(text) : text, parameters as unknown[]));
+  return db.executeQuery<R>(
+    CompiledQuery.raw(onPostgres(db) ? numbered(text) : text, parameters as unknown[]),
+  );
 }
+
+/** Whether `db` (or a transaction of it) runs on PostgreSQL, for the few hot paths that differ. */
+// biome-ignore lint/suspicious/noExplicitAny: any table set
+export const onPostgres = (db: Kysely<any>): boolean => db.getExecutor().adapter instanceof PostgresAdapter;
 
 const numberedTexts = new Map<string, string>();
 function numbered(text: string): string {
@@ -41,9 +46,16 @@ const placeholderLists: string[] = [];
 
 const insertTexts = new Map<string, string>();
 
+/** What an insert does with a row whose `target` columns match a stored row's: update `set` there. */
+export interface OnConflictUpdate {
+  target: readonly string[];
+  set: readonly string[];
+}
+
 /**
  * Inserts `rows` in one statement with the columns named (in that order; a missing value is
- * NULL). The text is made once per table, columns and row count.
+ * NULL), or with `onConflict`, updates the stored rows they collide with instead (an upsert, on
+ * both engines). The text is made once per table, columns, row count and conflict clause.
  */
 export function insertRows(
   // biome-ignore lint/suspicious/noExplicitAny: any table set; the caller names its columns
@@ -51,15 +63,21 @@ export function insertRows(
   table: string,
   columns: readonly string[],
   rows: readonly object[],
+  onConflict?: OnConflictUpdate,
 ): Promise<QueryResult<never>> {
-  const id = `${table}\n${columns.join(',')}\n${rows.length}`;
+  const conflict = onConflict
+    ? ` ON CONFLICT (${onConflict.target.map((c) => `"${c}"`).join(', ')}) DO UPDATE SET ${onConflict.set
+        .map((c) => `"${c}" = excluded."${c}"`)
+        .join(', ')}`
+    : '';
+  const id = `${table}\n${columns.join(',')}\n${rows.length}\n${conflict}`;
   let text = insertTexts.get(id);
   if (text === undefined) {
     const row = `(${placeholders(columns.length)})`;
     text = `INSERT INTO "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) VALUES ${Array.from(
       { length: rows.length },
       () => row,
-    ).join(', ')}`;
+    ).join(', ')}${conflict}`;
     if (insertTexts.size > 1000) insertTexts.clear();
     insertTexts.set(id, text);
   }

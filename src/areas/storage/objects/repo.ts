@@ -153,12 +153,20 @@ export class ObjectRepo extends MultipartRepo {
     return Number((await q.executeTakeFirst()).numUpdatedRows) > 0;
   }
 
-  /** A lifecycle transition: the version's class changes, its bytes and dates do not. */
-  async updateStorageClass(rowId: string, storageClass: string | null): Promise<void> {
+  /**
+   * A lifecycle transition: the version's class changes, its bytes and dates do not. Only while it
+   * is the version read, dated as read: an overwrite in place since (a bucket without versioning)
+   * keeps the row's id, and is not due.
+   */
+  async updateStorageClass(
+    row: Pick<ObjectRow, 'id' | 'last_modified'>,
+    storageClass: string | null,
+  ): Promise<void> {
     await this.db
       .updateTable('storage_objects')
       .set({ storage_class: storageClass })
-      .where('id', '=', rowId)
+      .where('id', '=', row.id)
+      .where('last_modified', '=', row.last_modified)
       .execute();
   }
 

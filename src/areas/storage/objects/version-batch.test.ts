@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../s3/testing/harness.js';
 import { type BucketRef, ObjectRepo } from './repo.js';
 
@@ -125,4 +125,89 @@ it('two processes writing one key at once keep one version, counted once, every 
   expect(await repo.usage(ref.id)).toEqual({ objects: 2, bytes: kept[0]! + kept[1]! });
   const expected = Array.from({ length: n }, (_, i) => i + 1).filter((s) => !kept.includes(s));
   expect(released.sort()).toEqual(expected.map((s) => `race-${s}`).sort());
+});
+
+describe('an overwrite in a bucket that never had versioning', () => {
+  // On SQLite the row is rewritten in place and keeps its id; code that read the row before the
+  // overwrite and acts on it by id must still leave the counters and blobs exact.
+  const ref: BucketRef = { id: 'b-batch-inplace', customerId: 'c-batch-inplace', versioning: 'Unversioned' };
+  const blobRef = (size: number) => `00000000-0000-7000-8000-${String(size).padStart(12, '0')}`;
+  /** A version straight through the repo, which answers with the blobs it replaced. */
+  const put = (bucket: BucketRef, key: string, size: number) =>
+    h.plane.env.objects.repo.commitVersion(
+      bucket,
+      key,
+      {
+        is_delete_marker: 0,
+        size,
+        etag: `etag-${size}`,
+        content_type: null,
+        headers: '{}',
+        metadata: '{}',
+        tags: '{}',
+        checksum: null,
+        blob: JSON.stringify([{ ref: blobRef(size), size }]),
+        last_modified: h.clock.nowMs(),
+        sse: null,
+        object_lock: null,
+        acl: null,
+        storage_class: null,
+      },
+      h.clock.nowMs(),
+    );
+
+  it('replaces the stored version where it is, counted once', async () => {
+    const repo = h.plane.env.objects.repo;
+    await put(ref, 'same', 10);
+    const before = (await repo.latest(ref.id, 'same'))!;
+    const done = await put(ref, 'same', 11);
+    expect(done.released.map((b) => b.ref)).toEqual([blobRef(10)]);
+    const after = (await repo.latest(ref.id, 'same'))!;
+    expect([Number(after.size), after.etag]).toEqual([11, 'etag-11']);
+    if (h.store.kind === 'sqlite') expect(after.id).toBe(before.id);
+    expect(await repo.listVersions(ref.id, 'same', null, 100)).toHaveLength(1);
+  });
+
+  it('a removal holding the row read before the overwrite counts out and releases what is stored now', async () => {
+    const repo = h.plane.env.objects.repo;
+    await put(ref, 'stale-delete', 20);
+    const stale = (await repo.latest(ref.id, 'stale-delete'))!;
+    const overwrite = await put(ref, 'stale-delete', 25);
+    const released = [...overwrite.released, ...(await repo.deleteVersion(ref, stale))].map((b) => b.ref);
+    // Whichever way it went (the new content deleted, or nothing), every blob is either stored or
+    // released, once, and the counters match what is stored.
+    const stored = await repo.latest(ref.id, 'stale-delete');
+    const storedRefs = stored ? JSON.parse(stored.blob).map((b: { ref: string }) => b.ref) : [];
+    expect([...released, ...storedRefs].sort()).toEqual([blobRef(20), blobRef(25)]);
+    const usage = await repo.usage(ref.id);
+    const rows = await repo.listVersions(ref.id, '', null, 100);
+    expect(usage).toEqual({
+      objects: rows.length,
+      bytes: rows.reduce((sum, r) => sum + Number(r.size), 0),
+    });
+  });
+
+  it('a lifecycle transition decided before the overwrite leaves the new content in its class', async () => {
+    const repo = h.plane.env.objects.repo;
+    await put(ref, 'stale-class', 30);
+    const stale = (await repo.latest(ref.id, 'stale-class'))!;
+    h.clock.advance(1); // the overwrite is a second younger
+    await put(ref, 'stale-class', 31);
+    await repo.updateStorageClass(stale, 'STANDARD_IA');
+    expect((await repo.latest(ref.id, 'stale-class'))!.storage_class).toBeNull();
+  });
+
+  it('a write that read the bucket as never versioned just as versioning was enabled keeps the versions', async () => {
+    const repo = h.plane.env.objects.repo;
+    const enabled: BucketRef = { ...ref, id: 'b-batch-inplace-enabled', versioning: 'Enabled' };
+    const stale: BucketRef = { ...enabled, versioning: 'Unversioned' };
+    const first = await put(enabled, 'k', 40);
+    await put(stale, 'k', 41);
+    const versions = await repo.listVersions(enabled.id, 'k', null, 100);
+    expect(versions.map((v) => [v.version_id, v.is_latest, Number(v.size)])).toEqual([
+      ['null', 1, 41],
+      [first.versionId, 0, 40],
+    ]);
+    expect(await repo.usage(enabled.id)).toEqual({ objects: 2, bytes: 81 });
+  });
 });
