@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, fsync, openSync, readSync, statSync, unlinkSync, writevSync } from 'node:fs';
+import { closeSync, fdatasync, fsync, openSync, readSync, statSync, unlinkSync, writev } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { newId } from '../../../../kernel/ids.js';
@@ -31,6 +31,16 @@ const syncFd = (fd: number, dataOnly: boolean) =>
     (dataOnly ? fdatasync : fsync)(fd, (err) => (err ? reject(err) : resolve())),
   );
 
+/** One positioned gathered write, all of it (a short write is an error). */
+const writeAt = (fd: number, buffers: Buffer[], position: number, bytes: number) =>
+  new Promise<void>((resolve, reject) =>
+    writev(fd, buffers, position, (err, written) => {
+      if (err) reject(err);
+      else if (written !== bytes) reject(new Error(`short write to a pack: ${written} of ${bytes} bytes`));
+      else resolve();
+    }),
+  );
+
 /** The pack being appended to: its file, where the next entry goes, its flushes. */
 interface OpenPack {
   id: string;
@@ -39,6 +49,12 @@ interface OpenPack {
   fd: number;
   size: number;
   entries: number;
+  /** Appended entries not written yet (header, body chunks, …), from offset `pendingAt`. */
+  pending: Buffer[];
+  pendingAt: number;
+  pendingBytes: number;
+  /** A write failed: what was appended after it cannot be trusted, so nothing more is written. */
+  failed: Error | null;
   /** The flush not started yet, which covers every append so far; null when none is queued. */
   queued: Promise<void> | null;
   /** Flushes running. */
@@ -54,9 +70,9 @@ interface OpenPack {
  * stores commonly do: writers that append at the same time share one `fdatasync` of the pack,
  * and an overwritten small object costs no unlink.
  *
- * - An append is one synchronous `pwritev` of a few KiB, then the writer waits for the pack's next
- *   `fdatasync`, which covers every entry appended before it started (one runs at a time; writers
- *   arriving meanwhile share the next).
+ * - An append takes the next stretch of the pack and waits for the pack's next flush: on the next
+ *   turn of the event loop, one `pwritev` of every entry appended in this turn, then one
+ *   `fdatasync`, both in the thread pool (writers arriving meanwhile share the next flush).
  * - Packs are only ever appended to by the process that created them, never after a restart: a
  *   crash can leave a torn entry only at the end of a pack no row names. Nor past `PACK_APPEND_MS`
  *   after they were opened, so that other processes can tell a pack closed for good.
@@ -87,31 +103,22 @@ export class PackFiles {
     return join(this.dir, pack);
   }
 
-  /** Appends a body; resolves with its reference once it is durable. */
+  /** Appends a body; resolves with its reference once it is written (and durable, unless fsync is off). */
   async append(chunks: Buffer[], length: number): Promise<string> {
     const pack = this.packFor(HEADER + length);
     const header = Buffer.allocUnsafe(HEADER);
     header.writeUInt32BE(MAGIC, 0);
     header.writeUInt32BE(length, 4);
     const offset = pack.size;
-    try {
-      const written = writevSync(pack.fd, [header, ...chunks], offset);
-      if (written !== HEADER + length) throw new Error(`short write to pack ${pack.id}`);
-    } catch (err) {
-      // What follows a failed append could not be listed by the sweep: the next one starts a pack.
-      this.retire(pack);
-      this.current = null;
-      throw err;
-    }
+    if (pack.pending.length === 0) pack.pendingAt = offset;
+    pack.pending.push(header, ...chunks);
+    pack.pendingBytes += HEADER + length;
     pack.size += HEADER + length;
     pack.entries++;
     this.entries.set(pack.id, pack.entries);
-    const ref = `${pack.id}.${offset + HEADER}.${length}`;
-    if (this.durable) {
-      await pack.created;
-      await this.flush(pack);
-    }
-    return ref;
+    // Queued now, so the pack stays open until this entry is written.
+    await this.flush(pack);
+    return `${pack.id}.${offset + HEADER}.${length}`;
   }
 
   private packFor(bytes: number): OpenPack {
@@ -127,6 +134,10 @@ export class PackFiles {
       fd: openSync(this.pathOf(id), 'wx'),
       size: 0,
       entries: 0,
+      pending: [],
+      pendingAt: 0,
+      pendingBytes: 0,
+      failed: null,
       queued: null,
       inFlight: 0,
       idle: null,
@@ -153,20 +164,41 @@ export class PackFiles {
   }
 
   /**
-   * The pack's next fdatasync, shared by every append made before it starts. It starts on the
-   * next turn of the event loop, after the appends of the requests read in this turn, whether or
-   * not an earlier one is still running: flushes overlap (as the separate files' fdatasyncs of
-   * concurrent writers would) instead of queueing behind each other.
+   * The pack's next flush, shared by every append made before it starts: the appended entries
+   * written in one `pwritev`, then one `fdatasync` (unless fsync is off). It starts on the next
+   * turn of the event loop, after the appends of the requests read in this turn, whether or not an
+   * earlier one is still running: flushes overlap (as the separate files' fdatasyncs of concurrent
+   * writers would) instead of queueing behind each other; each syncs after its own write.
    */
   private flush(pack: OpenPack): Promise<void> {
     pack.queued ??= new Promise<void>((resolve, reject) => {
       setImmediate(() => {
         pack.queued = null;
+        const buffers = pack.pending;
+        const at = pack.pendingAt;
+        const bytes = pack.pendingBytes;
+        pack.pending = [];
+        pack.pendingBytes = 0;
+        if (pack.failed) return reject(pack.failed);
         pack.inFlight++;
-        const done = syncFd(pack.fd, true).finally(() => {
-          pack.inFlight--;
-          if (pack.inFlight === 0) pack.idle?.();
-        });
+        // A new pack's directory entry is made durable before its first entries are acknowledged.
+        const done = Promise.resolve(pack.created)
+          .then(() => writeAt(pack.fd, buffers, at, bytes))
+          .then(() => (this.durable ? syncFd(pack.fd, true) : undefined))
+          .catch((err: Error) => {
+            // What follows a failed write could not be listed by the sweep: the next append
+            // starts a pack, and later flushes of this one write nothing.
+            pack.failed ??= err;
+            if (this.current === pack) {
+              this.retire(pack);
+              this.current = null;
+            }
+            throw err;
+          })
+          .finally(() => {
+            pack.inFlight--;
+            if (pack.inFlight === 0) pack.idle?.();
+          });
         done.then(resolve, reject);
       });
     });
