@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { S3Error, s3Errors } from './errors.js';
 
@@ -50,8 +51,6 @@ const header = (req: SignedRequest, name: string): string | undefined => {
 /** The credential a request carries, or null for an anonymous request. */
 export function parseCredential(req: SignedRequest): Credential | null {
   const auth = header(req, 'authorization');
-  const q = req.url.indexOf('?');
-  const params = new URLSearchParams(q >= 0 ? req.url.slice(q + 1) : '');
   if (auth) {
     if (!auth.startsWith(`${ALGORITHM} `)) {
       throw s3Errors.authorizationHeaderMalformed(
@@ -84,6 +83,9 @@ export function parseCredential(req: SignedRequest): Credential | null {
       payloadHash: header(req, 'x-amz-content-sha256') ?? UNSIGNED_PAYLOAD,
     };
   }
+  const q = req.url.indexOf('?');
+  if (q < 0) return null;
+  const params = new URLSearchParams(req.url.slice(q + 1));
   if (params.has('X-Amz-Algorithm') || params.has('X-Amz-Credential')) {
     const bad = (m: string) => s3Errors.authorizationQueryParametersError(m);
     if (params.get('X-Amz-Algorithm') !== ALGORITHM)
@@ -181,17 +183,16 @@ function canonicalQuery(rawQuery: string, dropSignature: boolean): string {
 
 function canonicalHeaders(req: SignedRequest, names: string[]): string | null {
   const values = new Map<string, string[]>();
+  for (const name of names) values.set(name, []);
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    const name = req.rawHeaders[i]!.toLowerCase();
-    const list = values.get(name);
-    const value = req.rawHeaders[i + 1]!.trim().replace(/\s+/g, ' ');
-    if (list) list.push(value);
-    else values.set(name, [value]);
+    const list = values.get(req.rawHeaders[i]!.toLowerCase());
+    if (!list) continue; // not signed
+    list.push(req.rawHeaders[i + 1]!.trim().replace(/\s+/g, ' '));
   }
   let out = '';
   for (const name of names) {
-    const v = values.get(name);
-    if (!v) return null; // a signed header that is not there cannot match
+    const v = values.get(name)!;
+    if (v.length === 0) return null; // a signed header that is not there cannot match
     out += `${name}:${v.join(',')}\n`;
   }
   return out;
@@ -216,7 +217,11 @@ export function signingKey(secret: string, date: string, region: string, service
 export const scopeOf = (c: Pick<Credential, 'date' | 'region' | 'service'>) =>
   `${c.date}/${c.region}/${c.service}/aws4_request`;
 
-export const sha256Hex = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
+/** `crypto.hash` (Node 20.12 on) hashes in one call, without a Hash object per digest. */
+const oneShot = (crypto as { hash?: (algorithm: string, data: string | Buffer, encoding: 'hex') => string })
+  .hash;
+export const sha256Hex = (data: string | Buffer): string =>
+  oneShot ? oneShot('sha256', data, 'hex') : createHash('sha256').update(data).digest('hex');
 
 /**
  * The bytes a signed text stands for. Node decodes header bytes one to a character (latin1), so a
