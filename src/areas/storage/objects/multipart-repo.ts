@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { AppError } from '../../../kernel/errors.js';
-import { runCompiled } from '../../../kernel/store/compiled.js';
+import { onPostgres, runCompiled } from '../../../kernel/store/compiled.js';
 import { isUniqueViolation } from '../../../kernel/store/dialect.js';
 import type { Store } from '../../../kernel/store/store.js';
 import type { BlobPart, CompletedUploadRow, ObjectRow, ObjectTables, PartRow, UploadRow } from './tables.js';
@@ -38,16 +38,23 @@ export class MultipartRepo {
    * The first statement of every transaction that makes data: takes the bucket row's lock and
    * checks the bucket is still live. Bucket deletion takes the same lock and checks emptiness
    * inside its transaction, so a write either lands before it (and the delete answers 409) or
-   * fails with NoSuchBucket — never acknowledged and then purged.
+   * fails with NoSuchBucket — never acknowledged and then purged. Resolves with the bucket's
+   * versioning state as locked (null when the bucket has no row: a test's in-memory bucket).
    */
-  protected async lockLiveBucket(trx: Transaction<ObjectTables>, bucketId: string): Promise<void> {
+  protected async lockLiveBucket(trx: Transaction<ObjectTables>, bucketId: string): Promise<string | null> {
     // A retired bucket keeps its row (its name is never reused), so "gone" is a set deleted_at.
-    const row = await runCompiled<{ deleted_at: number | null }>(
+    // On SQLite the transaction began holding the one write lock (BEGIN IMMEDIATE), so reading
+    // the row is enough, and writes no page; on PostgreSQL the no-op update takes the row's lock,
+    // and a versioning change committed meanwhile is what it returns.
+    const row = await runCompiled<{ deleted_at: number | null; versioning: string | null }>(
       trx,
-      'UPDATE storage_buckets SET updated_at = updated_at WHERE id = ? RETURNING deleted_at',
+      onPostgres(trx)
+        ? 'UPDATE storage_buckets SET updated_at = updated_at WHERE id = ? RETURNING deleted_at, versioning'
+        : 'SELECT deleted_at, versioning FROM storage_buckets WHERE id = ?',
       [bucketId],
     );
     if (row.rows[0] && row.rows[0].deleted_at !== null) throw bucketGone();
+    return row.rows[0]?.versioning ?? null;
   }
 
   async createUpload(row: UploadRow): Promise<void> {

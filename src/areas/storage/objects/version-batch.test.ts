@@ -80,7 +80,8 @@ it('a write made under versioning Enabled keeps the null version, even sharing a
 it('two processes writing one key at once keep one version, counted once, every replaced blob released', async () => {
   // A second repo on the store stands for a second process: its own group commit, and on
   // PostgreSQL its own connection of the pool (READ COMMITTED).
-  await sql`INSERT INTO storage_buckets (id, updated_at, deleted_at) VALUES ('b-batch-race', 0, NULL)`.execute(
+  // The bucket's row as the control plane keeps it: locked as never versioned.
+  await sql`INSERT INTO storage_buckets (id, updated_at, deleted_at, versioning) VALUES ('b-batch-race', 0, NULL, 'Unversioned')`.execute(
     h.store.db,
   );
   const ref: BucketRef = { id: 'b-batch-race', customerId: 'c-batch', versioning: 'Unversioned' };
@@ -200,6 +201,10 @@ describe('an overwrite in a bucket that never had versioning', () => {
   it('a write that read the bucket as never versioned just as versioning was enabled keeps the versions', async () => {
     const repo = h.plane.env.objects.repo;
     const enabled: BucketRef = { ...ref, id: 'b-batch-inplace-enabled', versioning: 'Enabled' };
+    // The bucket's row says what the write did not know yet.
+    await sql`INSERT INTO storage_buckets (id, updated_at, deleted_at, versioning) VALUES (${enabled.id}, 0, NULL, 'Enabled')`.execute(
+      h.store.db,
+    );
     const stale: BucketRef = { ...enabled, versioning: 'Unversioned' };
     const first = await put(enabled, 'k', 40);
     await put(stale, 'k', 41);

@@ -147,7 +147,7 @@ const OVERWRITE: OnConflictUpdate = {
 export async function writeVersionsIn(
   trx: Transaction<ObjectTables>,
   items: PendingVersion[],
-  lockLiveBucket: (trx: Transaction<ObjectTables>, bucketId: string) => Promise<void>,
+  lockLiveBucket: (trx: Transaction<ObjectTables>, bucketId: string) => Promise<string | null>,
 ): Promise<{ versionId: string; released: Released }[]> {
   const byBucket = new Map<string, BucketWrites>();
   for (const it of items) {
@@ -170,21 +170,28 @@ export async function writeVersionsIn(
   }
   // Every bucket's lock first, in one order, so two writers never wait on each other.
   const bucketIds = [...byBucket.keys()].sort();
-  for (const id of bucketIds) await lockLiveBucket(trx, id);
+  /** Buckets whose keys have no version but the `null` one being replaced: nothing to make noncurrent. */
+  const onlyNull = new Set<string>();
+  for (const id of bucketIds) {
+    // Versioning is never turned off once on, so a bucket locked as never versioned holds no
+    // other version of any key.
+    if ((await lockLiveBucket(trx, id)) === 'Unversioned') onlyNull.add(id);
+  }
 
   // The stored `null` versions that writes to unversioned and suspended buckets replace: removed
   // at once, the statement returning what the accounting needs. A version with a retention or
   // legal hold is left by that statement and read instead (removeRow decides, as for one delete).
   const removed = new Map<string, ReplacedRow>();
   const locked = new Map<string, ReplacedRow>();
-  /** Buckets whose keys have no version but the `null` one being replaced: nothing to make noncurrent. */
-  const onlyNull = new Set<string>();
+  /** Buckets whose new rows overwrite the stored ones in place (`overwritesInPlace`). */
+  const inPlace = new Set<string>();
   for (const id of bucketIds) {
     const b = byBucket.get(id)!;
     const keys = [...b.nullKeys];
     if (keys.length === 0) continue;
     const current = await overwritesInPlace(trx, b);
     if (current) {
+      inPlace.add(id);
       onlyNull.add(id);
       for (const row of current) removed.set(slot(id, row.key), row);
       continue;
@@ -269,7 +276,7 @@ export async function writeVersionsIn(
   }
   const inserted: ObjectRow[] = [];
   const overwriting: ObjectRow[] = [];
-  for (const row of rows) if (row) (onlyNull.has(row.bucket_id) ? overwriting : inserted).push(row);
+  for (const row of rows) if (row) (inPlace.has(row.bucket_id) ? overwriting : inserted).push(row);
   if (inserted.length > 0) await insertRows(trx, 'storage_objects', OBJECT_COLUMNS, inserted);
   if (overwriting.length > 0)
     await insertRows(trx, 'storage_objects', OBJECT_COLUMNS, overwriting, OVERWRITE);

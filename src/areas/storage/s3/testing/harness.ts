@@ -191,7 +191,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   await store.migrate(objectMigrations);
   // The control plane's bucket table, reduced to the columns the data plane's writes lock and
   // read (buckets of the in-memory directory have no row: writes to them are never refused).
-  await sql`CREATE TABLE storage_buckets (id text PRIMARY KEY, updated_at bigint, deleted_at bigint)`.execute(
+  await sql`CREATE TABLE storage_buckets (id text PRIMARY KEY, updated_at bigint, deleted_at bigint, versioning text)`.execute(
     store.db,
   );
   const clock = new AdjustableClock();
