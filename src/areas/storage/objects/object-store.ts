@@ -9,6 +9,7 @@ import type { BlobStore } from './drivers/blob-store.js';
 import { lockText } from './lock.js';
 import {
   attributesOf,
+  deleteMarker,
   type IncomingBody,
   type ObjectAttributes,
   type WriteOptions,
@@ -212,38 +213,28 @@ export class ObjectStore {
     return all.subarray(start, end + 1);
   }
 
-  /** DeleteObject without a version id: a delete marker when versioning is on, else the object goes. */
+  /**
+   * DeleteObject without a version id: a delete marker when versioning is on, else the object goes.
+   * With `modifiedBy` (lifecycle expiry), only a current version last modified by then: an object
+   * written since the rule matched stays (with versioning, one written in between stays under the marker).
+   */
   async deleteCurrent(
     bucket: BucketRef,
     key: string,
+    modifiedBy?: number,
   ): Promise<{ deleteMarker: boolean; versionId: string | null }> {
+    const row =
+      bucket.versioning === 'Unversioned' || modifiedBy !== undefined
+        ? await this.repo.latest(bucket.id, key)
+        : null;
+    if (modifiedBy !== undefined && (!row || Number(row.last_modified) > modifiedBy))
+      return { deleteMarker: false, versionId: null };
     if (bucket.versioning === 'Unversioned') {
-      const row = await this.repo.latest(bucket.id, key);
-      if (row) this.release(await this.repo.deleteVersion(bucket, row));
+      if (row) this.release(await this.repo.deleteVersion(bucket, row, modifiedBy));
       return { deleteMarker: false, versionId: null };
     }
     const now = this.clock.nowMs();
-    const { versionId, released } = await this.repo.commitVersion(
-      bucket,
-      key,
-      {
-        is_delete_marker: 1,
-        size: 0,
-        etag: '',
-        content_type: null,
-        headers: '{}',
-        metadata: '{}',
-        tags: '{}',
-        checksum: null,
-        blob: '[]',
-        last_modified: now,
-        sse: null,
-        object_lock: null,
-        acl: null,
-        storage_class: null,
-      },
-      now,
-    );
+    const { versionId, released } = await this.repo.commitVersion(bucket, key, deleteMarker(now), now);
     this.release(released);
     return { deleteMarker: true, versionId };
   }

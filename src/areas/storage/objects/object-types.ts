@@ -1,4 +1,5 @@
 import type { ObjectLock } from './lock.js';
+import type { NewVersion } from './repo.js';
 import type { Sealing } from './sse.js';
 import type { ObjectRow } from './tables.js';
 
@@ -42,4 +43,22 @@ export const attributesOf = (
   headers: JSON.parse(row.headers) as Record<string, string>,
   metadata: JSON.parse(row.metadata) as Record<string, string>,
   tags: JSON.parse(row.tags) as Record<string, string>,
+});
+
+/** A delete marker's row, made at `now`. */
+export const deleteMarker = (now: number): NewVersion => ({
+  is_delete_marker: 1,
+  size: 0,
+  etag: '',
+  content_type: null,
+  headers: '{}',
+  metadata: '{}',
+  tags: '{}',
+  checksum: null,
+  blob: '[]',
+  last_modified: now,
+  sse: null,
+  object_lock: null,
+  acl: null,
+  storage_class: null,
 });

@@ -117,11 +117,14 @@ export class ObjectRepo extends MultipartRepo {
     });
   }
 
-  /** Deletes one version for good; when it was current, the newest remaining one becomes current. */
-  async deleteVersion(bucket: BucketRef, row: ObjectRow): Promise<Released> {
+  /**
+   * Deletes one version for good; when it was current, the newest remaining one becomes current.
+   * With `modifiedBy`, only while its last-modified time is no later (see `removeRow`).
+   */
+  async deleteVersion(bucket: BucketRef, row: ObjectRow, modifiedBy?: number): Promise<Released> {
     return this.tx(async (trx) => {
       const deltas: UsageDeltas = new Map();
-      const released = await removeRow(trx, bucket, row, deltas);
+      const released = await removeRow(trx, bucket, row, deltas, modifiedBy);
       await applyUsage(trx, deltas);
       if (row.is_latest) {
         const next = await trx

@@ -133,7 +133,7 @@ export class DataPlaneStats implements ObjectStats {
               currentBefore !== null &&
               Number(row.last_modified) <= currentBefore
             ) {
-              await this.objects.deleteCurrent(ref, row.key);
+              await this.objects.deleteCurrent(ref, row.key, currentBefore);
               expired++;
             } else if (
               !row.is_latest &&

@@ -198,6 +198,25 @@ describe('an overwrite in a bucket that never had versioning', () => {
     expect((await repo.latest(ref.id, 'stale-class'))!.storage_class).toBeNull();
   });
 
+  it('lifecycle expiry leaves an object written after the rule matched it, and removes one as old as the cutoff', async () => {
+    const { objects, repo } = { objects: h.plane.env.objects, repo: h.plane.env.objects.repo };
+    await put(ref, 'expiring', 50);
+    const cutoff = h.clock.nowMs();
+    const matched = (await repo.latest(ref.id, 'expiring'))!;
+    h.clock.advance(1);
+    await put(ref, 'expiring', 51); // written after the rule's pass read the key
+    await objects.deleteCurrent(ref, 'expiring', cutoff);
+    expect(Number((await repo.latest(ref.id, 'expiring'))!.size)).toBe(51);
+    // Between its read and its delete, too: the row read before the overwrite is not removed.
+    await repo.deleteVersion(ref, matched, cutoff);
+    expect(Number((await repo.latest(ref.id, 'expiring'))!.size)).toBe(51);
+    await objects.deleteCurrent(ref, 'expiring', h.clock.nowMs());
+    expect(await repo.latest(ref.id, 'expiring')).toBeUndefined();
+    const usage = await repo.usage(ref.id);
+    const rows = await repo.listVersions(ref.id, '', null, 100);
+    expect(usage).toEqual({ objects: rows.length, bytes: rows.reduce((sum, r) => sum + Number(r.size), 0) });
+  });
+
   it('a write that read the bucket as never versioned just as versioning was enabled keeps the versions', async () => {
     const repo = h.plane.env.objects.repo;
     const enabled: BucketRef = { ...ref, id: 'b-batch-inplace-enabled', versioning: 'Enabled' };

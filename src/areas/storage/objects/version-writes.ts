@@ -58,21 +58,28 @@ export async function applyUsage(trx: Transaction<ObjectTables>, deltas: UsageDe
 /** What replacing or removing a version needs to know of it. */
 type ReplacedRow = Pick<ObjectRow, 'id' | 'key' | 'size' | 'is_delete_marker' | 'blob' | 'object_lock'>;
 
-/** Removes one version row, counting it out; the blobs it named are returned for deletion. */
+/**
+ * Removes one version row, counting it out; the blobs it named are returned for deletion. With
+ * `modifiedBy`, only while the row's last-modified time is no later (lifecycle expiry: an
+ * overwrite in place since the rule matched the row keeps its id, and is not expired).
+ */
 export async function removeRow(
   trx: Transaction<ObjectTables>,
   bucket: BucketRef,
   row: ReplacedRow,
   deltas: UsageDeltas,
+  modifiedBy?: number,
 ): Promise<Released> {
   // Only as read: a retention or legal hold placed since the caller checked the row keeps it.
   const lock = row.object_lock ?? null;
-  const gone = await trx
+  let remove = trx
     .deleteFrom('storage_objects')
     .where('id', '=', row.id)
-    .where((eb) => (lock === null ? eb('object_lock', 'is', null) : eb('object_lock', '=', lock)))
-    .returning(['size', 'is_delete_marker', 'blob'])
-    .executeTakeFirst();
+    .where((eb) => (lock === null ? eb('object_lock', 'is', null) : eb('object_lock', '=', lock)));
+  // A dated rule past its date expires whatever is there (`modifiedBy` is Infinity).
+  if (modifiedBy !== undefined && Number.isFinite(modifiedBy))
+    remove = remove.where('last_modified', '<=', modifiedBy);
+  const gone = await remove.returning(['size', 'is_delete_marker', 'blob']).executeTakeFirst();
   // A concurrent writer removed or locked it first (PostgreSQL, READ COMMITTED): nothing to count
   // out. What is counted and released is the row as deleted, not as read: a key of a bucket
   // without versioning is overwritten in place (`overwritesInPlace`), keeping its row's id.
