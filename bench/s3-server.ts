@@ -4,6 +4,7 @@
  * with N keys straight through the store (a listing benchmark needs no 100k PUTs).
  */
 
+import { sql } from 'kysely';
 import { startHarness } from '../src/areas/storage/s3/testing/harness.js';
 import { newId } from '../src/kernel/ids.js';
 
@@ -12,6 +13,11 @@ const fill = keysArg > 0 ? Number(process.argv[keysArg + 1]) : 0;
 const h = await startHarness(process.argv.includes('--no-fsync') ? { FJORD_S3_FSYNC: 'false' } : {});
 h.directory.addBucket({ name: 'bench', customerId: 'c1' });
 h.directory.addBucket({ name: 'list', customerId: 'c1' });
+// Each bucket's row, as Fjord's control plane keeps it: writes lock it and read its versioning.
+for (const id of ['b-bench', 'b-list'])
+  await sql`INSERT INTO storage_buckets (id, updated_at, deleted_at, versioning) VALUES (${id}, 0, NULL, 'Unversioned')`.execute(
+    h.store.db,
+  );
 h.directory.addKey({ accessKeyId: 'AKBENCH', customerId: 'c1', grants: [{ bucket: '*', actions: 'all' }] });
 if (fill > 0) {
   const db = h.store.db;
