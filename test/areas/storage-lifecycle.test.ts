@@ -2,43 +2,20 @@ import {
   GetBucketLifecycleConfigurationCommand,
   ListObjectVersionsCommand,
   PutBucketLifecycleConfigurationCommand,
-  PutBucketVersioningCommand,
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
-import { s3ClientFor } from '../helpers/s3.js';
+import { describe, expect, it } from 'vitest';
+import { storageS3Fixture } from './storage-s3-fixture.js';
 
 /**
  * Lifecycle `NewerNoncurrentVersions` through the whole Fjord: set with the AWS SDK, read back
  * through S3 and the control API, and applied by the `storage.lifecycle` job as the clock moves.
  */
-let t: TestFjord;
-let a: TestCustomer;
-let endpoint: string;
-let n = 0;
-const fresh = (stem: string) => `${stem}-${Date.now().toString(36)}-${(n++).toString(36)}`;
+const f = storageS3Fixture('lc');
 const DAY = 86_400;
 
-beforeAll(async () => {
-  t = await TestFjord.create({ FJORD_S3_PORT: '0' });
-  await t.fjord.start(['s3']);
-  a = await t.customer();
-  endpoint = (await t.request('GET', '/storage/s3')).body.endpoint;
-});
-afterAll(() => t.close());
-
-async function versionedBucket(): Promise<{ name: string; s3: S3Client }> {
-  const name = fresh('lc');
-  const r = await t.request('POST', '/v1/storage/buckets', { key: a.pat, body: { bucket_name: name } });
-  expect(r.status).toBe(201);
-  const s3 = s3ClientFor(r.body, endpoint);
-  await s3.send(
-    new PutBucketVersioningCommand({ Bucket: name, VersioningConfiguration: { Status: 'Enabled' } }),
-  );
-  return { name, s3 };
-}
+const versionedBucket = () => f.bucketOf(f.a, { versioned: true });
 
 async function versionsOf(s3: S3Client, Bucket: string, Key: string): Promise<string[]> {
   const r = await s3.send(new ListObjectVersionsCommand({ Bucket, Prefix: Key }));
@@ -92,7 +69,7 @@ describe('lifecycle NewerNoncurrentVersions', () => {
       NoncurrentDays: 2,
       NewerNoncurrentVersions: 2,
     });
-    const view = await t.request('GET', `/v1/storage/buckets/${name}/lifecycle`, { key: a.pat });
+    const view = await f.t.request('GET', `/v1/storage/buckets/${name}/lifecycle`, { key: f.a.pat });
     expect(view.body.rules[0]).toMatchObject({
       id: 'keep-two',
       noncurrent_version_expiration_days: 2,
@@ -100,25 +77,25 @@ describe('lifecycle NewerNoncurrentVersions', () => {
     });
 
     // Not yet two days noncurrent: nothing goes, however many versions there are.
-    await t.advance(DAY + 3600);
+    await f.t.advance(DAY + 3600);
     expect(await versionsOf(s3, name, 'doc')).toEqual([...k].reverse());
 
     // Two days on: the two newest noncurrent versions stay, the older ones go.
-    await t.advance(DAY + 3600);
+    await f.t.advance(DAY + 3600);
     expect(await versionsOf(s3, name, 'doc')).toEqual([k[4], k[3], k[2]]);
     expect(await versionsOf(s3, name, 'other')).toEqual([...other].reverse());
 
     // A new version pushes one more out, once the rank and the days both allow it.
     const k5 = (await write(s3, name, 'doc', 1))[0]!;
-    await t.advance(3 * DAY);
+    await f.t.advance(3 * DAY);
     expect(await versionsOf(s3, name, 'doc')).toEqual([k5, k[4], k[3]]);
   });
 
   it('applies NewerNoncurrentVersions set through the control API', async () => {
     const { name, s3 } = await versionedBucket();
     const k = await write(s3, name, 'x', 4);
-    const put = await t.request('PUT', `/v1/storage/buckets/${name}/lifecycle`, {
-      key: a.pat,
+    const put = await f.t.request('PUT', `/v1/storage/buckets/${name}/lifecycle`, {
+      key: f.a.pat,
       body: { rules: [{ id: 'one', noncurrent_version_expiration_days: 1, newer_noncurrent_versions: 1 }] },
     });
     expect(put.status).toBe(200);
@@ -128,7 +105,7 @@ describe('lifecycle NewerNoncurrentVersions', () => {
       NoncurrentDays: 1,
       NewerNoncurrentVersions: 1,
     });
-    await t.advance(2 * DAY);
+    await f.t.advance(2 * DAY);
     expect(await versionsOf(s3, name, 'x')).toEqual([k[3], k[2]]);
   });
 
@@ -148,7 +125,7 @@ describe('lifecycle NewerNoncurrentVersions', () => {
       { noncurrent_version_expiration_days: 1, newer_noncurrent_versions: 101 },
       { expiration_days: 1, newer_noncurrent_versions: 3 },
     ]) {
-      const r = await t.request('PUT', url, { key: a.pat, body: { rules: [rule] } });
+      const r = await f.t.request('PUT', url, { key: f.a.pat, body: { rules: [rule] } });
       expect(r.status, JSON.stringify(rule)).toBe(422);
     }
   });

@@ -7,10 +7,10 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   PutObjectCommand,
-  S3Client,
+  type S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ObjectStats } from '../../src/areas/storage/data-plane-contract.js';
 import { FsBlobStore } from '../../src/areas/storage/objects/drivers/fs-blob-store.js';
 import { PackCompactor } from '../../src/areas/storage/objects/pack-compaction.js';
@@ -19,48 +19,21 @@ import type { ObjectTables } from '../../src/areas/storage/objects/tables.js';
 import type { StorageService } from '../../src/areas/storage/service.js';
 import type { AdjustableClock } from '../../src/kernel/clock.js';
 import { blobOnDisk } from '../helpers/blob-on-disk.js';
-import { TestFjord } from '../helpers/fjord.js';
+import { storageS3Fixture } from './storage-s3-fixture.js';
 
 /**
  * Pack compaction: small objects share pack files; once most of a pack's entries are overwritten
  * or deleted, the `storage.packs.compact` job copies the live ones out, switches the rows to the
  * copies and later removes the old pack — and every object reads back the same throughout.
  */
-let t: TestFjord;
-let aKey: string;
-let endpoint: string;
-let packsDir: string;
-let n = 0;
-const fresh = (stem: string) => `${stem}-${Date.now().toString(36)}-${(n++).toString(36)}`;
+const f = storageS3Fixture('packs');
+const packsDir = () => join(f.t.kernel.config.dataDir, 'objects', 'packs');
+const bucket = () => f.bucketOf(f.a);
 
-beforeAll(async () => {
-  t = await TestFjord.create({ FJORD_S3_PORT: '0' });
-  await t.fjord.start(['s3']);
-  const a = await t.customer();
-  aKey = (await t.kernel.identity.createServiceKey(a.id, 'storage', null)).key;
-  endpoint = (await t.request('GET', '/storage/s3')).body.endpoint;
-  packsDir = join(t.kernel.config.dataDir, 'objects', 'packs');
-});
-afterAll(() => t.close());
-
-async function bucket() {
-  const name = fresh('packs');
-  const r = await t.request('POST', '/v1/storage/buckets', { key: aKey, body: { bucket_name: name } });
-  expect(r.status).toBe(201);
-  const s3 = new S3Client({
-    endpoint,
-    region: 'eu-north-1',
-    forcePathStyle: true,
-    credentials: { accessKeyId: r.body.access_key, secretAccessKey: r.body.secret_key },
-    maxAttempts: 1,
-  });
-  return { name, s3 };
-}
-
-const db = () => t.kernel.store.typed<ObjectTables>();
+const db = () => f.t.kernel.store.typed<ObjectTables>();
 const stats = () =>
   (
-    t.fjord.areas.get('storage')!.service as StorageService as unknown as { stats: () => ObjectStats }
+    f.t.fjord.areas.get('storage')!.service as StorageService as unknown as { stats: () => ObjectStats }
   ).stats();
 
 /** The pack a current object's blob is in (its last part's, for a multipart object). */
@@ -72,12 +45,12 @@ async function packOf(key: string): Promise<string> {
     .where('is_latest', '=', 1)
     .executeTakeFirstOrThrow();
   const part = (JSON.parse(row.blob) as { ref: string }[]).at(-1);
-  return blobOnDisk(t.kernel.config.dataDir, part!.ref).path;
+  return blobOnDisk(f.t.kernel.config.dataDir, part!.ref).path;
 }
 
 const packBytes = () =>
-  existsSync(packsDir)
-    ? readdirSync(packsDir).reduce((sum, name) => sum + statSync(join(packsDir, name)).size, 0)
+  existsSync(packsDir())
+    ? readdirSync(packsDir()).reduce((sum, name) => sum + statSync(join(packsDir(), name)).size, 0)
     : 0;
 
 async function body(s3: S3Client, Bucket: string, Key: string, Range?: string): Promise<Buffer> {
@@ -86,7 +59,7 @@ async function body(s3: S3Client, Bucket: string, Key: string, Range?: string): 
 }
 
 /** Ages the packs past their append window and grace without running any job. */
-const ageClock = (hours = 3) => (t.kernel.clock as AdjustableClock).advance(hours * 3600);
+const ageClock = (hours = 3) => (f.t.kernel.clock as AdjustableClock).advance(hours * 3600);
 
 describe('pack compaction', () => {
   it('copies the live entries of a mostly overwritten pack out and removes it, every object intact', async () => {
@@ -116,14 +89,14 @@ describe('pack compaction', () => {
 
     // The job on its schedule, driven by the emulator clock: a first pass copies and switches, the
     // next removes the old pack once the switch is an hour old.
-    await t.advance(7 * 3600);
+    await f.t.advance(7 * 3600);
     expect(await packOf('sealed')).not.toBe(oldPack);
     expect(existsSync(oldPack)).toBe(true);
     for (const [Key, data] of want) expect((await body(s3, Bucket, Key)).equals(data)).toBe(true);
-    await t.advance(7 * 3600);
+    await f.t.advance(7 * 3600);
     expect(existsSync(oldPack)).toBe(false);
     expect(packBytes()).toBeLessThan(before * 0.75);
-    const metrics = (await t.request('GET', '/metrics')).text;
+    const metrics = (await f.t.request('GET', '/metrics')).text;
     const freed = /fjord_storage_pack_compaction_bytes_total\{kind="freed"\} (\d+)/.exec(metrics);
     expect(Number(freed?.[1])).toBeGreaterThan(0);
 
@@ -303,8 +276,8 @@ describe('pack compaction', () => {
     ageClock();
     // A second process on the same data dir and store: to it the pack is another process's, aged
     // on the wall clock (moved past its window and grace here).
-    const other = new FsBlobStore(join(t.kernel.config.dataDir, 'objects'), true, () =>
-      t.kernel.clock.nowMs(),
+    const other = new FsBlobStore(join(f.t.kernel.config.dataDir, 'objects'), true, () =>
+      f.t.kernel.clock.nowMs(),
     );
     const later = () => Date.now() + 3 * 3600_000;
     const otherCompactor = new PackCompactor(other.packs, new PackRefsRepo(db()), later);

@@ -11,6 +11,8 @@ export interface StorageS3Fixture {
   readonly t: TestFjord;
   /** A customer made at the start. */
   readonly a: TestCustomer;
+  /** The S3 endpoint. */
+  readonly endpoint: string;
   /** A new bucket of `c`, with an S3 client holding its key; `versioned`: versioning Enabled. */
   bucketOf(c: TestCustomer, opts?: { versioned?: boolean }): Promise<{ name: string; s3: S3Client }>;
   newKey(
@@ -38,6 +40,9 @@ export function storageS3Fixture(stem: string): StorageS3Fixture {
     },
     get a() {
       return a;
+    },
+    get endpoint() {
+      return endpoint;
     },
     async bucketOf(c, opts = {}) {
       const name = `${stem}-${Date.now().toString(36)}-${(n++).toString(36)}`;

@@ -11,31 +11,25 @@ import {
   PutObjectLockConfigurationCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestFjord } from '../helpers/fjord.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { storageS3Fixture } from './storage-s3-fixture.js';
 
 /**
  * Encryption and object lock through the whole Fjord: the control plane keeps the bucket's
  * default encryption and default retention, the API reports them, the real data key seals.
  */
-let t: TestFjord;
+const f = storageS3Fixture('sse');
 let aKey: string;
-let endpoint: string;
 let n = 0;
 const fresh = (stem: string) => `${stem}-${Date.now().toString(36)}-${(n++).toString(36)}`;
 
 beforeAll(async () => {
-  t = await TestFjord.create({ FJORD_S3_PORT: '0' });
-  await t.fjord.start(['s3']);
-  const a = await t.customer();
-  aKey = (await t.kernel.identity.createServiceKey(a.id, 'storage', null)).key;
-  endpoint = (await t.request('GET', '/storage/s3')).body.endpoint;
+  aKey = (await f.t.kernel.identity.createServiceKey(f.a.id, 'storage', null)).key;
 });
-afterAll(() => t.close());
 
 const client = (accessKeyId: string, secretAccessKey: string) =>
   new S3Client({
-    endpoint,
+    endpoint: f.endpoint,
     region: 'eu-north-1',
     forcePathStyle: true,
     credentials: { accessKeyId, secretAccessKey },
@@ -43,7 +37,7 @@ const client = (accessKeyId: string, secretAccessKey: string) =>
   });
 
 function stored(marker: string): boolean {
-  const dir = join(t.kernel.config.dataDir, 'objects');
+  const dir = join(f.t.kernel.config.dataDir, 'objects');
   const walk = (d: string): boolean =>
     existsSync(d) &&
     readdirSync(d).some((name) => {
@@ -55,7 +49,7 @@ function stored(marker: string): boolean {
 
 describe('server-side encryption and object lock with the control plane', () => {
   it('creates a lock bucket through S3 and reports its default retention in the API', async () => {
-    const made = await t.request('POST', '/v1/storage/keys', {
+    const made = await f.t.request('POST', '/v1/storage/keys', {
       key: aKey,
       body: { name: 'locker', actions: ['s3:CreateBucket', 's3:ListAllMyBuckets'] },
     });
@@ -72,7 +66,7 @@ describe('server-side encryption and object lock with the control plane', () => 
         },
       }),
     );
-    const lock = await t.request('GET', `/v1/storage/buckets/${Bucket}/object-lock`, { key: aKey });
+    const lock = await f.t.request('GET', `/v1/storage/buckets/${Bucket}/object-lock`, { key: aKey });
     expect(lock.body).toEqual({
       bucket_name: Bucket,
       object_lock_enabled: true,
@@ -87,7 +81,7 @@ describe('server-side encryption and object lock with the control plane', () => 
 
   it('keeps a bucket default encryption and seals with the server data key', async () => {
     const name = fresh('sealed');
-    const r = await t.request('POST', '/v1/storage/buckets', { key: aKey, body: { bucket_name: name } });
+    const r = await f.t.request('POST', '/v1/storage/buckets', { key: aKey, body: { bucket_name: name } });
     const s3 = client(r.body.access_key, r.body.secret_key);
     await s3.send(
       new PutBucketEncryptionCommand({
