@@ -43,7 +43,7 @@ export class MultipartRepo {
    */
   protected async lockLiveBucket(trx: Transaction<ObjectTables>, bucketId: string): Promise<string | null> {
     // A retired bucket keeps its row (its name is never reused), so "gone" is a set deleted_at.
-    // On SQLite the transaction began holding the one write lock (BEGIN IMMEDIATE), so reading
+    // On SQLite every unit of work begins holding the one write lock, so reading
     // the row is enough, and writes no page; on PostgreSQL the no-op update takes the row's lock,
     // and a versioning change committed meanwhile is what it returns.
     const row = await runCompiled<{ deleted_at: number | null; versioning: string | null }>(
