@@ -159,8 +159,7 @@ export async function applyTransitions(
       let target: string | null = null;
       for (const cls of due) if (transitionMoves(target ?? row.storage_class, cls)) target = cls;
       if (target !== null && transitionMoves(row.storage_class, target)) {
-        await repo.updateStorageClass(row, target);
-        moved++;
+        if (await repo.updateStorageClass(row, target)) moved++;
       }
     }
     if (rows.length < 500) break;

@@ -216,7 +216,9 @@ export class ObjectStore {
   /**
    * DeleteObject without a version id: a delete marker when versioning is on, else the object goes.
    * With `modifiedBy` (lifecycle expiry), only a current version last modified by then: an object
-   * written since the rule matched stays (with versioning, one written in between stays under the marker).
+   * written since the rule matched stays. With versioning Enabled, one written between this check
+   * and the marker stays under it; Suspended, the marker replaces the `null` version, so one written
+   * in that instant goes (the check narrows that window to a few milliseconds; it does not close it).
    */
   async deleteCurrent(
     bucket: BucketRef,

@@ -36,20 +36,9 @@ export class PackRefsRepo {
    * `packs`, when given: the caller still checks each reference), a page at a time.
    */
   async *rows(packs?: string[]): AsyncIterable<BlobRow[]> {
-    let after = '';
-    for (;;) {
-      const page = await this.db
-        .selectFrom('storage_objects')
-        .select(['id', 'blob'])
-        .where('id', '>', after)
-        .where(naming(packs))
-        .orderBy('id')
-        .limit(PAGE)
-        .execute();
-      if (page.length > 0) yield page.map((r) => ({ kind: 'object' as const, id: r.id, blob: r.blob }));
-      if (page.length < PAGE) break;
-      after = page[page.length - 1]!.id;
-    }
+    // Parts first: completing an upload moves its parts' blobs to an object version, which may be
+    // a row already paged past (an overwrite in place keeps the row's id). Read in this order, a
+    // blob is seen where it was or where it went.
     // Parts exist only while their upload is in progress: few, read at once.
     const parts = await this.db
       .selectFrom('storage_upload_parts')
@@ -64,6 +53,20 @@ export class PackRefsRepo {
         blob: p.blob,
         lastModified: Number(p.last_modified),
       }));
+    let after = '';
+    for (;;) {
+      const page = await this.db
+        .selectFrom('storage_objects')
+        .select(['id', 'blob'])
+        .where('id', '>', after)
+        .where(naming(packs))
+        .orderBy('id')
+        .limit(PAGE)
+        .execute();
+      if (page.length > 0) yield page.map((r) => ({ kind: 'object' as const, id: r.id, blob: r.blob }));
+      if (page.length < PAGE) break;
+      after = page[page.length - 1]!.id;
+    }
   }
 
   /** Points a row at `next` if it still names `row.blob`; false when it changed or went meanwhile. */

@@ -56,6 +56,9 @@ export class ObjectRepo extends MultipartRepo {
     const add = (rows: { blob: string }[]) => {
       for (const row of rows) for (const part of blobsOf(row)) refs.add(part.ref);
     };
+    // Parts first: a completed upload's blobs move to an object version that may be a row already
+    // paged past (an overwrite in place keeps its id); in this order each is seen somewhere.
+    add(await this.db.selectFrom('storage_upload_parts').select('blob').execute());
     let after = '';
     for (;;) {
       const page = await this.db
@@ -69,7 +72,6 @@ export class ObjectRepo extends MultipartRepo {
       if (page.length < 5000) break;
       after = page[page.length - 1]!.id;
     }
-    add(await this.db.selectFrom('storage_upload_parts').select('blob').execute());
     return refs;
   }
 
@@ -159,18 +161,19 @@ export class ObjectRepo extends MultipartRepo {
   /**
    * A lifecycle transition: the version's class changes, its bytes and dates do not. Only while it
    * is the version read, dated as read: an overwrite in place since (a bucket without versioning)
-   * keeps the row's id, and is not due.
+   * keeps the row's id, and is not due. Resolves with whether it changed the row.
    */
   async updateStorageClass(
     row: Pick<ObjectRow, 'id' | 'last_modified'>,
     storageClass: string | null,
-  ): Promise<void> {
-    await this.db
+  ): Promise<boolean> {
+    const r = await this.db
       .updateTable('storage_objects')
       .set({ storage_class: storageClass })
       .where('id', '=', row.id)
       .where('last_modified', '=', row.last_modified)
-      .execute();
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
   }
 
   async updateAcl(rowId: string, acl: string | null): Promise<void> {

@@ -112,8 +112,8 @@ const slot = (bucketId: string, key: string) => `${bucketId}\n${key}`;
  * rows between this read and the upsert.
  *
  * Code holding an id read before such an overwrite reaches the new content: a removal counts and
- * releases what it deleted (`removeRow`), a lifecycle transition checks the blob it read
- * (`ObjectRepo.updateStorageClass`), and tags or an ACL set by id land on the new content, as if
+ * releases what it deleted (`removeRow`), lifecycle checks the last-modified time it read
+ * (`removeRow`, `ObjectRepo.updateStorageClass`), the blob scans read parts first (`referencedBlobs`), and tags or an ACL set by id land on the new content, as if
  * they had come just after it.
  *
  * It holds when every version of the keys is a current, unlocked `null` version — always, for a

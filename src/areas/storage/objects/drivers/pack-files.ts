@@ -70,6 +70,8 @@ interface OpenPack {
   failed: Error | null;
   /** The flush not started yet, which covers every append so far; null when none is queued. */
   queued: Promise<void> | null;
+  /** Settles when the last flush started and every one before it have (in order). */
+  settled: Promise<void>;
   /** Flushes running. */
   inFlight: number;
   /** Called when the last running flush ends (a retired pack then closes). */
@@ -138,7 +140,10 @@ export class PackFiles {
     const cur = this.current;
     const now = this.now();
     if (cur && cur.size + bytes <= PACK_ROLL_BYTES && now - cur.openedAt < PACK_APPEND_MS) return cur;
-    if (cur) this.retire(cur);
+    if (cur) {
+      this.retire(cur);
+      this.current = null; // not current even if the new pack cannot be opened
+    }
     const id = newId();
     this.opened.set(id, now);
     const pack: OpenPack = {
@@ -157,6 +162,7 @@ export class PackFiles {
       pendingBytes: 0,
       failed: null,
       queued: null,
+      settled: Promise.resolve(),
       inFlight: 0,
       idle: null,
       created: null,
@@ -186,7 +192,11 @@ export class PackFiles {
    * written in one `pwritev`, durable when it returns (`O_DSYNC`, unless fsync is off). It starts on the next
    * turn of the event loop, after the appends of the requests read in this turn, whether or not an
    * earlier one is still running: flushes overlap (as the separate files' fdatasyncs of concurrent
-   * writers would) instead of queueing behind each other.
+   * writers would) instead of queueing behind each other. But a flush resolves only once every
+   * earlier flush of the pack has succeeded too, and fails if one failed: an entry is acknowledged
+   * only when every byte before it in the pack is on disk, so a gap (a failed write, or one a
+   * power loss cut) can only precede entries no row names, which is what the sweep's scan of a
+   * pack, stopping at the first bad entry, relies on.
    */
   private flush(pack: OpenPack): Promise<void> {
     pack.queued ??= new Promise<void>((resolve, reject) => {
@@ -200,7 +210,7 @@ export class PackFiles {
         if (pack.failed) return reject(pack.failed);
         pack.inFlight++;
         // A new pack's directory entry is made durable before its first entries are acknowledged.
-        const done = Promise.resolve(pack.created)
+        const written = Promise.resolve(pack.created)
           .then(() => writeAt(pack.fd, buffers, at, bytes))
           .then(() => (this.durable && DSYNC === undefined ? syncFd(pack.fd, true) : undefined))
           .catch((err: Error) => {
@@ -217,6 +227,8 @@ export class PackFiles {
             pack.inFlight--;
             if (pack.inFlight === 0) pack.idle?.();
           });
+        const done = Promise.all([written, pack.settled]).then(() => {});
+        pack.settled = done;
         done.then(resolve, reject);
       });
     });
