@@ -13,8 +13,10 @@ const NAMED_PACKS = 32;
 /**
  * Rows naming at least one packed blob (a packed reference has dots, a file's is a bare id), or,
  * given a few packs, one of theirs: the filter runs in the store, so far fewer rows travel.
+ * `'every'`: every row, whatever it names (the orphan sweep).
  */
-function naming(packs: string[] | undefined): RawBuilder<boolean> {
+function naming(packs: string[] | 'every' | undefined): RawBuilder<boolean> {
+  if (packs === 'every') return sql<boolean>`1 = 1`;
   if (!packs || packs.length > NAMED_PACKS) return sql<boolean>`blob like '%.%'`;
   return sql<boolean>`(${sql.join(
     packs.map((p) => sql`blob like ${`%${p}.%`}`),
@@ -35,7 +37,7 @@ export class PackRefsRepo {
    * Every object version's and every uploaded part's blob list that names a packed blob (of one of
    * `packs`, when given: the caller still checks each reference), a page at a time.
    */
-  async *rows(packs?: string[]): AsyncIterable<BlobRow[]> {
+  async *rows(packs?: string[] | 'every'): AsyncIterable<BlobRow[]> {
     // Parts first: completing an upload moves its parts' blobs to an object version, which may be
     // a row already paged past (an overwrite in place keeps the row's id). Read in this order, a
     // blob is seen where it was or where it went.

@@ -3,6 +3,7 @@ import { runCompiled } from '../../../kernel/store/compiled.js';
 import { GroupCommit } from '../../../kernel/store/group-commit.js';
 import type { VersioningState } from '../data-plane-contract.js';
 import { blobsOf, MultipartRepo, type Released, withPrefix } from './multipart-repo.js';
+import { PackRefsRepo } from './pack-refs-repo.js';
 import type { ObjectRow, ObjectTables } from './tables.js';
 import {
   applyUsage,
@@ -53,25 +54,10 @@ export class ObjectRepo extends MultipartRepo {
    */
   async referencedBlobs(): Promise<Set<string>> {
     const refs = new Set<string>();
-    const add = (rows: { blob: string }[]) => {
-      for (const row of rows) for (const part of blobsOf(row)) refs.add(part.ref);
-    };
-    // Parts first: a completed upload's blobs move to an object version that may be a row already
-    // paged past (an overwrite in place keeps its id); in this order each is seen somewhere.
-    add(await this.db.selectFrom('storage_upload_parts').select('blob').execute());
-    let after = '';
-    for (;;) {
-      const page = await this.db
-        .selectFrom('storage_objects')
-        .select(['id', 'blob'])
-        .where('id', '>', after)
-        .orderBy('id')
-        .limit(5000)
-        .execute();
-      add(page);
-      if (page.length < 5000) break;
-      after = page[page.length - 1]!.id;
-    }
+    // Parts first (`PackRefsRepo.rows`): a completed upload's blobs move to an object version
+    // that may be a row already paged past (an overwrite in place keeps its id).
+    for await (const page of new PackRefsRepo(this.db).rows('every'))
+      for (const row of page) for (const part of blobsOf(row)) refs.add(part.ref);
     return refs;
   }
 
