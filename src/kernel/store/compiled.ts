@@ -1,4 +1,5 @@
 import { CompiledQuery, type Kysely, PostgresAdapter, type QueryResult } from 'kysely';
+import { runHeld } from './sqlite-direct.js';
 
 /**
  * Statements on a hot path, as SQL text written once instead of built by Kysely per call: for
@@ -12,6 +13,13 @@ export function runCompiled<R>(
   text: string,
   parameters: readonly unknown[],
 ): Promise<QueryResult<R>> {
+  // Inside a SQLite unit of work: straight to its connection (sqlite-direct.ts).
+  try {
+    const held = runHeld<R>(db, text, parameters);
+    if (held) return Promise.resolve(held);
+  } catch (err) {
+    return Promise.reject(err);
+  }
   return db.executeQuery<R>(
     CompiledQuery.raw(onPostgres(db) ? numbered(text) : text, parameters as unknown[]),
   );

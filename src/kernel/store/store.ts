@@ -17,8 +17,15 @@ import type { Config } from '../../config/config.js';
 import { pgModule } from '../lazy.js';
 import { type Exclusive, inProcessExclusive, postgresExclusive } from './exclusive.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
+import type { SqliteStatements } from './sqlite-direct.js';
 import { SqliteNotices } from './sqlite-notices.js';
-import { assertNotInsideUnit, runUnit, type Unit, type UnitOptions } from './unit-of-work.js';
+import {
+  assertNotInsideUnit,
+  runUnit,
+  type Unit,
+  type UnitOptions,
+  type UnitRunner,
+} from './unit-of-work.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -106,13 +113,13 @@ function openSqlite(path: string): Store {
   database.pragma('busy_timeout = 5000');
   database.pragma('synchronous = NORMAL');
   const id = Symbol('sqlite store');
-  const db = new Kysely({
-    dialect: guarded(new SqliteDialect({ database: reusingStatements(database) }), id),
-  });
+  const statements = reusingStatements(database);
+  const db = new Kysely({ dialect: guarded(new SqliteDialect({ database: statements }), id) });
   const notices = new SqliteNotices(database);
   const checkpointer = path === ':memory:' ? null : new SqliteCheckpointer(database, path);
   const dataVersion = database.prepare('PRAGMA data_version').pluck();
   return makeStore('sqlite', id, db, {
+    statements,
     externalChanges: () => dataVersion.get() as number,
     publish: async (channel, payload) => notices.publish(channel, payload),
     subscribe: (channel, listener) => notices.subscribe(channel, listener),
@@ -273,12 +280,14 @@ function makeStore(
   parts: Pick<Store, 'publish' | 'subscribe' | 'listening' | 'externalChanges'> & {
     close: () => Promise<void>;
     exclusive: { run: Exclusive; close(): Promise<void> };
+    statements?: SqliteStatements;
   },
 ): Store {
-  const runner = {
+  const runner: UnitRunner = {
     id,
     kind,
     db,
+    statements: parts.statements,
     // An afterCommit hook's failure cannot undo the commit: it is reported, never thrown.
     onAfterCommitError: (err: unknown) => console.error('unit of work: afterCommit failed', err),
   };

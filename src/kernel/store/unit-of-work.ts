@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type Kysely, sql } from 'kysely';
+import { holdSqlite, releaseSqlite, type SqliteStatements } from './sqlite-direct.js';
 
 /**
  * The unit of work: the one way any code outside `kernel/store` writes under a check.
@@ -20,6 +21,9 @@ import { type Kysely, sql } from 'kysely';
  * - No network or child-process I/O inside a unit: it holds the store's write lock.
  * - A unit started inside another one of the same store joins it: it runs in the outer
  *   transaction and takes its extra locks there. Take every lock a unit needs up front.
+ * - Await every statement before the unit's function returns, one after another. On SQLite,
+ *   COMMIT runs as soon as the function settles, and `runCompiled` statements run at once on the
+ *   held connection (sqlite-direct.ts), ahead of any Kysely query still queued on the handle.
  * - Work that must happen only once the writes are durable (change notices, starting jobs that
  *   read the rows) goes in `afterCommit`; it runs after COMMIT, never after a rollback.
  */
@@ -84,6 +88,8 @@ export interface UnitRunner {
   readonly id: symbol;
   readonly kind: 'sqlite' | 'postgres';
   readonly db: AnyDb;
+  /** SQLite: the connection's statements, which a unit's own statements may run on directly. */
+  readonly statements?: SqliteStatements;
   onAfterCommitError(err: unknown): void;
 }
 
@@ -145,13 +151,24 @@ async function runOnce<T>(store: UnitRunner, locks: string[], fn: (unit: Unit) =
     store.kind === 'postgres'
       ? await store.db.transaction().execute(body)
       : await store.db.connection().execute(async (conn) => {
-          await sql`BEGIN IMMEDIATE`.execute(conn);
+          // The connection is this unit's until it ends (sqlite-direct.ts).
+          const statements = store.statements;
+          const run = (text: string) =>
+            statements ? statements.prepare(text).run([]) : sql.raw(text).execute(conn);
+          await run('BEGIN IMMEDIATE');
+          if (statements) holdSqlite(conn, statements);
           try {
             const r = await body(conn);
-            await sql`COMMIT`.execute(conn);
+            releaseSqlite(conn);
+            await run('COMMIT');
             return r;
           } catch (err) {
-            await sql`ROLLBACK`.execute(conn).catch(() => {});
+            releaseSqlite(conn);
+            try {
+              await run('ROLLBACK');
+            } catch {
+              // Nothing to roll back (SQLite ended the transaction itself), or the connection is gone.
+            }
             throw err;
           }
         });

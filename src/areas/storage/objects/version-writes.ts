@@ -88,6 +88,44 @@ export async function removeRow(
   return blobsOf(gone);
 }
 
+/**
+ * The stored row of a new version, written out field by field. On Node 20 an object spread plus
+ * the placing fields (`{ ...version, id, bucket_id, … }`) costs about 10 µs for a row this wide,
+ * a hundred times this literal: it showed as a tenth of a small PUT's commit.
+ */
+function storedRow(
+  v: NewVersion,
+  id: string,
+  bucketId: string,
+  key: string,
+  versionId: string,
+  isLatest: number,
+  noncurrentSince: number | null,
+): ObjectRow {
+  return {
+    id,
+    bucket_id: bucketId,
+    key,
+    version_id: versionId,
+    is_latest: isLatest,
+    is_delete_marker: v.is_delete_marker,
+    size: v.size,
+    etag: v.etag,
+    content_type: v.content_type,
+    headers: v.headers,
+    metadata: v.metadata,
+    tags: v.tags,
+    checksum: v.checksum,
+    blob: v.blob,
+    last_modified: v.last_modified,
+    noncurrent_since: noncurrentSince,
+    sse: v.sse,
+    object_lock: v.object_lock,
+    acl: v.acl,
+    storage_class: v.storage_class,
+  };
+}
+
 /** A batch's writes to one bucket. */
 interface BucketWrites {
   bucket: BucketRef;
@@ -137,10 +175,15 @@ async function overwritesInPlace(
   return simple ? rows.rows : null;
 }
 
-/** A new version overwriting the stored `null` version of its key, in place (`overwritesInPlace`). */
+/**
+ * A new version overwriting the stored `null` version of its key, in place (`overwritesInPlace`).
+ * Both are current (`is_latest` 1), and a column left out of the update keeps SQLite from
+ * rewriting the indexes that name it: `is_latest` is the listing index's condition.
+ */
+const KEPT_IN_PLACE = new Set(['id', 'bucket_id', 'key', 'version_id', 'is_latest']);
 const OVERWRITE: OnConflictUpdate = {
   target: ['bucket_id', 'key', 'version_id'],
-  set: OBJECT_COLUMNS.filter((c) => c !== 'id' && c !== 'bucket_id' && c !== 'key' && c !== 'version_id'),
+  set: OBJECT_COLUMNS.filter((c) => !KEPT_IN_PLACE.has(c)),
 };
 
 /**
@@ -254,15 +297,9 @@ export async function writeVersionsIn(
       }
       nullWrittenBy.set(at, i);
     }
-    rows.push({
-      ...it.row,
-      id: newId(),
-      bucket_id: it.bucket.id,
-      key: it.key,
-      version_id: versionId,
-      is_latest: current ? 1 : 0,
-      noncurrent_since: current ? null : it.now,
-    });
+    rows.push(
+      storedRow(it.row, newId(), it.bucket.id, it.key, versionId, current ? 1 : 0, current ? null : it.now),
+    );
     if (!it.row.is_delete_marker) countUsage(deltas, it.bucket, 1, it.row.size);
     out[i]!.versionId = versionId;
   }
