@@ -81,8 +81,9 @@ export class BodyReader {
     }
     let algorithm: ChecksumAlgorithm | null = null;
     let expected: string | null = null;
-    for (const [name, value] of Object.entries(req.headers)) {
+    for (const name in req.headers) {
       const alg = algorithmOfHeader(name);
+      const value = req.headers[name];
       if (alg && typeof value === 'string') {
         algorithm = alg;
         expected = value;
@@ -130,6 +131,49 @@ export class BodyReader {
       this.checksum?.hasher.update(chunk);
       yield chunk;
     }
+  }
+
+  /**
+   * The whole body, when its declared length is at most `max` and it is not aws-chunked: read with
+   * plain listeners, counted and hashed on the way. For a small PUT the async iterators of
+   * `chunks()` cost more than hashing the bytes. Null when the body does not qualify.
+   */
+  whole(max: number): Promise<Buffer[]> | null {
+    if (this.chunked || this.expectedSize < 0 || this.expectedSize > max) return null;
+    const req = this.req;
+    return new Promise((resolve, reject) => {
+      const out: Buffer[] = [];
+      if (req.readableEnded) return resolve(out); // read already (as `chunks()` would find it)
+      const settle = (err: Error | null) => {
+        req.off('data', onData);
+        req.off('end', onEnd);
+        req.off('close', onClose);
+        // The error listener stays: a stream error after this must not go unhandled.
+        if (err) reject(err);
+        else resolve(out);
+      };
+      const onData = (chunk: Buffer) => {
+        this.size += chunk.length;
+        if (this.size > this.expectedSize) {
+          settle(s3Errors.invalidRequest('The body is longer than its declared length.'));
+          return;
+        }
+        this.md5.update(chunk);
+        this.sha256?.update(chunk);
+        this.checksum?.hasher.update(chunk);
+        out.push(chunk);
+      };
+      const onEnd = () => settle(null);
+      const onError = (err: Error) => settle(err);
+      // Closed before its end: the client went away mid-body, as the stream iterator reports it.
+      const onClose = () =>
+        settle(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+      req.on('data', onData);
+      req.on('end', onEnd);
+      req.on('error', onError);
+      req.on('close', onClose);
+      if (req.destroyed) onClose();
+    });
   }
 
   /** Throws when what arrived is not what was declared. */

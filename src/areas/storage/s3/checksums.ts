@@ -131,6 +131,8 @@ export function createChecksum(algorithm: ChecksumAlgorithm): Checksum {
 
 /** `x-amz-checksum-crc32` → CRC32, or null when the header names no known algorithm. */
 export function algorithmOfHeader(header: string): ChecksumAlgorithm | null {
+  // Called for every header of a PUT: most start otherwise.
+  if (header.length < 16 || (header[0] !== 'x' && header[0] !== 'X')) return null;
   const m = /^x-amz-checksum-([a-z0-9]+)$/i.exec(header);
   if (!m) return null;
   const name = m[1]!.toUpperCase();

@@ -98,7 +98,9 @@ export class S3Call {
   }
 
   decide(bucket: BucketRecord, action: string, key: string | null): Decision {
-    return decide(this.principal, bucket, action, key, this.facts(), this.env.settings.publicAccessBlock);
+    // The request's facts feed only a bucket policy's conditions.
+    const facts = bucket.policy ? this.facts() : null;
+    return decide(this.principal, bucket, action, key, facts, this.env.settings.publicAccessBlock);
   }
 
   /**
@@ -126,8 +128,8 @@ export class S3Call {
   send(status: number, headers: Record<string, string | number> = {}, body?: string | Buffer): void {
     const res = this.res;
     res.statusCode = status;
-    for (const [k, v] of Object.entries(this.corsHeaders)) res.setHeader(k, v);
-    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+    for (const k in this.corsHeaders) res.setHeader(k, this.corsHeaders[k]!);
+    for (const k in headers) res.setHeader(k, headers[k]!);
     if (body === undefined) {
       if (!res.hasHeader('content-length') && this.req.method !== 'HEAD') res.setHeader('content-length', 0);
       res.end();

@@ -26,6 +26,7 @@ export interface CustomerKey {
 }
 
 const SSE_C = 'x-amz-server-side-encryption-customer-';
+const COPY_SOURCE_SSE_C = 'x-amz-copy-source-server-side-encryption-customer-';
 
 /**
  * SSE-C sends a key in the request: S3 refuses it over plain HTTP. Fjord accepts a TLS socket, a
@@ -41,10 +42,11 @@ function secureTransport(call: S3Call): boolean {
 
 /** The customer key a request carries (`prefix` `copy-source-` for a copy's source), checked as S3 checks it. */
 export function customerKeyOf(call: S3Call, prefix: '' | 'copy-source-' = ''): CustomerKey | null {
-  const h = (n: string) => call.header(`x-amz-${prefix}${SSE_C.slice('x-amz-'.length)}${n}`);
-  const [alg, key, md5] = [h('algorithm'), h('key'), h('key-md5')];
+  const argName = prefix ? COPY_SOURCE_SSE_C : SSE_C;
+  const alg = call.header(`${argName}algorithm`);
+  const key = call.header(`${argName}key`);
+  const md5 = call.header(`${argName}key-md5`);
   if (alg === undefined && key === undefined && md5 === undefined) return null;
-  const argName = `x-amz-${prefix}${SSE_C.slice('x-amz-'.length)}`;
   if (alg === undefined)
     throw s3Errors.invalidArgument(
       'Requests specifying Server Side Encryption with Customer provided keys must provide a valid encryption algorithm.',

@@ -34,6 +34,6 @@ export function s3OperationLabel(
   query: URLSearchParams,
 ): string {
   const level = !bucket ? 'service' : !key ? 'bucket' : 'object';
-  const sub = SUBRESOURCES.find((s) => query.has(s));
+  const sub = query.size === 0 ? undefined : SUBRESOURCES.find((s) => query.has(s));
   return sub ? `${method} ${level} ?${sub}` : `${method} ${level}`;
 }

@@ -57,14 +57,18 @@ export function parseCredential(req: SignedRequest): Credential | null {
         'The authorization header is malformed; the algorithm is not supported.',
       );
     }
-    const fields = new Map<string, string>();
+    let credential: string | undefined;
+    let signedHeaders: string | undefined;
+    let signature: string | undefined;
     for (const part of auth.slice(ALGORITHM.length + 1).split(',')) {
       const eq = part.indexOf('=');
-      if (eq > 0) fields.set(part.slice(0, eq).trim(), part.slice(eq + 1).trim());
+      if (eq <= 0) continue;
+      const name = part.slice(0, eq).trim();
+      const value = part.slice(eq + 1).trim();
+      if (name === 'Credential') credential = value;
+      else if (name === 'SignedHeaders') signedHeaders = value;
+      else if (name === 'Signature') signature = value;
     }
-    const credential = fields.get('Credential');
-    const signedHeaders = fields.get('SignedHeaders');
-    const signature = fields.get('Signature');
     if (!credential || !signedHeaders || !signature) {
       throw s3Errors.authorizationHeaderMalformed(
         'The authorization header is malformed; it needs Credential, SignedHeaders and Signature.',
@@ -73,9 +77,14 @@ export function parseCredential(req: SignedRequest): Credential | null {
     const amzDate = header(req, 'x-amz-date') ?? fromHttpDate(header(req, 'date'));
     if (!amzDate)
       throw new S3Error('AccessDenied', 403, 'AWS authentication requires a valid Date or x-amz-date header');
+    const scope = splitScope(credential, (m) => s3Errors.authorizationHeaderMalformed(m));
+    // Written out: a spread plus further fields costs microseconds per request on Node 20.
     return {
       kind: 'header',
-      ...splitScope(credential, (m) => s3Errors.authorizationHeaderMalformed(m)),
+      accessKeyId: scope.accessKeyId,
+      date: scope.date,
+      region: scope.region,
+      service: scope.service,
       signedHeaders: signedHeaders.split(';'),
       signature,
       amzDate,

@@ -13,6 +13,11 @@ export interface BlobStore {
    * the error passed on.
    */
   put(source: AsyncIterable<Buffer>, size: number, check: () => void): Promise<string>;
+  /**
+   * `put` for a small body already in memory, without the streaming machinery. Small bodies take
+   * this way whenever a store has it, so a wrapper that changes `put` must change it too.
+   */
+  putBuffered?(chunks: Buffer[], check: () => void): Promise<string>;
   /** Bytes `start`..`end` inclusive of one blob. */
   get(ref: string, start: number, end: number): Promise<Readable>;
   /** A whole small blob in one read (cheaper than a stream for a few KiB). */

@@ -87,24 +87,33 @@ export class FsBlobStore implements BlobStore {
 
   async put(source: AsyncIterable<Buffer>, _size: number, check: () => void): Promise<string> {
     await this.ensureDirs();
-    const ref = newId();
     const iterator = source[Symbol.asyncIterator]();
     // Network chunks are gathered into ~1 MiB writes; a body that ends first is a small one.
     const pending: Buffer[] = [];
     let pendingBytes = 0;
     for (;;) {
       const next = await iterator.next();
-      if (next.done) {
-        if (pendingBytes > PACK_MAX_BLOB) return this.putSmall(ref, pending, check);
-        // Checked before it lands: a body that fails its check never enters a pack.
-        check();
-        return this.packs.append(pending, pendingBytes);
-      }
+      if (next.done) return this.land(pending, pendingBytes, check);
       pending.push(next.value);
       pendingBytes += next.value.length;
       if (pendingBytes >= GATHER_BYTES) break;
     }
-    return this.putLarge(ref, pending, iterator, check);
+    return this.putLarge(newId(), pending, iterator, check);
+  }
+
+  async putBuffered(chunks: Buffer[], check: () => void): Promise<string> {
+    await this.ensureDirs();
+    let bytes = 0;
+    for (const c of chunks) bytes += c.length;
+    return this.land(chunks, bytes, check);
+  }
+
+  /** A whole body in memory: appended to a pack, or a file of its own past the pack limit. */
+  private land(chunks: Buffer[], bytes: number, check: () => void): Promise<string> {
+    if (bytes > PACK_MAX_BLOB) return this.putSmall(newId(), chunks, check);
+    // Checked before it lands: a body that fails its check never enters a pack.
+    check();
+    return this.packs.append(chunks, bytes);
   }
 
   /**

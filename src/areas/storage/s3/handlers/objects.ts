@@ -204,7 +204,8 @@ export async function putObject(call: S3Call): Promise<void> {
     acl,
     storageClass,
   });
-  const headers: Record<string, string> = { etag: quoteEtag(etag), ...sseHeaders(sealing, customer) };
+  const headers: Record<string, string> = sseHeaders(sealing, customer);
+  headers['etag'] = quoteEtag(etag);
   if (versionId !== 'null') headers['x-amz-version-id'] = versionId;
   if (result.checksum)
     headers[`x-amz-checksum-${result.checksum.algorithm.toLowerCase()}`] = result.checksum.value;
