@@ -74,12 +74,15 @@ export class MultipartRepo {
   }
 
   /** Remembers a completed upload for a day (older ones are dropped as new ones come). */
-  async rememberCompleted(row: CompletedUploadRow): Promise<void> {
-    await this.db
+  protected async rememberCompletedIn(
+    trx: Transaction<ObjectTables>,
+    row: CompletedUploadRow,
+  ): Promise<void> {
+    await trx
       .deleteFrom('storage_completed_uploads')
       .where('completed_at', '<', row.completed_at - DAY_MS)
       .execute();
-    await this.db
+    await trx
       .insertInto('storage_completed_uploads')
       .values(row)
       .onConflict((oc) => oc.column('upload_id').doNothing())
@@ -140,34 +143,35 @@ export class MultipartRepo {
       .execute();
   }
 
+  /** Removes the upload and its parts (an abort), returning their blobs, or null when it is gone. */
+  dropUpload(uploadId: string): Promise<Released | null> {
+    return this.tx((trx) => this.dropUploadIn(trx, uploadId));
+  }
+
   /**
-   * Removes the upload and its parts, returning the blobs of parts not kept, or null when the
-   * upload is gone. `keep` maps part numbers to the blob they must still name (a part replaced
-   * meanwhile fails the whole call, so a Complete never names a released blob).
+   * Removes the upload and its parts inside `trx`, returning the blobs of parts not kept, or null
+   * when the upload is gone. `keep` maps part numbers to the blob they must still name (a part
+   * replaced meanwhile fails the whole call, so a Complete never names a released blob).
    */
-  async dropUpload(
+  protected async dropUploadIn(
+    trx: Transaction<ObjectTables>,
     uploadId: string,
     keep: Map<number, string> = new Map(),
     mismatch?: () => Error,
   ): Promise<Released | null> {
-    return this.tx(async (trx) => {
-      const parts = await trx
-        .selectFrom('storage_upload_parts')
-        .selectAll()
-        .where('upload_id', '=', uploadId)
-        .execute();
-      for (const [n, blob] of keep) {
-        if (parts.find((p) => p.part_number === n)?.blob !== blob)
-          throw mismatch ? mismatch() : new Error('part changed');
-      }
-      await trx.deleteFrom('storage_upload_parts').where('upload_id', '=', uploadId).execute();
-      const gone = await trx
-        .deleteFrom('storage_uploads')
-        .where('upload_id', '=', uploadId)
-        .executeTakeFirst();
-      if (Number(gone.numDeletedRows) === 0) return null;
-      return parts.filter((p) => !keep.has(p.part_number)).flatMap(blobsOf);
-    });
+    const parts = await trx
+      .selectFrom('storage_upload_parts')
+      .selectAll()
+      .where('upload_id', '=', uploadId)
+      .execute();
+    for (const [n, blob] of keep) {
+      if (parts.find((p) => p.part_number === n)?.blob !== blob)
+        throw mismatch ? mismatch() : new Error('part changed');
+    }
+    await trx.deleteFrom('storage_upload_parts').where('upload_id', '=', uploadId).execute();
+    const gone = await trx.deleteFrom('storage_uploads').where('upload_id', '=', uploadId).executeTakeFirst();
+    if (Number(gone.numDeletedRows) === 0) return null;
+    return parts.filter((p) => !keep.has(p.part_number)).flatMap(blobsOf);
   }
 
   listUploads(

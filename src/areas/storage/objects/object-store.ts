@@ -11,12 +11,14 @@ import {
   attributesOf,
   deleteMarker,
   type IncomingBody,
+  newVersionRow,
   type ObjectAttributes,
+  type VersionContent,
   type WriteOptions,
   type Written,
 } from './object-types.js';
 import { StorageQuota } from './quota.js';
-import type { BucketRef, NewVersion, ObjectRepo, Released } from './repo.js';
+import type { BucketRef, ObjectRepo, Released } from './repo.js';
 import { readSealed, sealedSize, sealStream } from './sealing.js';
 import { openingKey, parseSse } from './sse.js';
 import type { BlobPart, ObjectRow, PartRow, UploadRow } from './tables.js';
@@ -29,6 +31,9 @@ const SMALL_OBJECT_BYTES = 256 * 1024;
 
 export type { IncomingBody, ObjectAttributes, WriteOptions, Written } from './object-types.js';
 export { attributesOf } from './object-types.js';
+
+/** Bodies up to this size are read whole into memory, then written in one piece. */
+const WHOLE_BODY_MAX = 128 * 1024;
 
 /** Bodies larger than this take long enough to arrive that concurrent writes may have used the room. */
 const RECHECK_QUOTA_ABOVE = 1024 * 1024;
@@ -80,11 +85,17 @@ export class ObjectStore {
     sealKey: Buffer | null = null,
   ): Promise<{ parts: BlobPart[]; result: R }> {
     let result: R | null = null;
-    const source = sealKey ? sealStream(sealKey, body.chunks()) : body.chunks();
-    const size = sealKey ? sealedSize(body.expectedSize) : body.expectedSize;
-    const ref = await this.blobs.put(source, size, () => {
+    const check = () => {
       result = body.verify();
-    });
+    };
+    const whole = sealKey || !this.blobs.putBuffered ? null : (body.whole?.(WHOLE_BODY_MAX) ?? null);
+    let ref: string;
+    if (whole) ref = await this.blobs.putBuffered!(await whole, check);
+    else {
+      const source = sealKey ? sealStream(sealKey, body.chunks()) : body.chunks();
+      const size = sealKey ? sealedSize(body.expectedSize) : body.expectedSize;
+      ref = await this.blobs.put(source, size, check);
+    }
     const r = result as unknown as R;
     if (r.size === 0) {
       // An empty object names no blob: nothing to read back, nothing to leave behind.
@@ -124,42 +135,21 @@ export class ObjectStore {
       this.release(parts);
       throw err;
     });
-    return { ...committed, result };
+    return {
+      versionId: committed.versionId,
+      etag: committed.etag,
+      lastModified: committed.lastModified,
+      result,
+    };
   }
 
   async commit(
     bucket: BucketRef,
     key: string,
-    v: {
-      size: number;
-      etag: string;
-      checksum: string | null;
-      blob: string;
-      attrs: ObjectAttributes;
-      sse?: string | null;
-      objectLock?: string | null;
-      acl?: string | null;
-      storageClass?: string | null;
-    },
+    v: VersionContent,
   ): Promise<{ versionId: string; etag: string; lastModified: number }> {
     const now = this.clock.nowMs();
-    const row: NewVersion = {
-      is_delete_marker: 0,
-      size: v.size,
-      etag: v.etag,
-      content_type: v.attrs.contentType,
-      headers: JSON.stringify(v.attrs.headers),
-      metadata: JSON.stringify(v.attrs.metadata),
-      tags: JSON.stringify(v.attrs.tags),
-      checksum: v.checksum,
-      blob: v.blob,
-      last_modified: now,
-      sse: v.sse ?? null,
-      object_lock: v.objectLock ?? null,
-      acl: v.acl ?? null,
-      storage_class: v.storageClass ?? null,
-    };
-    const { versionId, released } = await this.repo.commitVersion(bucket, key, row, now);
+    const { versionId, released } = await this.repo.commitVersion(bucket, key, newVersionRow(v, now), now);
     this.release(released);
     return { versionId, etag: v.etag, lastModified: now };
   }
@@ -216,9 +206,8 @@ export class ObjectStore {
   /**
    * DeleteObject without a version id: a delete marker when versioning is on, else the object goes.
    * With `modifiedBy` (lifecycle expiry), only a current version last modified by then: an object
-   * written since the rule matched stays. With versioning Enabled, one written between this check
-   * and the marker stays under it; Suspended, the marker replaces the `null` version, so one written
-   * in that instant goes (the check narrows that window to a few milliseconds; it does not close it).
+   * written since the rule matched stays. The removal or the marker checks that in its own
+   * transaction, so a write landing after the first look here still stays.
    */
   async deleteCurrent(
     bucket: BucketRef,
@@ -236,9 +225,13 @@ export class ObjectStore {
       return { deleteMarker: false, versionId: null };
     }
     const now = this.clock.nowMs();
-    const { versionId, released } = await this.repo.commitVersion(bucket, key, deleteMarker(now), now);
-    this.release(released);
-    return { deleteMarker: true, versionId };
+    const written =
+      modifiedBy === undefined
+        ? await this.repo.commitVersion(bucket, key, deleteMarker(now), now)
+        : await this.repo.expireCurrent(bucket, key, deleteMarker(now), modifiedBy);
+    if (!written) return { deleteMarker: false, versionId: null };
+    this.release(written.released);
+    return { deleteMarker: true, versionId: written.versionId };
   }
 
   async deleteVersion(
@@ -331,34 +324,40 @@ export class ObjectStore {
     if (size > this.maxUploadBytes) throw s3Errors.entityTooLarge();
     await this.checkQuota(bucket.customerId, size);
     const keep = new Map(chosen.map((p) => [p.part_number, p.blob]));
-    // The upload row goes first: a concurrent Complete or Abort then finds nothing to reuse.
-    const released = await this.repo.dropUpload(upload.upload_id, keep, () => s3Errors.invalidPart());
-    if (released === null) throw s3Errors.noSuchUpload(upload.upload_id);
-    this.release(released);
-    const attrs: ObjectAttributes = attributesOf(upload);
-    const done = await this.commit(bucket, upload.key, {
-      size,
-      etag,
-      checksum: null,
-      blob: JSON.stringify(blobs),
-      attrs,
-      sse: upload.sse,
-      objectLock: upload.object_lock,
-      acl: upload.acl,
-      storageClass: upload.storage_class,
-    });
-    await this.repo
-      .rememberCompleted({
+    const now = this.clock.nowMs();
+    const row = newVersionRow(
+      {
+        size,
+        etag,
+        checksum: null,
+        blob: JSON.stringify(blobs),
+        attrs: attributesOf(upload),
+        sse: upload.sse,
+        objectLock: upload.object_lock,
+        acl: upload.acl,
+        storageClass: upload.storage_class,
+      },
+      now,
+    );
+    // One transaction: the upload row goes (a concurrent Complete or Abort then finds nothing to
+    // reuse) and the object naming its parts' blobs arrives, or neither happens.
+    const done = await this.repo.completeUpload(
+      bucket,
+      upload.key,
+      row,
+      { id: upload.upload_id, keep, mismatch: () => s3Errors.invalidPart() },
+      {
         upload_id: upload.upload_id,
         bucket_id: bucket.id,
         key: upload.key,
         parts: partsList(listed),
         etag,
-        version_id: done.versionId,
-        completed_at: this.clock.nowMs(),
-      })
-      .catch((err) => this.log.warn({ err }, 'remembering a completed upload failed'));
-    return done;
+        completed_at: now,
+      },
+    );
+    if (done === null) throw s3Errors.noSuchUpload(upload.upload_id);
+    this.release(done.released);
+    return { versionId: done.versionId, etag, lastModified: now };
   }
 
   /**

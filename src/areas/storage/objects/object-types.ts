@@ -16,6 +16,11 @@ export interface ObjectAttributes {
 /** A body on its way in: the decoded bytes, and the check that runs before they become visible. */
 export interface IncomingBody<R> {
   chunks(): AsyncIterable<Buffer>;
+  /**
+   * The whole body in one piece when it is known to be at most `max` bytes (else null): cheaper
+   * than `chunks()` for a small body. Either one reads the body, never both.
+   */
+  whole?(max: number): Promise<Buffer[]> | null;
   verify(): R;
   expectedSize: number;
 }
@@ -61,4 +66,36 @@ export const deleteMarker = (now: number): NewVersion => ({
   object_lock: null,
   acl: null,
   storage_class: null,
+});
+
+/** What a committed write stores beside its blob reference. */
+export interface VersionContent {
+  size: number;
+  etag: string;
+  checksum: string | null;
+  /** The blob parts (JSON `BlobPart[]`). */
+  blob: string;
+  attrs: ObjectAttributes;
+  sse?: string | null;
+  objectLock?: string | null;
+  acl?: string | null;
+  storageClass?: string | null;
+}
+
+/** The row of a new object version with `v`'s content, made at `now`. */
+export const newVersionRow = (v: VersionContent, now: number): NewVersion => ({
+  is_delete_marker: 0,
+  size: v.size,
+  etag: v.etag,
+  content_type: v.attrs.contentType,
+  headers: JSON.stringify(v.attrs.headers),
+  metadata: JSON.stringify(v.attrs.metadata),
+  tags: JSON.stringify(v.attrs.tags),
+  checksum: v.checksum,
+  blob: v.blob,
+  last_modified: now,
+  sse: v.sse ?? null,
+  object_lock: v.objectLock ?? null,
+  acl: v.acl ?? null,
+  storage_class: v.storageClass ?? null,
 });

@@ -4,7 +4,7 @@ import { GroupCommit } from '../../../kernel/store/group-commit.js';
 import type { VersioningState } from '../data-plane-contract.js';
 import { blobsOf, MultipartRepo, type Released, withPrefix } from './multipart-repo.js';
 import { PackRefsRepo } from './pack-refs-repo.js';
-import type { ObjectRow, ObjectTables } from './tables.js';
+import type { CompletedUploadRow, ObjectRow, ObjectTables } from './tables.js';
 import {
   applyUsage,
   type PendingVersion,
@@ -95,6 +95,65 @@ export class ObjectRepo extends MultipartRepo {
     const item: PendingVersion = { bucket, key, row: v, now };
     await this.versionWrites.submit([item]);
     return item.out!;
+  }
+
+  /**
+   * Completes a multipart upload in one transaction: the upload and its parts go, the version
+   * naming the kept parts' blobs is written, and the completion is remembered for a retried
+   * Complete. So no moment passes in which those blobs are named by no row (the orphan sweep could
+   * take them), and a failed write leaves the upload as it was. Null when the upload is gone.
+   */
+  completeUpload(
+    bucket: BucketRef,
+    key: string,
+    v: NewVersion,
+    upload: { id: string; keep: Map<number, string>; mismatch: () => Error },
+    completed: Omit<CompletedUploadRow, 'version_id'>,
+  ): Promise<{ versionId: string; released: Released } | null> {
+    return this.tx(async (trx) => {
+      const dropped = await this.dropUploadIn(trx, upload.id, upload.keep, upload.mismatch);
+      if (dropped === null) return null;
+      const item: PendingVersion = { bucket, key, row: v, now: v.last_modified };
+      const [out] = await writeVersionsIn(trx, [item], (t, id) => this.lockLiveBucket(t, id));
+      await this.rememberCompletedIn(trx, {
+        upload_id: completed.upload_id,
+        bucket_id: completed.bucket_id,
+        key: completed.key,
+        parts: completed.parts,
+        etag: completed.etag,
+        completed_at: completed.completed_at,
+        version_id: out!.versionId,
+      });
+      return { versionId: out!.versionId, released: [...dropped, ...out!.released] };
+    });
+  }
+
+  /**
+   * Lifecycle expiry in a bucket with versioning on or suspended: the delete marker is written
+   * only if the key's current version was last modified by `modifiedBy`, checked in the marker's
+   * own transaction under the bucket's lock. A version written since the rule matched stays
+   * current (Suspended would otherwise replace it). Null when the check kept it.
+   */
+  expireCurrent(
+    bucket: BucketRef,
+    key: string,
+    marker: NewVersion,
+    modifiedBy: number,
+  ): Promise<{ versionId: string; released: Released } | null> {
+    return this.tx(async (trx) => {
+      await this.lockLiveBucket(trx, bucket.id);
+      const current = await trx
+        .selectFrom('storage_objects')
+        .select('last_modified')
+        .where('bucket_id', '=', bucket.id)
+        .where('key', '=', key)
+        .where(sql<boolean>`is_latest = 1`)
+        .executeTakeFirst();
+      if (!current || Number(current.last_modified) > modifiedBy) return null;
+      const item: PendingVersion = { bucket, key, row: marker, now: marker.last_modified };
+      const [out] = await writeVersionsIn(trx, [item], (t, id) => this.lockLiveBucket(t, id));
+      return out!;
+    });
   }
 
   /** One transaction for many versions, in the order they came (two of one key: the later wins). */

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../s3/testing/harness.js';
+import { deleteMarker } from './object-types.js';
 import { type BucketRef, ObjectRepo } from './repo.js';
 
 /**
@@ -215,6 +216,28 @@ describe('an overwrite in a bucket that never had versioning', () => {
     const usage = await repo.usage(ref.id);
     const rows = await repo.listVersions(ref.id, '', null, 100);
     expect(usage).toEqual({ objects: rows.length, bytes: rows.reduce((sum, r) => sum + Number(r.size), 0) });
+  });
+
+  it('in a Suspended bucket, lifecycle expiry checks the cutoff in the marker’s own transaction', async () => {
+    const repo = h.plane.env.objects.repo;
+    const suspended: BucketRef = { ...ref, id: 'b-batch-suspended', versioning: 'Suspended' };
+    await sql`INSERT INTO storage_buckets (id, updated_at, deleted_at, versioning) VALUES (${suspended.id}, 0, NULL, 'Suspended')`.execute(
+      h.store.db,
+    );
+    await put(suspended, 'gone-soon', 60);
+    const cutoff = h.clock.nowMs();
+    h.clock.advance(1);
+    await put(suspended, 'gone-soon', 61); // lands after the expiry pass looked at the key
+    // The marker would replace the `null` version; its transaction sees the newer write and stops.
+    expect(
+      await repo.expireCurrent(suspended, 'gone-soon', deleteMarker(h.clock.nowMs()), cutoff),
+    ).toBeNull();
+    expect(Number((await repo.latest(suspended.id, 'gone-soon'))!.size)).toBe(61);
+    // Past the cutoff, the marker replaces it, and the bytes are counted out.
+    const expired = await h.plane.env.objects.deleteCurrent(suspended, 'gone-soon', h.clock.nowMs());
+    expect(expired.deleteMarker).toBe(true);
+    expect((await repo.latest(suspended.id, 'gone-soon'))!.is_delete_marker).toBe(1);
+    expect(await repo.usage(suspended.id)).toEqual({ objects: 0, bytes: 0 });
   });
 
   it('a write that read the bucket as never versioned just as versioning was enabled keeps the versions', async () => {
