@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Registry } from 'prom-client';
+import { KeyedHistogram } from './keyed-histogram.js';
 
 /** Who and what a protocol request was about, for its log line (never a secret or a payload). */
 export interface RequestContext {
@@ -21,7 +22,7 @@ export interface RequestContext {
  */
 export class ProtocolMetrics {
   readonly registry = new Registry();
-  private readonly duration: Histogram<'protocol' | 'operation' | 'outcome'>;
+  private readonly duration: KeyedHistogram<'protocol' | 'operation' | 'outcome'>;
   private readonly bytes: Counter<'protocol' | 'operation' | 'direction'>;
   private readonly windows = new Map<string, { second: number; lines: number; skipped: number }>();
 
@@ -29,13 +30,13 @@ export class ProtocolMetrics {
     private readonly log: Logger | null = null,
     private readonly linesPerSecond = 100,
   ) {
-    this.duration = new Histogram({
-      name: 'fjord_protocol_request_duration_seconds',
-      help: 'Protocol-plane request duration by protocol, operation and outcome (S3 status, DNS rcode)',
-      labelNames: ['protocol', 'operation', 'outcome'],
-      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
-      registers: [this.registry],
-    });
+    this.duration = new KeyedHistogram(
+      'fjord_protocol_request_duration_seconds',
+      'Protocol-plane request duration by protocol, operation and outcome (S3 status, DNS rcode)',
+      ['protocol', 'operation', 'outcome'],
+      [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+      this.registry,
+    );
     this.bytes = new Counter({
       name: 'fjord_protocol_bytes_total',
       help: 'Protocol-plane bytes received and sent, by protocol and operation',
@@ -52,7 +53,7 @@ export class ProtocolMetrics {
     bytes: { in?: number; out?: number } = {},
     context: RequestContext = {},
   ): void {
-    this.duration.observe({ protocol, operation, outcome }, seconds);
+    this.duration.observe([protocol, operation, outcome], seconds);
     if (bytes.in) this.bytes.inc({ protocol, operation, direction: 'in' }, bytes.in);
     if (bytes.out) this.bytes.inc({ protocol, operation, direction: 'out' }, bytes.out);
     if (this.log?.isLevelEnabled('info') && this.admit(protocol)) {
