@@ -119,18 +119,22 @@ export class BodyReader {
           onTrailer: (name, value) => this.trailers.set(name, value),
         })
       : this.req;
-    const limit = this.expectedSize >= 0 ? this.expectedSize : this.maxSize;
     for await (const chunk of source) {
-      this.size += chunk.length;
-      if (this.size > limit)
-        throw this.expectedSize >= 0
-          ? s3Errors.invalidRequest('The body is longer than its declared length.')
-          : s3Errors.entityTooLarge();
-      this.md5.update(chunk);
-      this.sha256?.update(chunk);
-      this.checksum?.hasher.update(chunk);
+      this.take(chunk);
       yield chunk;
     }
+  }
+
+  /** Counts and hashes one chunk; throws once the body is past its declared length or the limit. */
+  private take(chunk: Buffer): void {
+    this.size += chunk.length;
+    if (this.size > (this.expectedSize >= 0 ? this.expectedSize : this.maxSize))
+      throw this.expectedSize >= 0
+        ? s3Errors.invalidRequest('The body is longer than its declared length.')
+        : s3Errors.entityTooLarge();
+    this.md5.update(chunk);
+    this.sha256?.update(chunk);
+    this.checksum?.hasher.update(chunk);
   }
 
   /**
@@ -153,14 +157,12 @@ export class BodyReader {
         else resolve(out);
       };
       const onData = (chunk: Buffer) => {
-        this.size += chunk.length;
-        if (this.size > this.expectedSize) {
-          settle(s3Errors.invalidRequest('The body is longer than its declared length.'));
+        try {
+          this.take(chunk);
+        } catch (err) {
+          settle(err as Error);
           return;
         }
-        this.md5.update(chunk);
-        this.sha256?.update(chunk);
-        this.checksum?.hasher.update(chunk);
         out.push(chunk);
       };
       const onEnd = () => settle(null);
