@@ -165,4 +165,13 @@ export const objectMigrations: Record<string, Migration> = {
         await db.schema.alterTable(table).addColumn('storage_class', 'text').execute();
     },
   },
+  '2026-11-27-0630-storage-upload-checksum-type': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // How an upload's part checksums become the object's (COMPOSITE or FULL_OBJECT), and the
+      // checksum a completed upload answered with, for a retried Complete. Null: no checksum.
+      await db.schema.alterTable('storage_uploads').addColumn('checksum_type', 'text').execute();
+      await db.schema.alterTable('storage_completed_uploads').addColumn('checksum', 'text').execute();
+    },
+  },
 };

@@ -4,13 +4,21 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../../kernel/clock.js';
 import { newId } from '../../../kernel/ids.js';
 import type { SecretBox } from '../../../kernel/secrets.js';
+import { type ChecksumAlgorithm, checksumReady } from '../s3/checksums.js';
 import { s3Errors } from '../s3/errors.js';
+import {
+  type ChecksumType,
+  type CompleteAssertions,
+  checksumOfUpload,
+  completedChecksum,
+} from '../s3/multipart-checksums.js';
 import type { BlobStore } from './drivers/blob-store.js';
 import { lockText } from './lock.js';
 import {
   attributesOf,
   deleteMarker,
   type IncomingBody,
+  type ListedPart,
   newVersionRow,
   type ObjectAttributes,
   type VersionContent,
@@ -254,7 +262,7 @@ export class ObjectStore {
     bucketId: string,
     key: string,
     attrs: ObjectAttributes,
-    checksumAlgorithm: string | null,
+    checksum: { algorithm: ChecksumAlgorithm; type: ChecksumType } | null,
     options: WriteOptions = {},
   ): Promise<string> {
     const uploadId = newId().replace(/-/g, '') + newId().replace(/-/g, '').slice(16);
@@ -266,7 +274,8 @@ export class ObjectStore {
       headers: JSON.stringify(attrs.headers),
       metadata: JSON.stringify(attrs.metadata),
       tags: JSON.stringify(attrs.tags),
-      checksum_algorithm: checksumAlgorithm,
+      checksum_algorithm: checksum?.algorithm ?? null,
+      checksum_type: checksum?.type ?? null,
       initiated_at: this.clock.nowMs(),
       sse: options.sealing ? JSON.stringify(options.sealing.record) : null,
       object_lock: lockText(options.lock ?? null),
@@ -299,9 +308,16 @@ export class ObjectStore {
 
   /**
    * Joins the listed parts into one object without copying bytes: the object keeps the parts'
-   * blobs. ETag is the MD5 of the parts' binary MD5s, then `-N`.
+   * blobs. ETag is the MD5 of the parts' binary MD5s, then `-N`; the checksum is joined from the
+   * parts' checksums (multipart-checksums.ts), checked against `asserted`, the whole object's
+   * checksum as the client sent it.
    */
-  async complete(bucket: BucketRef, upload: UploadRow, listed: { partNumber: number; etag: string }[]) {
+  async complete(
+    bucket: BucketRef,
+    upload: UploadRow,
+    listed: ListedPart[],
+    asserted: CompleteAssertions = {},
+  ) {
     if (listed.length === 0) throw s3Errors.malformedXml();
     for (let i = 1; i < listed.length; i++) {
       if (listed[i]!.partNumber <= listed[i - 1]!.partNumber) throw s3Errors.invalidPartOrder();
@@ -319,9 +335,26 @@ export class ObjectStore {
     const md5 = createHash('md5');
     for (const p of chosen) md5.update(Buffer.from(p.etag, 'hex'));
     const etag = `${md5.digest('hex')}-${chosen.length}`;
+    const uploadChecksum = checksumOfUpload(upload);
+    if (uploadChecksum) await checksumReady(uploadChecksum.algorithm);
+    const checksum = completedChecksum(
+      uploadChecksum,
+      chosen.map((p, i) => ({
+        partNumber: p.part_number,
+        size: Number(p.size),
+        stored: p.checksum,
+        listed: listed[i]!.checksums,
+      })),
+      asserted,
+    );
+    const checksumText = checksum ? JSON.stringify(checksum) : null;
     const blobs = chosen.flatMap((p) => JSON.parse(p.blob) as BlobPart[]);
     const size = chosen.reduce((n, p) => n + Number(p.size), 0);
     if (size > this.maxUploadBytes) throw s3Errors.entityTooLarge();
+    if (asserted.size !== undefined && asserted.size !== size)
+      throw s3Errors.invalidRequest(
+        `The x-amz-mp-object-size header (${asserted.size}) is not the size of the completed object (${size}).`,
+      );
     await this.checkQuota(bucket.customerId, size);
     const keep = new Map(chosen.map((p) => [p.part_number, p.blob]));
     const now = this.clock.nowMs();
@@ -329,7 +362,7 @@ export class ObjectStore {
       {
         size,
         etag,
-        checksum: null,
+        checksum: checksumText,
         blob: JSON.stringify(blobs),
         attrs: attributesOf(upload),
         sse: upload.sse,
@@ -352,12 +385,13 @@ export class ObjectStore {
         key: upload.key,
         parts: partsList(listed),
         etag,
+        checksum: checksumText,
         completed_at: now,
       },
     );
     if (done === null) throw s3Errors.noSuchUpload(upload.upload_id);
     this.release(done.released);
-    return { versionId: done.versionId, etag, lastModified: now };
+    return { versionId: done.versionId, etag, checksum: checksumText, lastModified: now };
   }
 
   /**
@@ -369,11 +403,11 @@ export class ObjectStore {
     bucketId: string,
     key: string,
     uploadId: string,
-    listed: { partNumber: number; etag: string }[],
-  ): Promise<{ etag: string; versionId: string } | null> {
+    listed: ListedPart[],
+  ): Promise<{ etag: string; versionId: string; checksum: string | null } | null> {
     const row = await this.repo.completed(bucketId, uploadId, this.clock.nowMs() - 86_400_000);
     if (!row || row.key !== key || row.parts !== partsList(listed)) return null;
-    return { etag: row.etag, versionId: row.version_id };
+    return { etag: row.etag, versionId: row.version_id, checksum: row.checksum };
   }
 
   async abort(uploadId: string): Promise<void> {
@@ -382,5 +416,5 @@ export class ObjectStore {
 }
 
 /** The parts a Complete listed, as one comparable string. */
-const partsList = (listed: { partNumber: number; etag: string }[]) =>
+const partsList = (listed: ListedPart[]) =>
   listed.map((p) => `${p.partNumber}:${p.etag.replace(/"/g, '').toLowerCase()}`).join(',');

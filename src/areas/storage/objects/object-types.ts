@@ -35,6 +35,14 @@ export interface WriteOptions {
   storageClass?: string | null;
 }
 
+/** A part as a CompleteMultipartUpload request lists it. */
+export interface ListedPart {
+  partNumber: number;
+  etag: string;
+  /** Its `Checksum<ALGORITHM>` elements, by algorithm (`CRC32` …). */
+  checksums: Readonly<Record<string, string>>;
+}
+
 export interface Written {
   size: number;
   md5: string;

@@ -121,6 +121,7 @@ export class ObjectRepo extends MultipartRepo {
         key: completed.key,
         parts: completed.parts,
         etag: completed.etag,
+        checksum: completed.checksum,
         completed_at: completed.completed_at,
         version_id: out!.versionId,
       });

@@ -64,6 +64,8 @@ export interface UploadRow {
   metadata: string;
   tags: string;
   checksum_algorithm: string | null;
+  /** COMPOSITE or FULL_OBJECT when `checksum_algorithm` is set (multipart-checksums.ts). */
+  checksum_type: string | null;
   initiated_at: number;
   /** The sealing every part uses (sse.ts): one data key for the whole object. */
   sse: string | null;
@@ -101,6 +103,8 @@ export interface CompletedUploadRow {
   parts: string;
   etag: string;
   version_id: string;
+  /** The object's checksum as stored on it (JSON), null when it has none. */
+  checksum: string | null;
   completed_at: number;
 }
 

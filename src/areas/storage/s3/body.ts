@@ -1,8 +1,15 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { algorithmOfHeader, type Checksum, type ChecksumAlgorithm, createChecksum } from './checksums.js';
+import {
+  algorithmOfHeader,
+  type Checksum,
+  type ChecksumAlgorithm,
+  checksumReady,
+  createChecksum,
+} from './checksums.js';
 import { decodeAwsChunked } from './chunked.js';
 import { S3Error, s3Errors } from './errors.js';
+import { checkPartAlgorithm } from './multipart-checksums.js';
 import {
   type Credential,
   STREAMING_SIGNED,
@@ -20,6 +27,16 @@ export interface ReceivedBody {
   checksum: { algorithm: ChecksumAlgorithm; value: string } | null;
 }
 
+export interface BodyChecksumOptions {
+  /** The checksum the body must have: one sent with another algorithm is refused, none is computed. */
+  algorithm?: ChecksumAlgorithm | null;
+  /**
+   * The `x-amz-checksum-*` headers are the checksum of an object the request makes, not of this
+   * body (CompleteMultipartUpload): the body is then checked only against a trailer.
+   */
+  headersDescribeObject?: boolean;
+}
+
 /**
  * One request body on its way to storage: de-framed (aws-chunked), counted and hashed while it
  * streams. `verify()` runs after the last byte and before the blob becomes visible, and throws
@@ -33,7 +50,8 @@ export class BodyReader {
   private readonly sha256: Hash | null;
   private readonly checksum: {
     algorithm: ChecksumAlgorithm;
-    hasher: Checksum;
+    /** Null until `chunks()` has waited for the algorithm to load (xxHash, the first time). */
+    hasher: Checksum | null;
     expected: string | null;
   } | null;
   private readonly trailers = new Map<string, string>();
@@ -44,6 +62,7 @@ export class BodyReader {
     private readonly cred: Credential | null,
     private readonly secret: string | null,
     maxSize: number,
+    options: BodyChecksumOptions = {},
   ) {
     const payload = cred?.payloadHash ?? UNSIGNED_PAYLOAD;
     this.chunked =
@@ -81,7 +100,7 @@ export class BodyReader {
     }
     let algorithm: ChecksumAlgorithm | null = null;
     let expected: string | null = null;
-    for (const name in req.headers) {
+    for (const name in options.headersDescribeObject ? {} : req.headers) {
       const alg = algorithmOfHeader(name);
       const value = req.headers[name];
       if (alg && typeof value === 'string') {
@@ -95,7 +114,13 @@ export class BodyReader {
       if (!algorithm)
         throw s3Errors.invalidArgument(`x-amz-trailer ${trailer} is not supported`, 'x-amz-trailer', trailer);
     }
-    this.checksum = algorithm ? { algorithm, hasher: createChecksum(algorithm), expected } : null;
+    if (options.algorithm) {
+      checkPartAlgorithm(options.algorithm, algorithm);
+      algorithm = options.algorithm;
+    }
+    this.checksum = algorithm
+      ? { algorithm, hasher: checksumReady(algorithm) === null ? createChecksum(algorithm) : null, expected }
+      : null;
     this.maxSize = maxSize;
   }
 
@@ -103,6 +128,10 @@ export class BodyReader {
 
   /** The decoded bytes, counted and hashed on the way. */
   async *chunks(): AsyncGenerator<Buffer> {
+    if (this.checksum && !this.checksum.hasher) {
+      await checksumReady(this.checksum.algorithm);
+      this.checksum.hasher = createChecksum(this.checksum.algorithm);
+    }
     const payload = this.cred?.payloadHash ?? UNSIGNED_PAYLOAD;
     const signed = payload === STREAMING_SIGNED || payload === STREAMING_SIGNED_TRAILER;
     const source: AsyncIterable<Buffer> = this.chunked
@@ -134,7 +163,7 @@ export class BodyReader {
         : s3Errors.entityTooLarge();
     this.md5.update(chunk);
     this.sha256?.update(chunk);
-    this.checksum?.hasher.update(chunk);
+    if (this.checksum) this.checksum.hasher!.update(chunk);
   }
 
   /**
@@ -144,6 +173,7 @@ export class BodyReader {
    */
   whole(max: number): Promise<Buffer[]> | null {
     if (this.chunked || this.expectedSize < 0 || this.expectedSize > max) return null;
+    if (this.checksum && !this.checksum.hasher) return null; // its algorithm loads in chunks()
     const req = this.req;
     return new Promise((resolve, reject) => {
       const out: Buffer[] = [];
@@ -194,7 +224,7 @@ export class BodyReader {
     if (this.checksum) {
       const header = `x-amz-checksum-${this.checksum.algorithm.toLowerCase()}`;
       const expected = this.checksum.expected ?? this.trailers.get(header) ?? null;
-      const actual = this.checksum.hasher.digest();
+      const actual = this.checksum.hasher!.digest();
       if (expected !== null && expected !== actual) throw s3Errors.checksumMismatch(header);
       if (expected === null && this.req.headers['x-amz-trailer']) {
         throw new S3Error('InvalidRequest', 400, `The trailer ${header} was declared but not sent.`);

@@ -1,18 +1,36 @@
 import { createHash, type Hash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
+import { s3Errors } from './errors.js';
+import { createXxhash, xxhashReady } from './xxhash.js';
 
 /**
  * The flexible checksums of S3 (`x-amz-checksum-*`), computed incrementally so a streamed body
- * is checked without being held. CRC32 comes from zlib; CRC32C and CRC64NVME have no small,
- * well-kept package, so they are table-driven here (both reflected, like zlib's CRC32).
+ * is checked without being held. CRC32 comes from zlib and the digests from node:crypto; CRC32C
+ * and CRC64NVME have no small, well-kept package, so they are table-driven here (both reflected,
+ * like zlib's CRC32); the xxHash family is hash-wasm's WebAssembly (xxhash.ts).
  */
-export type ChecksumAlgorithm = 'CRC32' | 'CRC32C' | 'CRC64NVME' | 'SHA1' | 'SHA256';
+export type ChecksumAlgorithm =
+  | 'CRC32'
+  | 'CRC32C'
+  | 'CRC64NVME'
+  | 'MD5'
+  | 'SHA1'
+  | 'SHA256'
+  | 'SHA512'
+  | 'XXHASH3'
+  | 'XXHASH64'
+  | 'XXHASH128';
 export const CHECKSUM_ALGORITHMS: readonly ChecksumAlgorithm[] = [
   'CRC32',
   'CRC32C',
   'CRC64NVME',
+  'MD5',
   'SHA1',
   'SHA256',
+  'SHA512',
+  'XXHASH3',
+  'XXHASH64',
+  'XXHASH128',
 ];
 
 export interface Checksum {
@@ -114,6 +132,10 @@ class HashChecksum implements Checksum {
   }
 }
 
+/**
+ * A new running checksum. The xxHash algorithms need `checksumReady` to have settled first (their
+ * WebAssembly is compiled on first use, not at every start).
+ */
 export function createChecksum(algorithm: ChecksumAlgorithm): Checksum {
   switch (algorithm) {
     case 'CRC32':
@@ -126,7 +148,20 @@ export function createChecksum(algorithm: ChecksumAlgorithm): Checksum {
       return new HashChecksum('sha1');
     case 'SHA256':
       return new HashChecksum('sha256');
+    case 'MD5':
+      return new HashChecksum('md5');
+    case 'SHA512':
+      return new HashChecksum('sha512');
+    case 'XXHASH3':
+    case 'XXHASH64':
+    case 'XXHASH128':
+      return createXxhash(algorithm);
   }
+}
+
+/** What `createChecksum(algorithm)` waits for, or null when it can run now (the usual case). */
+export function checksumReady(algorithm: ChecksumAlgorithm): Promise<void> | null {
+  return algorithm.startsWith('XXHASH') ? xxhashReady() : null;
 }
 
 /** `x-amz-checksum-crc32` → CRC32, or null when the header names no known algorithm. */
@@ -137,4 +172,14 @@ export function algorithmOfHeader(header: string): ChecksumAlgorithm | null {
   if (!m) return null;
   const name = m[1]!.toUpperCase();
   return (CHECKSUM_ALGORITHMS as readonly string[]).includes(name) ? (name as ChecksumAlgorithm) : null;
+}
+
+/** The value of `x-amz-checksum-algorithm` as an algorithm; S3's InvalidRequest for one it does not offer. */
+export function requestedAlgorithm(value: string): ChecksumAlgorithm {
+  const algorithm = value.toUpperCase() as ChecksumAlgorithm;
+  if (!CHECKSUM_ALGORITHMS.includes(algorithm))
+    throw s3Errors.invalidRequest(
+      `Checksum algorithm provided is unsupported. Please try again with any of the valid types: [${CHECKSUM_ALGORITHMS.join(', ')}]`,
+    );
+  return algorithm;
 }

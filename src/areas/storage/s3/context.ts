@@ -7,7 +7,7 @@ import type { AclGrant, BucketDirectory, BucketRecord, PublicAccessBlock } from 
 import type { BandwidthMeter } from '../objects/bandwidth.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { Principal } from './auth.js';
-import { BodyReader } from './body.js';
+import { type BodyChecksumOptions, BodyReader } from './body.js';
 import type { DirectoryCache } from './directory-cache.js';
 import { S3Error, s3Errors } from './errors.js';
 import { type Decision, decide, type RequestFacts } from './permissions.js';
@@ -145,14 +145,14 @@ export class S3Call {
   }
 
   /** A request body for the server to take in (and check) whole: XML documents, form fields. */
-  async readSmallBody(limit = 2 * 1024 * 1024): Promise<Buffer> {
+  async readSmallBody(limit = 2 * 1024 * 1024, options: BodyChecksumOptions = {}): Promise<Buffer> {
     if (
       this.req.headers['content-length'] === undefined &&
       this.req.headers['transfer-encoding'] === undefined
     ) {
       return Buffer.alloc(0);
     }
-    const body = this.bodyReader(limit);
+    const body = this.bodyReader(limit, options);
     const chunks: Buffer[] = [];
     for await (const c of body.chunks()) chunks.push(c);
     body.verify();
@@ -172,7 +172,7 @@ export class S3Call {
   private continued = false;
 
   /** The request body, de-framed and checked against what its signature declares. */
-  bodyReader(limit: number): BodyReader {
+  bodyReader(limit: number, options: BodyChecksumOptions = {}): BodyReader {
     this.continueIfExpected();
     const p = this.principal;
     return new BodyReader(
@@ -180,6 +180,7 @@ export class S3Call {
       p.kind === 'key' ? p.credential : null,
       p.kind === 'key' ? p.key.secretKey : null,
       limit,
+      options,
     );
   }
 }

@@ -1,8 +1,10 @@
 import type { BucketRecord } from '../../data-plane-contract.js';
 import { listPage, type Seek } from '../../objects/listing.js';
 import { reportedClass } from '../../objects/storage-class.js';
+import type { UploadRow } from '../../objects/tables.js';
 import type { S3Call } from '../context.js';
 import { s3Errors } from '../errors.js';
+import { checksumOfUpload } from '../multipart-checksums.js';
 import { el } from '../xml.js';
 import { quoteEtag } from './object-headers.js';
 
@@ -161,6 +163,12 @@ export async function listObjectVersions(call: S3Call): Promise<void> {
   call.xml(200, 'ListVersionsResult', xml);
 }
 
+/** An upload's checksum algorithm and type, as ListMultipartUploads shows them. */
+function uploadChecksumXml(upload: UploadRow): string {
+  const checksum = checksumOfUpload(upload);
+  return checksum ? el('ChecksumAlgorithm', checksum.algorithm) + el('ChecksumType', checksum.type) : '';
+}
+
 export async function listMultipartUploads(call: S3Call): Promise<void> {
   const bucket = await call.requireBucket('s3:ListBucketMultipartUploads');
   const enc = encoder(call);
@@ -200,7 +208,7 @@ export async function listMultipartUploads(call: S3Call): Promise<void> {
   if (call.query.get('encoding-type')) xml += el('EncodingType', 'url');
   for (const u of page.entries) {
     const initiator = owner.replace(/Owner>/g, 'Initiator>');
-    xml += `<Upload>${el('Key', enc(u.key))}${el('UploadId', u.upload_id)}${initiator}${owner}${el('StorageClass', reportedClass(u.storage_class))}${el('Initiated', iso(u.initiated_at))}</Upload>`;
+    xml += `<Upload>${el('Key', enc(u.key))}${el('UploadId', u.upload_id)}${initiator}${owner}${el('StorageClass', reportedClass(u.storage_class))}${el('Initiated', iso(u.initiated_at))}${uploadChecksumXml(u)}</Upload>`;
   }
   for (const p of page.prefixes) xml += `<CommonPrefixes>${el('Prefix', enc(p))}</CommonPrefixes>`;
   call.xml(200, 'ListMultipartUploadsResult', xml);

@@ -1,7 +1,14 @@
 import { MAX_PARTS } from '../../objects/object-store.js';
+import type { ListedPart } from '../../objects/object-types.js';
 import { parseSse } from '../../objects/sse.js';
 import { reportedClass, storageClassOf } from '../../objects/storage-class.js';
 import type { UploadRow } from '../../objects/tables.js';
+import {
+  algorithmOfHeader,
+  CHECKSUM_ALGORITHMS,
+  type ChecksumAlgorithm,
+  requestedAlgorithm,
+} from '../checksums.js';
 import type { S3Call } from '../context.js';
 import {
   type CustomerKey,
@@ -12,6 +19,13 @@ import {
   sseHeaders,
 } from '../encryption.js';
 import { S3Error, s3Errors } from '../errors.js';
+import {
+  type ChecksumType,
+  type CompleteAssertions,
+  checksumOfUpload,
+  parseObjectChecksum,
+  uploadChecksumType,
+} from '../multipart-checksums.js';
 import { lockForWrite } from '../object-lock.js';
 import { asText, el, parseXml } from '../xml.js';
 import { aclForWrite } from './access.js';
@@ -26,27 +40,50 @@ export async function createMultipartUpload(call: S3Call): Promise<void> {
   const key = call.key!;
   checkKey(key);
   const attrs = attributesFromHeaders(call.req.headers);
-  const algorithm = call.header('x-amz-checksum-algorithm')?.toUpperCase() ?? null;
+  const checksum = uploadChecksumOf(call);
   // One sealing for the whole upload: every part is sealed with its data key (or the customer's).
   const { sealing, customer } = await sealingFor(call, bucket);
   const lock = lockForWrite(call, bucket);
   const acl = aclForWrite(call, bucket, key);
   // The completed object gets the upload's class.
   const storageClass = storageClassOf(call.header('x-amz-storage-class'));
-  const uploadId = await call.env.objects.createUpload(bucket.id, key, attrs, algorithm, {
+  const uploadId = await call.env.objects.createUpload(bucket.id, key, attrs, checksum, {
     sealing,
     lock,
     acl,
     storageClass,
   });
   const headers: Record<string, string> = sseHeaders(sealing, customer);
-  if (algorithm) headers['x-amz-checksum-algorithm'] = algorithm;
+  if (checksum) {
+    headers['x-amz-checksum-algorithm'] = checksum.algorithm;
+    headers['x-amz-checksum-type'] = checksum.type;
+  }
   call.xml(
     200,
     'InitiateMultipartUploadResult',
     el('Bucket', bucket.name) + el('Key', key) + el('UploadId', uploadId),
     headers,
   );
+}
+
+/**
+ * The checksum an upload's parts carry and how they join into the object's: `x-amz-checksum-algorithm`
+ * and `x-amz-checksum-type`, checked as S3 checks them. Null when the upload asks for none.
+ */
+function uploadChecksumOf(call: S3Call): { algorithm: ChecksumAlgorithm; type: ChecksumType } | null {
+  const asked = call.header('x-amz-checksum-algorithm');
+  const typeAsked = call.header('x-amz-checksum-type')?.toUpperCase();
+  if (asked === undefined) {
+    if (typeAsked !== undefined)
+      throw s3Errors.invalidRequest(
+        'The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.',
+      );
+    return null;
+  }
+  const algorithm = requestedAlgorithm(asked);
+  const type = uploadChecksumType(algorithm, typeAsked);
+  if (typeof type !== 'string') throw s3Errors.invalidRequest(type.refused);
+  return { algorithm, type };
 }
 
 function partNumberOf(call: S3Call): number {
@@ -74,7 +111,8 @@ export async function uploadPart(call: S3Call): Promise<void> {
   const supplied = record?.alg === 'aws:kms' ? await kmsDataKey(call, record) : (customer?.key ?? null);
   const sealKey = objects.openingKey(upload.sse, supplied);
   if (call.header('x-amz-copy-source')) return uploadPartCopy(call, upload, partNumber, sealKey, customer);
-  const body = call.bodyReader(MAX_PART_BYTES);
+  // A part of an upload with a checksum algorithm is checksummed with it, sent or not.
+  const body = call.bodyReader(MAX_PART_BYTES, { algorithm: checksumOfUpload(upload)?.algorithm ?? null });
   // A part does not count as stored until the upload completes, but one that cannot fit is refused now.
   await objects.checkQuota(bucket.customerId, body.expectedSize);
   const { parts, result } = await objects.writeBlob(body, sealKey);
@@ -133,16 +171,15 @@ async function uploadPartCopy(
   const length = Math.max(0, end - start + 1);
   const objects = call.env.objects;
   const stream = await objects.read(row, start, end, source?.key ?? null);
-  const { parts, result } = await objects.writeBlob(bodyFromStream(stream, length), sealKey);
+  const algorithm = checksumOfUpload(upload)?.algorithm ?? null;
+  const { parts, result } = await objects.writeBlob(bodyFromStream(stream, length, algorithm), sealKey);
   await objects.putPart(uploadId, partNumber, parts, result);
   const headers: Record<string, string> = sseHeaders(upload.sse, customer);
   if (row.version_id !== 'null') headers['x-amz-copy-source-version-id'] = row.version_id;
-  call.xml(
-    200,
-    'CopyPartResult',
-    el('LastModified', new Date(call.env.clock.nowMs()).toISOString()) + el('ETag', quoteEtag(result.md5)),
-    headers,
-  );
+  let xml =
+    el('LastModified', new Date(call.env.clock.nowMs()).toISOString()) + el('ETag', quoteEtag(result.md5));
+  if (result.checksum) xml += el(`Checksum${result.checksum.algorithm}`, result.checksum.value);
+  call.xml(200, 'CopyPartResult', xml, headers);
 }
 
 export async function completeMultipartUpload(call: S3Call): Promise<void> {
@@ -150,12 +187,18 @@ export async function completeMultipartUpload(call: S3Call): Promise<void> {
   const uploadId = call.query.get('uploadId')!;
   const objects = call.env.objects;
   const upload = await objects.repo.upload(bucket.id, uploadId);
-  const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'CompleteMultipartUpload');
-  const listed = (Array.isArray(doc.Part) ? doc.Part : []).map((p: Record<string, unknown>) => {
+  const request = await call.readSmallBody(undefined, { headersDescribeObject: true });
+  const doc = parseXml(request.toString('utf8'), 'CompleteMultipartUpload');
+  const listed = (Array.isArray(doc.Part) ? doc.Part : []).map((p: Record<string, unknown>): ListedPart => {
     const n = Number(asText(p['PartNumber']));
     const etag = asText(p['ETag']);
     if (!Number.isInteger(n) || !etag) throw s3Errors.malformedXml();
-    return { partNumber: n, etag };
+    const checksums: Record<string, string> = {};
+    for (const algorithm of CHECKSUM_ALGORITHMS) {
+      const value = asText(p[`Checksum${algorithm}`]);
+      if (value) checksums[algorithm] = value;
+    }
+    return { partNumber: n, etag, checksums };
   });
   // Answer with a status line at once and keep the connection alive with whitespace, as S3
   // does, would need the error inside a 200; the join is a metadata commit, so it is fast.
@@ -167,20 +210,45 @@ export async function completeMultipartUpload(call: S3Call): Promise<void> {
   const record = live ? parseSse(upload.sse) : null;
   if (record?.alg === 'aws:kms') await kmsDataKey(call, record);
   const done = live
-    ? await objects.complete(refOf(bucket), upload, listed)
+    ? await objects.complete(refOf(bucket), upload, listed, completeAssertions(call))
     : await objects.completedBefore(bucket.id, call.key!, uploadId, listed);
   if (!done) throw s3Errors.noSuchUpload(uploadId);
   const headers: Record<string, string> = live ? sseHeaders(upload.sse, null) : {};
   if (done.versionId !== 'null') headers['x-amz-version-id'] = done.versionId;
-  call.xml(
-    200,
-    'CompleteMultipartUploadResult',
+  let xml =
     el('Location', call.objectUrl(bucket.name, call.key!)) +
-      el('Bucket', bucket.name) +
-      el('Key', call.key!) +
-      el('ETag', quoteEtag(done.etag)),
-    headers,
-  );
+    el('Bucket', bucket.name) +
+    el('Key', call.key!) +
+    el('ETag', quoteEtag(done.etag));
+  const checksum = parseObjectChecksum(done.checksum);
+  if (checksum)
+    xml +=
+      el(`Checksum${checksum.algorithm}`, checksum.value) +
+      el('ChecksumType', checksum.type ?? 'FULL_OBJECT');
+  call.xml(200, 'CompleteMultipartUploadResult', xml, headers);
+}
+
+/** The headers of a Complete that describe the object it makes: checked against it, not stored. */
+function completeAssertions(call: S3Call): CompleteAssertions {
+  const out: CompleteAssertions = {};
+  for (const name in call.req.headers) {
+    const algorithm = algorithmOfHeader(name);
+    const value = call.header(name);
+    if (algorithm && value !== undefined) out.checksum = { algorithm, value };
+  }
+  const type = call.header('x-amz-checksum-type');
+  if (type !== undefined) out.type = type.toUpperCase();
+  const size = call.header('x-amz-mp-object-size');
+  if (size !== undefined) {
+    if (!/^\d{1,16}$/.test(size))
+      throw s3Errors.invalidArgument(
+        'x-amz-mp-object-size must be a whole number of bytes',
+        'x-amz-mp-object-size',
+        size,
+      );
+    out.size = Number(size);
+  }
+  return out;
 }
 
 export async function abortMultipartUpload(call: S3Call): Promise<void> {
@@ -210,7 +278,8 @@ export async function listParts(call: S3Call): Promise<void> {
   xml += el('PartNumberMarker', marker);
   if (page.length > 0) xml += el('NextPartNumberMarker', page[page.length - 1]!.part_number);
   xml += el('MaxParts', maxParts) + el('IsTruncated', truncated);
-  if (upload.checksum_algorithm) xml += el('ChecksumAlgorithm', upload.checksum_algorithm);
+  const checksum = checksumOfUpload(upload);
+  if (checksum) xml += el('ChecksumAlgorithm', checksum.algorithm) + el('ChecksumType', checksum.type);
   for (const p of page) {
     let part =
       el('PartNumber', p.part_number) +

@@ -3,6 +3,7 @@ import { reportedClass } from '../../objects/storage-class.js';
 import type { S3Call } from '../context.js';
 import { keyToOpen } from '../encryption.js';
 import { s3Errors } from '../errors.js';
+import { parseObjectChecksum } from '../multipart-checksums.js';
 import { el } from '../xml.js';
 import { findObject } from './objects.js';
 
@@ -11,8 +12,8 @@ const ATTRIBUTES = ['ETag', 'Checksum', 'ObjectParts', 'StorageClass', 'ObjectSi
 /**
  * GetObjectAttributes (`GET ?attributes`, `x-amz-object-attributes: ETag,ObjectSize,…`): the
  * object's metadata without its bytes. `ObjectParts` lists a multipart object's parts (number and
- * size; paged with `x-amz-max-parts` and `x-amz-part-number-marker`); parts' own checksums are
- * not kept, so they are not listed.
+ * size, and checksum when the upload had one; paged with `x-amz-max-parts` and
+ * `x-amz-part-number-marker`).
  */
 export async function getObjectAttributes(call: S3Call): Promise<void> {
   const versionId = call.query.get('versionId');
@@ -32,10 +33,12 @@ export async function getObjectAttributes(call: S3Call): Promise<void> {
   await keyToOpen(call, row.sse, '', false);
   let xml = '';
   if (wanted.includes('ETag')) xml += el('ETag', row.etag);
-  if (wanted.includes('Checksum') && row.checksum) {
-    const c = JSON.parse(row.checksum) as { algorithm: string; value: string };
-    xml += `<Checksum>${el(`Checksum${c.algorithm.toUpperCase()}`, c.value)}</Checksum>`;
-  }
+  const checksum = parseObjectChecksum(row.checksum);
+  if (wanted.includes('Checksum') && checksum)
+    xml += `<Checksum>${el(`Checksum${checksum.algorithm}`, checksum.value)}${el(
+      'ChecksumType',
+      checksum.type ?? 'FULL_OBJECT',
+    )}</Checksum>`;
   const count = Number(/-(\d+)$/.exec(row.etag)?.[1] ?? 0);
   if (wanted.includes('ObjectParts') && count > 0) {
     const sizes = blobsOf(row).map((b) => b.size);
@@ -47,11 +50,15 @@ export async function getObjectAttributes(call: S3Call): Promise<void> {
       .filter((p) => p.n > marker)
       .slice(0, max);
     const truncated = marker + page.length < count;
+    const partChecksum = (n: number) => {
+      const value = checksum?.parts?.[n - 1];
+      return value ? el(`Checksum${checksum!.algorithm}`, value) : '';
+    };
     xml += `<ObjectParts>${el('PartsCount', count)}${el('PartNumberMarker', marker)}${el(
       'NextPartNumberMarker',
       page.at(-1)?.n ?? marker,
     )}${el('MaxParts', max)}${el('IsTruncated', truncated)}${page
-      .map((p) => `<Part>${el('PartNumber', p.n)}${el('Size', p.size)}</Part>`)
+      .map((p) => `<Part>${el('PartNumber', p.n)}${el('Size', p.size)}${partChecksum(p.n)}</Part>`)
       .join('')}</ObjectParts>`;
   }
   if (wanted.includes('StorageClass')) xml += el('StorageClass', reportedClass(row.storage_class));

@@ -83,11 +83,7 @@ export function attributesFromHeaders(
 }
 
 /** The headers that describe a stored object in GET and HEAD answers. */
-export function objectHeaders(
-  row: ObjectRow,
-  query: URLSearchParams,
-  checksumMode: boolean,
-): Record<string, string | number> {
+export function objectHeaders(row: ObjectRow, query: URLSearchParams): Record<string, string | number> {
   const attrs = {
     headers: JSON.parse(row.headers) as Record<string, string>,
     metadata: JSON.parse(row.metadata) as Record<string, string>,
@@ -106,10 +102,6 @@ export function objectHeaders(
   for (const [k, v] of Object.entries(attrs.metadata)) h[`x-amz-meta-${k}`] = v;
   const tagCount = Object.keys(attrs.tags).length;
   if (tagCount > 0) h['x-amz-tagging-count'] = tagCount;
-  if (checksumMode && row.checksum) {
-    const c = JSON.parse(row.checksum) as { algorithm: string; value: string };
-    h[`x-amz-checksum-${c.algorithm.toLowerCase()}`] = c.value;
-  }
   // Presigned GETs may override what is sent back (response-content-type …).
   for (const [param, header] of [
     ['response-content-type', 'content-type'],

@@ -7,9 +7,17 @@ import type { ObjectAttributes } from '../../objects/object-store.js';
 import type { BucketRef } from '../../objects/repo.js';
 import { storageClassOf } from '../../objects/storage-class.js';
 import type { ObjectRow } from '../../objects/tables.js';
+import {
+  type Checksum,
+  type ChecksumAlgorithm,
+  checksumReady,
+  createChecksum,
+  requestedAlgorithm,
+} from '../checksums.js';
 import { objectOpenedByAcl, type S3Call } from '../context.js';
 import { keyToOpen, sealingFor, sseHeaders } from '../encryption.js';
 import { S3Error, s3Errors } from '../errors.js';
+import { checksumHeaders, parseObjectChecksum } from '../multipart-checksums.js';
 import { guardVersionDelete, lockForWrite, lockHeaders } from '../object-lock.js';
 import { el } from '../xml.js';
 import { aclForWrite } from './access.js';
@@ -106,14 +114,13 @@ export async function getObject(call: S3Call): Promise<void> {
   const part = partOf(call, row);
   const range = part?.range ?? parseRange(call.header('range'), size);
   const headers = {
-    ...objectHeaders(
-      row,
-      call.query,
-      call.header('x-amz-checksum-mode')?.toUpperCase() === 'ENABLED' && !range,
-    ),
+    ...objectHeaders(row, call.query),
     ...sseHeaders(row.sse, customer),
     ...lockHeaders(call, bucket, row),
   };
+  // A checksum describes the whole object or one of its parts, never an arbitrary range.
+  if (call.header('x-amz-checksum-mode')?.toUpperCase() === 'ENABLED' && (part || !range))
+    Object.assign(headers, checksumHeaders(row.checksum, part?.number ?? null));
   if (part?.count) headers['x-amz-mp-parts-count'] = part.count;
   if (call.req.method === 'HEAD') {
     if (range) {
@@ -149,7 +156,7 @@ export async function getObject(call: S3Call): Promise<void> {
 function partOf(
   call: S3Call,
   row: ObjectRow,
-): { range: { start: number; end: number }; count: number | null } | null {
+): { number: number; range: { start: number; end: number }; count: number | null } | null {
   const raw = call.query.get('partNumber');
   if (raw === null) return null;
   const n = Number(raw);
@@ -169,7 +176,11 @@ function partOf(
   if (n > sizes.length || sizes[n - 1] === 0) throw s3Errors.invalidPartNumber();
   const multipart = count > 0;
   const start = sizes.slice(0, n - 1).reduce((a, b) => a + b, 0);
-  return { range: { start, end: start + sizes[n - 1]! - 1 }, count: multipart ? sizes.length : null };
+  return {
+    number: n,
+    range: { start, end: start + sizes[n - 1]! - 1 },
+    count: multipart ? sizes.length : null,
+  };
 }
 
 /** `If-None-Match: *` and `If-Match` on a write (PutObject, CompleteMultipartUpload), as S3 checks them. */
@@ -207,8 +218,10 @@ export async function putObject(call: S3Call): Promise<void> {
   const headers: Record<string, string> = sseHeaders(sealing, customer);
   headers['etag'] = quoteEtag(etag);
   if (versionId !== 'null') headers['x-amz-version-id'] = versionId;
-  if (result.checksum)
+  if (result.checksum) {
     headers[`x-amz-checksum-${result.checksum.algorithm.toLowerCase()}`] = result.checksum.value;
+    headers['x-amz-checksum-type'] = 'FULL_OBJECT';
+  }
   call.send(200, headers);
 }
 
@@ -260,22 +273,35 @@ export async function copySource(call: S3Call): Promise<{ row: ObjectRow; bucket
   return { row, bucket };
 }
 
-/** A stored object's bytes as a body for a new blob, hashed again on the way. */
-export function bodyFromStream(stream: Readable, size: number) {
+/**
+ * A stored object's bytes as a body for a new blob, hashed again on the way, and checksummed
+ * with `algorithm` when the copy is to have a checksum.
+ */
+export function bodyFromStream(stream: Readable, size: number, algorithm: ChecksumAlgorithm | null = null) {
   const md5 = createHash('md5');
+  let checksum: Checksum | null = null;
   let seen = 0;
   return {
     expectedSize: size,
     async *chunks() {
+      if (algorithm) {
+        await checksumReady(algorithm);
+        checksum = createChecksum(algorithm);
+      }
       for await (const c of stream as AsyncIterable<Buffer>) {
         seen += c.length;
         md5.update(c);
+        checksum?.update(c);
         yield c;
       }
     },
     verify() {
       if (seen !== size) throw s3Errors.internal();
-      return { size, md5: md5.digest('hex'), checksum: null };
+      return {
+        size,
+        md5: md5.digest('hex'),
+        checksum: algorithm && checksum ? { algorithm, value: (checksum as Checksum).digest() } : null,
+      };
     },
   };
 }
@@ -323,23 +349,28 @@ export async function copyObject(call: S3Call): Promise<void> {
         ? parseTagQuery(call.header('x-amz-tagging')!)
         : {}
       : sourceAttrs.tags;
+  // The copy is checksummed whole, with the algorithm asked for, else the source's.
+  const asked = call.header('x-amz-checksum-algorithm');
+  const algorithm = asked
+    ? requestedAlgorithm(asked)
+    : (parseObjectChecksum(row.checksum)?.algorithm ?? null);
   const size = Number(row.size);
   const stream = await call.env.objects.read(row, 0, size - 1, source?.key ?? null);
   const committed = await call.env.objects.putObject(
     refOf(bucket),
     key,
-    bodyFromStream(stream, size),
+    bodyFromStream(stream, size, algorithm),
     attrs,
     { sealing, lock, acl, storageClass },
   );
   const headers: Record<string, string> = sseHeaders(sealing, customer);
   if (committed.versionId !== 'null') headers['x-amz-version-id'] = committed.versionId;
   if (row.version_id !== 'null') headers['x-amz-copy-source-version-id'] = row.version_id;
-  call.xml(
-    200,
-    'CopyObjectResult',
+  let xml =
     el('LastModified', new Date(committed.lastModified).toISOString()) +
-      el('ETag', quoteEtag(committed.etag)),
-    headers,
-  );
+    el('ETag', quoteEtag(committed.etag));
+  const checksum = committed.result.checksum;
+  if (checksum)
+    xml += el(`Checksum${checksum.algorithm}`, checksum.value) + el('ChecksumType', 'FULL_OBJECT');
+  call.xml(200, 'CopyObjectResult', xml, headers);
 }
