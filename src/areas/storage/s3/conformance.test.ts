@@ -8,6 +8,7 @@ import {
   PutBucketPolicyCommand,
   PutObjectCommand,
   PutObjectLegalHoldCommand,
+  PutObjectTaggingCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -173,6 +174,52 @@ describe('bucket policy conditions on request headers', () => {
       );
     expect(await failure(copy('public/a'))).toBe('ok');
     expect(await failure(copy('private/a'))).toBe('AccessDenied');
+  });
+});
+
+describe('bucket policy conditions on the object’s stored tags', () => {
+  it('take s3:ExistingObjectTag/<key> for reads and tag writes', async () => {
+    const s3 = client('eu-north-1');
+    await s3.send(new CreateBucketCommand({ Bucket: 'tagged' }));
+    for (const [Key, Tagging] of [
+      ['public', 'security=public&foo=bar'],
+      ['private', 'security=private'],
+      ['other', 'security1=public'],
+    ] as const)
+      await s3.send(new PutObjectCommand({ Bucket: 'tagged', Key, Body: Key, Tagging }));
+    const Policy = JSON.stringify({
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Effect: 'Allow',
+          Principal: { AWS: 'c2' },
+          Action: ['s3:GetObject', 's3:PutObjectTagging'],
+          Resource: 'arn:aws:s3:::tagged/*',
+          Condition: { StringEquals: { 's3:ExistingObjectTag/security': 'public' } },
+        },
+      ],
+    });
+    await s3.send(new PutBucketPolicyCommand({ Bucket: 'tagged', Policy }));
+    const other = client('eu-north-1', 'AKOTHER');
+    const get = (Key: string) => failure(other.send(new GetObjectCommand({ Bucket: 'tagged', Key })));
+    expect(await get('public')).toBe('ok');
+    expect(await get('private')).toBe('AccessDenied');
+    expect(await get('other')).toBe('AccessDenied');
+    expect(await get('missing')).toBe('AccessDenied');
+    // Once its stored tag changes, the same request is judged by the new one.
+    const retag = (value: string) =>
+      failure(
+        other.send(
+          new PutObjectTaggingCommand({
+            Bucket: 'tagged',
+            Key: 'public',
+            Tagging: { TagSet: [{ Key: 'security', Value: value }] },
+          }),
+        ),
+      );
+    expect(await retag('private')).toBe('ok');
+    expect(await get('public')).toBe('AccessDenied');
+    expect(await retag('public')).toBe('AccessDenied');
   });
 });
 

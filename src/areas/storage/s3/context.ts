@@ -10,7 +10,8 @@ import type { Principal } from './auth.js';
 import { type BodyChecksumOptions, BodyReader } from './body.js';
 import type { DirectoryCache } from './directory-cache.js';
 import { S3Error, s3Errors } from './errors.js';
-import { type Decision, decide, type RequestFacts } from './permissions.js';
+import { type Decision, decide, policyOf, type RequestFacts } from './permissions.js';
+import { readsExistingTags } from './policy.js';
 import { doc } from './xml.js';
 
 export interface S3Settings {
@@ -82,7 +83,11 @@ export class S3Call {
     const bucket = this.bucket ?? (await this.env.cache.findBucket(name));
     if (!bucket) throw s3Errors.noSuchBucket(name);
     this.bucket = bucket;
-    const d = this.decide(bucket, action, opts.key === undefined ? this.key : opts.key);
+    const key = opts.key === undefined ? this.key : opts.key;
+    const policy = key !== null ? policyOf(bucket) : null;
+    if (policy && readsExistingTags(policy))
+      this.existing = { bucketId: bucket.id, key: key!, tags: await this.tagsOf(bucket, key!) };
+    const d = this.decide(bucket, action, key);
     if (!d.allowed) {
       if (opts.objectAcl && d.objectCheck) this.pendingObjectCheck = d;
       // DeleteObjects: each key is judged on its own when a policy may allow some keys only.
@@ -100,6 +105,9 @@ export class S3Call {
   decide(bucket: BucketRecord, action: string, key: string | null): Decision {
     // The request's facts feed only a bucket policy's conditions.
     const facts = bucket.policy ? this.facts() : null;
+    // Only for the object whose tags were read (a copy's source is judged without them).
+    if (facts && this.existing?.bucketId === bucket.id && this.existing.key === key)
+      facts.existingTags = this.existing.tags;
     return decide(this.principal, bucket, action, key, facts, this.env.settings.publicAccessBlock);
   }
 
@@ -123,6 +131,16 @@ export class S3Call {
       query: this.query,
       header: (n) => this.header(n),
     };
+  }
+  private existing: { bucketId: string; key: string; tags: Record<string, string> | null } | null = null;
+
+  /** The stored tags of the object (the version named by `versionId`, else the current one), null when there is none. */
+  private async tagsOf(bucket: BucketRecord, key: string): Promise<Record<string, string> | null> {
+    const versionId = this.query.get('versionId');
+    const repo = this.env.objects.repo;
+    const row =
+      versionId !== null ? await repo.version(bucket.id, key, versionId) : await repo.latest(bucket.id, key);
+    return row && !row.is_delete_marker ? (JSON.parse(row.tags) as Record<string, string>) : null;
   }
 
   send(status: number, headers: Record<string, string | number> = {}, body?: string | Buffer): void {

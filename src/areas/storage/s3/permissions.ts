@@ -2,7 +2,7 @@ import type { AclGrant, BucketRecord, PublicAccessBlock } from '../data-plane-co
 import { aclPermits, bucketPermissionFor, objectPermissionFor } from './acl.js';
 import { keyAllows, type Principal } from './auth.js';
 import { type S3Error, s3Errors } from './errors.js';
-import { type BucketPolicy, parsePolicy, REQUEST_TAG_KEY } from './policy.js';
+import { type BucketPolicy, EXISTING_TAG_KEY, parsePolicy, REQUEST_TAG_KEY } from './policy.js';
 import { evaluatePolicy, isPublicPolicy } from './policy-eval.js';
 
 /**
@@ -19,6 +19,8 @@ export interface RequestFacts {
   nowMs: number;
   query: URLSearchParams;
   header(name: string): string | undefined;
+  /** The tags of the object the request acts on, when a policy asks (`s3:ExistingObjectTag/…`). */
+  existingTags?: Record<string, string> | null;
 }
 
 /** Actions anyone may take on a bucket made public through the control API (`is_public`). */
@@ -190,6 +192,8 @@ function conditionContext(
     ctx['s3:requestobjecttagkeys'] = tags.map(([k]) => k);
     for (const [k, v] of tags) set(`${REQUEST_TAG_KEY}${k.toLowerCase()}`, v);
   }
+  for (const [k, v] of Object.entries(facts.existingTags ?? {}))
+    set(`${EXISTING_TAG_KEY}${k.toLowerCase()}`, v);
   return ctx;
 }
 

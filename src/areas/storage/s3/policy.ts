@@ -110,8 +110,15 @@ export const CONDITION_KEYS = new Set([
 ]);
 /** `s3:RequestObjectTag/<tag key>`: the tags a request sets in `x-amz-tagging`. */
 export const REQUEST_TAG_KEY = 's3:requestobjecttag/';
+/** `s3:ExistingObjectTag/<tag key>`: the tags of the object a request acts on, as stored. */
+export const EXISTING_TAG_KEY = 's3:existingobjecttag/';
+const isTagKey = (key: string, prefix: string) => key.startsWith(prefix) && key.length > prefix.length;
 export const isConditionKey = (key: string) =>
-  CONDITION_KEYS.has(key) || (key.startsWith(REQUEST_TAG_KEY) && key.length > REQUEST_TAG_KEY.length);
+  CONDITION_KEYS.has(key) || isTagKey(key, REQUEST_TAG_KEY) || isTagKey(key, EXISTING_TAG_KEY);
+
+/** Whether a policy's conditions read the tags of the object a request acts on (one more read). */
+export const readsExistingTags = (policy: BucketPolicy): boolean =>
+  policy.statements.some((s) => s.conditions.some((c) => c.key.startsWith(EXISTING_TAG_KEY)));
 
 class Malformed extends Error {}
 const fail = (reason: string): never => {
@@ -196,7 +203,7 @@ function conditions(v: unknown): PolicyCondition[] {
       fail(`Invalid Condition block for ${rawOp}`);
     for (const [rawKey, values] of Object.entries(block as Record<string, unknown>)) {
       const key = rawKey.toLowerCase();
-      // Keys Fjord does not fill in (s3:ExistingObjectTag/…, aws:SourceVpc …) are refused: a
+      // Keys Fjord does not fill in (aws:SourceVpc …) are refused: a
       // condition on a key that is never there would silently never (or always) hold.
       if (!isConditionKey(key)) fail(`Policy has an invalid condition key: ${rawKey}`);
       const vals = list(values, 'condition value');
