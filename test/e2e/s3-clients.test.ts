@@ -89,6 +89,58 @@ describe('aws-cli', () => {
   });
 });
 
+describe('aws-cli s3api with checksums', () => {
+  it('uploads parts with SHA256 and gets the composite checksum back, checked by Fjord', async () => {
+    const json = async (...args: string[]) => JSON.parse((await aws('s3api', ...args)).stdout || '{}');
+    const key = 'aws/checksummed.bin';
+    const parts = [files[2]!, files[1]!]; // 5 MiB + 1 B, then 1 B
+    const created = await json(
+      'create-multipart-upload',
+      '--bucket',
+      bucket,
+      '--key',
+      key,
+      '--checksum-algorithm',
+      'SHA256',
+    );
+    expect(created.ChecksumAlgorithm).toBe('SHA256');
+    const listed = [];
+    for (const [i, f] of parts.entries()) {
+      const part = await json(
+        'upload-part',
+        ...['--bucket', bucket, '--key', key, '--upload-id', created.UploadId],
+        ...['--part-number', String(i + 1), '--body', f.path, '--checksum-algorithm', 'SHA256'],
+      );
+      const own = createHash('sha256').update(f.data).digest('base64');
+      expect(part.ChecksumSHA256).toBe(own);
+      listed.push({ PartNumber: i + 1, ETag: part.ETag, ChecksumSHA256: own });
+    }
+    const doc = join(dir, 'parts.json');
+    writeFileSync(doc, JSON.stringify({ Parts: listed }));
+    const complete = (file: string) =>
+      json(
+        'complete-multipart-upload',
+        ...['--bucket', bucket, '--key', key, '--upload-id', created.UploadId],
+        ...['--multipart-upload', `file://${file}`],
+      );
+    // A part checksum that is not the part's is refused, and the upload stays.
+    const wrong = join(dir, 'wrong-parts.json');
+    writeFileSync(
+      wrong,
+      JSON.stringify({ Parts: [listed[0], { ...listed[1], ChecksumSHA256: listed[0]!.ChecksumSHA256 }] }),
+    );
+    const refused = await complete(wrong).catch((e: { stderr: string }) => e.stderr);
+    expect(refused).toContain('InvalidPart');
+    const done = await complete(doc);
+    const composite = createHash('sha256')
+      .update(Buffer.concat(listed.map((p) => Buffer.from(p.ChecksumSHA256, 'base64'))))
+      .digest('base64');
+    expect(done.ChecksumSHA256).toBe(`${composite}-2`);
+    const head = await json('head-object', '--bucket', bucket, '--key', key, '--checksum-mode', 'ENABLED');
+    expect(head.ChecksumSHA256).toBe(`${composite}-2`);
+  }, 60_000);
+});
+
 describe('s3cmd', () => {
   it('put and get the same bytes, ls, del', async () => {
     for (const f of files) {

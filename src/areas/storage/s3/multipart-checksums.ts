@@ -1,4 +1,4 @@
-import { type ChecksumAlgorithm, createChecksum } from './checksums.js';
+import { CHECKSUM_ALGORITHMS, type ChecksumAlgorithm, createChecksum } from './checksums.js';
 import { s3Errors } from './errors.js';
 
 /**
@@ -216,8 +216,9 @@ export function checksumOfUpload(upload: {
   checksum_algorithm: string | null;
   checksum_type: string | null;
 }): { algorithm: ChecksumAlgorithm; type: ChecksumType } | null {
-  if (!upload.checksum_algorithm) return null;
-  const algorithm = upload.checksum_algorithm as ChecksumAlgorithm;
+  const algorithm = upload.checksum_algorithm as ChecksumAlgorithm | null;
+  // Uploads started before algorithms were checked may name one S3 does not offer: none, then.
+  if (!algorithm || !CHECKSUM_ALGORITHMS.includes(algorithm)) return null;
   // Uploads started before checksum types were kept are S3's default for their algorithm.
   const type =
     (upload.checksum_type as ChecksumType | null) ??

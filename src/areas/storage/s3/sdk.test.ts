@@ -376,6 +376,22 @@ describe('retries and edge cases clients meet', () => {
     expect(r.Contents?.length).toBeGreaterThan(0);
   });
 
+  it('ignores an Expect header other than 100-continue, as S3 does', async () => {
+    for (const expect100 of ['200', '']) {
+      const cmd = new PutObjectCommand({ Bucket: 'photos', Key: 'expect-other', Body: `bar${expect100}` });
+      cmd.middlewareStack.add(
+        (next) => async (args) => {
+          (args.request as { headers: Record<string, string> }).headers['expect'] = expect100;
+          return next(args);
+        },
+        { step: 'build' },
+      );
+      await s3.send(cmd);
+      const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'expect-other' }));
+      expect(await got.Body!.transformToString()).toBe(`bar${expect100}`);
+    }
+  });
+
   it('sends 100 Continue only once the request is authorised', async () => {
     const send = (headers: Record<string, string>) =>
       new Promise<{ continued: boolean; status: number }>((resolve, reject) => {

@@ -69,6 +69,8 @@ export class S3Server implements RoleServer {
     // `Expect: 100-continue` is answered by the handler once the request is authorised (S3Call
     // .continueIfExpected), not by Node before anything is checked.
     server.on('checkContinue', listener);
+    // Any other `Expect` value is ignored, as S3 ignores it, where Node would answer 417.
+    server.on('checkExpectation', listener);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.port, this.host, () => resolve());

@@ -128,6 +128,10 @@ describe('Signature Version 2 on the data plane', () => {
     expect(skewed.status).toBe(403);
     expect(skewed.text).toContain('<Code>RequestTimeTooSkewed</Code>');
     expect(skewed.text).toContain(`<RequestTime>${old}</RequestTime>`);
+    // A date before 1970 is no valid date at all, as S3 answers it (not a skewed one).
+    const beforeEpoch = await v2('GET', '/v2-b/x', { date: 'Tue, 07 Jul 1950 21:53:04 GMT' });
+    expect(beforeEpoch.status).toBe(403);
+    expect(beforeEpoch.text).toContain('<Code>AccessDenied</Code>');
     const malformed = await send('GET', '/v2-b/x', {
       authorization: 'AWS AKV2',
       date: new Date().toUTCString(),

@@ -134,7 +134,8 @@ export function parseV2Credential(req: SignedRequest): V2Credential {
 export function v2SignedAt(cred: V2Credential): number | null {
   if (cred.dateText === null) return null;
   const ms = Date.parse(cred.dateText);
-  return Number.isNaN(ms) ? null : ms;
+  // Before the epoch is not a date S3 takes at all (AccessDenied, not RequestTimeTooSkewed).
+  return Number.isNaN(ms) || ms < 0 ? null : ms;
 }
 
 function safeDecode(s: string): string {
