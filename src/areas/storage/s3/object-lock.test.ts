@@ -200,6 +200,17 @@ describe('object lock', () => {
 
   it('lets GOVERNANCE give way only to a key allowed to bypass it, who asks', async () => {
     const VersionId = await putLocked('g.txt', 'GOVERNANCE', 1);
+    // Even turning it into COMPLIANCE, for as long, is a change that needs the bypass.
+    const toCompliance = (BypassGovernanceRetention?: boolean) =>
+      s3.send(
+        new PutObjectRetentionCommand({
+          Bucket,
+          Key: 'g.txt',
+          BypassGovernanceRetention,
+          Retention: { Mode: 'COMPLIANCE', RetainUntilDate: inDays(1) },
+        }),
+      );
+    await expect(toCompliance()).rejects.toMatchObject(denied);
     await expect(s3.send(new DeleteObjectCommand({ Bucket, Key: 'g.txt', VersionId }))).rejects.toMatchObject(
       denied,
     );

@@ -102,7 +102,9 @@ export async function getObjectTagging(call: S3Call): Promise<void> {
   const bucket = await call.requireBucket('s3:GetObjectTagging');
   const row = await findObject(call, bucket, call.key!, call.query.get('versionId'));
   const tags = JSON.parse(row.tags) as Record<string, string>;
+  // In key order, as S3 lists them (not in the order they were set).
   const set = Object.entries(tags)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([k, v]) => `<Tag>${el('Key', k)}${el('Value', v)}</Tag>`)
     .join('');
   const headers: Record<string, string> =

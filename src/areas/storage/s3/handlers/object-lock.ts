@@ -112,8 +112,8 @@ export async function getObjectRetention(call: S3Call): Promise<void> {
 
 /**
  * PutObjectRetention. Lengthening is always allowed. COMPLIANCE can never be shortened, removed or
- * turned into GOVERNANCE while it runs, not even by the owner; GOVERNANCE only with the bypass
- * header and permission.
+ * turned into GOVERNANCE while it runs, not even by the owner; GOVERNANCE can be shortened,
+ * removed or turned into COMPLIANCE only with the bypass header and permission.
  */
 export async function putObjectRetention(call: S3Call): Promise<void> {
   const bucket = await call.requireBucket('s3:PutObjectRetention');
@@ -133,10 +133,10 @@ export async function putObjectRetention(call: S3Call): Promise<void> {
   const current = parseLock(row.object_lock);
   const now = call.env.clock.nowMs();
   if (current?.mode && current.until !== null && current.until > now) {
+    // Any change of a running GOVERNANCE retention but a longer one needs the bypass, even to
+    // COMPLIANCE (AWS's rule); COMPLIANCE may only be lengthened.
     const weaker =
-      next === null ||
-      next.until < current.until ||
-      (current.mode === 'COMPLIANCE' && next.mode === 'GOVERNANCE');
+      next === null || next.until < current.until || next.mode !== current.mode;
     if (weaker && (current.mode === 'COMPLIANCE' || !bypassesGovernance(call, bucket))) throw lockDenied();
   }
   const lock: ObjectLock = {
