@@ -31,6 +31,15 @@ describe('BodyReader.whole', () => {
     expect(new BodyReader(chunked, null, null, 1 << 20).whole(1024)).toBeNull();
   });
 
+  it('reads a body marked aws-chunked without a decoded length as sent, unframed', async () => {
+    const req = request({ 'content-length': '4', 'content-encoding': 'gzip, aws-chunked' });
+    const body = new BodyReader(req, null, null, 1 << 20);
+    const whole = body.whole(1024)!;
+    req.end(Buffer.from('5\r\nh'));
+    expect(Buffer.concat(await whole).toString()).toBe('5\r\nh');
+    expect(body.verify()).toMatchObject({ size: 4 });
+  });
+
   it('a body that ends short of its length fails the check, not the read', async () => {
     const req = request({ 'content-length': '10' });
     const body = new BodyReader(req, null, null, 1 << 20);

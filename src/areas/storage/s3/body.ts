@@ -65,8 +65,13 @@ export class BodyReader {
     options: BodyChecksumOptions = {},
   ) {
     const payload = cred?.payloadHash ?? UNSIGNED_PAYLOAD;
+    // Framed when the signature says it streams, or when aws-chunked comes with its decoded
+    // length. `Content-Encoding: aws-chunked` alone on a body signed whole (boto3 sends it so)
+    // frames nothing: S3 stores such a body as sent, without that encoding.
     this.chunked =
-      payload.startsWith('STREAMING-') || /aws-chunked/i.test(String(req.headers['content-encoding'] ?? ''));
+      payload.startsWith('STREAMING-') ||
+      (/aws-chunked/i.test(String(req.headers['content-encoding'] ?? '')) &&
+        req.headers['x-amz-decoded-content-length'] !== undefined);
     const lengthHeader = this.chunked
       ? req.headers['x-amz-decoded-content-length']
       : req.headers['content-length'];

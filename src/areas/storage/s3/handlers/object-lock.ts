@@ -135,8 +135,7 @@ export async function putObjectRetention(call: S3Call): Promise<void> {
   if (current?.mode && current.until !== null && current.until > now) {
     // Any change of a running GOVERNANCE retention but a longer one needs the bypass, even to
     // COMPLIANCE (AWS's rule); COMPLIANCE may only be lengthened.
-    const weaker =
-      next === null || next.until < current.until || next.mode !== current.mode;
+    const weaker = next === null || next.until < current.until || next.mode !== current.mode;
     if (weaker && (current.mode === 'COMPLIANCE' || !bypassesGovernance(call, bucket))) throw lockDenied();
   }
   const lock: ObjectLock = {
