@@ -266,6 +266,10 @@ describe('presigned URLs (moves the clock, so last)', () => {
     const expired = await fetch(url);
     expect(expired.status).toBe(403);
     expect(await expired.text()).toContain('Request has expired');
+    // A negative X-Amz-Expires (boto3 signs what it is asked) is AWS's 400, not an expiry.
+    const negative = await fetch(url.replace(/X-Amz-Expires=\d+/, 'X-Amz-Expires=-1000'));
+    expect(negative.status).toBe(400);
+    expect(await negative.text()).toContain('X-Amz-Expires must be non-negative');
   });
 });
 

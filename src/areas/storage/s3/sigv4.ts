@@ -109,6 +109,8 @@ export function parseCredential(req: SignedRequest): Credential | null {
         'Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.',
       );
     }
+    // A negative one (boto3 signs ExpiresIn=-1000 as asked) is AWS's 400, not an expired 403.
+    if (/^-\d+$/.test(expires)) throw bad('X-Amz-Expires must be non-negative');
     if (!/^\d+$/.test(expires)) throw bad('X-Amz-Expires should be a number');
     const expiresSeconds = Number(expires);
     if (expiresSeconds > MAX_PRESIGN_SECONDS)
