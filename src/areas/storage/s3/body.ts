@@ -30,6 +30,8 @@ export interface ReceivedBody {
 export interface BodyChecksumOptions {
   /** The checksum the body must have: one sent with another algorithm is refused, none is computed. */
   algorithm?: ChecksumAlgorithm | null;
+  /** With `algorithm`: the client must send that checksum, Fjord does not compute it (COMPOSITE parts). */
+  mustBeSent?: boolean;
   /**
    * The `x-amz-checksum-*` headers are the checksum of an object the request makes, not of this
    * body (CompleteMultipartUpload): the body is then checked only against a trailer.
@@ -120,7 +122,7 @@ export class BodyReader {
         throw s3Errors.invalidArgument(`x-amz-trailer ${trailer} is not supported`, 'x-amz-trailer', trailer);
     }
     if (options.algorithm) {
-      checkPartAlgorithm(options.algorithm, algorithm);
+      checkPartAlgorithm(options.algorithm, algorithm, options.mustBeSent === true);
       algorithm = options.algorithm;
     }
     this.checksum = algorithm

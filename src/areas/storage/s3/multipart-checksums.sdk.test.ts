@@ -265,26 +265,46 @@ describe('CompleteMultipartUpload with checksums', () => {
     expect(done.ChecksumCRC32).toMatch(/-2$/);
   });
 
-  it('refuses a part of another algorithm and checksums a part sent without one', async () => {
-    const key = 'computed.bin';
+  it('refuses a part of another algorithm, or a composite upload’s part without its checksum', async () => {
+    const key = 'composite-parts.bin';
     const { UploadId } = await s3.send(
       new CreateMultipartUploadCommand({ Bucket, Key: key, ChecksumAlgorithm: 'SHA1' }),
     );
-    const other = bare.send(
-      new UploadPartCommand({
+    const part = (checksum: Record<string, string>) =>
+      bare.send(
+        new UploadPartCommand({ Bucket, Key: key, UploadId, PartNumber: 1, Body: second, ...checksum }),
+      );
+    expect(await errorOf(part({ ChecksumCRC32: b64('CRC32', second) }))).toEqual({
+      code: 'InvalidRequest',
+      status: 400,
+    });
+    // A composite checksum is made of what the client vouched for: AWS requires each part's.
+    expect(await errorOf(part({}))).toEqual({ code: 'InvalidRequest', status: 400 });
+    expect((await part({ ChecksumSHA1: b64('SHA1', second) })).ChecksumSHA1).toBe(b64('SHA1', second));
+  });
+
+  it('checksums a full-object upload’s part sent without one, and needs no part checksums listed', async () => {
+    const key = 'full-parts.bin';
+    const { UploadId } = await s3.send(
+      new CreateMultipartUploadCommand({
         Bucket,
         Key: key,
-        UploadId,
-        PartNumber: 1,
-        Body: second,
-        ChecksumCRC32: b64('CRC32', second),
+        ChecksumAlgorithm: 'CRC32C',
+        ChecksumType: 'FULL_OBJECT',
       }),
     );
-    expect(await errorOf(other)).toEqual({ code: 'InvalidRequest', status: 400 });
-    const sent = await bare.send(
-      new UploadPartCommand({ Bucket, Key: key, UploadId, PartNumber: 1, Body: second }),
+    const parts = [];
+    for (const [i, Body] of [first, second].entries()) {
+      const sent = await bare.send(
+        new UploadPartCommand({ Bucket, Key: key, UploadId, PartNumber: i + 1, Body }),
+      );
+      expect(sent.ChecksumCRC32C).toBe(b64('CRC32C', Body));
+      parts.push({ PartNumber: i + 1, ETag: sent.ETag! });
+    }
+    const done = await bare.send(
+      new CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }),
     );
-    expect(sent.ChecksumSHA1).toBe(b64('SHA1', second));
+    expect(done.ChecksumCRC32C).toBe(b64('CRC32C', whole));
   });
 
   it('gives a copied part its checksum, and a copied object its source’s algorithm', async () => {

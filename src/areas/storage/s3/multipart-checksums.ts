@@ -137,9 +137,16 @@ const mismatch = (expected: ChecksumAlgorithm, actual: string) =>
     `Checksum Type mismatch occurred, expected checksum Type: ${expected.toLowerCase()}, actual checksum Type: ${actual.toLowerCase()}`,
   );
 
-/** Refuses a part sent with a checksum of another algorithm than its upload's. */
-export function checkPartAlgorithm(expected: ChecksumAlgorithm, actual: ChecksumAlgorithm | null): void {
-  if (actual !== null && actual !== expected) throw mismatch(expected, actual);
+/**
+ * Refuses a part sent with a checksum of another algorithm than its upload's, or, when `required`
+ * (a COMPOSITE upload: its checksum is made of what the client vouched for), sent without one.
+ */
+export function checkPartAlgorithm(
+  expected: ChecksumAlgorithm,
+  actual: ChecksumAlgorithm | null,
+  required: boolean,
+): void {
+  if (actual === null ? required : actual !== expected) throw mismatch(expected, actual ?? 'null');
 }
 
 /** A part of a Complete: its stored size and checksum, and the checksum the client listed for it. */
@@ -153,12 +160,15 @@ export interface PartToJoin {
 }
 
 /**
- * The checksum a multipart upload gives its object, checked the way S3 checks it: a part checksum
- * listed in the request must be the part's (InvalidPart); a checksum of the whole object sent in
- * an `x-amz-checksum-*` header must be the object's (BadDigest); each part's checksum must then be
- * listed (InvalidRequest), and the parts numbered 1, 2, 3… with none left out (InvalidPartOrder,
- * AWS's rule for parts with checksums). Null for an upload started without a checksum algorithm, which may list
- * part checksums (each still checked) but not assert one for the object.
+ * The checksum a multipart upload gives its object, checked the way S3 checks it, in this order:
+ * - a part checksum listed in the request must be the part's (InvalidPart);
+ * - the parts are numbered 1, 2, 3… with none left out (InvalidPartOrder, AWS's rule for parts
+ *   with checksums);
+ * - a checksum of the whole object sent in an `x-amz-checksum-*` header must be the object's
+ *   (BadDigest);
+ * - for COMPOSITE, every part's checksum is listed (InvalidRequest).
+ * Null for an upload started without a checksum algorithm, which may list part checksums (each
+ * still checked) but not claim a checksum or checksum type for the object.
  */
 export function completedChecksum(
   upload: { algorithm: ChecksumAlgorithm; type: ChecksumType } | null,
@@ -193,7 +203,9 @@ export function completedChecksum(
   const value = joinPartChecksums(upload.algorithm, upload.type, values);
   if (claimed && claimed.value !== value)
     throw s3Errors.checksumMismatch(`x-amz-checksum-${upload.algorithm.toLowerCase()}`);
-  const missing = parts.find((p) => p.listed[upload.algorithm] === undefined);
+  // A composite checksum is made of the part checksums the client lists; a full-object one is
+  // the object's own, so listing them is optional (each listed one is still checked above).
+  const missing = upload.type === 'COMPOSITE' && parts.find((p) => p.listed[upload.algorithm] === undefined);
   if (missing)
     throw s3Errors.invalidRequest(
       `The upload was created using a ${upload.algorithm.toLowerCase()} checksum. The complete request must include the checksum for each part. It was missing for part ${missing.partNumber} in the request.`,

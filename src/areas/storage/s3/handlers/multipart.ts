@@ -111,8 +111,13 @@ export async function uploadPart(call: S3Call): Promise<void> {
   const supplied = record?.alg === 'aws:kms' ? await kmsDataKey(call, record) : (customer?.key ?? null);
   const sealKey = objects.openingKey(upload.sse, supplied);
   if (call.header('x-amz-copy-source')) return uploadPartCopy(call, upload, partNumber, sealKey, customer);
-  // A part of an upload with a checksum algorithm is checksummed with it, sent or not.
-  const body = call.bodyReader(MAX_PART_BYTES, { algorithm: checksumOfUpload(upload)?.algorithm ?? null });
+  // A part of an upload with a checksum algorithm is checksummed with it: sent by the client for a
+  // COMPOSITE upload, as S3 requires, else computed when not sent.
+  const checksum = checksumOfUpload(upload);
+  const body = call.bodyReader(MAX_PART_BYTES, {
+    algorithm: checksum?.algorithm ?? null,
+    mustBeSent: checksum?.type === 'COMPOSITE',
+  });
   // A part does not count as stored until the upload completes, but one that cannot fit is refused now.
   await objects.checkQuota(bucket.customerId, body.expectedSize);
   const { parts, result } = await objects.writeBlob(body, sealKey);
