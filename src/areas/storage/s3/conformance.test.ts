@@ -223,6 +223,37 @@ describe('bucket policy conditions on the object’s stored tags', () => {
   });
 });
 
+describe('a refused read of a missing object', () => {
+  it('is 404 to a key that may list its name, 403 to others', async () => {
+    const s3 = client('eu-north-1');
+    await s3.send(new CreateBucketCommand({ Bucket: 'listable' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'listable', Key: 'public/there', Body: 'x' }));
+    const Policy = JSON.stringify({
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Effect: 'Allow',
+          Principal: { AWS: '*' },
+          Action: 's3:ListBucket',
+          Resource: 'arn:aws:s3:::listable',
+          Condition: { StringLike: { 's3:prefix': 'public/*' } },
+        },
+      ],
+    });
+    await s3.send(new PutBucketPolicyCommand({ Bucket: 'listable', Policy }));
+    const other = client('eu-north-1', 'AKOTHER');
+    const head = (Key: string) =>
+      other.send(new HeadObjectCommand({ Bucket: 'listable', Key })).then(
+        () => 200,
+        (e: { $metadata: { httpStatusCode: number } }) => e.$metadata.httpStatusCode,
+      );
+    expect(await head('public/missing')).toBe(404);
+    expect(await head('private/missing')).toBe(403);
+    // It exists: reading it is still refused.
+    expect(await head('public/there')).toBe(403);
+  });
+});
+
 describe('GetObjectLegalHold', () => {
   it('answers OFF once a legal hold was turned off, NoSuchObjectLockConfiguration before any', async () => {
     const s3 = client('eu-north-1');

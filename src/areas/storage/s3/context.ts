@@ -112,6 +112,30 @@ export class S3Call {
   }
 
   /**
+   * A refused read of an object that does not exist is `404 NoSuchKey` to a principal who may
+   * list its name (`s3:ListBucket` with `s3:prefix` = the key), as on AWS: listing would tell
+   * them anyway. Any other refusal stays as it was.
+   */
+  async notFoundIfListable(err: unknown, bucket: BucketRecord | null, key: string): Promise<unknown> {
+    if (!(err instanceof S3Error) || err.code !== 'AccessDenied' || !bucket) return err;
+    const versionId = this.query.get('versionId');
+    const repo = this.env.objects.repo;
+    const row =
+      versionId !== null ? await repo.version(bucket.id, key, versionId) : await repo.latest(bucket.id, key);
+    if (row && !row.is_delete_marker) return err;
+    const facts = { ...this.facts(), query: new URLSearchParams({ prefix: key }) };
+    const listing = decide(
+      this.principal,
+      bucket,
+      's3:ListBucket',
+      null,
+      facts,
+      this.env.settings.publicAccessBlock,
+    );
+    return listing.allowed ? s3Errors.noSuchKey(key) : err;
+  }
+
+  /**
    * After `requireBucket(…, {objectAcl: true})`: the object's ACL decides what the bucket could
    * not. A missing object is refused as the bucket refused (AWS answers AccessDenied, not NoSuchKey).
    */

@@ -145,6 +145,17 @@ describe('object lock', () => {
         }),
       ),
     ).rejects.toMatchObject({ name: 'InvalidArgument' });
+    // In a Retention document a mode is one of the schema's two words: anything else is MalformedXML.
+    await putLocked('mode.txt', 'GOVERNANCE', 1);
+    await expect(
+      s3.send(
+        new PutObjectRetentionCommand({
+          Bucket,
+          Key: 'mode.txt',
+          Retention: { Mode: 'governance' as 'GOVERNANCE', RetainUntilDate: inDays(2) },
+        }),
+      ),
+    ).rejects.toMatchObject({ name: 'MalformedXML' });
   });
 
   it('keeps a COMPLIANCE version until its date, for everyone, and never lets it shorten', async () => {

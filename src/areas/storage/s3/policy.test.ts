@@ -62,6 +62,9 @@ describe('bucket policy validation', () => {
       reasonOf(doc({ ...base, Condition: { StringEquals: { 's3:ExistingObjectTag/team': 'a' } } })),
     ).toBe('ok');
     expect(reasonOf(doc({ ...base, Resource: 'arn:aws:s3:::pho*' }))).toBe('ok');
+    expect(reasonOf(doc({ ...base, NotPrincipal: { AWS: 'AKONE' }, Principal: undefined }))).toMatch(
+      /NotPrincipal is supported only with Effect Deny/,
+    );
   });
 });
 
@@ -79,9 +82,9 @@ describe('bucket policy evaluation', () => {
     expect(verdict(p, req({ resource: 'arn:aws:s3:::photos/secret/x' }))).toBe('deny');
     const account = doc({ ...base, Principal: { AWS: 'arn:aws:iam::c2:root' } });
     expect(verdict(account, req({ principal: { accessKeyId: 'AKTWO', accountId: 'c2' } }))).toBe('allow');
-    expect(verdict(doc({ ...base, NotPrincipal: { AWS: 'AKONE' }, Principal: undefined }), req())).toBe(
-      'none',
-    );
+    const notOne = { ...base, Effect: 'Deny', NotPrincipal: { AWS: 'AKONE' }, Principal: undefined };
+    expect(verdict(doc(notOne), req())).toBe('none');
+    expect(verdict(doc(notOne), req({ principal: { accessKeyId: 'AKTWO', accountId: 'c2' } }))).toBe('deny');
     expect(verdict(doc({ ...base, NotResource: 'arn:aws:s3:::photos/a*', Resource: undefined }), req())).toBe(
       'none',
     );

@@ -246,6 +246,9 @@ function statement(v: unknown): PolicyStatement {
         ? 'Missing required field Principal'
         : 'Principal and NotPrincipal together',
     );
+  // AWS refuses NotPrincipal with Allow: "everyone but" would grant the whole world.
+  if (s['NotPrincipal'] !== undefined && s['Effect'] === 'Allow')
+    fail('Invalid policy: NotPrincipal is supported only with Effect Deny');
   if ((s['Action'] === undefined) === (s['NotAction'] === undefined))
     fail(s['Action'] === undefined ? 'Missing required field Action' : 'Action and NotAction together');
   if ((s['Resource'] === undefined) === (s['NotResource'] === undefined))

@@ -123,6 +123,9 @@ export async function putObjectRetention(call: S3Call): Promise<void> {
   const modeText = asText(doc.Mode);
   const untilText = asText(doc.RetainUntilDate);
   if ((modeText === undefined) !== (untilText === undefined)) throw s3Errors.malformedXml();
+  // The XML schema names the two modes, in capitals: anything else is MalformedXML, as on AWS.
+  if (modeText !== undefined && modeText !== 'GOVERNANCE' && modeText !== 'COMPLIANCE')
+    throw s3Errors.malformedXml();
   const next =
     modeText === undefined
       ? null

@@ -91,12 +91,18 @@ export async function findObject(
 
 export async function getObject(call: S3Call): Promise<void> {
   const versionId = call.query.get('versionId');
-  const bucket = await call.requireBucket(versionId !== null ? 's3:GetObjectVersion' : 's3:GetObject', {
-    objectAcl: true,
-  });
   const key = call.key!;
-  // A private bucket's object may still be readable through its own ACL (public-read …).
-  const row = await call.checkObjectAcl(() => findObject(call, bucket, key, versionId));
+  let bucket: BucketRecord;
+  let row: ObjectRow;
+  try {
+    bucket = await call.requireBucket(versionId !== null ? 's3:GetObjectVersion' : 's3:GetObject', {
+      objectAcl: true,
+    });
+    // A private bucket's object may still be readable through its own ACL (public-read …).
+    row = await call.checkObjectAcl(() => findObject(call, bucket, key, versionId));
+  } catch (err) {
+    throw await call.notFoundIfListable(err, call.bucket, key);
+  }
   // S3 keeps SSE-S3 and SSE-KMS to itself on reads: their request headers are a client's mistake.
   for (const name of ['x-amz-server-side-encryption', 'x-amz-server-side-encryption-aws-kms-key-id'])
     if (call.header(name) !== undefined)
