@@ -335,6 +335,13 @@ export class ObjectStore {
     const md5 = createHash('md5');
     for (const p of chosen) md5.update(Buffer.from(p.etag, 'hex'));
     const etag = `${md5.digest('hex')}-${chosen.length}`;
+    const blobs = chosen.flatMap((p) => JSON.parse(p.blob) as BlobPart[]);
+    const size = chosen.reduce((n, p) => n + Number(p.size), 0);
+    if (size > this.maxUploadBytes) throw s3Errors.entityTooLarge();
+    if (asserted.size !== undefined && asserted.size !== size)
+      throw s3Errors.invalidRequest(
+        `The x-amz-mp-object-size header (${asserted.size}) is not the size of the completed object (${size}).`,
+      );
     const uploadChecksum = checksumOfUpload(upload);
     if (uploadChecksum) await checksumReady(uploadChecksum.algorithm);
     const checksum = completedChecksum(
@@ -348,13 +355,6 @@ export class ObjectStore {
       asserted,
     );
     const checksumText = checksum ? JSON.stringify(checksum) : null;
-    const blobs = chosen.flatMap((p) => JSON.parse(p.blob) as BlobPart[]);
-    const size = chosen.reduce((n, p) => n + Number(p.size), 0);
-    if (size > this.maxUploadBytes) throw s3Errors.entityTooLarge();
-    if (asserted.size !== undefined && asserted.size !== size)
-      throw s3Errors.invalidRequest(
-        `The x-amz-mp-object-size header (${asserted.size}) is not the size of the completed object (${size}).`,
-      );
     await this.checkQuota(bucket.customerId, size);
     const keep = new Map(chosen.map((p) => [p.part_number, p.blob]));
     const now = this.clock.nowMs();

@@ -4,6 +4,8 @@ import {
   algorithmOfHeader,
   type Checksum,
   type ChecksumAlgorithm,
+  checkChecksumValue,
+  checksumLoaded,
   checksumReady,
   createChecksum,
 } from './checksums.js';
@@ -30,7 +32,7 @@ export interface ReceivedBody {
 export interface BodyChecksumOptions {
   /** The checksum the body must have: one sent with another algorithm is refused, none is computed. */
   algorithm?: ChecksumAlgorithm | null;
-  /** With `algorithm`: the client must send that checksum, Fjord does not compute it (COMPOSITE parts). */
+  /** With `algorithm`: the client must send that checksum (COMPOSITE parts); it is still checked. */
   mustBeSent?: boolean;
   /**
    * The `x-amz-checksum-*` headers are the checksum of an object the request makes, not of this
@@ -111,6 +113,11 @@ export class BodyReader {
       const alg = algorithmOfHeader(name);
       const value = req.headers[name];
       if (alg && typeof value === 'string') {
+        if (algorithm)
+          throw s3Errors.invalidRequest(
+            'Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.',
+          );
+        checkChecksumValue(alg, value);
         algorithm = alg;
         expected = value;
       }
@@ -126,7 +133,7 @@ export class BodyReader {
       algorithm = options.algorithm;
     }
     this.checksum = algorithm
-      ? { algorithm, hasher: checksumReady(algorithm) === null ? createChecksum(algorithm) : null, expected }
+      ? { algorithm, hasher: checksumLoaded(algorithm) ? createChecksum(algorithm) : null, expected }
       : null;
     this.maxSize = maxSize;
   }

@@ -221,6 +221,43 @@ describe('bucket policy conditions on the object’s stored tags', () => {
     expect(await get('public')).toBe('AccessDenied');
     expect(await retag('public')).toBe('AccessDenied');
   });
+
+  it('judge a copy’s source by its own tags, so a Deny cannot be copied around', async () => {
+    const s3 = client('eu-north-1');
+    await s3.send(new CreateBucketCommand({ Bucket: 'classified' }));
+    await s3.send(
+      new PutObjectCommand({ Bucket: 'classified', Key: 'secret', Body: 's', Tagging: 'class=secret' }),
+    );
+    await s3.send(new PutObjectCommand({ Bucket: 'classified', Key: 'plain', Body: 'p' }));
+    const Policy = JSON.stringify({
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Effect: 'Deny',
+          Principal: '*',
+          Action: 's3:GetObject',
+          Resource: 'arn:aws:s3:::classified/*',
+          Condition: { StringEquals: { 's3:ExistingObjectTag/class': 'secret' } },
+        },
+      ],
+    });
+    await s3.send(new PutBucketPolicyCommand({ Bucket: 'classified', Policy }));
+    const copy = (from: string) =>
+      failure(
+        s3.send(
+          new CopyObjectCommand({
+            Bucket: 'classified',
+            Key: `copy-of-${from}`,
+            CopySource: `classified/${from}`,
+          }),
+        ),
+      );
+    expect(await failure(s3.send(new GetObjectCommand({ Bucket: 'classified', Key: 'secret' })))).toBe(
+      'AccessDenied',
+    );
+    expect(await copy('secret')).toBe('AccessDenied');
+    expect(await copy('plain')).toBe('ok');
+  });
 });
 
 describe('a refused read of a missing object', () => {

@@ -42,6 +42,25 @@ export interface S3Env {
   secrets?: SecretBox;
 }
 
+/**
+ * The actions for which AWS fills in `s3:ExistingObjectTag/<key>`: reading an object and reading
+ * or changing its tags or ACL. Other actions (DeleteObject, a copy's write …) never see the key.
+ */
+const EXISTING_TAG_ACTIONS = new Set([
+  's3:GetObject',
+  's3:GetObjectVersion',
+  's3:GetObjectAcl',
+  's3:GetObjectVersionAcl',
+  's3:PutObjectAcl',
+  's3:PutObjectVersionAcl',
+  's3:GetObjectTagging',
+  's3:GetObjectVersionTagging',
+  's3:PutObjectTagging',
+  's3:PutObjectVersionTagging',
+  's3:DeleteObjectTagging',
+  's3:DeleteObjectVersionTagging',
+]);
+
 export class S3Call {
   /** CORS headers to add to the answer (set once the bucket is known). */
   corsHeaders: Record<string, string> = {};
@@ -84,10 +103,10 @@ export class S3Call {
     if (!bucket) throw s3Errors.noSuchBucket(name);
     this.bucket = bucket;
     const key = opts.key === undefined ? this.key : opts.key;
-    const policy = key !== null ? policyOf(bucket) : null;
-    if (policy && readsExistingTags(policy))
-      this.existing = { bucketId: bucket.id, key: key!, tags: await this.tagsOf(bucket, key!) };
-    const d = this.decide(bucket, action, key);
+    const d =
+      key === null
+        ? this.decide(bucket, action, null)
+        : await this.decideObject(bucket, action, key, this.query.get('versionId'));
     if (!d.allowed) {
       if (opts.objectAcl && d.objectCheck) this.pendingObjectCheck = d;
       // DeleteObjects: each key is judged on its own when a policy may allow some keys only.
@@ -112,27 +131,48 @@ export class S3Call {
   }
 
   /**
-   * A refused read of an object that does not exist is `404 NoSuchKey` to a principal who may
-   * list its name (`s3:ListBucket` with `s3:prefix` = the key), as on AWS: listing would tell
-   * them anyway. Any other refusal stays as it was.
+   * `decide` for an object, with its stored tags when the bucket's policy reads them
+   * (`s3:ExistingObjectTag/…`) and AWS fills them in for `action`. One store read, only then.
+   */
+  async decideObject(
+    bucket: BucketRecord,
+    action: string,
+    key: string,
+    versionId: string | null,
+  ): Promise<Decision> {
+    const policy = EXISTING_TAG_ACTIONS.has(action) ? policyOf(bucket) : null;
+    if (policy && readsExistingTags(policy)) {
+      const row = await this.storedObject(bucket, key, versionId);
+      this.existing = {
+        bucketId: bucket.id,
+        key,
+        tags: row ? (JSON.parse(row.tags) as Record<string, string>) : null,
+      };
+    }
+    return this.decide(bucket, action, key);
+  }
+
+  /** The version `versionId` names, else the current one; null when it is missing or a delete marker. */
+  private async storedObject(bucket: BucketRecord, key: string, versionId: string | null) {
+    const repo = this.env.objects.repo;
+    const row =
+      versionId !== null ? await repo.version(bucket.id, key, versionId) : await repo.latest(bucket.id, key);
+    return row && !row.is_delete_marker ? row : null;
+  }
+
+  /**
+   * A refused read of an object that does not exist is `404` to a principal who may list its
+   * name (`s3:ListBucket`, or `s3:ListBucketVersions` for a version, with `s3:prefix` = the key),
+   * as on AWS: listing would tell them anyway. Any other refusal stays as it was.
    */
   async notFoundIfListable(err: unknown, bucket: BucketRecord | null, key: string): Promise<unknown> {
     if (!(err instanceof S3Error) || err.code !== 'AccessDenied' || !bucket) return err;
     const versionId = this.query.get('versionId');
-    const repo = this.env.objects.repo;
-    const row =
-      versionId !== null ? await repo.version(bucket.id, key, versionId) : await repo.latest(bucket.id, key);
-    if (row && !row.is_delete_marker) return err;
     const facts = { ...this.facts(), query: new URLSearchParams({ prefix: key }) };
-    const listing = decide(
-      this.principal,
-      bucket,
-      's3:ListBucket',
-      null,
-      facts,
-      this.env.settings.publicAccessBlock,
-    );
-    return listing.allowed ? s3Errors.noSuchKey(key) : err;
+    const action = versionId !== null ? 's3:ListBucketVersions' : 's3:ListBucket';
+    const listing = decide(this.principal, bucket, action, null, facts, this.env.settings.publicAccessBlock);
+    if (!listing.allowed || (await this.storedObject(bucket, key, versionId))) return err;
+    return versionId !== null ? s3Errors.noSuchVersion(key, versionId) : s3Errors.noSuchKey(key);
   }
 
   /**
@@ -157,15 +197,6 @@ export class S3Call {
     };
   }
   private existing: { bucketId: string; key: string; tags: Record<string, string> | null } | null = null;
-
-  /** The stored tags of the object (the version named by `versionId`, else the current one), null when there is none. */
-  private async tagsOf(bucket: BucketRecord, key: string): Promise<Record<string, string> | null> {
-    const versionId = this.query.get('versionId');
-    const repo = this.env.objects.repo;
-    const row =
-      versionId !== null ? await repo.version(bucket.id, key, versionId) : await repo.latest(bucket.id, key);
-    return row && !row.is_delete_marker ? (JSON.parse(row.tags) as Record<string, string>) : null;
-  }
 
   send(status: number, headers: Record<string, string | number> = {}, body?: string | Buffer): void {
     const res = this.res;
@@ -215,15 +246,17 @@ export class S3Call {
 
   /** The request body, de-framed and checked against what its signature declares. */
   bodyReader(limit: number, options: BodyChecksumOptions = {}): BodyReader {
-    this.continueIfExpected();
     const p = this.principal;
-    return new BodyReader(
+    // Made first: a body its headers already refuse (size, checksum type) is never asked for.
+    const reader = new BodyReader(
       this.req,
       p.kind === 'key' ? p.credential : null,
       p.kind === 'key' ? p.key.secretKey : null,
       limit,
       options,
     );
+    this.continueIfExpected();
+    return reader;
   }
 }
 

@@ -50,15 +50,25 @@ function shiftPast(bytes: number, width: number, poly: bigint): bigint {
   return result;
 }
 
-/** CRC(A‖B) from CRC(A), CRC(B) and B's length in bytes. */
+/**
+ * CRC(A‖B) from CRC(A), CRC(B) and B's length in bytes. `shifts` keeps x^(8·length) by length:
+ * all parts but the last have one size, and working it out takes ~0.1 ms (10,000 parts would
+ * otherwise hold the event loop for seconds).
+ */
 export function combineCrc(
   algorithm: 'CRC32' | 'CRC32C' | 'CRC64NVME',
   first: bigint,
   second: bigint,
   secondLength: number,
+  shifts = new Map<number, bigint>(),
 ): bigint {
   const { width, poly } = CRC_SHAPE[algorithm];
-  return multiplyModP(shiftPast(secondLength, width, poly), first, width, poly) ^ second;
+  let shift = shifts.get(secondLength);
+  if (shift === undefined) {
+    shift = shiftPast(secondLength, width, poly);
+    shifts.set(secondLength, shift);
+  }
+  return multiplyModP(shift, first, width, poly) ^ second;
 }
 
 const toBigInt = (b64: string): bigint => BigInt(`0x${Buffer.from(b64, 'base64').toString('hex') || '0'}`);
@@ -79,7 +89,8 @@ export function joinPartChecksums(
   if (!isCrc(algorithm)) throw new Error(`${algorithm} has no full-object form`);
   const crc = algorithm as 'CRC32' | 'CRC32C' | 'CRC64NVME';
   let value = toBigInt(createChecksum(crc).digest()); // the CRC of nothing
-  for (const p of parts) value = combineCrc(crc, value, toBigInt(p.value), p.size);
+  const shifts = new Map<number, bigint>();
+  for (const p of parts) value = combineCrc(crc, value, toBigInt(p.value), p.size, shifts);
   return toBase64(value, CRC_SHAPE[crc].width);
 }
 

@@ -13,6 +13,8 @@ type XxhashAlgorithm = 'XXHASH3' | 'XXHASH64' | 'XXHASH128';
 let hashers: Record<XxhashAlgorithm, IHasher> | null = null;
 let loading: Promise<void> | null = null;
 
+export const xxhashLoaded = (): boolean => hashers !== null;
+
 /** Null once the hashers are there; else the promise of them. */
 export function xxhashReady(): Promise<void> | null {
   if (hashers) return null;

@@ -273,7 +273,8 @@ export async function copySource(call: S3Call): Promise<{ row: ObjectRow; bucket
   const src = parseCopySource(call.header('x-amz-copy-source')!);
   const bucket = await call.env.cache.findBucket(src.bucket);
   if (!bucket) throw s3Errors.noSuchBucket(src.bucket);
-  const d = call.decide(bucket, src.versionId !== null ? 's3:GetObjectVersion' : 's3:GetObject', src.key);
+  const action = src.versionId !== null ? 's3:GetObjectVersion' : 's3:GetObject';
+  const d = await call.decideObject(bucket, action, src.key, src.versionId);
   const row = await objectOpenedByAcl(d, () => findObject(call, bucket, src.key, src.versionId));
   checkConditions(row, (n) => call.header(n), 'x-amz-copy-source-', 412);
   return { row, bucket };
