@@ -346,6 +346,17 @@ describe('CompleteMultipartUpload with checksums', () => {
       }),
     );
     expect(asked.CopyObjectResult?.ChecksumSHA256).toBe(sha256(second).toString('base64'));
+    // An empty object has a checksum too (of nothing), copied or not.
+    await s3.send(new PutObjectCommand({ Bucket, Key: 'empty', Body: '' }));
+    const empty = await s3.send(
+      new CopyObjectCommand({
+        Bucket,
+        Key: 'empty-copy',
+        CopySource: `${Bucket}/empty`,
+        ChecksumAlgorithm: 'CRC32',
+      }),
+    );
+    expect(empty.CopyObjectResult?.ChecksumCRC32).toBe('AAAAAA==');
   });
 });
 

@@ -60,8 +60,12 @@ export function effectiveBlock(
   };
 }
 
-const parsed = new Map<string, BucketPolicy | null>();
-/** The bucket's policy, parsed once per text (it was checked when it was stored). */
+const parsed = new Map<string, BucketPolicy>();
+/**
+ * The bucket's policy, parsed once per text. It was checked when it was stored; one a later Fjord
+ * can no longer read (a rule tightened since) fails closed: it denies every principal but the
+ * bucket's owner, who can still read, replace or delete it, rather than vanishing with its Denies.
+ */
 export function policyOf(bucket: BucketRecord): BucketPolicy | null {
   if (!bucket.policy) return null;
   const key = `${bucket.name}\n${bucket.policy}`;
@@ -70,13 +74,26 @@ export function policyOf(bucket: BucketRecord): BucketPolicy | null {
     try {
       p = parsePolicy(bucket.policy, bucket.name);
     } catch {
-      p = null;
+      p = parsePolicy(ownerOnly(bucket), bucket.name);
     }
     if (parsed.size > 1000) parsed.clear();
     parsed.set(key, p);
   }
   return p;
 }
+
+const ownerOnly = (bucket: BucketRecord) =>
+  JSON.stringify({
+    Version: '2012-10-17',
+    Statement: [
+      {
+        Effect: 'Deny',
+        NotPrincipal: { AWS: bucket.customerId },
+        Action: 's3:*',
+        Resource: [`arn:aws:s3:::${bucket.name}`, `arn:aws:s3:::${bucket.name}/*`],
+      },
+    ],
+  });
 
 export type Decision =
   | { allowed: true }

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { BucketRecord } from '../data-plane-contract.js';
+import { policyOf } from './permissions.js';
 import { MalformedPolicyError, parsePolicy } from './policy.js';
 import { evaluatePolicy, isPublicPolicy, type PolicyRequest } from './policy-eval.js';
 
@@ -148,5 +150,32 @@ describe('bucket policy evaluation', () => {
     expect(pub({ ...base, Condition: { IpAddress: { 'aws:SourceIp': '10.0.0.0/8' } } })).toBe(false);
     expect(pub({ ...base, Condition: { IpAddress: { 'aws:SourceIp': '0.0.0.0/0' } } })).toBe(true);
     expect(pub({ ...base, Effect: 'Deny' })).toBe(false);
+  });
+});
+
+describe('a stored policy Fjord can no longer read', () => {
+  it('fails closed: every principal but the bucket’s owner is denied', () => {
+    // Allow with NotPrincipal was accepted by earlier versions and is refused now.
+    const bucket = {
+      name: 'photos',
+      customerId: 'c1',
+      policy: JSON.stringify({
+        Version: '2012-10-17',
+        Statement: [
+          { Effect: 'Allow', NotPrincipal: { AWS: 'c9' }, Action: 's3:*', Resource: 'arn:aws:s3:::photos/*' },
+        ],
+      }),
+    } as BucketRecord;
+    const policy = policyOf(bucket)!;
+    const ask = (principal: { accessKeyId: string; accountId: string } | null) =>
+      evaluatePolicy(policy, {
+        principal,
+        action: 's3:GetObject',
+        resource: 'arn:aws:s3:::photos/a',
+        context: {},
+      });
+    expect(ask({ accessKeyId: 'AKOTHER', accountId: 'c2' })).toBe('deny');
+    expect(ask(null)).toBe('deny');
+    expect(ask({ accessKeyId: 'AKOWNER', accountId: 'c1' })).toBe('none');
   });
 });
