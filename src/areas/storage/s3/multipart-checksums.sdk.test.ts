@@ -92,6 +92,17 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** Starts a FULL_OBJECT upload of `key` with `algorithm`. */
+const fullObjectUpload = (key: string, algorithm: ChecksumAlgorithm) =>
+  s3.send(
+    new CreateMultipartUploadCommand({
+      Bucket,
+      Key: key,
+      ChecksumAlgorithm: algorithm,
+      ChecksumType: 'FULL_OBJECT',
+    }),
+  );
+
 /** Starts an upload of `key` and sends the two parts with their checksums of `algorithm`. */
 async function twoParts(key: string, algorithm: ChecksumAlgorithm, type?: 'COMPOSITE' | 'FULL_OBJECT') {
   const created = await s3.send(
@@ -285,14 +296,7 @@ describe('CompleteMultipartUpload with checksums', () => {
 
   it('checksums a full-object upload’s part sent without one, and needs no part checksums listed', async () => {
     const key = 'full-parts.bin';
-    const { UploadId } = await s3.send(
-      new CreateMultipartUploadCommand({
-        Bucket,
-        Key: key,
-        ChecksumAlgorithm: 'CRC32C',
-        ChecksumType: 'FULL_OBJECT',
-      }),
-    );
+    const { UploadId } = await fullObjectUpload(key, 'CRC32C');
     const parts = [];
     for (const [i, Body] of [first, second].entries()) {
       const sent = await bare.send(
@@ -312,14 +316,7 @@ describe('CompleteMultipartUpload with checksums', () => {
       new PutObjectCommand({ Bucket, Key: 'source', Body: second, ChecksumCRC32C: b64('CRC32C', second) }),
     );
     const key = 'copied-part.bin';
-    const { UploadId } = await s3.send(
-      new CreateMultipartUploadCommand({
-        Bucket,
-        Key: key,
-        ChecksumAlgorithm: 'CRC32C',
-        ChecksumType: 'FULL_OBJECT',
-      }),
-    );
+    const { UploadId } = await fullObjectUpload(key, 'CRC32C');
     const part = await s3.send(
       new UploadPartCopyCommand({
         Bucket,
