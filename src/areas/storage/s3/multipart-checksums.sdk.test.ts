@@ -402,3 +402,108 @@ describe('every algorithm S3 offers', () => {
     expect(done.ChecksumXXHASH128).toBe(`${joined}-2`);
   });
 });
+
+describe('checksums a client gets wrong', () => {
+  // A small deterministic generator: the same cases every run, so a failure can be replayed.
+  let seed = 42;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return Math.floor(seed / 65536) % n; // the low bits of this generator repeat quickly
+  };
+  const junk = () =>
+    [
+      '',
+      'bad',
+      '====',
+      'AAAA',
+      'AAAAAA==-2',
+      '-1',
+      'A'.repeat(200),
+      'not base64!',
+      'AAAAAA==',
+      b64('SHA256', first),
+    ][rand(10)]!;
+
+  it('are refused with a 4xx, never a 5xx, and never become the object’s checksum', async () => {
+    const algorithms = [
+      'CRC32',
+      'CRC32C',
+      'CRC64NVME',
+      'SHA1',
+      'SHA256',
+      'MD5',
+      'SHA512',
+      'XXHASH3',
+    ] as const;
+    const seen = { created: 0, completed: 0, refused: 0 };
+    for (let i = 0; i < 40; i++) {
+      const algorithm = algorithms[rand(algorithms.length)]!;
+      const key = `fuzz-${i}`;
+      const type = rand(3) === 0 ? 'FULL_OBJECT' : undefined;
+      const created = await s3
+        .send(
+          new CreateMultipartUploadCommand({
+            Bucket,
+            Key: key,
+            ChecksumAlgorithm: algorithm,
+            ChecksumType: type,
+          }),
+        )
+        .catch((e: { $metadata: { httpStatusCode: number } }) => e.$metadata.httpStatusCode);
+      if (typeof created === 'number') {
+        expect(created, `create ${algorithm} ${type}`).toBe(400);
+        continue;
+      }
+      seen.created++;
+      const UploadId = created.UploadId!;
+      const body = Buffer.from(`part of ${key}`);
+      const sent = await bare
+        .send(
+          new UploadPartCommand({
+            Bucket,
+            Key: key,
+            UploadId,
+            PartNumber: 1,
+            Body: body,
+            [`Checksum${rand(2) ? algorithm : 'CRC32'}`]: rand(2) ? b64(algorithm, body) : junk(),
+          }),
+        )
+        .catch((e: { $metadata: { httpStatusCode: number } }) => e.$metadata.httpStatusCode);
+      if (typeof sent === 'number') {
+        expect(sent, `part ${algorithm}`).toBe(400);
+        continue;
+      }
+      const listed = rand(2) ? { [`Checksum${algorithm}`]: rand(2) ? b64(algorithm, body) : junk() } : {};
+      const done = await bare
+        .send(
+          new CompleteMultipartUploadCommand({
+            Bucket,
+            Key: key,
+            UploadId,
+            ...(rand(2) ? { [`Checksum${algorithm}`]: junk() } : {}),
+            ...(rand(3) === 0 ? { MpuObjectSize: rand(40) } : {}),
+            MultipartUpload: { Parts: [{ PartNumber: 1, ETag: sent.ETag!, ...listed }] },
+          }),
+        )
+        .then(
+          (r) => r as unknown as Record<string, string>,
+          (e: { $metadata: { httpStatusCode: number } }) => e.$metadata.httpStatusCode,
+        );
+      if (typeof done === 'number') {
+        expect([400, 403], `complete ${algorithm}`).toContain(done);
+        seen.refused++;
+        continue;
+      }
+      seen.completed++;
+      // Whatever was accepted, the object's checksum is the one its bytes have.
+      const own = b64(algorithm, Buffer.from(b64(algorithm, body), 'base64'));
+      const expected =
+        type === 'FULL_OBJECT' || algorithm === 'CRC64NVME' ? b64(algorithm, body) : `${own}-1`;
+      expect(done[`Checksum${algorithm}`], `complete ${algorithm}`).toBe(expected);
+    }
+    // The cases reach every outcome, so the checks above are not vacuous.
+    expect(seen.created).toBeGreaterThan(10);
+    expect(seen.completed).toBeGreaterThan(0);
+    expect(seen.refused).toBeGreaterThan(0);
+  });
+});
