@@ -109,7 +109,7 @@ export async function uploadPart(call: S3Call): Promise<void> {
   const record = parseSse(upload.sse);
   // An SSE-KMS upload's parts are sealed with its data key, unwrapped for each part.
   const supplied = record?.alg === 'aws:kms' ? await kmsDataKey(call, record) : (customer?.key ?? null);
-  const sealKey = objects.openingKey(upload.sse, supplied);
+  const sealKey = partSealKey(call, upload, supplied);
   if (call.header('x-amz-copy-source')) return uploadPartCopy(call, upload, partNumber, sealKey, customer);
   // A part of an upload with a checksum algorithm is checksummed with it: sent by the client for a
   // COMPOSITE upload, as S3 requires, else computed when not sent.
@@ -129,6 +129,22 @@ export async function uploadPart(call: S3Call): Promise<void> {
   if (result.checksum)
     headers[`x-amz-checksum-${result.checksum.algorithm.toLowerCase()}`] = result.checksum.value;
   call.send(200, headers);
+}
+
+/**
+ * The key a part is sealed with. A part sent with another SSE-C key than the upload's is a
+ * request error (400, AWS's wording), not the 403 a read with a wrong key gets.
+ */
+function partSealKey(call: S3Call, upload: UploadRow, supplied: Buffer | null): Buffer | null {
+  try {
+    return call.env.objects.openingKey(upload.sse, supplied);
+  } catch (err) {
+    if (err instanceof S3Error && err.code === 'AccessDenied')
+      throw s3Errors.invalidRequest(
+        'The provided encryption parameters did not match the ones used originally.',
+      );
+    throw err;
+  }
 }
 
 /** SSE-C uploads need the initiating key on every part; other uploads take no key. */
