@@ -4,7 +4,6 @@ import {
   algorithmOfHeader,
   type Checksum,
   type ChecksumAlgorithm,
-  checkChecksumValue,
   checksumLoaded,
   checksumReady,
   createChecksum,
@@ -117,7 +116,6 @@ export class BodyReader {
           throw s3Errors.invalidRequest(
             'Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.',
           );
-        checkChecksumValue(alg, value);
         algorithm = alg;
         expected = value;
       }

@@ -325,6 +325,42 @@ describe('SSE-C (customer-provided keys)', () => {
     expect((await bytes(across)).equals(big.subarray(5 * 1024 * 1024 - 10, 5 * 1024 * 1024 + 11))).toBe(true);
   });
 
+  it('completes an SSE-C upload with a checksum algorithm only with its key', async () => {
+    const Key = 'mp-sum.bin';
+    const { UploadId } = await s3.send(
+      new CreateMultipartUploadCommand({ Bucket, Key, ChecksumAlgorithm: 'CRC32', ...ssec(key) }),
+    );
+    const part = await s3.send(
+      new UploadPartCommand({
+        Bucket,
+        Key,
+        UploadId,
+        PartNumber: 1,
+        Body: 'x',
+        ChecksumAlgorithm: 'CRC32',
+        ...ssec(key),
+      }),
+    );
+    const complete = (extra: object) =>
+      s3.send(
+        new CompleteMultipartUploadCommand({
+          Bucket,
+          Key,
+          UploadId,
+          MultipartUpload: {
+            Parts: [{ PartNumber: 1, ETag: part.ETag!, ChecksumCRC32: part.ChecksumCRC32! }],
+          },
+          ...extra,
+        }),
+      );
+    await expect(complete({})).rejects.toMatchObject({
+      name: 'InvalidRequest',
+      $metadata: { httpStatusCode: 400 },
+    });
+    await expect(complete(ssec(other))).rejects.toMatchObject({ name: 'InvalidRequest' });
+    expect((await complete(ssec(key))).ChecksumCRC32).toMatch(/-1$/);
+  });
+
   it('refuses SSE-C mixed with x-amz-server-side-encryption', async () => {
     await expect(
       s3.send(

@@ -231,6 +231,10 @@ export async function completeMultipartUpload(call: S3Call): Promise<void> {
   // An SSE-KMS object appears only while its key can still unwrap it: not once deletion is scheduled.
   const record = live ? parseSse(upload.sse) : null;
   if (record?.alg === 'aws:kms') await kmsDataKey(call, record);
+  // An SSE-C upload with a checksum algorithm needs its key to complete (its part checksums are
+  // the customer's data, AWS's rule); one without a checksum algorithm completes without it.
+  if (upload && record?.alg === 'SSE-C' && checksumOfUpload(upload))
+    partSealKey(call, upload, partKey(call, upload)?.key ?? null);
   const done = live
     ? await objects.complete(refOf(bucket), upload, listed, completeAssertions(call))
     : await objects.completedBefore(bucket.id, call.key!, uploadId, listed);
