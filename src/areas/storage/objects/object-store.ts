@@ -1,19 +1,14 @@
-import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Clock } from '../../../kernel/clock.js';
 import { newId } from '../../../kernel/ids.js';
 import type { SecretBox } from '../../../kernel/secrets.js';
-import { type ChecksumAlgorithm, checksumReady } from '../s3/checksums.js';
+import type { ChecksumAlgorithm } from '../s3/checksums.js';
 import { s3Errors } from '../s3/errors.js';
-import {
-  type ChecksumType,
-  type CompleteAssertions,
-  checksumOfUpload,
-  completedChecksum,
-} from '../s3/multipart-checksums.js';
+import type { ChecksumType, CompleteAssertions } from '../s3/multipart-checksums.js';
 import type { BlobStore } from './drivers/blob-store.js';
 import { lockText } from './lock.js';
+import { joinParts, partsList } from './multipart-join.js';
 import {
   attributesOf,
   deleteMarker,
@@ -29,9 +24,9 @@ import { StorageQuota } from './quota.js';
 import type { BucketRef, ObjectRepo, Released } from './repo.js';
 import { readSealed, sealedSize, sealStream } from './sealing.js';
 import { openingKey, parseSse } from './sse.js';
-import type { BlobPart, ObjectRow, PartRow, UploadRow } from './tables.js';
+import type { BlobPart, ObjectRow, UploadRow } from './tables.js';
 
-export const MIN_PART_SIZE = 5 * 1024 * 1024;
+export { MIN_PART_SIZE } from './multipart-join.js';
 export const MAX_PARTS = 10_000;
 const SMALL_OBJECT_BYTES = 256 * 1024;
 
@@ -307,10 +302,8 @@ export class ObjectStore {
   }
 
   /**
-   * Joins the listed parts into one object without copying bytes: the object keeps the parts'
-   * blobs. ETag is the MD5 of the parts' binary MD5s, then `-N`; the checksum is joined from the
-   * parts' checksums (multipart-checksums.ts), checked against `asserted`, the whole object's
-   * checksum as the client sent it.
+   * Completes an upload: its listed parts become one object without a byte copied (multipart-join.ts
+   * checks and joins them).
    */
   async complete(
     bucket: BucketRef,
@@ -318,43 +311,14 @@ export class ObjectStore {
     listed: ListedPart[],
     asserted: CompleteAssertions = {},
   ) {
-    if (listed.length === 0) throw s3Errors.malformedXml();
-    for (let i = 1; i < listed.length; i++) {
-      if (listed[i]!.partNumber <= listed[i - 1]!.partNumber) throw s3Errors.invalidPartOrder();
-    }
-    const stored = new Map<number, PartRow>(
-      (await this.repo.parts(upload.upload_id)).map((p) => [p.part_number, p]),
-    );
-    const chosen: PartRow[] = [];
-    for (const [i, l] of listed.entries()) {
-      const part = stored.get(l.partNumber);
-      if (!part || part.etag !== l.etag.replace(/"/g, '').toLowerCase()) throw s3Errors.invalidPart();
-      if (i < listed.length - 1 && part.size < MIN_PART_SIZE) throw s3Errors.entityTooSmall();
-      chosen.push(part);
-    }
-    const md5 = createHash('md5');
-    for (const p of chosen) md5.update(Buffer.from(p.etag, 'hex'));
-    const etag = `${md5.digest('hex')}-${chosen.length}`;
-    const blobs = chosen.flatMap((p) => JSON.parse(p.blob) as BlobPart[]);
-    const size = chosen.reduce((n, p) => n + Number(p.size), 0);
-    if (size > this.maxUploadBytes) throw s3Errors.entityTooLarge();
-    if (asserted.size !== undefined && asserted.size !== size)
-      throw s3Errors.invalidRequest(
-        `The x-amz-mp-object-size header (${asserted.size}) is not the size of the completed object (${size}).`,
-      );
-    const uploadChecksum = checksumOfUpload(upload);
-    if (uploadChecksum) await checksumReady(uploadChecksum.algorithm);
-    const checksum = completedChecksum(
-      uploadChecksum,
-      chosen.map((p, i) => ({
-        partNumber: p.part_number,
-        size: Number(p.size),
-        stored: p.checksum,
-        listed: listed[i]!.checksums,
-      })),
+    const stored = await this.repo.parts(upload.upload_id);
+    const { chosen, etag, size, blob, checksum } = await joinParts(
+      upload,
+      stored,
+      listed,
       asserted,
+      this.maxUploadBytes,
     );
-    const checksumText = checksum ? JSON.stringify(checksum) : null;
     await this.checkQuota(bucket.customerId, size);
     const keep = new Map(chosen.map((p) => [p.part_number, p.blob]));
     const now = this.clock.nowMs();
@@ -362,8 +326,8 @@ export class ObjectStore {
       {
         size,
         etag,
-        checksum: checksumText,
-        blob: JSON.stringify(blobs),
+        checksum,
+        blob,
         attrs: attributesOf(upload),
         sse: upload.sse,
         objectLock: upload.object_lock,
@@ -385,13 +349,13 @@ export class ObjectStore {
         key: upload.key,
         parts: partsList(listed),
         etag,
-        checksum: checksumText,
+        checksum,
         completed_at: now,
       },
     );
     if (done === null) throw s3Errors.noSuchUpload(upload.upload_id);
     this.release(done.released);
-    return { versionId: done.versionId, etag, checksum: checksumText, lastModified: now };
+    return { versionId: done.versionId, etag, checksum, lastModified: now };
   }
 
   /**
@@ -414,7 +378,3 @@ export class ObjectStore {
     this.release((await this.repo.dropUpload(uploadId)) ?? []);
   }
 }
-
-/** The parts a Complete listed, as one comparable string. */
-const partsList = (listed: ListedPart[]) =>
-  listed.map((p) => `${p.partNumber}:${p.etag.replace(/"/g, '').toLowerCase()}`).join(',');
