@@ -1,0 +1,68 @@
+// Which test files depend on the store under test. A file is store-bound when it, or a module it
+// imports through relative paths (transitively), reads FJORD_TEST_STORE: that is how the suite's
+// helpers (test/helpers/store.ts, the S3 harness) pick SQLite or PostgreSQL. Every other file
+// gives the same result on both stores, so the PostgreSQL pass skips it.
+//
+// Plain ESM, node builtins only: vitest.config.ts and scripts/test.mjs both read it.
+
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+const MARKER = 'FJORD_TEST_STORE';
+// `import … from './x.js'`, `export … from '../y.js'`, `import('./z.js')`: relative specifiers only.
+const SPECIFIER = /(?:from\s*|import\s*\(\s*|import\s+)['"](\.{1,2}\/[^'"]+)['"]/g;
+
+/** The file a relative specifier names: `.js` in the source may be a `.ts` file. */
+function resolveSpecifier(fromFile, spec) {
+  const base = resolve(dirname(fromFile), spec);
+  const candidates = [base, base.replace(/\.js$/, '.ts'), `${base}.ts`, join(base, 'index.ts')];
+  return candidates.find((c) => existsSync(c) && !c.endsWith('/')) ?? null;
+}
+
+/** A memoised walk: does `file` or anything it imports read the marker? */
+function makeBoundCheck() {
+  const memo = new Map();
+  const visit = (file) => {
+    if (memo.has(file)) return memo.get(file);
+    memo.set(file, false); // cycles: a module being visited adds nothing by itself
+    let text;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      return false;
+    }
+    let bound = text.includes(MARKER);
+    if (!bound) {
+      for (const [, spec] of text.matchAll(SPECIFIER)) {
+        const target = resolveSpecifier(file, spec);
+        if (target && !target.includes('node_modules') && visit(target)) {
+          bound = true;
+          break;
+        }
+      }
+    }
+    memo.set(file, bound);
+    return bound;
+  };
+  return visit;
+}
+
+function testFiles(dir, out = []) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) testFiles(path, out);
+    else if (entry.name.endsWith('.test.ts')) out.push(path);
+  }
+  return out;
+}
+
+/** Test files under `root`'s src/ and test/ that read no store, as paths relative to `root`. */
+export function storeFreeTestFiles(root) {
+  const bound = makeBoundCheck();
+  const files = ['src', 'test'].flatMap((d) => (existsSync(join(root, d)) ? testFiles(join(root, d)) : []));
+  return files
+    .filter((f) => !bound(f))
+    .map((f) => relative(root, f))
+    .sort();
+}
