@@ -35,8 +35,10 @@ const storeFree =
 
 export default defineConfig({
   test: {
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Files run side by side (and both stores at once): on 2 cores a test may take twice its time
+    // alone, so the timeouts leave room for that. They catch hangs; no test asserts a duration.
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: workers,
     minWorkers: 1,

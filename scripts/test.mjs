@@ -257,10 +257,12 @@ function vitestEnv(store, databaseUrl, tier) {
 // The vitest projects of vitest.config.ts, run one after the other so each tier's time shows.
 const TIERS = ['unit', 'integration', 'e2e'];
 // Workers per store's run of a tier (vitest.config.ts explains why more than the cores). With both
-// stores, two runs share the machine: measured on 2 cores, 2 workers each beat 3 or 4.
-const WORKERS = { unit: 3, integration: 3, e2e: 3 };
+// stores, two runs share the machine, so each gets one fewer. The e2e tier's files drive real
+// programs (ffmpeg in real time, Chromium, podman, qemu-less servers) that need the CPU they
+// wait on: fewer of them side by side.
+const WORKERS = { unit: 3, integration: 3, e2e: 2 };
 const workersFor = (tier) => {
-  const n = WORKERS[tier] ?? 3;
+  const n = WORKERS[tier] ?? 2;
   return stores.length > 1 ? Math.max(1, n - 1) : n;
 };
 /** Seconds each tier took, per store and in all (`store: null`), for the summary. */
