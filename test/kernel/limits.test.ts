@@ -41,3 +41,51 @@ describe('plans through the operator API', () => {
     expect((await t.operator('PUT', '/admin/v1/customers/nobody/plan', { plan: 'pro' })).status).toBe(404);
   });
 });
+
+describe('FJORD_LIMITS changes what is enforced, not only what is published', () => {
+  let t: TestFjord;
+  beforeAll(async () => {
+    t = await TestFjord.create({ FJORD_LIMITS: '{"storage.cors_rules":2,"dns.batch_records":3}' });
+  });
+  afterAll(() => t.close());
+
+  it('refuses a third CORS rule and a fourth change in a DNS batch', async () => {
+    const c = await t.customer();
+    const key = (await t.kernel.identity.createServiceKey(c.id, 'storage', null)).key;
+    expect(
+      (await t.request('POST', '/v1/storage/buckets', { key, body: { bucket_name: 'limited' } })).status,
+    ).toBe(201);
+    const rules = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        id: `r${i}`,
+        allowed_origins: ['*'],
+        allowed_methods: ['GET'],
+      }));
+    const cors = (n: number) =>
+      t.request('PUT', '/v1/storage/buckets/limited/cors', { key, body: { rules: rules(n) } });
+    expect((await cors(2)).status).toBe(200);
+    const three = await cors(3);
+    expect(three.status).toBe(422);
+    expect(three.body.detail.errors).toEqual([{ path: '/body/rules', message: '1-2 rules' }]);
+
+    expect(
+      (await t.request('POST', '/v1/dns/zones', { key: c.pat, body: { domain: 'limited.example' } })).status,
+    ).toBe(201);
+    const changes = (n: number, stem: string) =>
+      Array.from({ length: n }, (_, i) => ({
+        action: 'create',
+        record_type: 'A',
+        host: `${stem}${i}`,
+        record: '192.0.2.1',
+      }));
+    const batch = (n: number, stem: string) =>
+      t.request('POST', '/v1/dns/zones/limited.example/records/batch', {
+        key: c.pat,
+        body: { changes: changes(n, stem) },
+      });
+    expect((await batch(3, 'a')).status).toBe(200);
+    const four = await batch(4, 'b');
+    expect(four.status).toBe(422);
+    expect(four.body.detail.errors).toEqual([{ path: '/body/changes', message: 'at most 3 changes' }]);
+  });
+});

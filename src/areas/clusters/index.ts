@@ -40,6 +40,7 @@ export const clustersArea = defineArea({
     const ips = new ClusterIpService(
       kernel.store,
       kernel.clock,
+      kernel.limits,
       driver,
       forwardDns(dns, createResolver(kernel.config.resolver)),
       reverseZones(dns, kernel.identity, kernel.log),

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Principal } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
+import type { Limits } from '../../kernel/limits/quotas.js';
 import { ResolverError } from '../../kernel/net/resolver.js';
 import type { Store } from '../../kernel/store/store.js';
 import { regionOf } from './catalogue.js';
@@ -15,8 +16,6 @@ import { ClusterRepo } from './repo.js';
 import type { ReverseZones } from './reverse-dns.js';
 import { actorOf, customerLock, historyEntry, presentCluster } from './service.js';
 
-/** Floating addresses one cluster may hold. */
-export const MAX_FLOATING_IPS = 8;
 /** Floating addresses are unique across every account: allocations take this lock too. */
 const POOL_LOCK = 'k8s:floating-ips';
 const HOSTNAME =
@@ -27,6 +26,7 @@ export class ClusterIpService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
+    private readonly limits: Limits,
     private readonly driver: ClusterDriver,
     private readonly forward: ForwardDns,
     private readonly reverse: ReverseZones,
@@ -41,7 +41,8 @@ export class ClusterIpService {
         const repo = ClusterRepo.over(tx);
         const row = await runningCluster(repo, principal.customerId, id, now, 'allocating an address');
         const held = await repo.ipsOf([id]);
-        if (held.length >= MAX_FLOATING_IPS) throw clusterErrors.ipLimit(MAX_FLOATING_IPS);
+        const max = this.limits.of('kubernetes.floating_ips_per_cluster');
+        if (max !== null && held.length >= max) throw clusterErrors.ipLimit(max);
         const inUse = await repo.addressesInUse(now - DELETE_SECONDS * 1000);
         const address = await this.driver.allocateAddress({ clusterId: id, region: row.region, inUse });
         const ip = {

@@ -8,8 +8,6 @@ import { ContentError, canonicalContent, RECORD_TYPES, type RecordType } from '.
 export const TTL_MIN = 60;
 export const TTL_MAX = 604800;
 export const TTL_DEFAULT = 3600;
-/** Doc 1: "DNS batch 1000 records per request". */
-export const MAX_BATCH = 1000;
 
 export type RecordChange =
   | {

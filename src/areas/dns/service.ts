@@ -236,6 +236,8 @@ export class DnsService implements QueryStatsSink {
 
   async batch(customerId: string, actor: Actor, zoneName: string, changes: RecordChange[]) {
     const zone = await this.zoneOf(customerId, zoneName);
+    const max = this.deps.limits.of('dns.batch_records');
+    if (max !== null && changes.length > max) throw zoneErrors.batchTooLarge(max, changes.length);
     const plan = await this.writer.apply(
       zone,
       changes,
@@ -261,7 +263,8 @@ export class DnsService implements QueryStatsSink {
 
   /** Imports a BIND zone file as one batch: every record or none. `replace` first removes all records. */
   async importZone(customerId: string, actor: Actor, zoneName: string, text: string, replace: boolean) {
-    return importZoneFile(this.writer, await this.zoneOf(customerId, zoneName), actor, text, replace);
+    const zone = await this.zoneOf(customerId, zoneName);
+    return importZoneFile(this.writer, zone, actor, text, replace, this.deps.limits.of('dns.batch_records'));
   }
 
   // DNSSEC

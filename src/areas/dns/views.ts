@@ -35,6 +35,10 @@ export const zoneErrors = {
       'This zone was disabled by the operator; its records cannot be changed.',
     ),
   zoneQuota: (n: number) => dnsErrors.quota(`Your plan allows at most ${n} DNS zones.`),
+  batchTooLarge: (max: number, got: number) =>
+    kernelErrors.invalid(`A batch may carry at most ${max} record changes (this one has ${got}).`, [
+      { path: '/body/changes', message: `at most ${max} changes` },
+    ]),
   zoneFile: (message: string) =>
     new AppError('invalid', 'invalid_zone_file', message, { errors: [{ path: '/body/zone_file', message }] }),
 };

@@ -1,6 +1,6 @@
 import { AppError } from '../../kernel/errors.js';
 import type { DnsRecordsTable, DnsZonesTable } from './migrations.js';
-import { MAX_BATCH, type RecordChange } from './record-changes.js';
+import type { RecordChange } from './record-changes.js';
 import type { RecordWriter } from './record-writer.js';
 import { type Actor, zoneErrors } from './views.js';
 import { parseZoneFile, ZoneFileError } from './zone-file.js';
@@ -8,7 +8,7 @@ import { parseZoneFile, ZoneFileError } from './zone-file.js';
 /**
  * A BIND zone file imported as one batch through the record writer: every record or none,
  * under the zone's lock. With `replace`, the zone's records (read inside that transaction) are
- * deleted first. Errors name the zone file's line.
+ * deleted first. Errors name the zone file's line. `maxRecords` is the `dns.batch_records` row.
  */
 export async function importZoneFile(
   writer: RecordWriter,
@@ -16,6 +16,7 @@ export async function importZoneFile(
   actor: Actor,
   text: string,
   replace: boolean,
+  maxRecords: number | null,
 ) {
   let parsed: ReturnType<typeof parseZoneFile>;
   try {
@@ -24,9 +25,9 @@ export async function importZoneFile(
     if (err instanceof ZoneFileError) throw zoneErrors.zoneFile(err.message);
     throw err;
   }
-  if (parsed.records.length > MAX_BATCH) {
+  if (maxRecords !== null && parsed.records.length > maxRecords) {
     throw zoneErrors.zoneFile(
-      `A zone file may carry at most ${MAX_BATCH} records per import (it has ${parsed.records.length}).`,
+      `A zone file may carry at most ${maxRecords} records per import (it has ${parsed.records.length}).`,
     );
   }
   const creates = parsed.records.map(

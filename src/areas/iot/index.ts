@@ -146,7 +146,7 @@ export const iotArea = defineArea({
         ...iotRoutes({
           iot,
           groups: new IotGroups(kernel.store, kernel.clock, kernel.limits, kernel.identity),
-          tags: new IotTags(kernel.store, kernel.clock, iot),
+          tags: new IotTags(kernel.store, kernel.clock, kernel.limits, iot),
           insights,
           telemetry: new TelemetryQueries(iot),
         }),

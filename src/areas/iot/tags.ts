@@ -1,10 +1,10 @@
 import type { Clock } from '../../kernel/clock.js';
+import type { Limits } from '../../kernel/limits/quotas.js';
 import type { Store } from '../../kernel/store/store.js';
 import { iotErrors } from './errors.js';
 import { IotRepo } from './repo.js';
 import type { IotService } from './service.js';
 
-const MAX_TAGS = 50;
 const TAG_PATTERN = /^[\p{L}\p{N}][\p{L}\p{N} ._:/-]{0,63}$/u;
 
 /** A device's tags, in the order they were added. */
@@ -14,6 +14,7 @@ export class IotTags {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
+    private readonly limits: Limits,
     private readonly iot: IotService,
   ) {
     this.repo = IotRepo.of(store);
@@ -32,7 +33,8 @@ export class IotTags {
       const repo = IotRepo.over(tx);
       const have = new Set((await repo.tagsOf([row.id])).get(row.id));
       const added = [...new Set(tags)].filter((t) => !have.has(t));
-      if (have.size + added.length > MAX_TAGS) throw iotErrors.tooManyTags(MAX_TAGS);
+      const max = this.limits.of('iot.tags_per_device');
+      if (max !== null && have.size + added.length > max) throw iotErrors.tooManyTags(max);
       const now = this.clock.nowMs();
       // Positions continue after the highest so far (removals leave gaps, order still holds).
       let next = (await repo.maxTagPosition(row.id)) + 1;

@@ -1,6 +1,6 @@
 import type { Clock } from '../../kernel/clock.js';
 import { kernelErrors } from '../../kernel/errors.js';
-import type { Limits } from '../../kernel/limits/quotas.js';
+import type { LimitName, Limits } from '../../kernel/limits/quotas.js';
 import type { RateLimiter } from '../../kernel/limits/rate-limiter.js';
 import type { DnsLookup } from '../../kernel/net/resolver.js';
 import type { Store } from '../../kernel/store/store.js';
@@ -19,6 +19,12 @@ import { levelOf, type reportFlags } from './threat.js';
 
 export const TIERS = ['free', 'professional', 'enterprise'] as const;
 export type Tier = (typeof TIERS)[number];
+/** Each tier's row of the limits table: its requests per UTC day. */
+const DAILY_LIMIT_ROW = {
+  free: 'ip.free_requests_per_day',
+  professional: 'ip.professional_requests_per_day',
+  enterprise: 'ip.enterprise_requests_per_day',
+} as const satisfies Record<Tier, LimitName>;
 /** The tier a customer gets on first use (docs/ip-intelligence.md: why). */
 export const FIRST_USE_TIER: Tier = 'free';
 /** The live feed shows addresses scoring at least this. */
@@ -74,7 +80,7 @@ export class IpService {
   }
 
   dailyLimit(tier: Tier): number | null {
-    return this.limits.of(`ip.${tier}_requests_per_day` as 'ip.free_requests_per_day');
+    return this.limits.of(DAILY_LIMIT_ROW[tier]);
   }
 
   /**

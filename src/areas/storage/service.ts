@@ -229,7 +229,7 @@ export class StorageService {
 
   async putCors(customerId: string, actor: Credential | null, name: string, rules: CorsRuleInput[]) {
     const row = await this.bucket(customerId, name);
-    const checked = checkCorsRules(rules);
+    const checked = checkCorsRules(rules, this.limits.of('storage.cors_rules'));
     await this.change(row, { cors: toJson(checked) });
     await this.record(customerId, actor, 'storage.bucket.cors.put', row.id, { rules: checked.length });
     return { rules: normaliseCors(checked) };

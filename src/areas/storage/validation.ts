@@ -31,7 +31,6 @@ export const newAccessKeyId = (): string => `FJ${randomString(18, UPPER_ALNUM)}`
 export const newSecretKey = (): string => randomString(40);
 
 export const CORS_METHODS = ['GET', 'PUT', 'HEAD', 'POST', 'DELETE', 'OPTIONS'];
-export const MAX_CORS_RULES = 100;
 const MAX_LIFECYCLE_DAYS = 36500;
 const MAX_LIFECYCLE_RULES = 1000;
 /** S3's bound on `NewerNoncurrentVersions`. */
@@ -47,10 +46,14 @@ export interface CorsRuleInput {
   max_age_seconds?: number | null;
 }
 
-export function checkCorsRules(rules: CorsRuleInput[]): CorsRule[] {
+/** `maxRules` is the `storage.cors_rules` row of the limits table (null: no bound). */
+export function checkCorsRules(rules: CorsRuleInput[], maxRules: number | null): CorsRule[] {
   const problems: FieldProblem[] = [];
-  if (rules.length === 0 || rules.length > MAX_CORS_RULES) {
-    problems.push({ path: '/body/rules', message: `1-${MAX_CORS_RULES} rules` });
+  if (rules.length === 0 || (maxRules !== null && rules.length > maxRules)) {
+    problems.push({
+      path: '/body/rules',
+      message: maxRules === null ? 'at least 1 rule' : `1-${maxRules} rules`,
+    });
   }
   const ids = new Set<string>();
   const out = rules.map((rule, i) => {

@@ -115,9 +115,14 @@ export const DEFAULT_LIMITS = {
   'speech.file_size_bytes': { doc: 'Size of a file to transcribe (2 GB)', value: 2 * 1024 ** 3 },
   // Managed clusters (our values; deleting clusters count until their removal is confirmed)
   'kubernetes.clusters': { doc: 'Managed Kubernetes clusters per customer', value: perPlan(1, 3, 10, null) },
+  'kubernetes.floating_ips_per_cluster': {
+    doc: 'Floating IPv4 addresses one cluster holds (ours)',
+    value: 8,
+  },
   // IoT devices (our values; free is about ThingsBoard Cloud's and AWS IoT's free tiers)
   'iot.devices': { doc: 'IoT devices per customer', value: perPlan(10, 100, 1000, null) },
   'iot.groups': { doc: 'IoT device groups per customer (ours)', value: 100 },
+  'iot.tags_per_device': { doc: 'Tags on one IoT device (ours)', value: 50 },
   'iot.profiles': { doc: 'IoT device profiles per customer (ours)', value: 100 },
   'iot.datapoints': { doc: 'IoT datapoint definitions per customer (ours)', value: 500 },
   'iot.rules': { doc: 'IoT alarm rules per customer (ours)', value: perPlan(10, 50, 200, null) },
