@@ -122,7 +122,7 @@ export class ControlPlaneDirectory implements BucketDirectory {
 
   async putCors(bucketName: string, rules: CorsRule[]): Promise<void> {
     const row = await this.service.bucketForDataPlane(bucketName);
-    await this.service.putCors(row.customer_id, null, bucketName, rules);
+    await this.service.putCors(row.customer_id, null, bucketName, rules, 's3');
   }
 
   async deleteCors(bucketName: string): Promise<void> {

@@ -23,6 +23,7 @@ import { storageErrors } from './errors.js';
 import type { StorageBucketsTable } from './migrations.js';
 import type { StorageRepo } from './repo.js';
 import {
+  type CorsDialect,
   type CorsRuleInput,
   checkCorsRules,
   checkLifecycleRules,
@@ -227,9 +228,15 @@ export class StorageService {
     return { rules: normaliseCors(fromJson<CorsRule[]>(row.cors, [])) };
   }
 
-  async putCors(customerId: string, actor: Credential | null, name: string, rules: CorsRuleInput[]) {
+  async putCors(
+    customerId: string,
+    actor: Credential | null,
+    name: string,
+    rules: CorsRuleInput[],
+    dialect: CorsDialect = 'api',
+  ) {
     const row = await this.bucket(customerId, name);
-    const checked = checkCorsRules(rules);
+    const checked = checkCorsRules(rules, dialect);
     await this.change(row, { cors: toJson(checked) });
     await this.record(customerId, actor, 'storage.bucket.cors.put', row.id, { rules: checked.length });
     return { rules: normaliseCors(checked) };

@@ -47,7 +47,14 @@ export interface CorsRuleInput {
   max_age_seconds?: number | null;
 }
 
-export function checkCorsRules(rules: CorsRuleInput[]): CorsRule[] {
+/**
+ * Which origins a CORS rule may name. The API takes `*` or `scheme://host[:port]`; S3's
+ * PutBucketCors takes what AWS takes — any origin string with at most one `*`, matched as a
+ * wildcard (`*.example.com`, `http://*.example.com`, `https://app-*.example.com`).
+ */
+export type CorsDialect = 'api' | 's3';
+
+export function checkCorsRules(rules: CorsRuleInput[], dialect: CorsDialect = 'api'): CorsRule[] {
   const problems: FieldProblem[] = [];
   if (rules.length === 0 || rules.length > MAX_CORS_RULES) {
     problems.push({ path: '/body/rules', message: `1-${MAX_CORS_RULES} rules` });
@@ -56,7 +63,7 @@ export function checkCorsRules(rules: CorsRuleInput[]): CorsRule[] {
   const out = rules.map((rule, i) => {
     const at = `/body/rules/${i}`;
     rule.allowed_origins.forEach((origin, j) => {
-      const why = originProblem(origin);
+      const why = dialect === 's3' ? s3OriginProblem(origin) : originProblem(origin);
       if (why) problems.push({ path: `${at}/allowed_origins/${j}`, message: why });
     });
     rule.allowed_methods.forEach((method, j) => {
@@ -85,6 +92,13 @@ export function checkCorsRules(rules: CorsRuleInput[]): CorsRule[] {
   });
   if (problems.length > 0) throw storageErrors.invalid('The CORS document is invalid.', problems);
   return out;
+}
+
+/** AWS's rule for `AllowedOrigin`: not empty, at most one `*`. */
+export function s3OriginProblem(origin: string): string | null {
+  if (origin.length === 0) return 'must not be empty';
+  if (origin.split('*').length > 2) return `AllowedOrigin "${origin}" can not have more than one wildcard.`;
+  return null;
 }
 
 /** `*`, or `scheme://host[:port]` with no path, query, fragment or credentials. */

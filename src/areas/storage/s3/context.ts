@@ -102,6 +102,7 @@ export class S3Call {
     const bucket = this.bucket ?? (await this.env.cache.findBucket(name));
     if (!bucket) throw s3Errors.noSuchBucket(name);
     this.bucket = bucket;
+    this.checkExpectedOwner(bucket, 'x-amz-expected-bucket-owner');
     const key = opts.key === undefined ? this.key : opts.key;
     const d =
       key === null
@@ -113,6 +114,17 @@ export class S3Call {
       else if (!(opts.perObject && bucket.policy && d.error.code === 'AccessDenied')) throw d.error;
     }
     return bucket;
+  }
+
+  /**
+   * `x-amz-expected-bucket-owner` (or a copy's `x-amz-source-expected-bucket-owner`): clients send
+   * the account they believe owns the bucket, so a bucket that changed hands is never written to
+   * or read from by mistake. Another owner is 403 AccessDenied, as on AWS. The owner's id is the
+   * account id Fjord shows as the canonical id.
+   */
+  checkExpectedOwner(bucket: BucketRecord, header: string): void {
+    const expected = this.header(header);
+    if (expected !== undefined && expected !== bucket.customerId) throw s3Errors.accessDenied();
   }
 
   /** Throws unless the principal may take `action` on `bucket` (or on `key` in it). */

@@ -150,8 +150,12 @@ export async function routeObject(call: S3Call): Promise<void> {
       if (q.has('tagging') && call.req.method === 'GET') return getObjectTagging(call);
       if (q.has('retention') && call.req.method === 'GET') return getObjectRetention(call);
       if (q.has('legal-hold') && call.req.method === 'GET') return getObjectLegalHold(call);
-      // Not done yet, so refused rather than answered with the object's bytes.
       if (q.has('attributes') && call.req.method === 'GET') return getObjectAttributes(call);
+      // BitTorrent files are not served: refused, never answered with the object's bytes.
+      if (q.has('torrent')) {
+        await call.requireBucket('s3:GetObject');
+        throw s3Errors.notImplemented('Fjord does not serve objects over BitTorrent (GetObjectTorrent).');
+      }
       if (q.has('acl') && call.req.method === 'GET') return getObjectAcl(call);
       return getObject(call);
     case 'PUT':
