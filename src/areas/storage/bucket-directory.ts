@@ -120,6 +120,10 @@ export class ControlPlaneDirectory implements BucketDirectory {
     await this.service.deleteBucket(customerId, null, name);
   }
 
+  async accountExists(accountId: string): Promise<boolean> {
+    return (await this.identity.getCustomer(accountId)) !== undefined;
+  }
+
   async putCors(bucketName: string, rules: CorsRule[]): Promise<void> {
     const row = await this.service.bucketForDataPlane(bucketName);
     await this.service.putCors(row.customer_id, null, bucketName, rules, 's3');

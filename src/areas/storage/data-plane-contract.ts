@@ -191,6 +191,8 @@ export interface BucketDirectory {
   /** S3 PutObjectLockConfiguration (the caller has checked the bucket has object lock). */
   /** `enable`: turn object lock on for a bucket created without it (its versioning is Enabled). */
   putObjectLockDefault(bucketName: string, rule: ObjectLockDefault | null, enable?: boolean): Promise<void>;
+  /** Whether an account (a canonical id in an ACL grant) exists; without it, grants are not checked. */
+  accountExists?(accountId: string): Promise<boolean>;
   /** Tell the control plane a key signed a request (shown as `last_used_at`; written at most once a minute). */
   recordKeyUse?(accessKeyId: string): void | Promise<void>;
   /**

@@ -17,6 +17,7 @@ import type {
   InternalObjects,
   LifecycleRule,
   ObjectLockDefault,
+  ObjectOwnership,
   ObjectStats,
 } from './data-plane-contract.js';
 import { storageErrors } from './errors.js';
@@ -64,6 +65,8 @@ export class StorageService {
     private readonly limits: Limits,
     /** FJORD_S3_BLOCK_PUBLIC_ACCESS includes BlockPublicAcls: no bucket may be made public. */
     private readonly operatorBlocksPublicAcls = false,
+    /** FJORD_S3_DEFAULT_OBJECT_OWNERSHIP: what a bucket created without `x-amz-object-ownership` gets. */
+    private readonly defaultObjectOwnership: ObjectOwnership = 'BucketOwnerEnforced',
   ) {}
 
   // Buckets
@@ -149,7 +152,9 @@ export class StorageService {
       default_encryption: null,
       object_lock_default: null,
       acl: null,
-      object_ownership: null,
+      // null stands for BucketOwnerEnforced, the default of rows written before the setting existed.
+      object_ownership:
+        this.defaultObjectOwnership === 'BucketOwnerEnforced' ? null : this.defaultObjectOwnership,
       public_access_block: null,
       policy: null,
       cors: null,

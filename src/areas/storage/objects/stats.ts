@@ -1,10 +1,5 @@
 import type { Kysely } from 'kysely';
-import type {
-  BucketRecord,
-  BucketUsage,
-  ObjectStats,
-  PackCompactionResult,
-} from '../data-plane-contract.js';
+import type { BucketRecord, BucketUsage, ObjectStats, PackCompactionResult } from '../data-plane-contract.js';
 import { storageErrors } from '../errors.js';
 import { FsBlobStore } from './drivers/fs-blob-store.js';
 import { matchesFilter } from './lifecycle-expiration.js';

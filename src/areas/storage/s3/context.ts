@@ -3,7 +3,13 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../../kernel/clock.js';
 import type { ProtocolMetrics } from '../../../kernel/observe/protocol-metrics.js';
 import type { SecretBox } from '../../../kernel/secrets.js';
-import type { AclGrant, BucketDirectory, BucketRecord, PublicAccessBlock } from '../data-plane-contract.js';
+import type {
+  AclGrant,
+  BucketDirectory,
+  BucketRecord,
+  ObjectOwnership,
+  PublicAccessBlock,
+} from '../data-plane-contract.js';
 import type { BandwidthMeter } from '../objects/bandwidth.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { Principal } from './auth.js';
@@ -24,6 +30,8 @@ export interface S3Settings {
   maxConnectionsPerKey: number;
   /** The operator's public access block, on top of each bucket's own (FJORD_S3_BLOCK_PUBLIC_ACCESS). */
   publicAccessBlock?: PublicAccessBlock;
+  /** Ownership of a bucket created without `x-amz-object-ownership` (FJORD_S3_DEFAULT_OBJECT_OWNERSHIP). */
+  defaultObjectOwnership?: ObjectOwnership;
 }
 
 /** What every operation handler gets: the parsed request and the services behind it. */

@@ -192,15 +192,18 @@ export async function deleteObjects(call: S3Call): Promise<void> {
 
 /**
  * `x-amz-object-ownership` and an ACL (`x-amz-acl`, `x-amz-grant-*`) on CreateBucket. As on AWS,
- * a new bucket is BucketOwnerEnforced (ACLs off) unless the request asks otherwise, and an ACL
- * other than private needs ACLs on.
+ * a new bucket is BucketOwnerEnforced (ACLs off) unless the request asks otherwise or the operator
+ * chose another default (FJORD_S3_DEFAULT_OBJECT_OWNERSHIP), and an ACL other than private needs
+ * ACLs on.
  */
 function accessAtCreation(call: S3Call): BucketAccessChange | null {
   const grants = requestedAcl(call) ?? [];
   const asked = call.header('x-amz-object-ownership');
   if (asked !== undefined && !['BucketOwnerEnforced', 'BucketOwnerPreferred', 'ObjectWriter'].includes(asked))
     throw s3Errors.invalidArgument('Invalid x-amz-object-ownership header', 'x-amz-object-ownership', asked);
-  const ownership = (asked ?? 'BucketOwnerEnforced') as ObjectOwnership;
+  const ownership = (asked ??
+    call.env.settings.defaultObjectOwnership ??
+    'BucketOwnerEnforced') as ObjectOwnership;
   if (grants.length > 0 && ownership === 'BucketOwnerEnforced')
     throw new S3Error(
       'InvalidBucketAclWithObjectOwnership',

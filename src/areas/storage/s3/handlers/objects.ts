@@ -215,7 +215,7 @@ export async function putObject(call: S3Call): Promise<void> {
   const attrs = attributesFromHeaders(call.req.headers);
   const { sealing, customer } = await sealingFor(call, bucket);
   const lock = lockForWrite(call, bucket);
-  const acl = aclForWrite(call, bucket, key);
+  const acl = await aclForWrite(call, bucket, key);
   const storageClass = storageClassOf(call.header('x-amz-storage-class'));
   if (call.header('if-none-match') !== undefined || call.header('if-match') !== undefined) {
     conditionalWrite(call, await call.env.objects.repo.latest(bucket.id, key));
@@ -342,7 +342,7 @@ export async function copyObject(call: S3Call): Promise<void> {
   const { sealing, customer } = await sealingFor(call, bucket);
   const lock = lockForWrite(call, bucket);
   // A copy gets the ACL it asks for, else private (S3 does not copy ACLs).
-  const acl = aclForWrite(call, bucket, key);
+  const acl = await aclForWrite(call, bucket, key);
   // The copy's class is the one asked for, else STANDARD (S3 does not carry the source's over).
   const storageClass = storageClassOf(call.header('x-amz-storage-class'));
   const directive = (call.header('x-amz-metadata-directive') ?? 'COPY').toUpperCase();

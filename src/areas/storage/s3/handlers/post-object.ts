@@ -82,7 +82,7 @@ export async function postObject(call: S3Call): Promise<void> {
   const lock = lockForWrite(call, bucket);
   const canned = fields.get('acl');
   const grants = canned !== undefined ? cannedGrants(canned.trim()) : [];
-  checkGrants(call, bucket, grants);
+  await checkGrants(call, bucket, grants);
   const acl = grants.length ? JSON.stringify(grants) : null;
   const storageClass = storageClassOf(fields.get('x-amz-storage-class'));
   const done = await call.env.objects.putObject(refOf(bucket), key, body, attrs, {
