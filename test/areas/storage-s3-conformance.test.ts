@@ -1,6 +1,9 @@
 import {
   CopyObjectCommand,
+  CreateBucketCommand,
+  DeleteBucketTaggingCommand,
   GetBucketCorsCommand,
+  GetBucketTaggingCommand,
   GetObjectCommand,
   GetObjectLockConfigurationCommand,
   GetObjectTorrentCommand,
@@ -8,9 +11,11 @@ import {
   ListObjectsV2Command,
   PutBucketCorsCommand,
   PutBucketLifecycleConfigurationCommand,
+  PutBucketTaggingCommand,
   PutBucketVersioningCommand,
   PutObjectCommand,
   PutObjectLockConfigurationCommand,
+  S3Client,
 } from '@aws-sdk/client-s3';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { describe, expect, it } from 'vitest';
@@ -200,5 +205,64 @@ describe('POST object with success_action_status=201', () => {
     expect(text).toMatch(/<PostResponse>/);
     expect(text).not.toMatch(/xmlns/);
     expect(text).toMatch(/<Key>posted<\/Key>/);
+  });
+});
+
+describe('bucket tagging', () => {
+  it('puts, gets in key order, and deletes a tag set; none is NoSuchTagSet', async () => {
+    const { name, s3 } = await f.bucketOf(f.a);
+    await expect(s3.send(new GetBucketTaggingCommand({ Bucket: name }))).rejects.toMatchObject({
+      name: 'NoSuchTagSet',
+    });
+    await s3.send(
+      new PutBucketTaggingCommand({
+        Bucket: name,
+        Tagging: {
+          TagSet: [
+            { Key: 'team', Value: 'storage' },
+            { Key: 'env', Value: 'test' },
+          ],
+        },
+      }),
+    );
+    const got = await s3.send(new GetBucketTaggingCommand({ Bucket: name }));
+    expect(got.TagSet).toEqual([
+      { Key: 'env', Value: 'test' },
+      { Key: 'team', Value: 'storage' },
+    ]);
+    const tooMany = Array.from({ length: 51 }, (_, i) => ({ Key: `k${i}`, Value: 'v' }));
+    await expect(
+      s3.send(new PutBucketTaggingCommand({ Bucket: name, Tagging: { TagSet: tooMany } })),
+    ).rejects.toMatchObject({ name: 'InvalidTag' });
+    await s3.send(new DeleteBucketTaggingCommand({ Bucket: name }));
+    await expect(s3.send(new GetBucketTaggingCommand({ Bucket: name }))).rejects.toMatchObject({
+      name: 'NoSuchTagSet',
+    });
+  });
+});
+
+describe('bucket names with dots', () => {
+  it('are taken by S3 CreateBucket as AWS takes them, and refused where AWS refuses', async () => {
+    const made = await f.t.request('POST', '/v1/storage/keys', {
+      key: f.a.pat,
+      body: { name: 'dotted', actions: ['s3:CreateBucket', 's3:ListAllMyBuckets'] },
+    });
+    const s3 = new S3Client({
+      endpoint: f.endpoint,
+      region: 'eu-north-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: made.body.access_key, secretAccessKey: made.body.secret_key },
+      maxAttempts: 1,
+    });
+    const name = `dots.${Date.now().toString(36)}.example`;
+    await s3.send(new CreateBucketCommand({ Bucket: name }));
+    await s3.send(new PutObjectCommand({ Bucket: name, Key: 'k', Body: 'v' }));
+    const api = await f.t.request('GET', `/v1/storage/buckets/${name}`, { key: f.a.pat });
+    expect(api.status).toBe(200);
+    for (const bad of ['a..b.c', 'a.-bc', '192.168.5.4', 'xn--abc.d'])
+      await expect(s3.send(new CreateBucketCommand({ Bucket: bad }))).rejects.toMatchObject({
+        name: 'InvalidBucketName',
+      });
+    s3.destroy();
   });
 });

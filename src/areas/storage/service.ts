@@ -327,6 +327,15 @@ export class StorageService {
     });
   }
 
+  /** S3 Put/DeleteBucketTagging: the tag set whole (checked by the S3 handler), null to delete it. */
+  async putBucketTags(bucketName: string, tags: Record<string, string> | null) {
+    const row = await this.bucketForDataPlane(bucketName);
+    await this.change(row, { tags: tags === null ? null : toJson(tags) });
+    await this.record(row.customer_id, null, 'storage.bucket.tagging', row.id, {
+      tags: tags === null ? 0 : Object.keys(tags).length,
+    });
+  }
+
   /** S3 Put/DeleteBucketEncryption (`aws:kms` keeps the key's ARN: `aws:kms <arn>`). */
   async putDefaultEncryption(bucketName: string, algorithm: DefaultEncryption, kmsKeyId?: string | null) {
     const row = await this.bucketForDataPlane(bucketName);

@@ -18,6 +18,19 @@ import { hasTransitions, transitionProblem } from './objects/lifecycle-transitio
 /** 3-63 lowercase letters, digits and hyphens, starting and ending with a letter or digit (as S3). */
 export const BUCKET_NAME_PATTERN = '^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$';
 
+/**
+ * The names S3's CreateBucket takes, as AWS's general purpose bucket rules say: the API's names,
+ * and dots too — but not two in a row, not beside a hyphen, not an IP address, and none of the
+ * prefixes and suffixes AWS keeps for itself.
+ */
+export function isS3BucketName(name: string): boolean {
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(name)) return false;
+  if (/\.\.|\.-|-\./.test(name)) return false;
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(name)) return false;
+  if (/^(xn--|sthree-|amzn-s3-demo-)/.test(name)) return false;
+  return !/(-s3alias|--ol-s3|\.mrap|--x-s3|--table-s3)$/.test(name);
+}
+
 export function normaliseRegion(region: string | undefined): string {
   if (region === undefined || region === STORAGE_REGION) return STORAGE_REGION;
   if (LEGACY_REGION_SPELLINGS.includes(region)) return STORAGE_REGION;

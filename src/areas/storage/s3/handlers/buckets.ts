@@ -1,13 +1,11 @@
 import type { BucketAccessChange, ObjectOwnership } from '../../data-plane-contract.js';
-import { BUCKET_NAME_PATTERN } from '../../validation.js';
+import { isS3BucketName } from '../../validation.js';
 import { isPublicGrant, requestedAcl, splitBucketAcl } from '../acl.js';
 import type { S3Call } from '../context.js';
 import { fromAppError, S3Error, s3Errors } from '../errors.js';
 import { guardVersionDelete } from '../object-lock.js';
 import { asText, el, parseXml } from '../xml.js';
 import { refOf } from './objects.js';
-
-const BUCKET_NAME = new RegExp(BUCKET_NAME_PATTERN);
 
 const iso = (ms: number) => new Date(Number(ms)).toISOString();
 
@@ -82,8 +80,8 @@ export async function createBucket(call: S3Call): Promise<void> {
   const name = call.bucketName!;
   const p = call.principal;
   if (p.kind === 'anonymous') throw s3Errors.accessDenied();
-  // Fjord's naming rule (no dots, no upper case): said as S3 says it, not as InvalidArgument.
-  if (!BUCKET_NAME.test(name)) throw s3Errors.invalidBucketName(name);
+  // AWS's naming rule (dots allowed, no upper case): said as S3 says it, not as InvalidArgument.
+  if (!isS3BucketName(name)) throw s3Errors.invalidBucketName(name);
   const body = (await call.readSmallBody()).toString('utf8').trim();
   let region = call.env.settings.regions[0]!;
   if (body) {
