@@ -27,6 +27,8 @@ export interface Config {
     fsync: boolean;
     /** Public access block switches of every bucket (FJORD_S3_BLOCK_PUBLIC_ACCESS, `all` expanded). */
     blockPublicAccess: string[];
+    /** Object ownership of buckets created without one (FJORD_S3_DEFAULT_OBJECT_OWNERSHIP). */
+    defaultObjectOwnership: 'BucketOwnerEnforced' | 'BucketOwnerPreferred' | 'ObjectWriter';
     upstream: {
       endpoint: string;
       bucket: string;

@@ -257,7 +257,9 @@ function s3Settings(value: ValueOf, problems: string[]): Config['s3'] {
   const blockPublicAccess = block.includes('all')
     ? ['BlockPublicAcls', 'IgnorePublicAcls', 'BlockPublicPolicy', 'RestrictPublicBuckets']
     : block;
-  return { regions, baseDomain: domain, driver, fsync, upstream, blockPublicAccess };
+  const defaultObjectOwnership = (value('FJORD_S3_DEFAULT_OBJECT_OWNERSHIP', asEnum) ??
+    'BucketOwnerEnforced') as Config['s3']['defaultObjectOwnership'];
+  return { regions, baseDomain: domain, driver, fsync, upstream, blockPublicAccess, defaultObjectOwnership };
 }
 
 /** The address clients should use for the API (`{base_url}`). */

@@ -69,6 +69,12 @@ export const VARIABLES = {
     values: ['BlockPublicAcls', 'IgnorePublicAcls', 'BlockPublicPolicy', 'RestrictPublicBuckets', 'all'],
     doc: "Public access block switches applied to every bucket, on top of each bucket's own (S3 PutPublicAccessBlock); `all` sets the four. Unset: none.",
   },
+  FJORD_S3_DEFAULT_OBJECT_OWNERSHIP: {
+    kind: 'enum',
+    default: 'BucketOwnerEnforced',
+    values: ['BucketOwnerEnforced', 'BucketOwnerPreferred', 'ObjectWriter'],
+    doc: "Object ownership of a bucket created without `x-amz-object-ownership` (S3 or the API): `BucketOwnerEnforced` (ACLs off, AWS's default since 2023), or `BucketOwnerPreferred`/`ObjectWriter` (ACLs on, for older clients).",
+  },
   FJORD_S3_DRIVER: {
     kind: 'enum',
     default: 'fs',

@@ -17,6 +17,7 @@ import type {
 import { storageErrors } from './errors.js';
 import type { StorageRepo } from './repo.js';
 import type { StorageService } from './service.js';
+import { isS3BucketName } from './validation.js';
 import { storedGrants } from './views.js';
 
 /** How often at most `last_used_at` is written for one key: a busy key must not write per request. */
@@ -102,9 +103,9 @@ export class ControlPlaneDirectory implements BucketDirectory {
     accessKeyId?: string,
     objectLockEnabled?: boolean,
   ): Promise<BucketRecord> {
-    if (!/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/.test(name)) {
+    if (!isS3BucketName(name)) {
       throw storageErrors.invalid('Invalid bucket name.', [
-        { path: '/bucket', message: '3-63 lowercase letters, digits and hyphens' },
+        { path: '/bucket', message: '3-63 lowercase letters, digits, dots and hyphens' },
       ]);
     }
     return this.service.createBucketViaS3(
@@ -120,9 +121,13 @@ export class ControlPlaneDirectory implements BucketDirectory {
     await this.service.deleteBucket(customerId, null, name);
   }
 
+  async accountExists(accountId: string): Promise<boolean> {
+    return (await this.identity.getCustomer(accountId)) !== undefined;
+  }
+
   async putCors(bucketName: string, rules: CorsRule[]): Promise<void> {
     const row = await this.service.bucketForDataPlane(bucketName);
-    await this.service.putCors(row.customer_id, null, bucketName, rules);
+    await this.service.putCors(row.customer_id, null, bucketName, rules, 's3');
   }
 
   async deleteCors(bucketName: string): Promise<void> {
@@ -133,6 +138,10 @@ export class ControlPlaneDirectory implements BucketDirectory {
   async putVersioning(bucketName: string, state: 'Enabled' | 'Suspended'): Promise<void> {
     const row = await this.service.bucketForDataPlane(bucketName);
     await this.service.putVersioning(row.customer_id, null, bucketName, state);
+  }
+
+  putBucketTags(bucketName: string, tags: Record<string, string> | null): Promise<void> {
+    return this.service.putBucketTags(bucketName, tags);
   }
 
   async putLifecycle(bucketName: string, rules: LifecycleRule[] | null): Promise<void> {

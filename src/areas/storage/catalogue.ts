@@ -83,6 +83,11 @@ export const S3_ACTIONS: readonly S3Action[] = [
     'PutBucketCors',
     'DeleteBucketCors',
   ]),
+  bucket('s3:GetBucketTagging', 'config', 'Read the bucket tag set.', ['GetBucketTagging']),
+  bucket('s3:PutBucketTagging', 'config', 'Replace or delete the bucket tag set.', [
+    'PutBucketTagging',
+    'DeleteBucketTagging',
+  ]),
   bucket('s3:GetBucketVersioning', 'config', 'Read the versioning state.', ['GetBucketVersioning']),
   bucket('s3:PutBucketVersioning', 'config', 'Enable or suspend versioning.', ['PutBucketVersioning']),
   bucket('s3:GetLifecycleConfiguration', 'config', 'Read the lifecycle rules.', [

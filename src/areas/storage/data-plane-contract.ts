@@ -123,6 +123,8 @@ export interface BucketRecord {
   defaultKmsKeyId?: string | null;
   cors: CorsRule[] | null;
   lifecycle: LifecycleRule[] | null;
+  /** S3 bucket tagging, null when the bucket has no tag set. */
+  tags?: Record<string, string> | null;
   /** Bucket ACL grants beyond the owner's and the public READ that `isPublic` stands for. */
   acl: AclGrant[];
   /** null when the ownership controls were deleted (ACLs enabled). */
@@ -178,6 +180,8 @@ export interface BucketDirectory {
   deleteCors(bucketName: string): Promise<void>;
   putVersioning(bucketName: string, state: 'Enabled' | 'Suspended'): Promise<void>;
   putLifecycle(bucketName: string, rules: LifecycleRule[] | null): Promise<void>;
+  /** S3 Put/DeleteBucketTagging (null deletes the tag set). */
+  putBucketTags(bucketName: string, tags: Record<string, string> | null): Promise<void>;
   /** S3 Put/DeleteBucketEncryption. */
   putDefaultEncryption(
     bucketName: string,
@@ -191,6 +195,8 @@ export interface BucketDirectory {
   /** S3 PutObjectLockConfiguration (the caller has checked the bucket has object lock). */
   /** `enable`: turn object lock on for a bucket created without it (its versioning is Enabled). */
   putObjectLockDefault(bucketName: string, rule: ObjectLockDefault | null, enable?: boolean): Promise<void>;
+  /** Whether an account (a canonical id in an ACL grant) exists; without it, grants are not checked. */
+  accountExists?(accountId: string): Promise<boolean>;
   /** Tell the control plane a key signed a request (shown as `last_used_at`; written at most once a minute). */
   recordKeyUse?(accessKeyId: string): void | Promise<void>;
   /**

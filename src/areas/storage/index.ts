@@ -71,6 +71,7 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
         endpoint,
         kernel.limits,
         kernel.config.s3.blockPublicAccess.includes('BlockPublicAcls'),
+        kernel.config.s3.defaultObjectOwnership,
       );
       const directory = new ControlPlaneDirectory(
         repo,

@@ -106,6 +106,13 @@ export const storageMigrations: Record<string, Migration> = {
       await db.schema.alterTable('storage_kms_keys').addColumn('deletion_date', 'bigint').execute();
     },
   },
+  '2026-11-29-0445-storage-bucket-tags': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // S3 bucket tagging: JSON `{key: value}`, null when the bucket has no tag set.
+      await db.schema.alterTable('storage_buckets').addColumn('tags', 'text').execute();
+    },
+  },
 };
 
 export interface StorageBucketsTable {
@@ -133,6 +140,8 @@ export interface StorageBucketsTable {
   cors: string | null;
   /** JSON `LifecycleRule[]`, null when none is set. */
   lifecycle: string | null;
+  /** S3 bucket tagging: JSON `{key: value}`, null when no tag set is set. */
+  tags?: string | null;
   /** `api` or `s3`. */
   created_via: string;
   created_at: number;

@@ -100,6 +100,7 @@ export class StorageRepo {
         | 'object_ownership'
         | 'public_access_block'
         | 'policy'
+        | 'tags'
       >
     >,
     now: number,

@@ -17,12 +17,14 @@ import type {
   InternalObjects,
   LifecycleRule,
   ObjectLockDefault,
+  ObjectOwnership,
   ObjectStats,
 } from './data-plane-contract.js';
 import { storageErrors } from './errors.js';
 import type { StorageBucketsTable } from './migrations.js';
 import type { StorageRepo } from './repo.js';
 import {
+  type CorsDialect,
   type CorsRuleInput,
   checkCorsRules,
   checkLifecycleRules,
@@ -63,6 +65,8 @@ export class StorageService {
     private readonly limits: Limits,
     /** FJORD_S3_BLOCK_PUBLIC_ACCESS includes BlockPublicAcls: no bucket may be made public. */
     private readonly operatorBlocksPublicAcls = false,
+    /** FJORD_S3_DEFAULT_OBJECT_OWNERSHIP: what a bucket created without `x-amz-object-ownership` gets. */
+    private readonly defaultObjectOwnership: ObjectOwnership = 'BucketOwnerEnforced',
   ) {}
 
   // Buckets
@@ -148,7 +152,9 @@ export class StorageService {
       default_encryption: null,
       object_lock_default: null,
       acl: null,
-      object_ownership: null,
+      // null stands for BucketOwnerEnforced, the default of rows written before the setting existed.
+      object_ownership:
+        this.defaultObjectOwnership === 'BucketOwnerEnforced' ? null : this.defaultObjectOwnership,
       public_access_block: null,
       policy: null,
       cors: null,
@@ -227,9 +233,15 @@ export class StorageService {
     return { rules: normaliseCors(fromJson<CorsRule[]>(row.cors, [])) };
   }
 
-  async putCors(customerId: string, actor: Credential | null, name: string, rules: CorsRuleInput[]) {
+  async putCors(
+    customerId: string,
+    actor: Credential | null,
+    name: string,
+    rules: CorsRuleInput[],
+    dialect: CorsDialect = 'api',
+  ) {
     const row = await this.bucket(customerId, name);
-    const checked = checkCorsRules(rules, this.limits.of('storage.cors_rules'));
+    const checked = checkCorsRules(rules, this.limits.of('storage.cors_rules'), dialect);
     await this.change(row, { cors: toJson(checked) });
     await this.record(customerId, actor, 'storage.bucket.cors.put', row.id, { rules: checked.length });
     return { rules: normaliseCors(checked) };
@@ -312,6 +324,15 @@ export class StorageService {
     });
     await this.record(row.customer_id, null, 'storage.bucket.object_lock', row.id, {
       default_retention: rule,
+    });
+  }
+
+  /** S3 Put/DeleteBucketTagging: the tag set whole (checked by the S3 handler), null to delete it. */
+  async putBucketTags(bucketName: string, tags: Record<string, string> | null) {
+    const row = await this.bucketForDataPlane(bucketName);
+    await this.change(row, { tags: tags === null ? null : toJson(tags) });
+    await this.record(row.customer_id, null, 'storage.bucket.tagging', row.id, {
+      tags: tags === null ? 0 : Object.keys(tags).length,
     });
   }
 

@@ -18,6 +18,19 @@ import { hasTransitions, transitionProblem } from './objects/lifecycle-transitio
 /** 3-63 lowercase letters, digits and hyphens, starting and ending with a letter or digit (as S3). */
 export const BUCKET_NAME_PATTERN = '^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$';
 
+/**
+ * The names S3's CreateBucket takes, as AWS's general purpose bucket rules say: the API's names,
+ * and dots too — but not two in a row, not beside a hyphen, not an IP address, and none of the
+ * prefixes and suffixes AWS keeps for itself.
+ */
+export function isS3BucketName(name: string): boolean {
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(name)) return false;
+  if (/\.\.|\.-|-\./.test(name)) return false;
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(name)) return false;
+  if (/^(xn--|sthree-|amzn-s3-demo-)/.test(name)) return false;
+  return !/(-s3alias|--ol-s3|\.mrap|--x-s3|--table-s3)$/.test(name);
+}
+
 export function normaliseRegion(region: string | undefined): string {
   if (region === undefined || region === STORAGE_REGION) return STORAGE_REGION;
   if (LEGACY_REGION_SPELLINGS.includes(region)) return STORAGE_REGION;
@@ -46,8 +59,19 @@ export interface CorsRuleInput {
   max_age_seconds?: number | null;
 }
 
+/**
+ * Which origins a CORS rule may name. The API takes `*` or `scheme://host[:port]`; S3's
+ * PutBucketCors takes what AWS takes — any origin string with at most one `*`, matched as a
+ * wildcard (`*.example.com`, `http://*.example.com`, `https://app-*.example.com`).
+ */
+export type CorsDialect = 'api' | 's3';
+
 /** `maxRules` is the `storage.cors_rules` row of the limits table (null: no bound). */
-export function checkCorsRules(rules: CorsRuleInput[], maxRules: number | null): CorsRule[] {
+export function checkCorsRules(
+  rules: CorsRuleInput[],
+  maxRules: number | null,
+  dialect: CorsDialect = 'api',
+): CorsRule[] {
   const problems: FieldProblem[] = [];
   if (rules.length === 0 || (maxRules !== null && rules.length > maxRules)) {
     problems.push({
@@ -59,7 +83,7 @@ export function checkCorsRules(rules: CorsRuleInput[], maxRules: number | null):
   const out = rules.map((rule, i) => {
     const at = `/body/rules/${i}`;
     rule.allowed_origins.forEach((origin, j) => {
-      const why = originProblem(origin);
+      const why = dialect === 's3' ? s3OriginProblem(origin) : originProblem(origin);
       if (why) problems.push({ path: `${at}/allowed_origins/${j}`, message: why });
     });
     rule.allowed_methods.forEach((method, j) => {
@@ -88,6 +112,13 @@ export function checkCorsRules(rules: CorsRuleInput[], maxRules: number | null):
   });
   if (problems.length > 0) throw storageErrors.invalid('The CORS document is invalid.', problems);
   return out;
+}
+
+/** AWS's rule for `AllowedOrigin`: not empty, at most one `*`. */
+export function s3OriginProblem(origin: string): string | null {
+  if (origin.length === 0) return 'must not be empty';
+  if (origin.split('*').length > 2) return `AllowedOrigin "${origin}" can not have more than one wildcard.`;
+  return null;
 }
 
 /** `*`, or `scheme://host[:port]` with no path, query, fragment or credentials. */

@@ -56,6 +56,7 @@ export function bucketRecord(row: StorageBucketsTable): BucketRecord {
     defaultKmsKeyId: row.default_encryption?.startsWith('aws:kms ') ? row.default_encryption.slice(8) : null,
     cors: row.cors === null ? null : fromJson<CorsRule[]>(row.cors, []),
     lifecycle: row.lifecycle === null ? null : fromJson<LifecycleRule[]>(row.lifecycle, []),
+    tags: row.tags ? fromJson<Record<string, string> | null>(row.tags, null) : null,
     acl: fromJson<AclGrant[]>(row.acl, []),
     objectOwnership:
       row.object_ownership === null

@@ -174,4 +174,12 @@ export const objectMigrations: Record<string, Migration> = {
       await db.schema.alterTable('storage_completed_uploads').addColumn('checksum', 'text').execute();
     },
   },
+  '2026-11-29-0430-storage-upload-initiator': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // The account whose key started a multipart upload (S3's `Initiator`); null: the bucket's
+      // owner, which every upload started before this column was.
+      await db.schema.alterTable('storage_uploads').addColumn('initiator', 'text').execute();
+    },
+  },
 };

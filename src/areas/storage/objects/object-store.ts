@@ -276,6 +276,7 @@ export class ObjectStore {
       object_lock: lockText(options.lock ?? null),
       acl: options.acl ?? null,
       storage_class: options.storageClass ?? null,
+      initiator: options.initiator ?? null,
     };
     await this.repo.createUpload(row);
     return uploadId;

@@ -33,6 +33,8 @@ export interface WriteOptions {
   acl?: string | null;
   /** S3's storage class as stored (storage-class.ts), null for STANDARD. */
   storageClass?: string | null;
+  /** A multipart upload's initiator: the account of the key that started it. */
+  initiator?: string | null;
 }
 
 /** A part as a CompleteMultipartUpload request lists it. */

@@ -1,13 +1,8 @@
 import type { Kysely } from 'kysely';
-import type {
-  BucketRecord,
-  BucketUsage,
-  LifecycleRule,
-  ObjectStats,
-  PackCompactionResult,
-} from '../data-plane-contract.js';
+import type { BucketRecord, BucketUsage, ObjectStats, PackCompactionResult } from '../data-plane-contract.js';
 import { storageErrors } from '../errors.js';
 import { FsBlobStore } from './drivers/fs-blob-store.js';
+import { matchesFilter } from './lifecycle-expiration.js';
 import { applyTransitions, hasTransitions } from './lifecycle-transitions.js';
 import { parseLock, protectedBy } from './lock.js';
 import type { ObjectStore } from './object-store.js';
@@ -229,19 +224,4 @@ class NewerNoncurrent {
     // Its place in the list is the number of newer ones; one not found is never counted as old.
     return Math.max(0, ids.indexOf(versionRowId));
   }
-}
-
-/** A rule's filter beyond its prefix (S3's tag and object-size conditions); markers have neither. */
-function matchesFilter(rule: LifecycleRule, row: { size: number; tags: string; is_delete_marker: unknown }) {
-  const gt = rule.object_size_greater_than;
-  const lt = rule.object_size_less_than;
-  if (!rule.tags && gt == null && lt == null) return true;
-  if (row.is_delete_marker) return !rule.tags && gt == null && lt == null;
-  if (gt != null && !(Number(row.size) > gt)) return false;
-  if (lt != null && !(Number(row.size) < lt)) return false;
-  if (rule.tags) {
-    const tags = JSON.parse(row.tags || '{}') as Record<string, string>;
-    for (const [k, v] of Object.entries(rule.tags)) if (tags[k] !== v) return false;
-  }
-  return true;
 }

@@ -75,6 +75,8 @@ export interface UploadRow {
   acl: string | null;
   /** The storage class the completed object gets; null is STANDARD. */
   storage_class: string | null;
+  /** The account whose key started the upload; null: the bucket's owner. */
+  initiator: string | null;
 }
 
 export interface PartRow {

@@ -3,7 +3,13 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../../kernel/clock.js';
 import type { ProtocolMetrics } from '../../../kernel/observe/protocol-metrics.js';
 import type { SecretBox } from '../../../kernel/secrets.js';
-import type { AclGrant, BucketDirectory, BucketRecord, PublicAccessBlock } from '../data-plane-contract.js';
+import type {
+  AclGrant,
+  BucketDirectory,
+  BucketRecord,
+  ObjectOwnership,
+  PublicAccessBlock,
+} from '../data-plane-contract.js';
 import type { BandwidthMeter } from '../objects/bandwidth.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { Principal } from './auth.js';
@@ -24,6 +30,8 @@ export interface S3Settings {
   maxConnectionsPerKey: number;
   /** The operator's public access block, on top of each bucket's own (FJORD_S3_BLOCK_PUBLIC_ACCESS). */
   publicAccessBlock?: PublicAccessBlock;
+  /** Ownership of a bucket created without `x-amz-object-ownership` (FJORD_S3_DEFAULT_OBJECT_OWNERSHIP). */
+  defaultObjectOwnership?: ObjectOwnership;
 }
 
 /** What every operation handler gets: the parsed request and the services behind it. */
@@ -102,6 +110,7 @@ export class S3Call {
     const bucket = this.bucket ?? (await this.env.cache.findBucket(name));
     if (!bucket) throw s3Errors.noSuchBucket(name);
     this.bucket = bucket;
+    this.checkExpectedOwner(bucket, 'x-amz-expected-bucket-owner');
     const key = opts.key === undefined ? this.key : opts.key;
     const d =
       key === null
@@ -113,6 +122,17 @@ export class S3Call {
       else if (!(opts.perObject && bucket.policy && d.error.code === 'AccessDenied')) throw d.error;
     }
     return bucket;
+  }
+
+  /**
+   * `x-amz-expected-bucket-owner` (or a copy's `x-amz-source-expected-bucket-owner`): clients send
+   * the account they believe owns the bucket, so a bucket that changed hands is never written to
+   * or read from by mistake. Another owner is 403 AccessDenied, as on AWS. The owner's id is the
+   * account id Fjord shows as the canonical id.
+   */
+  checkExpectedOwner(bucket: BucketRecord, header: string): void {
+    const expected = this.header(header);
+    if (expected !== undefined && expected !== bucket.customerId) throw s3Errors.accessDenied();
   }
 
   /** Throws unless the principal may take `action` on `bucket` (or on `key` in it). */

@@ -101,6 +101,7 @@ export function createDataPlane(kernel: Kernel, directory: BucketDirectory): Bui
       maxUploadBytes,
       maxConnectionsPerKey,
       publicAccessBlock: operatorBlock(kernel.config.s3.blockPublicAccess),
+      defaultObjectOwnership: kernel.config.s3.defaultObjectOwnership,
     },
   };
   const server = new S3Server(

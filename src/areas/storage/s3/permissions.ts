@@ -23,8 +23,15 @@ export interface RequestFacts {
   existingTags?: Record<string, string> | null;
 }
 
-/** Actions anyone may take on a bucket made public through the control API (`is_public`). */
+/** Actions anyone may take on a bucket made public through the control API (`is_public`, ACLs off). */
 const PUBLIC_ACTIONS = new Set(['s3:GetObject', 's3:ListBucket', 's3:GetBucketLocation']);
+/** What a bucket ACL's AllUsers READ allows (ACLs on): listing, never the objects' bytes. */
+const PUBLIC_BUCKET_ACL_ACTIONS = new Set([
+  's3:ListBucket',
+  's3:ListBucketVersions',
+  's3:ListBucketMultipartUploads',
+  's3:GetBucketLocation',
+]);
 
 /** The bucket owner's keys can always manage the policy, so a Deny cannot lock the owner out (as AWS's root). */
 const POLICY_ADMIN = new Set(['s3:GetBucketPolicy', 's3:PutBucketPolicy', 's3:DeleteBucketPolicy']);
@@ -135,8 +142,12 @@ export function decide(
   if (owner && keyAllows(principal.key, bucket.name, action)) return { allowed: true };
   if (verdict === 'allow') return { allowed: true };
   const ignorePublic = block.ignorePublicAcls;
-  if (bucket.isPublic && !ignorePublic && PUBLIC_ACTIONS.has(action)) return { allowed: true };
   const aclsOn = bucket.objectOwnership !== 'BucketOwnerEnforced';
+  // With ACLs off, `is_public` is the control API's public bucket: anyone reads its objects. With
+  // ACLs on it is the bucket ACL's AllUsers READ, which lets anyone list the bucket and nothing
+  // more, as on AWS: each object's own ACL decides who reads it.
+  const publicActions = aclsOn ? PUBLIC_BUCKET_ACL_ACTIONS : PUBLIC_ACTIONS;
+  if (bucket.isPublic && !ignorePublic && publicActions.has(action)) return { allowed: true };
   const bucketPermission = bucketPermissionFor(action);
   if (aclsOn && bucketPermission && aclPermits(bucket.acl, principal, bucketPermission, ignorePublic))
     return { allowed: true };

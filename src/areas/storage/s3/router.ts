@@ -21,11 +21,14 @@ import {
   listBuckets,
 } from './handlers/buckets.js';
 import {
+  deleteBucketTagging,
   deleteCors,
   deleteObjectTagging,
+  getBucketTagging,
   getCors,
   getObjectTagging,
   getVersioning,
+  putBucketTagging,
   putCors,
   putObjectTagging,
   putVersioning,
@@ -86,8 +89,8 @@ export async function routeBucket(call: S3Call): Promise<void> {
       if (q.has('publicAccessBlock')) return getPublicAccessBlock(call);
       if (q.has('policy')) return getBucketPolicy(call);
       if (q.has('policyStatus')) return getBucketPolicyStatus(call);
+      if (q.has('tagging')) return getBucketTagging(call);
       if (
-        q.has('tagging') ||
         q.has('website') ||
         q.has('replication') ||
         q.has('logging') ||
@@ -115,6 +118,7 @@ export async function routeBucket(call: S3Call): Promise<void> {
       if (q.has('ownershipControls')) return putOwnershipControls(call);
       if (q.has('publicAccessBlock')) return putPublicAccessBlock(call);
       if (q.has('policy')) return putBucketPolicy(call);
+      if (q.has('tagging')) return putBucketTagging(call);
       if (q.size > 0 && !q.has('x-id')) {
         await call.requireBucket('s3:ListBucket');
         throw s3Errors.notImplemented();
@@ -127,6 +131,7 @@ export async function routeBucket(call: S3Call): Promise<void> {
       if (q.has('ownershipControls')) return deleteOwnershipControls(call);
       if (q.has('publicAccessBlock')) return deletePublicAccessBlock(call);
       if (q.has('policy')) return deleteBucketPolicy(call);
+      if (q.has('tagging')) return deleteBucketTagging(call);
       if (q.size > 0 && !q.has('x-id')) {
         await call.requireBucket('s3:ListBucket');
         throw s3Errors.notImplemented();
@@ -150,8 +155,12 @@ export async function routeObject(call: S3Call): Promise<void> {
       if (q.has('tagging') && call.req.method === 'GET') return getObjectTagging(call);
       if (q.has('retention') && call.req.method === 'GET') return getObjectRetention(call);
       if (q.has('legal-hold') && call.req.method === 'GET') return getObjectLegalHold(call);
-      // Not done yet, so refused rather than answered with the object's bytes.
       if (q.has('attributes') && call.req.method === 'GET') return getObjectAttributes(call);
+      // BitTorrent files are not served: refused, never answered with the object's bytes.
+      if (q.has('torrent')) {
+        await call.requireBucket('s3:GetObject');
+        throw s3Errors.notImplemented('Fjord does not serve objects over BitTorrent (GetObjectTorrent).');
+      }
       if (q.has('acl') && call.req.method === 'GET') return getObjectAcl(call);
       return getObject(call);
     case 'PUT':

@@ -36,8 +36,11 @@ const ownerName = (call: S3Call, bucket: BucketRecord) =>
     ? call.principal.key.customerDisplayName
     : bucket.customerId;
 
-/** Refuses grants the bucket does not take: ACLs off (BucketOwnerEnforced), or public ones under the block. */
-export function checkGrants(call: S3Call, bucket: BucketRecord, grants: AclGrant[]): void {
+/**
+ * Refuses grants the bucket does not take: ACLs off (BucketOwnerEnforced), public ones under the
+ * block, and grants to an account that does not exist (AWS: InvalidArgument, "Invalid id").
+ */
+export async function checkGrants(call: S3Call, bucket: BucketRecord, grants: AclGrant[]): Promise<void> {
   if (grants.length === 0) return;
   if (bucket.objectOwnership === 'BucketOwnerEnforced') throw s3Errors.aclNotSupported();
   if (
@@ -45,16 +48,23 @@ export function checkGrants(call: S3Call, bucket: BucketRecord, grants: AclGrant
     effectiveBlock(bucket, call.env.settings.publicAccessBlock).blockPublicAcls
   )
     throw s3Errors.publicAclBlocked();
+  const exists = call.env.directory.accountExists?.bind(call.env.directory);
+  if (!exists) return;
+  for (const g of grants) {
+    if (g.grantee.type !== 'CanonicalUser' || g.grantee.id === bucket.customerId) continue;
+    if (!(await exists(g.grantee.id)))
+      throw s3Errors.invalidArgument('Invalid id', 'CanonicalUser/ID', g.grantee.id);
+  }
 }
 
 /**
  * The ACL an upload asks for (`x-amz-acl`, `x-amz-grant-*`), checked, as the JSON stored on the
  * version; null for private. Asking for one needs s3:PutObjectAcl, as on AWS.
  */
-export function aclForWrite(call: S3Call, bucket: BucketRecord, key: string): string | null {
+export async function aclForWrite(call: S3Call, bucket: BucketRecord, key: string): Promise<string | null> {
   const grants = requestedAcl(call);
   if (grants === null) return null;
-  checkGrants(call, bucket, grants);
+  await checkGrants(call, bucket, grants);
   if (grants.length === 0) return null;
   call.authorize(bucket, 's3:PutObjectAcl', key);
   return JSON.stringify(grants);
@@ -83,7 +93,7 @@ export async function getBucketAcl(call: S3Call): Promise<void> {
 export async function putBucketAcl(call: S3Call): Promise<void> {
   const bucket = await call.requireBucket('s3:PutBucketAcl');
   const grants = await grantsOfRequest(call, bucket);
-  checkGrants(call, bucket, grants);
+  await checkGrants(call, bucket, grants);
   await viaDirectory(call, bucket, () =>
     call.env.directory.putBucketAccess(bucket.name, splitBucketAcl(grants)),
   );
@@ -98,10 +108,11 @@ export async function getObjectAcl(call: S3Call): Promise<void> {
   const row = await call.checkObjectAcl(() =>
     findObject(call, bucket, call.key!, call.query.get('versionId')),
   );
-  const own =
-    bucket.objectOwnership !== 'BucketOwnerEnforced' && row.acl ? (JSON.parse(row.acl) as AclGrant[]) : [];
-  // A bucket made public through the control API shows its objects as public-read.
-  const grants = bucket.isPublic ? [...bucketGrants({ ...bucket, acl: [] }), ...own] : own;
+  const aclsOn = bucket.objectOwnership !== 'BucketOwnerEnforced';
+  const own = aclsOn && row.acl ? (JSON.parse(row.acl) as AclGrant[]) : [];
+  // With ACLs off, a bucket made public through the control API shows its objects as public-read
+  // (anyone reads them); with ACLs on, an object's ACL is its own, whatever the bucket's says.
+  const grants = !aclsOn && bucket.isPublic ? bucketGrants({ ...bucket, acl: [] }) : own;
   const headers: Record<string, string> =
     row.version_id !== 'null' ? { 'x-amz-version-id': row.version_id } : {};
   call.xml(200, 'AccessControlPolicy', aclXml(bucket.customerId, ownerName(call, bucket), grants), headers);
@@ -116,7 +127,7 @@ export async function putObjectAcl(call: S3Call): Promise<void> {
     findObject(call, bucket, call.key!, call.query.get('versionId')),
   );
   const grants = await grantsOfRequest(call, bucket);
-  checkGrants(call, bucket, grants);
+  await checkGrants(call, bucket, grants);
   await call.env.objects.repo.updateAcl(row.id, grants.length ? JSON.stringify(grants) : null);
   call.send(200, row.version_id !== 'null' ? { 'x-amz-version-id': row.version_id } : {});
 }
@@ -135,8 +146,10 @@ export async function putOwnershipControls(call: S3Call): Promise<void> {
   const rules = Array.isArray(doc.Rule) ? doc.Rule : [];
   const value = asText(rules[0]?.ObjectOwnership) as ObjectOwnership | undefined;
   if (rules.length !== 1 || !value || !OWNERSHIPS.includes(value)) throw s3Errors.malformedXml();
-  // AWS refuses to turn ACLs off while the bucket's ACL still grants to others.
-  if (value === 'BucketOwnerEnforced' && bucket.acl.length > 0)
+  // AWS refuses to turn ACLs off while the bucket's ACL still grants to others (public-read too).
+  const aclGrantsOthers =
+    bucket.acl.length > 0 || (bucket.objectOwnership !== 'BucketOwnerEnforced' && bucket.isPublic);
+  if (value === 'BucketOwnerEnforced' && aclGrantsOthers)
     throw new S3Error(
       'InvalidBucketAclWithObjectOwnership',
       400,

@@ -1,13 +1,11 @@
 import type { BucketAccessChange, ObjectOwnership } from '../../data-plane-contract.js';
-import { BUCKET_NAME_PATTERN } from '../../validation.js';
+import { isS3BucketName } from '../../validation.js';
 import { isPublicGrant, requestedAcl, splitBucketAcl } from '../acl.js';
 import type { S3Call } from '../context.js';
 import { fromAppError, S3Error, s3Errors } from '../errors.js';
 import { guardVersionDelete } from '../object-lock.js';
 import { asText, el, parseXml } from '../xml.js';
 import { refOf } from './objects.js';
-
-const BUCKET_NAME = new RegExp(BUCKET_NAME_PATTERN);
 
 const iso = (ms: number) => new Date(Number(ms)).toISOString();
 
@@ -82,8 +80,8 @@ export async function createBucket(call: S3Call): Promise<void> {
   const name = call.bucketName!;
   const p = call.principal;
   if (p.kind === 'anonymous') throw s3Errors.accessDenied();
-  // Fjord's naming rule (no dots, no upper case): said as S3 says it, not as InvalidArgument.
-  if (!BUCKET_NAME.test(name)) throw s3Errors.invalidBucketName(name);
+  // AWS's naming rule (dots allowed, no upper case): said as S3 says it, not as InvalidArgument.
+  if (!isS3BucketName(name)) throw s3Errors.invalidBucketName(name);
   const body = (await call.readSmallBody()).toString('utf8').trim();
   let region = call.env.settings.regions[0]!;
   if (body) {
@@ -192,15 +190,18 @@ export async function deleteObjects(call: S3Call): Promise<void> {
 
 /**
  * `x-amz-object-ownership` and an ACL (`x-amz-acl`, `x-amz-grant-*`) on CreateBucket. As on AWS,
- * a new bucket is BucketOwnerEnforced (ACLs off) unless the request asks otherwise, and an ACL
- * other than private needs ACLs on.
+ * a new bucket is BucketOwnerEnforced (ACLs off) unless the request asks otherwise or the operator
+ * chose another default (FJORD_S3_DEFAULT_OBJECT_OWNERSHIP), and an ACL other than private needs
+ * ACLs on.
  */
 function accessAtCreation(call: S3Call): BucketAccessChange | null {
   const grants = requestedAcl(call) ?? [];
   const asked = call.header('x-amz-object-ownership');
   if (asked !== undefined && !['BucketOwnerEnforced', 'BucketOwnerPreferred', 'ObjectWriter'].includes(asked))
     throw s3Errors.invalidArgument('Invalid x-amz-object-ownership header', 'x-amz-object-ownership', asked);
-  const ownership = (asked ?? 'BucketOwnerEnforced') as ObjectOwnership;
+  const ownership = (asked ??
+    call.env.settings.defaultObjectOwnership ??
+    'BucketOwnerEnforced') as ObjectOwnership;
   if (grants.length > 0 && ownership === 'BucketOwnerEnforced')
     throw new S3Error(
       'InvalidBucketAclWithObjectOwnership',

@@ -102,19 +102,13 @@ export async function getObjectTagging(call: S3Call): Promise<void> {
   const bucket = await call.requireBucket('s3:GetObjectTagging');
   const row = await findObject(call, bucket, call.key!, call.query.get('versionId'));
   const tags = JSON.parse(row.tags) as Record<string, string>;
-  // In key order, as S3 lists them (not in the order they were set).
-  const set = Object.entries(tags)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([k, v]) => `<Tag>${el('Key', k)}${el('Value', v)}</Tag>`)
-    .join('');
   const headers: Record<string, string> =
     row.version_id !== 'null' ? { 'x-amz-version-id': row.version_id } : {};
-  call.xml(200, 'Tagging', `<TagSet>${set}</TagSet>`, headers);
+  call.xml(200, 'Tagging', tagSetXml(tags), headers);
 }
 
-export async function putObjectTagging(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutObjectTagging');
-  const row = await findObject(call, bucket, call.key!, call.query.get('versionId'));
+/** A `Tagging` document's tag set, without duplicate keys. */
+async function tagSetOfBody(call: S3Call): Promise<Record<string, string>> {
   const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'Tagging');
   const set = (doc.TagSet ?? {}) as Record<string, unknown>;
   const tags: Record<string, string> = {};
@@ -124,6 +118,20 @@ export async function putObjectTagging(call: S3Call): Promise<void> {
     if (k in tags) throw s3Errors.invalidTag('Cannot provide multiple Tags with the same key');
     tags[k] = asText(t['Value']) ?? '';
   }
+  return tags;
+}
+
+/** A tag set as S3 lists it: in key order, not in the order the tags were set. */
+const tagSetXml = (tags: Record<string, string>) =>
+  `<TagSet>${Object.entries(tags)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `<Tag>${el('Key', k)}${el('Value', v)}</Tag>`)
+    .join('')}</TagSet>`;
+
+export async function putObjectTagging(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:PutObjectTagging');
+  const row = await findObject(call, bucket, call.key!, call.query.get('versionId'));
+  const tags = await tagSetOfBody(call);
   checkTags(tags);
   await call.env.objects.repo.updateTags(row.id, JSON.stringify(tags));
   const headers: Record<string, string> =
@@ -138,4 +146,36 @@ export async function deleteObjectTagging(call: S3Call): Promise<void> {
   const headers: Record<string, string> =
     row.version_id !== 'null' ? { 'x-amz-version-id': row.version_id } : {};
   call.send(204, headers);
+}
+
+// Bucket tagging: up to 50 tags (AWS's limit for a bucket), keys 1-128 and values 0-256 characters.
+
+const MAX_BUCKET_TAGS = 50;
+
+export async function getBucketTagging(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:GetBucketTagging');
+  if (!bucket.tags || Object.keys(bucket.tags).length === 0) throw s3Errors.noSuchTagSet();
+  call.xml(200, 'Tagging', tagSetXml(bucket.tags));
+}
+
+export async function putBucketTagging(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:PutBucketTagging');
+  const tags = await tagSetOfBody(call);
+  const entries = Object.entries(tags);
+  if (entries.length > MAX_BUCKET_TAGS)
+    throw s3Errors.invalidTag(`Bucket tag count cannot be greater than ${MAX_BUCKET_TAGS}`);
+  for (const [k, v] of entries) {
+    if (k.length === 0 || k.length > 128)
+      throw s3Errors.invalidTag('The TagKey you have provided is invalid');
+    if (v.length > 256) throw s3Errors.invalidTag('The TagValue you have provided is invalid');
+    if (k.startsWith('aws:')) throw s3Errors.invalidTag('System tags cannot be added/updated by requester');
+  }
+  await viaDirectory(call, () => call.env.directory.putBucketTags(bucket.name, tags));
+  call.send(204);
+}
+
+export async function deleteBucketTagging(call: S3Call): Promise<void> {
+  const bucket = await call.requireBucket('s3:PutBucketTagging');
+  await viaDirectory(call, () => call.env.directory.putBucketTags(bucket.name, null));
+  call.send(204);
 }

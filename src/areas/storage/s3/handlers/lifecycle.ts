@@ -22,10 +22,16 @@ import {
 type Xml = Record<string, unknown>;
 const list = (v: unknown): Xml[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]) as Xml[];
 
-function days(v: unknown): number | null {
+/**
+ * A day count: not a number is MalformedXML; 0 is InvalidArgument, with AWS's wording
+ * (`'Days' for Expiration action must be a positive integer`).
+ */
+function days(v: unknown, field: string, action: string): number | null {
   if (v === undefined) return null;
   const t = asText(v);
-  if (!t || !/^\d+$/.test(t) || Number(t) < 1) throw s3Errors.malformedXml();
+  if (!t || !/^\d+$/.test(t)) throw s3Errors.malformedXml();
+  if (Number(t) < 1)
+    throw s3Errors.invalidArgument(`'${field}' for ${action} action must be a positive integer`, field, t);
   return Number(t);
 }
 
@@ -107,7 +113,7 @@ function parseRule(r: Xml, i: number): LifecycleRule {
 
   const exp = r['Expiration'] as Xml | undefined;
   if (exp !== undefined) {
-    rule.expiration_days = days(exp['Days']);
+    rule.expiration_days = days(exp['Days'], 'Days', 'Expiration');
     rule.expiration_date = midnight(exp['Date']);
     const marker = asText(exp['ExpiredObjectDeleteMarker']);
     if (marker !== undefined && marker !== 'true' && marker !== 'false') throw s3Errors.malformedXml();
@@ -122,13 +128,21 @@ function parseRule(r: Xml, i: number): LifecycleRule {
   }
   const nc = r['NoncurrentVersionExpiration'] as Xml | undefined;
   if (nc !== undefined) {
-    rule.noncurrent_version_expiration_days = days(nc['NoncurrentDays']);
+    rule.noncurrent_version_expiration_days = days(
+      nc['NoncurrentDays'],
+      'NoncurrentDays',
+      'NoncurrentVersionExpiration',
+    );
     if (rule.noncurrent_version_expiration_days === null) throw s3Errors.malformedXml();
     rule.newer_noncurrent_versions = newerVersions(nc['NewerNoncurrentVersions']);
   }
   const ab = r['AbortIncompleteMultipartUpload'] as Xml | undefined;
   if (ab !== undefined) {
-    rule.abort_incomplete_multipart_upload_days = days(ab['DaysAfterInitiation']);
+    rule.abort_incomplete_multipart_upload_days = days(
+      ab['DaysAfterInitiation'],
+      'DaysAfterInitiation',
+      'AbortIncompleteMultipartUpload',
+    );
     if (rule.abort_incomplete_multipart_upload_days === null) throw s3Errors.malformedXml();
     if (rule.tags || gt != null || lt != null)
       throw s3Errors.invalidRequest(

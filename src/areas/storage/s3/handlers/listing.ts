@@ -25,12 +25,23 @@ function encoder(call: S3Call): (s: string) => string {
 }
 
 export function ownerXml(call: S3Call, bucket: BucketRecord): string {
+  return `<Owner>${accountXml(call, bucket.customerId)}</Owner>`;
+}
+
+/** An account's `ID` and `DisplayName`: its name to its own keys, its id to anyone else. */
+function accountXml(call: S3Call, accountId: string): string {
   const p = call.principal;
-  const name =
-    p.kind === 'key' && p.key.customerId === bucket.customerId
-      ? p.key.customerDisplayName
-      : bucket.customerId;
-  return `<Owner>${el('ID', bucket.customerId)}${el('DisplayName', name)}</Owner>`;
+  const name = p.kind === 'key' && p.key.customerId === accountId ? p.key.customerDisplayName : accountId;
+  return el('ID', accountId) + el('DisplayName', name);
+}
+
+/** A multipart upload's `Initiator`: the account whose key started it (the bucket's owner when null). */
+export function initiatorXml(
+  call: S3Call,
+  bucket: BucketRecord,
+  upload: { initiator: string | null },
+): string {
+  return `<Initiator>${accountXml(call, upload.initiator ?? bucket.customerId)}</Initiator>`;
 }
 
 const iso = (ms: number) => new Date(Number(ms)).toISOString();
@@ -207,7 +218,7 @@ export async function listMultipartUploads(call: S3Call): Promise<void> {
   xml += el('MaxUploads', maxUploads) + el('IsTruncated', page.truncated);
   if (call.query.get('encoding-type')) xml += el('EncodingType', 'url');
   for (const u of page.entries) {
-    const initiator = owner.replace(/Owner>/g, 'Initiator>');
+    const initiator = initiatorXml(call, bucket, u);
     xml += `<Upload>${el('Key', enc(u.key))}${el('UploadId', u.upload_id)}${initiator}${owner}${el('StorageClass', reportedClass(u.storage_class))}${el('Initiated', iso(u.initiated_at))}${uploadChecksumXml(u)}</Upload>`;
   }
   for (const p of page.prefixes) xml += `<CommonPrefixes>${el('Prefix', enc(p))}</CommonPrefixes>`;

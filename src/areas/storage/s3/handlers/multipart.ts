@@ -29,7 +29,7 @@ import {
 import { lockForWrite } from '../object-lock.js';
 import { asText, el, parseXml } from '../xml.js';
 import { aclForWrite } from './access.js';
-import { maxKeysOf, ownerXml } from './listing.js';
+import { initiatorXml, maxKeysOf, ownerXml } from './listing.js';
 import { attributesFromHeaders, parseRange, quoteEtag } from './object-headers.js';
 import { bodyFromStream, checkKey, conditionalWrite, copySource, refOf } from './objects.js';
 
@@ -44,14 +44,16 @@ export async function createMultipartUpload(call: S3Call): Promise<void> {
   // One sealing for the whole upload: every part is sealed with its data key (or the customer's).
   const { sealing, customer } = await sealingFor(call, bucket);
   const lock = lockForWrite(call, bucket);
-  const acl = aclForWrite(call, bucket, key);
+  const acl = await aclForWrite(call, bucket, key);
   // The completed object gets the upload's class.
   const storageClass = storageClassOf(call.header('x-amz-storage-class'));
+  const initiator = call.principal.kind === 'key' ? call.principal.key.customerId : null;
   const uploadId = await call.env.objects.createUpload(bucket.id, key, attrs, checksum, {
     sealing,
     lock,
     acl,
     storageClass,
+    initiator: initiator === bucket.customerId ? null : initiator,
   });
   const headers: Record<string, string> = sseHeaders(sealing, customer);
   if (checksum) {
@@ -305,8 +307,7 @@ export async function listParts(call: S3Call): Promise<void> {
   const page = rows.slice(0, maxParts);
   const owner = ownerXml(call, bucket);
   let xml = el('Bucket', bucket.name) + el('Key', upload.key) + el('UploadId', uploadId);
-  xml +=
-    owner.replace(/Owner>/g, 'Initiator>') + owner + el('StorageClass', reportedClass(upload.storage_class));
+  xml += initiatorXml(call, bucket, upload) + owner + el('StorageClass', reportedClass(upload.storage_class));
   xml += el('PartNumberMarker', marker);
   if (page.length > 0) xml += el('NextPartNumberMarker', page[page.length - 1]!.part_number);
   xml += el('MaxParts', maxParts) + el('IsTruncated', truncated);

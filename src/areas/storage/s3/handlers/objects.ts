@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BucketRecord } from '../../data-plane-contract.js';
+import { expirationHeader } from '../../objects/lifecycle-expiration.js';
 import { blobsOf } from '../../objects/multipart-repo.js';
 import type { ObjectAttributes } from '../../objects/object-store.js';
 import type { BucketRef } from '../../objects/repo.js';
@@ -124,6 +125,11 @@ export async function getObject(call: S3Call): Promise<void> {
     ...sseHeaders(row.sse, customer),
     ...lockHeaders(call, bucket, row),
   };
+  // Only the current version expires by an Expiration rule (noncurrent ones by their own action).
+  const expiration = row.is_latest
+    ? expirationHeader(bucket.lifecycle, { ...row, lastModified: Number(row.last_modified) })
+    : null;
+  if (expiration) headers['x-amz-expiration'] = expiration;
   // A checksum describes the whole object or one of its parts, never an arbitrary range.
   if (call.header('x-amz-checksum-mode')?.toUpperCase() === 'ENABLED' && (part || !range))
     Object.assign(headers, checksumHeaders(row.checksum, part?.number ?? null));
@@ -209,18 +215,24 @@ export async function putObject(call: S3Call): Promise<void> {
   const attrs = attributesFromHeaders(call.req.headers);
   const { sealing, customer } = await sealingFor(call, bucket);
   const lock = lockForWrite(call, bucket);
-  const acl = aclForWrite(call, bucket, key);
+  const acl = await aclForWrite(call, bucket, key);
   const storageClass = storageClassOf(call.header('x-amz-storage-class'));
   if (call.header('if-none-match') !== undefined || call.header('if-match') !== undefined) {
     conditionalWrite(call, await call.env.objects.repo.latest(bucket.id, key));
   }
   const body = call.bodyReader(call.env.settings.maxObjectBytes);
-  const { versionId, etag, result } = await call.env.objects.putObject(refOf(bucket), key, body, attrs, {
-    sealing,
-    lock,
-    acl,
-    storageClass,
-  });
+  const { versionId, etag, lastModified, result } = await call.env.objects.putObject(
+    refOf(bucket),
+    key,
+    body,
+    attrs,
+    {
+      sealing,
+      lock,
+      acl,
+      storageClass,
+    },
+  );
   const headers: Record<string, string> = sseHeaders(sealing, customer);
   headers['etag'] = quoteEtag(etag);
   if (versionId !== 'null') headers['x-amz-version-id'] = versionId;
@@ -228,6 +240,13 @@ export async function putObject(call: S3Call): Promise<void> {
     headers[`x-amz-checksum-${result.checksum.algorithm.toLowerCase()}`] = result.checksum.value;
     headers['x-amz-checksum-type'] = 'FULL_OBJECT';
   }
+  const expiration = expirationHeader(bucket.lifecycle, {
+    key,
+    size: result.size,
+    tags: JSON.stringify(attrs.tags),
+    lastModified: Number(lastModified),
+  });
+  if (expiration) headers['x-amz-expiration'] = expiration;
   call.send(200, headers);
 }
 
@@ -273,6 +292,7 @@ export async function copySource(call: S3Call): Promise<{ row: ObjectRow; bucket
   const src = parseCopySource(call.header('x-amz-copy-source')!);
   const bucket = await call.env.cache.findBucket(src.bucket);
   if (!bucket) throw s3Errors.noSuchBucket(src.bucket);
+  call.checkExpectedOwner(bucket, 'x-amz-source-expected-bucket-owner');
   const action = src.versionId !== null ? 's3:GetObjectVersion' : 's3:GetObject';
   const d = await call.decideObject(bucket, action, src.key, src.versionId);
   const row = await objectOpenedByAcl(d, () => findObject(call, bucket, src.key, src.versionId));
@@ -322,7 +342,7 @@ export async function copyObject(call: S3Call): Promise<void> {
   const { sealing, customer } = await sealingFor(call, bucket);
   const lock = lockForWrite(call, bucket);
   // A copy gets the ACL it asks for, else private (S3 does not copy ACLs).
-  const acl = aclForWrite(call, bucket, key);
+  const acl = await aclForWrite(call, bucket, key);
   // The copy's class is the one asked for, else STANDARD (S3 does not carry the source's over).
   const storageClass = storageClassOf(call.header('x-amz-storage-class'));
   const directive = (call.header('x-amz-metadata-directive') ?? 'COPY').toUpperCase();

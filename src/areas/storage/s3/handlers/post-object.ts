@@ -8,7 +8,7 @@ import { S3Error, s3Errors } from '../errors.js';
 import { readPostForm } from '../form-data.js';
 import { lockForWrite } from '../object-lock.js';
 import { authenticatePostForm } from '../post-policy.js';
-import { el } from '../xml.js';
+import { doc, el } from '../xml.js';
 import { checkGrants } from './access.js';
 import { parseTagQuery, quoteEtag } from './object-headers.js';
 import { checkKey, refOf } from './objects.js';
@@ -82,7 +82,7 @@ export async function postObject(call: S3Call): Promise<void> {
   const lock = lockForWrite(call, bucket);
   const canned = fields.get('acl');
   const grants = canned !== undefined ? cannedGrants(canned.trim()) : [];
-  checkGrants(call, bucket, grants);
+  await checkGrants(call, bucket, grants);
   const acl = grants.length ? JSON.stringify(grants) : null;
   const storageClass = storageClassOf(fields.get('x-amz-storage-class'));
   const done = await call.env.objects.putObject(refOf(bucket), key, body, attrs, {
@@ -105,12 +105,10 @@ export async function postObject(call: S3Call): Promise<void> {
   }
   const status = fields.get('success_action_status');
   if (status === '201') {
-    return call.xml(
-      201,
-      'PostResponse',
-      el('Location', location) + el('Bucket', bucketName) + el('Key', key) + el('ETag', quoteEtag(done.etag)),
-      out,
-    );
+    // AWS's documented PostResponse carries no XML namespace; clients look `Key` up without one.
+    const inner =
+      el('Location', location) + el('Bucket', bucketName) + el('Key', key) + el('ETag', quoteEtag(done.etag));
+    return call.send(201, { 'content-type': 'application/xml', ...out }, doc('PostResponse', inner, false));
   }
   call.send(status === '200' ? 200 : 204, out);
 }

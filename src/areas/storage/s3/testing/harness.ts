@@ -86,6 +86,9 @@ export class MemoryDirectory implements BucketDirectory {
   async putLifecycle(name: string, rules: LifecycleRule[] | null) {
     this.update(name, { lifecycle: rules });
   }
+  async putBucketTags(name: string, tags: Record<string, string> | null) {
+    this.update(name, { tags });
+  }
   onBucketChanged(l: (name: string) => void) {
     this.bucketListeners.push(l);
   }
