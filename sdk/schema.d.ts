@@ -2865,6 +2865,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models/{model}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One model (OpenAI-compatible path)
+         * @description Accepts a service key for llm-api, or a PAT with `llm:read`, or an OIDC token.
+         */
+        get: operations["retrieveModel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/llm/models/{model}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One model
+         * @description Accepts a service key for llm-api, or a PAT with `llm:read`, or an OIDC token.
+         */
+        get: operations["getLlmModel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/chat/completions": {
         parameters: {
             query?: never;
@@ -2876,7 +2916,7 @@ export interface paths {
         put?: never;
         /**
          * Chat completion (OpenAI-compatible path)
-         * @description `tools` and `tool_choice` are accepted and not used; `agent_id` is kept with the usage record; `region` can only be `oslo`. At most 50 requests in flight per key (the next one gets 429).
+         * @description `tools` and `tool_choice` go upstream for aliases with tools enabled and are otherwise accepted and not used; `agent_id` is kept with the usage record; `region` can only be `oslo`. At most 50 requests in flight per key (the next one gets 429).
          *
          *     Accepts a service key for llm-api, or a PAT with `llm:write`, or an OIDC token.
          */
@@ -2898,7 +2938,7 @@ export interface paths {
         put?: never;
         /**
          * Chat completion
-         * @description `tools` and `tool_choice` are accepted and not used; `agent_id` is kept with the usage record; `region` can only be `oslo`. At most 50 requests in flight per key (the next one gets 429).
+         * @description `tools` and `tool_choice` go upstream for aliases with tools enabled and are otherwise accepted and not used; `agent_id` is kept with the usage record; `region` can only be `oslo`. At most 50 requests in flight per key (the next one gets 429).
          *
          *     Accepts a service key for llm-api, or a PAT with `llm:write`, or an OIDC token.
          */
@@ -2920,7 +2960,7 @@ export interface paths {
         put?: never;
         /**
          * Chat completion (alias of /v1/llm/chat)
-         * @description `tools` and `tool_choice` are accepted and not used; `agent_id` is kept with the usage record; `region` can only be `oslo`. At most 50 requests in flight per key (the next one gets 429).
+         * @description `tools` and `tool_choice` go upstream for aliases with tools enabled and are otherwise accepted and not used; `agent_id` is kept with the usage record; `region` can only be `oslo`. At most 50 requests in flight per key (the next one gets 429).
          *
          *     Accepts a service key for llm-api, or a PAT with `llm:write`, or an OIDC token.
          */
@@ -25973,6 +26013,206 @@ export interface operations {
             };
         };
     };
+    retrieveModel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                model: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @enum {string} */
+                        object: "model";
+                        owned_by: string;
+                        created: number;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+        };
+    };
+    getLlmModel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                model: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @enum {string} */
+                        object: "model";
+                        owned_by: string;
+                        created: number;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+        };
+    };
     createChatCompletion: {
         parameters: {
             query?: never;
@@ -26001,10 +26241,12 @@ export interface operations {
                     }) | null;
                     temperature?: number | null;
                     max_tokens?: number | null;
+                    /** @description Checked like max_tokens against the model’s output limit; sent upstream as given */
+                    max_completion_tokens?: number | null;
                     top_p?: number | null;
-                    /** @description Accepted for compatibility; not used */
+                    /** @description Sent upstream for aliases with tools enabled; otherwise accepted and not used */
                     tools?: unknown;
-                    /** @description Accepted for compatibility; not used */
+                    /** @description Sent upstream for aliases with tools enabled; otherwise accepted and not used */
                     tool_choice?: unknown;
                     /** @description Kept with the usage record, for your logs */
                     agent_id?: string;
@@ -26044,6 +26286,14 @@ export interface operations {
                             prompt_tokens: number;
                             completion_tokens: number;
                             total_tokens: number;
+                            prompt_tokens_details?: {
+                                [key: string]: unknown;
+                            };
+                            completion_tokens_details?: {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
                         };
                         model_output_metadata?: {
                             reasoning: string;
@@ -26082,6 +26332,15 @@ export interface operations {
             };
             /** @description Not found (also for other customers’ resources) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -26182,10 +26441,12 @@ export interface operations {
                     }) | null;
                     temperature?: number | null;
                     max_tokens?: number | null;
+                    /** @description Checked like max_tokens against the model’s output limit; sent upstream as given */
+                    max_completion_tokens?: number | null;
                     top_p?: number | null;
-                    /** @description Accepted for compatibility; not used */
+                    /** @description Sent upstream for aliases with tools enabled; otherwise accepted and not used */
                     tools?: unknown;
-                    /** @description Accepted for compatibility; not used */
+                    /** @description Sent upstream for aliases with tools enabled; otherwise accepted and not used */
                     tool_choice?: unknown;
                     /** @description Kept with the usage record, for your logs */
                     agent_id?: string;
@@ -26225,6 +26486,14 @@ export interface operations {
                             prompt_tokens: number;
                             completion_tokens: number;
                             total_tokens: number;
+                            prompt_tokens_details?: {
+                                [key: string]: unknown;
+                            };
+                            completion_tokens_details?: {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
                         };
                         model_output_metadata?: {
                             reasoning: string;
@@ -26263,6 +26532,15 @@ export interface operations {
             };
             /** @description Not found (also for other customers’ resources) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -26363,10 +26641,12 @@ export interface operations {
                     }) | null;
                     temperature?: number | null;
                     max_tokens?: number | null;
+                    /** @description Checked like max_tokens against the model’s output limit; sent upstream as given */
+                    max_completion_tokens?: number | null;
                     top_p?: number | null;
-                    /** @description Accepted for compatibility; not used */
+                    /** @description Sent upstream for aliases with tools enabled; otherwise accepted and not used */
                     tools?: unknown;
-                    /** @description Accepted for compatibility; not used */
+                    /** @description Sent upstream for aliases with tools enabled; otherwise accepted and not used */
                     tool_choice?: unknown;
                     /** @description Kept with the usage record, for your logs */
                     agent_id?: string;
@@ -26406,6 +26686,14 @@ export interface operations {
                             prompt_tokens: number;
                             completion_tokens: number;
                             total_tokens: number;
+                            prompt_tokens_details?: {
+                                [key: string]: unknown;
+                            };
+                            completion_tokens_details?: {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
                         };
                         model_output_metadata?: {
                             reasoning: string;
@@ -26444,6 +26732,15 @@ export interface operations {
             };
             /** @description Not found (also for other customers’ resources) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -26667,7 +26964,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    model: string;
+                    /** @description Left out: the moderation alias marked default, else the first one by name */
+                    model?: string;
                     input: string | unknown[];
                 } & {
                     [key: string]: unknown;

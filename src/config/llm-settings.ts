@@ -44,6 +44,10 @@ export const LlmModelSetting = Type.Object(
     /** Price per 1000 tokens, by currency. */
     price_per_1k_input: Type.Optional(Price),
     price_per_1k_output: Type.Optional(Price),
+    /** Forward `tools` and `tool_choice` to the upstream (which must support them); off by default. */
+    tools: Type.Optional(Type.Boolean()),
+    /** The alias `/v1/moderations` uses when a request names none (one moderation alias at most). */
+    default: Type.Optional(Type.Boolean()),
     /** Milliseconds to wait for an upstream's answer to start. */
     timeout_ms: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
   },
@@ -89,5 +93,11 @@ export function asLlmModels(raw: string): Record<string, LlmModelSettings> {
       throw new Error(`${alias}: not a valid model name`);
     out[alias] = check(LlmModelSetting, m, alias);
   }
+  const defaults = Object.entries(out).filter(([, m]) => m.default);
+  for (const [alias, m] of defaults)
+    if (m.category !== 'moderation')
+      throw new Error(`${alias}.default: only a moderation alias can be the default`);
+  if (defaults.length > 1)
+    throw new Error(`${defaults.map(([a]) => a).join(', ')}: only one moderation alias can be the default`);
   return out;
 }

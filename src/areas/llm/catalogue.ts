@@ -15,6 +15,8 @@ export interface ModelEntry {
   pricePer1kOutput: Partial<Record<string, number>>;
   timeoutMs: number;
   simulated: boolean;
+  /** `tools` and `tool_choice` go upstream (the alias says its upstreams support them). */
+  tools: boolean;
 }
 
 export const SIMULATED_MODEL = 'fjord-echo';
@@ -27,6 +29,7 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 /** The model aliases of this Fjord, from FJORD_LLM_MODELS and FJORD_LLM_UPSTREAMS. */
 export class ModelCatalogue {
   private readonly entries = new Map<string, ModelEntry>();
+  private readonly defaults = new Set<string>();
 
   constructor(
     settings: {
@@ -38,6 +41,7 @@ export class ModelCatalogue {
   ) {
     const upstreams = new Map(settings.upstreams.map((u) => [u.name, u]));
     for (const [id, m] of Object.entries(settings.models)) {
+      if (m.default) this.defaults.add(id);
       this.entries.set(id, {
         id,
         category: m.category,
@@ -50,6 +54,7 @@ export class ModelCatalogue {
         pricePer1kOutput: m.price_per_1k_output ?? {},
         timeoutMs: m.timeout_ms ?? DEFAULT_TIMEOUT_MS,
         simulated: false,
+        tools: m.tools === true,
       });
     }
     if (settings.simulated && !this.entries.has(SIMULATED_MODEL)) {
@@ -66,6 +71,7 @@ export class ModelCatalogue {
         pricePer1kOutput: {},
         timeoutMs: DEFAULT_TIMEOUT_MS,
         simulated: true,
+        tools: false,
       });
     }
   }
@@ -76,6 +82,15 @@ export class ModelCatalogue {
 
   list(): ModelEntry[] {
     return [...this.entries.values()].sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /**
+   * The alias a moderation request without `model` goes to: the one marked `default`, else the
+   * first moderation alias by name (OpenAI too picks its current moderation model).
+   */
+  defaultModeration(): ModelEntry | undefined {
+    const moderation = this.list().filter((m) => m.category === 'moderation');
+    return moderation.find((m) => this.defaults.has(m.id)) ?? moderation[0];
   }
 
   get hasRealModels(): boolean {

@@ -5,6 +5,7 @@ export interface ChatRequest {
   stream?: boolean;
   temperature?: number | null;
   max_tokens?: number | null;
+  max_completion_tokens?: number | null;
   top_p?: number | null;
   tools?: unknown;
   tool_choice?: unknown;
@@ -18,6 +19,9 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** As the upstream reported them (cached tokens, reasoning tokens …), passed on. */
+  prompt_tokens_details?: Record<string, unknown>;
+  completion_tokens_details?: Record<string, unknown>;
 }
 
 /** What the route sends: a JSON body, or a stream of SSE bytes it writes as they come. */

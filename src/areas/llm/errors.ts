@@ -23,11 +23,17 @@ export const llmErrors = {
       'region_unavailable',
       `Region ${region} is not available; the only inference region is oslo.`,
     ),
-  maxTokens: (asked: number, max: number, model: string) =>
+  maxTokens: (field: string, asked: number, max: number, model: string) =>
     new AppError(
       'bad_request',
       'max_tokens_exceeded',
-      `max_tokens ${asked} is above ${model}'s output limit of ${max} tokens.`,
+      `${field} ${asked} is above ${model}'s output limit of ${max} tokens.`,
+    ),
+  noModerationModel: () =>
+    new AppError(
+      'not_found',
+      'model_not_found',
+      'No moderation model is configured here; name one as `model` (GET /v1/models lists them).',
     ),
   context: (prompt: number, output: number, context: number, model: string) =>
     new AppError(
@@ -53,16 +59,4 @@ export const llmErrors = {
         extra: { retry_after: retryAfter, limit, window: 'month' },
       },
     ),
-  upstreamRefused: (status: number, message: string) =>
-    status === 401 || status === 403
-      ? new AppError(
-          'bad_gateway',
-          'upstream_rejected',
-          'The model server refused Fjord’s credentials; the operator must fix FJORD_LLM_UPSTREAMS.',
-        )
-      : new AppError(
-          status === 404 ? 'not_found' : status === 422 ? 'invalid' : 'bad_request',
-          'upstream_refused',
-          message,
-        ),
 };

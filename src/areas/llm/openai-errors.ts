@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { ErrorFormat } from '../../kernel/http/route.js';
+import { UpstreamRefusal } from './upstream-refusal.js';
 
 /**
  * OpenAI's error shape, so the OpenAI SDKs raise the right exception with the right message:
@@ -31,6 +32,7 @@ const TYPE_OF_STATUS: Record<number, string> = {
   409: 'invalid_request_error',
   413: 'invalid_request_error',
   415: 'invalid_request_error',
+  431: 'invalid_request_error',
   422: 'invalid_request_error',
   429: 'rate_limit_error',
 };
@@ -47,18 +49,22 @@ interface KernelBody {
 
 export const openAiErrorFormat: ErrorFormat = {
   schema: OpenAiErrorBody as typeof OpenAiErrorBody & { $id: string },
-  render(status, kernelBody) {
+  render(status, kernelBody, thrown) {
     const body = (kernelBody ?? {}) as KernelBody;
     const d = body.detail;
     const r = body.error;
-    const param = d?.errors?.[0]?.path.replace(/^\/body\//, '').replace(/\//g, '.') ?? null;
+    // An upstream's refusal keeps its own type and param (the code is already the upstream's).
+    const upstream = thrown instanceof UpstreamRefusal ? thrown.openAi : null;
+    const param =
+      upstream?.param ?? d?.errors?.[0]?.path.replace(/^\/body\//, '').replace(/\//g, '.') ?? null;
     return {
       error: {
         message: d?.message ?? r?.message ?? 'Error',
-        type: TYPE_OF_STATUS[status] ?? 'api_error',
+        type: upstream?.type ?? TYPE_OF_STATUS[status] ?? 'api_error',
         param,
         code: d?.code ?? d?.error ?? r?.code ?? null,
-        ...(r?.retry_after !== undefined ? { retry_after: r.retry_after, details: r.details } : {}),
+        ...(r?.retry_after !== undefined ? { retry_after: r.retry_after } : {}),
+        ...(r?.details?.limit !== undefined ? { details: r.details } : {}),
       },
     };
   },

@@ -18,12 +18,16 @@ import {
   EmbeddingsRequestBody,
   KeyParams,
   ModelList,
+  ModelParams,
+  ModelView,
   ModerationRequestBody,
   PassThroughResponse,
   UsageQuery,
   UsageResponse,
 } from './schemas.js';
 import type { LlmService } from './service.js';
+import { brokenStreamEvent } from './stream-through.js';
+import { REFUSAL_STATUSES } from './upstream-refusal.js';
 
 const TAG = 'LLM';
 /** OpenAI clients send the key as `Authorization: Bearer`; the platform's own clients as X-API-Key. */
@@ -35,6 +39,8 @@ const gateway = (scope: string): CustomerAccess => ({
   bearer: true,
 });
 const openAi = { errorFormat: openAiErrorFormat, tag: TAG } as const;
+/** Fjord's own refusals, an upstream's passed on with their status, and the gateway's 502/503. */
+const UPSTREAM_ERRORS = [...new Set([400, 404, ...REFUSAL_STATUSES, 502, 503])];
 
 /** Sends a chat outcome: JSON, or SSE events written as they come, with no buffering. */
 async function send(outcome: ChatOutcome, req: FastifyRequest, reply: FastifyReply, signal: AbortSignal) {
@@ -51,8 +57,9 @@ async function send(outcome: ChatOutcome, req: FastifyRequest, reply: FastifyRep
       if (!res.write(value)) await new Promise((r) => res.once('drain', r));
     }
   } catch (err) {
-    // The answer has started: the error can only end the stream (as OpenAI's own does).
+    // The answer has started: the error can only end the stream, with OpenAI's error event.
     req.log.warn({ err }, 'llm stream ended early');
+    if (!signal.aborted) res.write(brokenStreamEvent());
   } finally {
     signal.removeEventListener('abort', stop);
     res.end();
@@ -68,13 +75,13 @@ const chatRoute = (llm: LlmService, url: string, operationId: string, summary: s
     operationId,
     summary,
     description:
-      '`tools` and `tool_choice` are accepted and not used; `agent_id` is kept with the usage record; `region` can only be `oslo`. At most 50 requests in flight per key (the next one gets 429).',
+      '`tools` and `tool_choice` go upstream for aliases with tools enabled and are otherwise accepted and not used; `agent_id` is kept with the usage record; `region` can only be `oslo`. At most 50 requests in flight per key (the next one gets 429).',
     access: gateway('llm:write'),
     rateLimit: ['llm'],
     idempotency: false,
     body: ChatRequestBody,
     response: { 200: ChatResponseBody },
-    errors: [400, 404, 502, 503],
+    errors: UPSTREAM_ERRORS,
     handler: async ({ principal, body, raw, reply }) => {
       const signal = clientGone(reply);
       return send(await llm.chat(principal, body as ChatRequest, signal), raw, reply, signal);
@@ -117,6 +124,24 @@ export function llmRoutes(llm: LlmService, identity: IdentityService) {
         handler: async () => llm.listModels(),
       }),
     ),
+    ...[
+      ['/v1/models/:model', 'retrieveModel', 'One model (OpenAI-compatible path)'],
+      ['/v1/llm/models/:model', 'getLlmModel', 'One model'],
+    ].map(([url, operationId, summary]) =>
+      defineRoute({
+        ...openAi,
+        method: 'GET',
+        url: url!,
+        operationId: operationId!,
+        summary: summary!,
+        access: gateway('llm:read'),
+        rateLimit: ['llm'],
+        params: ModelParams,
+        response: { 200: ModelView },
+        errors: [404],
+        handler: async ({ params }) => llm.getModel(params.model),
+      }),
+    ),
     chatRoute(
       llm,
       '/v1/chat/completions',
@@ -140,7 +165,7 @@ export function llmRoutes(llm: LlmService, identity: IdentityService) {
       rateLimit: ['llm'],
       body: EmbeddingsRequestBody,
       response: { 200: PassThroughResponse },
-      errors: [400, 404, 502, 503],
+      errors: UPSTREAM_ERRORS,
       handler: async ({ principal, body, reply }) =>
         llm.passThrough(principal, 'embeddings', body, clientGone(reply)),
     }),
@@ -154,7 +179,7 @@ export function llmRoutes(llm: LlmService, identity: IdentityService) {
       rateLimit: ['llm'],
       body: ModerationRequestBody,
       response: { 200: PassThroughResponse },
-      errors: [400, 404, 502, 503],
+      errors: UPSTREAM_ERRORS,
       handler: async ({ principal, body, reply }) =>
         llm.passThrough(principal, 'moderation', body, clientGone(reply)),
     }),

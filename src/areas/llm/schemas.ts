@@ -30,9 +30,22 @@ export const ChatRequestBody = Type.Object(
     ),
     temperature: nullableNumber({ minimum: 0, maximum: 2 }),
     max_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    max_completion_tokens: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+        description: 'Checked like max_tokens against the model’s output limit; sent upstream as given',
+      }),
+    ),
     top_p: nullableNumber({ minimum: 0, maximum: 1 }),
-    tools: Type.Optional(Type.Unknown({ description: 'Accepted for compatibility; not used' })),
-    tool_choice: Type.Optional(Type.Unknown({ description: 'Accepted for compatibility; not used' })),
+    tools: Type.Optional(
+      Type.Unknown({
+        description: 'Sent upstream for aliases with tools enabled; otherwise accepted and not used',
+      }),
+    ),
+    tool_choice: Type.Optional(
+      Type.Unknown({
+        description: 'Sent upstream for aliases with tools enabled; otherwise accepted and not used',
+      }),
+    ),
     agent_id: Type.Optional(
       Type.String({ maxLength: 200, description: 'Kept with the usage record, for your logs' }),
     ),
@@ -46,11 +59,16 @@ export const ChatRequestBody = Type.Object(
   },
 );
 
-const UsageBody = Type.Object({
-  prompt_tokens: Type.Integer(),
-  completion_tokens: Type.Integer(),
-  total_tokens: Type.Integer(),
-});
+const UsageBody = Type.Object(
+  {
+    prompt_tokens: Type.Integer(),
+    completion_tokens: Type.Integer(),
+    total_tokens: Type.Integer(),
+    prompt_tokens_details: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    completion_tokens_details: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  },
+  { additionalProperties: true },
+);
 
 export const ChatResponseBody = Type.Object(
   {
@@ -81,17 +99,16 @@ export const ChatResponseBody = Type.Object(
   },
 );
 
-export const ModelList = Type.Object({
-  object: Type.Literal('list'),
-  data: Type.Array(
-    Type.Object({
-      id: Type.String(),
-      object: Type.Literal('model'),
-      owned_by: Type.String(),
-      created: Type.Integer(),
-    }),
-  ),
+export const ModelView = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('model'),
+  owned_by: Type.String(),
+  created: Type.Integer(),
 });
+
+export const ModelList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ModelView) });
+
+export const ModelParams = Type.Object({ model: Type.String({ minLength: 1, maxLength: 200 }) });
 
 export const EmbeddingsRequestBody = Type.Object(
   {
@@ -108,7 +125,13 @@ export const EmbeddingsRequestBody = Type.Object(
 
 export const ModerationRequestBody = Type.Object(
   {
-    model: Type.String({ minLength: 1, maxLength: 200 }),
+    model: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'Left out: the moderation alias marked default, else the first one by name',
+      }),
+    ),
     input: Type.Union([Type.String(), Type.Array(Type.Unknown(), { maxItems: 2048 })]),
   },
   { additionalProperties: true },

@@ -16,13 +16,16 @@ import { dataOf } from './sse.js';
 import { streamThrough } from './stream-through.js';
 import { contentText, countPromptTokens, countTokens } from './tokens.js';
 import { callUpstream, type UpstreamAnswer } from './upstream.js';
+import { refusal, upstreamErrors } from './upstream-refusal.js';
 
 /** The simulated model's id and the gateway's errors stay part of the area's surface. */
 export { llmErrors, SIMULATED_MODEL };
 
 const CHAT_CATEGORIES = new Set(['chat', 'reasoning', 'code', 'vision']);
 /** Fields of a chat request that are Fjord's, not the upstream's. */
-const OURS = ['agent_id', 'region', 'tools', 'tool_choice'] as const;
+const OURS = ['agent_id', 'region'] as const;
+/** Sent upstream only for an alias that declares `tools: true`. */
+const TOOL_FIELDS = ['tools', 'tool_choice'] as const;
 
 /** The language-model gateway: model aliases, limits, budgets and usage in front of OpenAI-compatible upstreams. */
 export class LlmService {
@@ -38,22 +41,30 @@ export class LlmService {
   ) {}
 
   listModels() {
-    return {
-      object: 'list' as const,
-      data: this.catalogue
-        .list()
-        .map((m) => ({ id: m.id, object: 'model' as const, owned_by: m.ownedBy, created: m.created })),
-    };
+    return { object: 'list' as const, data: this.catalogue.list().map(modelView) };
+  }
+
+  /** One alias, as OpenAI's `GET /v1/models/{id}` answers it. */
+  getModel(id: string) {
+    const model = this.catalogue.get(id);
+    if (!model) throw llmErrors.modelNotFound(id);
+    return modelView(model);
   }
 
   async chat(principal: Principal, req: ChatRequest, signal: AbortSignal): Promise<ChatOutcome> {
     if (req.region !== undefined && req.region !== 'oslo') throw llmErrors.region(req.region);
     const model = this.model(req.model, CHAT_CATEGORIES, 'chat');
     const maxTokens = req.max_tokens ?? null;
-    if (maxTokens !== null && maxTokens > model.maxOutputTokens)
-      throw llmErrors.maxTokens(maxTokens, model.maxOutputTokens, model.id);
+    // OpenAI's newer name for the same limit: checked alike, and sent upstream as it came.
+    const maxCompletion = req.max_completion_tokens ?? null;
+    for (const [field, asked] of [
+      ['max_tokens', maxTokens],
+      ['max_completion_tokens', maxCompletion],
+    ] as const)
+      if (asked !== null && asked > model.maxOutputTokens)
+        throw llmErrors.maxTokens(field, asked, model.maxOutputTokens, model.id);
     const promptTokens = await countPromptTokens(req.messages);
-    const reserved = maxTokens ?? 0;
+    const reserved = Math.max(maxTokens ?? 0, maxCompletion ?? 0);
     if (promptTokens + reserved > model.contextTokens)
       throw llmErrors.context(promptTokens, reserved, model.contextTokens, model.id);
     const release = await this.admit(principal);
@@ -73,12 +84,12 @@ export class LlmService {
         return { kind: 'json', status: 200, body: answer };
       }
       const body = (upstreamModel: string) => {
-        const out: Record<string, unknown> = {
-          ...req,
-          model: upstreamModel,
-          max_tokens: maxTokens ?? model.maxOutputTokens,
-        };
+        const out: Record<string, unknown> = { ...req, model: upstreamModel };
+        // Without a limit from the client the alias's own bounds the answer; a client's
+        // max_completion_tokens goes alone (reasoning models refuse max_tokens beside it).
+        if (maxCompletion === null) out['max_tokens'] = maxTokens ?? model.maxOutputTokens;
         for (const k of OURS) delete out[k];
+        if (!model.tools) for (const k of TOOL_FIELDS) delete out[k];
         return out;
       };
       const answer = await callUpstream(model, '/chat/completions', body, signal, this.log);
@@ -89,11 +100,12 @@ export class LlmService {
           model.id,
           promptTokens,
           req.stream_options?.include_usage === true,
+          signal,
           (usage, outcome) => record(usage, outcome, answer.upstream.name),
         );
         return { kind: 'stream', events: this.released(events, release) };
       }
-      const json = (await new Response(answer.body).json()) as Record<string, unknown>;
+      const json = await answerJson(answer, 'choices');
       const usage = await usageOf(json, promptTokens);
       await record(usage, 'ok', answer.upstream.name);
       release();
@@ -130,7 +142,13 @@ export class LlmService {
     for await (const event of outcome.events) {
       const data = dataOf(event.trimEnd());
       if (!data || data === '[DONE]') continue;
-      const chunk = JSON.parse(data) as { usage?: Usage; choices?: { delta?: { content?: unknown } }[] };
+      const chunk = JSON.parse(data) as {
+        usage?: Usage;
+        choices?: { delta?: { content?: unknown } }[];
+        error?: unknown;
+      };
+      // The stream broke off: the caller must not take what came as the whole answer.
+      if (chunk.error) throw upstreamErrors.brokenStream();
       if (chunk.usage) usage = chunk.usage;
       const piece = contentText(chunk.choices?.[0]?.delta?.content);
       if (piece) {
@@ -159,10 +177,13 @@ export class LlmService {
   async passThrough(
     principal: Principal,
     kind: 'embeddings' | 'moderation',
-    req: { model: string; input: unknown },
+    req: { model?: string; input: unknown },
     signal: AbortSignal,
   ) {
-    const model = this.model(req.model, new Set([kind]), kind);
+    const model =
+      req.model === undefined && kind === 'moderation'
+        ? (this.catalogue.defaultModeration() ?? throwError(llmErrors.noModerationModel()))
+        : this.model(req.model ?? '', new Set([kind]), kind);
     const release = await this.admit(principal);
     const started = Date.now();
     try {
@@ -174,7 +195,7 @@ export class LlmService {
         this.log,
       );
       if (answer.status >= 400) throw await refusal(answer);
-      const json = (await new Response(answer.body).json()) as Record<string, unknown>;
+      const json = await answerJson(answer, kind === 'embeddings' ? 'data' : 'results');
       const reported = json['usage'] as Partial<Usage> | undefined;
       const prompt = reported?.prompt_tokens ?? (await countTokens(inputText(req.input)));
       const usage = {
@@ -305,21 +326,42 @@ function isEventStream(answer: UpstreamAnswer): boolean {
   return (answer.headers.get('content-type') ?? '').includes('text/event-stream');
 }
 
-async function refusal(answer: UpstreamAnswer): Promise<AppError> {
-  const text = await new Response(answer.body).text().catch(() => '');
-  let message = `The model server refused the request (${answer.status}).`;
-  try {
-    const m = (JSON.parse(text) as { error?: { message?: string } }).error?.message;
-    if (m) message = m;
-  } catch {}
-  return llmErrors.upstreamRefused(answer.status, message);
+function modelView(m: ModelEntry) {
+  return { id: m.id, object: 'model' as const, owned_by: m.ownedBy, created: m.created };
 }
 
-/** The upstream's usage, or one counted from the answer's text when it reports none. */
+function throwError(err: AppError): never {
+  throw err;
+}
+
+/**
+ * A successful upstream answer's JSON, which must be an object with `list` as an array: anything
+ * else (a proxy's HTML page, a truncated body) is the upstream's failure, a 502 that does not
+ * show what it sent.
+ */
+async function answerJson(answer: UpstreamAnswer, list: string): Promise<Record<string, unknown>> {
+  const text = await new Response(answer.body).text().catch(() => null);
+  if (text === null) throw upstreamErrors.malformed(answer.status, 'a body that broke off');
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw upstreamErrors.malformed(answer.status, 'a body that is not JSON');
+  }
+  if (!json || typeof json !== 'object' || !Array.isArray((json as Record<string, unknown>)[list]))
+    throw upstreamErrors.malformed(answer.status, `JSON without \`${list}\``);
+  return json as Record<string, unknown>;
+}
+
+/**
+ * The upstream's usage (its `prompt_tokens_details` and `completion_tokens_details` kept), or one
+ * counted from the answer's text when it reports none.
+ */
 async function usageOf(json: Record<string, unknown>, promptTokens: number): Promise<Usage> {
   const u = json['usage'] as Partial<Usage> | undefined;
   if (u && typeof u.prompt_tokens === 'number' && typeof u.completion_tokens === 'number')
     return {
+      ...u,
       prompt_tokens: u.prompt_tokens,
       completion_tokens: u.completion_tokens,
       total_tokens: u.total_tokens ?? u.prompt_tokens + u.completion_tokens,

@@ -16,6 +16,7 @@ export async function* streamThrough(
   alias: string,
   promptTokens: number,
   includeUsage: boolean,
+  clientSignal: AbortSignal,
   record: (usage: Usage, outcome: string) => Promise<void>,
 ): AsyncIterable<string> {
   const splitter = new SseSplitter();
@@ -23,6 +24,8 @@ export async function* streamThrough(
   let text = '';
   let last: { id?: unknown; created?: unknown } = {};
   let done = false;
+  /** The upstream sent an error event of its own, or its stream broke off. */
+  let failed = false;
   const reader = answer.body?.getReader();
   const counted = async (): Promise<Usage> => {
     if (usage) return usage;
@@ -58,6 +61,10 @@ export async function* streamThrough(
     } catch {
       return sseEvent(data); // not JSON: passed on untouched
     }
+    if (chunk['error']) {
+      failed = true; // an upstream's own error event: passed on as it is, so the SDKs raise it
+      return sseEvent(JSON.stringify(chunk));
+    }
     last = { id: chunk['id'], created: chunk['created'] };
     if (chunk['usage']) usage = chunk['usage'] as Usage;
     const reasoning: string[] = [];
@@ -77,26 +84,51 @@ export async function* streamThrough(
     };
     return sseEvent(JSON.stringify(out));
   };
+  let broken = false;
   try {
     if (reader) {
       for (;;) {
-        const { value, done: ended } = await reader.read();
-        if (ended) break;
-        for (const event of splitter.feed(value)) {
+        let next: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          next = await reader.read();
+        } catch (err) {
+          if (clientSignal.aborted) throw err;
+          broken = true; // the upstream's connection failed mid-answer
+          break;
+        }
+        if (next.done) break;
+        for (const event of splitter.feed(next.value)) {
           const out = await relay(event);
           if (out) yield out;
         }
       }
       const rest = splitter.rest();
-      if (rest) {
+      if (rest && !broken) {
         const out = await relay(rest);
         if (out) yield out;
       }
     }
-    if (!done) yield sseEvent('[DONE]');
+    // An answer that stops without `[DONE]` is cut short, not complete: OpenAI's error event
+    // tells the client so (the SDKs raise it), where a silent end would pass for the whole answer.
+    if (!done && !failed) {
+      failed = true;
+      yield brokenStreamEvent();
+    }
     done = true;
   } finally {
     if (!done) await reader?.cancel().catch(() => {});
-    await record(await counted(), done ? 'ok' : 'aborted');
+    await record(await counted(), failed ? 'upstream_error' : done ? 'ok' : 'aborted');
   }
 }
+
+/** OpenAI's error event for an answer cut short; the SDKs raise an APIError on it. */
+export const brokenStreamEvent = () => sseEvent(JSON.stringify(BROKEN_STREAM));
+
+const BROKEN_STREAM = {
+  error: {
+    message: 'The model server’s answer broke off before its end.',
+    type: 'api_error',
+    param: null,
+    code: 'upstream_error',
+  },
+};

@@ -15,6 +15,7 @@ import { AppError, kernelErrors } from '../errors.js';
 import type { Kernel } from '../kernel.js';
 import type { RateLimitOutcome } from '../limits/rate-limiter.js';
 import { makeValidatorCompiler } from './ajv.js';
+import { clientErrorFormatOf } from './client-error-format.js';
 import { toHttpError } from './errors-to-http.js';
 import { IdempotencyStore } from './idempotency.js';
 import type { HttpMetrics } from './metrics.js';
@@ -40,6 +41,7 @@ export async function buildHttpApp(
   metrics: HttpMetrics,
   idempotency: IdempotencyStore,
 ): Promise<FastifyInstance> {
+  const formatOfRefused = clientErrorFormatOf(routes);
   const app = Fastify({
     // HTTPS when FJORD_TLS_CERT and FJORD_TLS_KEY are set; the app is the same either way.
     ...((kernel.config.tls ? { https: kernel.config.tls } : {}) as object),
@@ -73,11 +75,13 @@ export async function buildHttpApp(
     clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
       if (!socket.writable) return socket.destroy();
       const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-      const body = JSON.stringify({
+      const kernelBody = {
         detail: tooLarge
           ? { code: 'headers_too_large', message: 'The request line and headers exceed 16 KB.' }
           : { code: 'bad_request', message: 'Malformed HTTP request.' },
-      });
+      };
+      const format = formatOfRefused((err as { rawPacket?: unknown }).rawPacket);
+      const body = JSON.stringify(format ? format.render(tooLarge ? 431 : 400, kernelBody) : kernelBody);
       socket.end(
         `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       );
@@ -170,7 +174,7 @@ export async function buildHttpApp(
     reply
       .code(http.status)
       .headers(http.headers)
-      .send(format ? format.render(http.status, http.body) : http.body);
+      .send(format ? format.render(http.status, http.body, err) : http.body);
   });
   app.setNotFoundHandler((req, reply) => {
     const http = toHttpError(kernelErrors.routeNotFound(req.method, req.url.split('?')[0]!));

@@ -97,7 +97,8 @@ function fromAppError(err: AppError): HttpError {
       /** When the window ends (ISO 8601), for quotas that name it in their body. */
       reset?: string;
     };
-    headers['retry-after'] = String(retry_after);
+    // An upstream's 429 passed on (the LLM gateway) may name no delay: then none is invented.
+    if (retry_after !== undefined) headers['retry-after'] = String(retry_after);
     return {
       status,
       headers,

@@ -80,8 +80,11 @@ export interface RouteDef<
 export interface ErrorFormat {
   /** A shared schema: `$id` names it in the OpenAPI document. */
   schema: TSchema & { $id: string };
-  /** `kernelBody` is `{detail: {code, message, …}}`, or the rate-limit body for 429. */
-  render(status: number, kernelBody: unknown): unknown;
+  /**
+   * `kernelBody` is `{detail: {code, message, …}}`, or the rate-limit body for 429; `thrown` is
+   * what was thrown, for formats that carry more of it than the kernel's body does.
+   */
+  render(status: number, kernelBody: unknown, thrown?: unknown): unknown;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the registry holds routes of every shape
