@@ -82,11 +82,12 @@ export const clustersArea = defineArea({
     );
     return {
       service: k8s,
+      // The area's error table names `invalid_request` for a malformed request: schema refusals too.
       routes: [
         ...clusterRoutes(k8s),
         ...clusterExtraRoutes({ kubeconfig, ips, backups }),
         ...clusterFaultRoutes(new ClusterFaults(kernel.store, kernel.clock)),
-      ],
+      ].map((route) => ({ ...route, validationCode: 'invalid_request' })),
       onReset: schedule,
     };
   },

@@ -86,6 +86,7 @@ export class GpuRepo {
       .selectAll()
       .where('revoked_at', 'is', null)
       .orderBy('created_at')
+      .orderBy('id')
       .execute();
   }
   workerByHash(hash: string) {

@@ -147,7 +147,13 @@ export class IpRepo {
     return this.db.selectFrom('ip_delists').selectAll().where('id', '=', id).executeTakeFirst();
   }
   delists(status?: string) {
-    let q = this.db.selectFrom('ip_delists').selectAll().orderBy('created_at', 'desc').limit(500);
+    let q = this.db
+      .selectFrom('ip_delists')
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      // Ids are UUIDv7: among rows of one millisecond they keep the order of creation.
+      .orderBy('id', 'desc')
+      .limit(500);
     if (status) q = q.where('status', '=', status as IpTables['ip_delists']['status']);
     return q.execute();
   }

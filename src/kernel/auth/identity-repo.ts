@@ -30,6 +30,7 @@ export class IdentityRepo {
       .selectFrom('customers')
       .selectAll()
       .orderBy('created_at')
+      .orderBy('id')
       .limit(limit)
       .offset(offset)
       .execute();

@@ -165,12 +165,13 @@ export async function buildHttpApp(
   };
 
   app.setErrorHandler((err, req, reply) => {
-    const http = toHttpError(err);
+    const route = (req.routeOptions.config as { route?: AnyRoute } | undefined)?.route;
+    const http = toHttpError(err, route?.validationCode);
     if (http.internal) req.log.error({ err, reqId: req.id }, 'request failed');
     // A back end's failure shown to the client as a clear 502/503: the operator needs its cause.
     else if (http.status >= 500 && err instanceof AppError && err.cause !== undefined)
       req.log.warn({ err: err.cause, code: err.code, reqId: req.id }, 'a back end failed the request');
-    const format = (req.routeOptions.config as { route?: AnyRoute } | undefined)?.route?.errorFormat;
+    const format = route?.errorFormat;
     reply
       .code(http.status)
       .headers(http.headers)
@@ -194,7 +195,7 @@ export async function buildHttpApp(
       url: route.url,
       schema: openApiRouteSchema(route),
       config: { route },
-      onRequest: route.access.kind === 'public' ? undefined : authoriser(kernel, route),
+      onRequest: route.access.kind === 'public' ? keyedPublic(kernel, route) : authoriser(kernel, route),
       // A body declared Type.Optional(...) may be left out: it is then validated as `{}`.
       preValidation: route.body && OptionalKind in route.body ? emptyBodyAsObject : undefined,
       preHandler:
@@ -246,6 +247,27 @@ function lazySerializers(externalSchemas: unknown, options: unknown) {
 function emptyBodyAsObject(req: FastifyRequest, _reply: FastifyReply, done: () => void) {
   if (req.body === undefined || req.body === null) req.body = {};
   done();
+}
+
+/**
+ * A public route called with a key (a catalogue read by a customer's client) is counted and
+ * answered with X-RateLimit-* like every keyed request; a key that does not identify anyone is
+ * ignored, since the route needs none. Without a credential nothing is done.
+ */
+function keyedPublic(kernel: Kernel, route: AnyRoute) {
+  const buckets = route.rateLimit ?? [bucketOfTag(route.tag)];
+  const anyCustomer = { kind: 'customer', services: 'any', oidc: true, bearer: true } as const;
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    const presented = presentedCredential(req.headers);
+    if (!presented) return;
+    const principal = await kernel.auth.identify(anyCustomer, presented).catch(() => null);
+    if (!principal) return;
+    const outcome = await kernel.limiter.consume(buckets, principal.credential.id);
+    reply.header('x-ratelimit-limit', outcome.limit);
+    reply.header('x-ratelimit-remaining', outcome.remaining);
+    reply.header('x-ratelimit-reset', outcome.reset);
+    if (!outcome.allowed) throw kernelErrors.rateLimited(outcome);
+  };
 }
 
 /**

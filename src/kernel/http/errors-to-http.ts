@@ -30,14 +30,14 @@ export interface HttpError {
 }
 
 /** Turns anything thrown while serving a request into the stated error bodies; never a 500 for bad input. */
-export function toHttpError(err: unknown): HttpError {
+export function toHttpError(err: unknown, validationCode = 'validation_error'): HttpError {
   if (err instanceof AppError) return fromAppError(err);
   const fe = err as FastifyError & { validation?: AjvLikeError[]; validationContext?: string };
   if (fe?.validation) {
     const context = fe.validationContext === 'querystring' ? 'query' : (fe.validationContext ?? 'body');
     const errors = problemsOf(fe.validation, context);
     return fromAppError(
-      new AppError('invalid', 'validation_error', `Request failed validation: ${summarise(errors)}`, {
+      new AppError('invalid', validationCode, `Request failed validation: ${summarise(errors)}`, {
         errors,
       }),
     );

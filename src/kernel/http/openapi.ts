@@ -49,10 +49,10 @@ export const SWAGGER_OPTIONS = (baseUrl: string) => ({
 /** Statuses every route can answer because of its access rule and schemas. */
 export function impliedErrorStatuses(route: AnyRoute): number[] {
   // 431: a request line and headers over 16 KB, refused before any route is chosen.
-  const out = new Set<number>([...(route.errors ?? []), 431]);
+  // 429: every keyed request is rate limited, a public route's too when a key comes with it.
+  const out = new Set<number>([...(route.errors ?? []), 431, 429]);
   if (route.access.kind !== 'public') {
     out.add(401);
-    out.add(429);
     if (route.access.kind === 'customer') out.add(403);
   }
   if (route.params || route.query || route.body) out.add(422);

@@ -58,6 +58,11 @@ export interface RouteDef<
    */
   errorFormat?: ErrorFormat;
   /**
+   * The code of a request refused by the route's schemas, for areas whose error table names their
+   * own (clusters: `invalid_request`); `validation_error` otherwise.
+   */
+  validationCode?: string;
+  /**
    * The request body is handed to the handler unread, as a stream (`raw.raw`), whatever its media
    * type: uploads of files, which must not be buffered or parsed. The handler bounds its size.
    */
