@@ -202,6 +202,35 @@ describe('answers for a hosted zone', () => {
     expect(status(await dig(port, 'example.test', 'A', '+edns=1', '+noednsneg'))).toBe('BADVERS');
   });
 
+  it('answers a query signed with an unknown TSIG key NOTAUTH/BADKEY, unsigned (RFC 8945)', async () => {
+    const secret = Buffer.alloc(32, 7).toString('base64');
+    const udp = await dig(port, 'example.test', 'SOA', '-y', `hmac-sha256:nobody.example:${secret}`);
+    expect(status(udp)).toBe('NOTAUTH');
+    expect(udp).toMatch(
+      /TSIG PSEUDOSECTION:\n(nobody\.example\.\s+0\s+ANY\s+TSIG\s+hmac-sha256\.\s+\d+\s+\d+\s+0\s+\d+\s+BADKEY)/,
+    );
+    expect(section(udp, 'ANSWER')).toEqual([]);
+    const { stdout, stderr } = await run('kdig', [
+      '@127.0.0.1',
+      '-p',
+      String(port),
+      '-y',
+      `hmac-sha256:nobody.example:${secret}`,
+      'example.test',
+      'AXFR',
+    ]).catch((e: { stdout?: string; stderr?: string }) => ({
+      stdout: e.stdout ?? '',
+      stderr: e.stderr ?? '',
+    }));
+    expect(`${stdout}${stderr}`).toMatch(/NOTAUTH|BADKEY/);
+    expect(stdout).not.toMatch(/many\.example\.test\./);
+  });
+
+  it('answers NOTIMP to an unknown opcode, with or without a question', async () => {
+    expect(status(await dig(port, 'example.test', 'SOA', '+opcode=15'))).toBe('NOTIMP');
+    expect(status(await dig(port, '+opcode=15', '+header-only'))).toBe('NOTIMP');
+  });
+
   it('sets TC when the answer does not fit, and the TCP answer is whole', async () => {
     const udp = await dig(port, 'many.example.test', 'A', '+noedns', '+ignore');
     expect(flags(udp)).toContain('tc');
@@ -233,7 +262,7 @@ describe('answers for a hosted zone', () => {
     for (const t of ['A', 'AAAA', 'MX', 'TXT', 'CAA', 'NS', 'SRV', 'PTR', 'CNAME'])
       expect(types).toContain(t);
     expect(records.filter((l) => l[0] === 'many.example.test.')).toHaveLength(60);
-    const { stdout } = await run('kdig', ['@127.0.0.1', '-p', String(port), 'example.test', 'AXFR']);
+    const { stdout, stderr } = await run('kdig', ['@127.0.0.1', '-p', String(port), 'example.test', 'AXFR']);
     expect(stdout).toMatch(/many\.example\.test\./);
     expect(await dig(port, 'example.com', 'AXFR')).toMatch(/Transfer failed/);
   });

@@ -6,6 +6,7 @@
  */
 import { type Answer, type AnswerKind, resolve, ZoneIndex } from './answer.js';
 import { wireLength } from './names.js';
+import { appendAdditional, tsigVerdict, unsignedTsigError } from './tsig.js';
 import { CLASS_IN, OPCODE, RCODE, T } from './types.js';
 import { MalformedQuery, parseQuery, type Query } from './wire-reader.js';
 import { MAX_MESSAGE, MessageWriter } from './wire-writer.js';
@@ -59,7 +60,7 @@ export class DnsEngine {
     } catch (err) {
       const id = err instanceof MalformedQuery ? err.id : null;
       return {
-        response: id === null ? null : headerOnly(msg, RCODE.FORMERR),
+        response: id === null ? null : headerOnly(msg, (err as MalformedQuery).rcode),
         query: null,
         zone: null,
         kind: 'error',
@@ -82,6 +83,8 @@ export class DnsEngine {
       kind: 'error',
     });
     if (q.opcode !== OPCODE.QUERY) return error(RCODE.NOTIMP);
+    const signed = tsigVerdict(q);
+    if (signed) return { ...error(signed.rcode), response: this.tsigError(q, signed, transport) };
     if (q.edns && q.edns.version > 0) return error(16); // BADVERS (RFC 6891 §6.1.3)
     if (q.qclass !== CLASS_IN) return error(RCODE.REFUSED);
     if (q.qtype === T.AXFR || q.qtype === T.IXFR || q.qtype === T.OPT) return error(RCODE.FORMERR);
@@ -113,6 +116,12 @@ export class DnsEngine {
       });
     }
     return { response, query: q, zone: ans.zone, kind: ans.kind };
+  }
+
+  /** The answer to a signed message that failed verification, with its unsigned TSIG record. */
+  tsigError(q: Query, verdict: { rcode: number; error: number }, transport: 'udp' | 'tcp'): Buffer {
+    const response = this.render(q, null, verdict.rcode, transport === 'udp' ? udpLimit(q) : MAX_MESSAGE);
+    return appendAdditional(response, unsignedTsigError(q.tsig!, verdict.error));
   }
 
   render(q: Query, ans: Answer | null, rcode: number, limit: number): Buffer {

@@ -13,6 +13,7 @@ import type { DnsEngine, Handled } from './engine.js';
 import { wireLength } from './names.js';
 import { type ResponseRateLimiter, slipResponse } from './rrl.js';
 import type { QueryStatsBatcher } from './stats.js';
+import { tsigVerdict } from './tsig.js';
 import { RCODE, T, typeName } from './types.js';
 import { parseQuery } from './wire-reader.js';
 
@@ -74,7 +75,18 @@ export interface ListenerDeps {
   metrics?: ProtocolMetrics;
 }
 
-const RCODE_NAMES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
+const RCODE_NAMES = [
+  'NOERROR',
+  'FORMERR',
+  'SERVFAIL',
+  'NXDOMAIN',
+  'NOTIMP',
+  'REFUSED',
+  '',
+  '',
+  '',
+  'NOTAUTH',
+];
 
 function record(
   deps: ListenerDeps,
@@ -189,6 +201,13 @@ function transfer(deps: ListenerDeps, conn: TcpSocket, msg: Buffer, send: (m: Bu
   const q = parseQuery(msg)!;
   const zone = deps.engine.zones.get(q.key) ?? null;
   const address = conn.remoteAddress ?? '';
+  // A signed transfer request is verified before anything else (RFC 8945 §5.2).
+  const signed = tsigVerdict(q);
+  if (signed) {
+    deps.log.info({ zone: q.key, address, tsig: signed.error }, 'dns: signed zone transfer refused');
+    send(deps.engine.tsigError(q, signed, 'tcp'));
+    return;
+  }
   if (!zone) {
     send(transferError(q, RCODE.REFUSED));
     return;

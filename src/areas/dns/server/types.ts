@@ -15,13 +15,24 @@ export const T = {
   NSEC: 47,
   DNSKEY: 48,
   NXNAME: 128,
+  TSIG: 250,
   IXFR: 251,
   AXFR: 252,
   ANY: 255,
   CAA: 257,
 } as const;
 
-export const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 } as const;
+export const RCODE = {
+  NOERROR: 0,
+  FORMERR: 1,
+  SERVFAIL: 2,
+  NXDOMAIN: 3,
+  NOTIMP: 4,
+  REFUSED: 5,
+  NOTAUTH: 9,
+} as const;
+/** The TSIG record's own error field (RFC 8945 §3). */
+export const TSIG_ERROR = { BADSIG: 16, BADKEY: 17, BADTIME: 18 } as const;
 export const OPCODE = { QUERY: 0, NOTIFY: 4 } as const;
 export const CLASS_IN = 1;
 

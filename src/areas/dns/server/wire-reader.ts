@@ -5,7 +5,7 @@
  * bytes (so the answer repeats the query's letter case) and its length.
  */
 import { nameKey } from './names.js';
-import { T } from './types.js';
+import { OPCODE, RCODE, T } from './types.js';
 
 export interface Edns {
   /** Requestor's UDP payload size, at least 512. */
@@ -31,12 +31,30 @@ export interface Query {
   /** End offset of the question section in the packet. */
   questionEnd: number;
   edns: Edns | null;
+  /** The TSIG record that signs the message (RFC 8945), the last of the additional section. */
+  tsig: TsigRecord | null;
+}
+
+export interface TsigRecord {
+  /** The key's name, as sent. */
+  keyLabels: string[];
+  algorithmLabels: string[];
+  /** Seconds since the epoch (48 bits). */
+  timeSigned: number;
+  fudge: number;
+  mac: Buffer;
+  originalId: number;
+  error: number;
+  /** Where the TSIG record starts: what precedes it is what the MAC covers. */
+  start: number;
 }
 
 export class MalformedQuery extends Error {
   constructor(
     readonly id: number | null,
     message: string,
+    /** FORMERR, or NOTIMP for an opcode this server does not implement (RFC 1035 §4.1.1). */
+    readonly rcode: number = RCODE.FORMERR,
   ) {
     super(message);
   }
@@ -86,22 +104,27 @@ export function parseQuery(buf: Buffer): Query | null {
   const ancount = buf.readUInt16BE(6);
   const nscount = buf.readUInt16BE(8);
   const arcount = buf.readUInt16BE(10);
-  if (qdcount !== 1) throw new MalformedQuery(id, `expected one question, got ${qdcount}`);
+  // A message of an opcode we do not implement is NOTIMP whatever its sections hold (DSO's has no
+  // question at all), as NSD and Knot answer; only a query's malformation is FORMERR.
+  const fail = opcode === OPCODE.QUERY ? RCODE.FORMERR : RCODE.NOTIMP;
+  if (qdcount !== 1) throw new MalformedQuery(id, `expected one question, got ${qdcount}`, fail);
   let name: { labels: string[]; end: number };
   try {
     name = readName(buf, 12);
   } catch (err) {
-    throw new MalformedQuery(id, (err as Error).message);
+    throw new MalformedQuery(id, (err as Error).message, fail);
   }
-  if (name.end + 4 > buf.length) throw new MalformedQuery(id, 'truncated question');
+  if (name.end + 4 > buf.length) throw new MalformedQuery(id, 'truncated question', fail);
   const qtype = buf.readUInt16BE(name.end);
   const qclass = buf.readUInt16BE(name.end + 2);
   const questionEnd = name.end + 4;
   let edns: Edns | null = null;
+  let tsig: TsigRecord | null = null;
   // Skip answer and authority (a NOTIFY may carry a SOA), then look for OPT among additional.
   let pos = questionEnd;
   try {
     for (let i = 0; i < ancount + nscount + arcount; i++) {
+      const start = pos;
       const rrName = readName(buf, pos);
       pos = rrName.end;
       if (pos + 10 > buf.length) throw new Error('truncated record');
@@ -118,10 +141,15 @@ export function parseQuery(buf: Buffer): Query | null {
           co: (ttl & 0x4000) !== 0,
         };
       }
+      if (type === T.TSIG) {
+        // Only as the very last record (RFC 8945 §5.1); anywhere else the message is malformed.
+        if (i !== ancount + nscount + arcount - 1) throw new Error('TSIG is not the last record');
+        tsig = readTsig(buf, rrName.labels, pos + 10, rdlength, start);
+      }
       pos += 10 + rdlength;
     }
   } catch (err) {
-    throw new MalformedQuery(id, (err as Error).message);
+    throw new MalformedQuery(id, (err as Error).message, fail);
   }
   return {
     id,
@@ -134,5 +162,25 @@ export function parseQuery(buf: Buffer): Query | null {
     qclass,
     questionEnd,
     edns,
+    tsig,
   };
+}
+
+function readTsig(buf: Buffer, keyLabels: string[], at: number, length: number, start: number): TsigRecord {
+  const end = at + length;
+  const algorithm = readName(buf, at);
+  let pos = algorithm.end;
+  if (pos + 10 > end) throw new Error('truncated TSIG');
+  const timeSigned = buf.readUIntBE(pos, 6);
+  const fudge = buf.readUInt16BE(pos + 6);
+  const macSize = buf.readUInt16BE(pos + 8);
+  pos += 10;
+  if (pos + macSize + 6 > end) throw new Error('truncated TSIG');
+  const mac = Buffer.from(buf.subarray(pos, pos + macSize));
+  pos += macSize;
+  const originalId = buf.readUInt16BE(pos);
+  const error = buf.readUInt16BE(pos + 2);
+  const otherLength = buf.readUInt16BE(pos + 4);
+  if (pos + 6 + otherLength !== end) throw new Error('TSIG length mismatch');
+  return { keyLabels, algorithmLabels: algorithm.labels, timeSigned, fudge, mac, originalId, error, start };
 }

@@ -64,6 +64,24 @@ describe('wire', () => {
     twice.writeUInt16BE(2, 10);
     expect(() => parseQuery(twice)).toThrow(/OPT/);
   });
+  it('answers NOTIMP to an unknown opcode even with no question, FORMERR to a query without one', () => {
+    const engine = new DnsEngine();
+    const header = (opcode: number, qdcount: number) => {
+      const b = Buffer.alloc(12);
+      b.writeUInt16BE(0x1234, 0);
+      b.writeUInt16BE(opcode << 11, 2);
+      b.writeUInt16BE(qdcount, 4);
+      return b;
+    };
+    for (const opcode of [1, 2, 3, 5, 6, 15]) {
+      const r = engine.handle(header(opcode, 0), 'udp').response!;
+      expect(r.readUInt16BE(0)).toBe(0x1234);
+      expect(r.readUInt16BE(2) & 0xf).toBe(4); // NOTIMP
+      expect((r.readUInt16BE(2) >> 11) & 0xf).toBe(opcode);
+    }
+    const query = engine.handle(header(0, 0), 'udp').response!;
+    expect(query.readUInt16BE(2) & 0xf).toBe(1); // FORMERR
+  });
   it('answers SERVFAIL to an unexpected exception and reports it with the question', () => {
     const seen: string[] = [];
     const engine = new DnsEngine(Date.now, (err, q) => seen.push(`${String(err)} ${q.labels.join('.')}`));
