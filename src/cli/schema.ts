@@ -134,25 +134,20 @@ export function exampleOf(s: Schema | undefined, name = 'value', depth = 0): unk
   }
 }
 
+/** Example values for the string formats the API uses. */
+const FORMAT_EXAMPLES: Record<string, string> = {
+  'date-time': '2026-01-01T00:00:00.000Z',
+  date: '2026-01-01',
+  email: 'user@example.com',
+  uri: 'https://example.com/',
+  url: 'https://example.com/',
+  uuid: '00000000-0000-4000-8000-000000000000',
+  ipv4: '192.0.2.1',
+  ipv6: '2001:db8::1',
+};
+
 function exampleString(s: Schema, name: string): string {
-  switch (s.format) {
-    case 'date-time':
-      return '2026-01-01T00:00:00.000Z';
-    case 'date':
-      return '2026-01-01';
-    case 'email':
-      return 'user@example.com';
-    case 'uri':
-    case 'url':
-      return 'https://example.com/';
-    case 'uuid':
-      return '00000000-0000-4000-8000-000000000000';
-    case 'ipv4':
-      return '192.0.2.1';
-    case 'ipv6':
-      return '2001:db8::1';
-  }
-  return `example-${name.replace(/_/g, '-')}`;
+  return (s.format && FORMAT_EXAMPLES[s.format]) || `example-${name.replace(/_/g, '-')}`;
 }
 
 const singular = (name: string) => (name.endsWith('s') ? name.slice(0, -1) : name);
