@@ -20,7 +20,9 @@ describe('the named commands', () => {
       expect(op, `${c.words.join(' ')} → ${c.op}`).toBeDefined();
       if ('run' in c) continue;
       for (const arg of c.args ?? op!.pathParams)
-        expect(op!.pathParams.includes(arg) || op!.body?.has(arg), `${c.words.join(' ')} <${arg}>`).toBe(true);
+        expect(op!.pathParams.includes(arg) || op!.body?.has(arg), `${c.words.join(' ')} <${arg}>`).toBe(
+          true,
+        );
       // Every path parameter is a positional argument, so no command needs a flag for its resource.
       for (const p of op!.pathParams) expect(c.args ?? [], `${c.words.join(' ')} takes <${p}>`).toContain(p);
       if (c.wait) expect(ops.get(c.wait.op), c.wait.op).toBeDefined();
@@ -68,7 +70,9 @@ describe('the named commands', () => {
       const op = ops.get(a.op)!;
       const help = commandHelp(op, { words: a.words, args: a.args ?? [], alias: a });
       for (const [name, f] of op.body ?? []) {
-        const line = help.split('\n').find((l) => l.trimStart().startsWith(a.args?.includes(name) ? `<${name}>` : `--${name} `));
+        const line = help
+          .split('\n')
+          .find((l) => l.trimStart().startsWith(a.args?.includes(name) ? `<${name}>` : `--${name} `));
         expect(line, `${a.words.join(' ')}: ${name}`).toBeDefined();
         if (f.required) expect(line, `${a.words.join(' ')}: ${name}`).toMatch(/\brequired\b/);
       }
