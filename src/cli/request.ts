@@ -12,8 +12,12 @@ export interface CallInput {
   body?: string;
 }
 
-/** Sends one operation; resolves to the parsed answer, or throws CliError with the server's message. */
-export async function callOperation(ctx: CliContext, op: Operation, input: CallInput): Promise<unknown> {
+/** The URL and request of one operation, its fields placed in the path, the query or the body. */
+export function buildRequest(
+  ctx: CliContext,
+  op: Operation,
+  input: CallInput,
+): { url: string; init: RequestInit } {
   const path: Record<string, string> = {};
   const query = new URLSearchParams();
   let body: Record<string, unknown> | undefined = input.body === undefined ? undefined : readBody(input.body);
@@ -24,12 +28,12 @@ export async function callOperation(ctx: CliContext, op: Operation, input: CallI
     const name = rawName.replace(/-/g, '_');
     if (op.pathParams.includes(name)) path[name] = value;
     else if (op.queryParams.has(name)) query.append(name, value);
-    else if (op.body) {
+    else if (op.body && (op.body.has(name) || op.body.size === 0)) {
       body ??= {};
       body[name] = typed(name, value, op.body.get(name)?.type);
     } else
       throw new CliError(
-        `${op.id} has no parameter --${rawName} (it takes: ${[...op.pathParams, ...op.queryParams.keys()].map((n) => `--${n}`).join(' ') || 'nothing'})`,
+        `${op.id} has no field --${rawName} (it takes: ${[...op.pathParams, ...op.queryParams.keys(), ...(op.body?.keys() ?? [])].map((n) => `--${n}`).join(' ') || 'nothing'}; --help describes each)`,
         2,
       );
   };
@@ -37,6 +41,14 @@ export async function callOperation(ctx: CliContext, op: Operation, input: CallI
   for (const [name, value] of input.flags) assign(name, value);
   const missing = op.pathParams.filter((p) => path[p] === undefined);
   if (missing.length) throw new CliError(`${op.id} needs ${missing.map((m) => `<${m}>`).join(' ')}`, 2);
+  if (op.body && input.body === undefined) {
+    const absent = [...op.body].filter(([name, f]) => f.required && body?.[name] === undefined);
+    if (absent.length)
+      throw new CliError(
+        `${op.id} needs ${absent.map(([name, f]) => `--${name} (${f.type ?? 'value'})`).join(', ')}; --help describes each field`,
+        2,
+      );
+  }
   if (op.body) body ??= {};
 
   const url = `${ctx.url}${op.path.replace(/\{(\w+)\}/g, (_, p: string) => encodeURIComponent(path[p]!))}${query.size ? `?${query}` : ''}`;
@@ -46,30 +58,40 @@ export async function callOperation(ctx: CliContext, op: Operation, input: CallI
     headers['authorization'] = `Bearer ${ctx.operatorToken}`;
   } else if (ctx.token) headers['x-api-key'] = ctx.token;
   if (body !== undefined) headers['content-type'] = 'application/json';
+  return {
+    url,
+    init: { method: op.method, headers, body: body === undefined ? undefined : JSON.stringify(body) },
+  };
+}
+
+/** Sends one operation; resolves to the parsed answer, or throws CliError with the server's message. */
+export async function callOperation(ctx: CliContext, op: Operation, input: CallInput): Promise<unknown> {
+  const { url, init } = buildRequest(ctx, op, input);
   let res: Response;
   try {
-    res = await fetch(url, {
-      method: op.method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    res = await fetch(url, init);
   } catch (err) {
     throw new CliError(`cannot reach Fjord at ${ctx.url}: ${(err as Error).message}`);
   }
   const text = await res.text();
   let parsed: unknown = text;
   if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
-  if (!res.ok) {
+  if (!res.ok) throw refusal(res, parsed, text);
+  return res.status === 204 ? null : parsed;
+}
+
+/** The CliError for a refused request: status, the error code and the server's message. */
+export function refusal(res: Response, parsed: unknown, text: string): CliError {
+  {
     const e = parsed as {
       detail?: { code?: string; message?: string };
       error?: { code?: string; message?: string };
     };
     const d = e?.detail ?? e?.error;
-    throw new CliError(
+    return new CliError(
       `${res.status} ${d?.code ?? ''}: ${d?.message ?? (text || res.statusText)}`.replace(' :', ':'),
     );
   }
-  return res.status === 204 ? null : parsed;
 }
 
 function readBody(spec: string): Record<string, unknown> {

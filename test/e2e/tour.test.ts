@@ -63,7 +63,9 @@ afterAll(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-it.runIf(tools)('runs docs/tour.md as written', { timeout: 120_000 }, async () => {
+// A dozen `npx fjord` processes in a row: on a loaded machine each takes seconds, so the
+// timeout is generous (the tour itself needs no waiting).
+it.runIf(tools)('runs docs/tour.md as written', { timeout: 300_000 }, async () => {
   const page = readFileSync(join(ROOT, 'docs', 'tour.md'), 'utf8');
   const blocks = [...page.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
   expect(blocks.length).toBe(5);
@@ -76,5 +78,5 @@ it.runIf(tools)('runs docs/tour.md as written', { timeout: 120_000 }, async () =
   expect(stdout).toContain('hello from the tour'); // the object read back with aws-cli
   expect(stdout).toContain('192.0.2.10'); // dig's answer
   expect(stdout).toMatch(/count\s*\n-+\n\s*1\s*\n/); // psql's SELECT
-  expect(stdout).toMatch(/status\s+approved/); // the code checked
+  expect(stdout).toMatch(/^status\s+verified$/m); // the code checked
 });
