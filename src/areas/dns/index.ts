@@ -1,6 +1,7 @@
 import { createResolver } from '../../kernel/net/resolver.js';
+import { unitsOf } from '../../kernel/store/unit-of-work.js';
 import { defineArea } from '../wiring.js';
-import { type DnsTables, dnsMigrations } from './migrations.js';
+import { dnsMigrations } from './migrations.js';
 import { DnsRepo } from './repo.js';
 import { dnsRoutes } from './routes.js';
 import { createDnsServer } from './server/index.js';
@@ -19,12 +20,13 @@ export const dnsArea = defineArea({
   name: 'dns',
   migrations: dnsMigrations,
   async setup(kernel) {
-    const repo = new DnsRepo(kernel.store.typed<DnsTables>(), kernel.store);
+    const data = unitsOf(kernel.store, DnsRepo.over);
+    const repo = data.read;
     const nameservers = kernel.config.dns.nameservers;
     const source = new StoreZoneSource(repo, kernel.store, kernel.secrets, nameservers, kernel.log, () =>
       kernel.clock.nowMs(),
     );
-    const service = new DnsService(repo, source, {
+    const service = new DnsService(data, source, {
       clock: kernel.clock,
       identity: kernel.identity,
       audit: kernel.audit,

@@ -2,6 +2,7 @@ import type { AuditTrail } from '../../kernel/audit/audit.js';
 import type { IdentityService } from '../../kernel/auth/identity.js';
 import type { Clock } from '../../kernel/clock.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
+import type { Units } from '../../kernel/store/unit-of-work.js';
 import type { DnsRecordsTable, DnsZonesTable } from './migrations.js';
 import {
   type ChangePlan,
@@ -18,7 +19,7 @@ import type { StoreZoneSource } from './zone-source.js';
 /** The one path by which record changes reach the store: planned, checked, written atomically, announced. */
 export class RecordWriter {
   constructor(
-    private readonly repo: DnsRepo,
+    private readonly data: Units<DnsRepo>,
     private readonly source: StoreZoneSource,
     private readonly deps: { clock: Clock; identity: IdentityService; audit: AuditTrail; limits: Limits },
   ) {}
@@ -39,7 +40,7 @@ export class RecordWriter {
     const plan = (await this.deps.identity.getCustomer(zone.customer_id))?.plan;
     const maxRecords = this.deps.limits.of('dns.records_per_zone', plan);
     const now = this.deps.clock.nowMs();
-    const changePlan = await this.repo.inUnit([`dns:zone:${zone.id}`], async (tx) => {
+    const changePlan = await this.data.run([`dns:zone:${zone.id}`], async (tx) => {
       const locked = await tx.lockZone(zone.id, now);
       if (!locked) throw zoneErrors.notFound();
       if (locked.status === 'disabled') throw zoneErrors.disabled();

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { Store } from '../../kernel/store/store.js';
+import type { AnyDb } from '../../kernel/store/unit-of-work.js';
 import type {
   DnsKeysTable,
   DnsQueryPausesTable,
@@ -9,17 +9,15 @@ import type {
   DnsZonesTable,
 } from './migrations.js';
 
-/** Every DNS query. Constructed on the store's Kysely or on a transaction of it. */
+/**
+ * Every DNS query. Bound to the store's Kysely or to a unit's transaction (`DnsRepo.over`); units
+ * are opened by the area's code through `unitsOf` (index.ts), never by the repo.
+ */
 export class DnsRepo {
-  constructor(
-    readonly db: Kysely<DnsTables>,
-    private readonly store?: Store,
-  ) {}
+  constructor(readonly db: Kysely<DnsTables>) {}
 
-  /** Runs `fn` in a unit of work holding `locks`, with a repo bound to its transaction. */
-  inUnit<T>(locks: string[], fn: (repo: DnsRepo) => Promise<T>): Promise<T> {
-    if (!this.store) throw new Error('DnsRepo.inUnit: a repo over a transaction cannot start a unit');
-    return this.store.unitOfWork({ locks }, ({ tx }) => fn(new DnsRepo(tx as Kysely<DnsTables>)));
+  static over(db: AnyDb): DnsRepo {
+    return new DnsRepo(db as Kysely<DnsTables>);
   }
 
   // Zones

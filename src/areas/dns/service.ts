@@ -7,6 +7,7 @@ import type { Limits } from '../../kernel/limits/quotas.js';
 import { type DnsLookup, ResolverError } from '../../kernel/net/resolver.js';
 import type { SecretBox } from '../../kernel/secrets.js';
 import { insertUnique } from '../../kernel/store/dialect.js';
+import type { Units } from '../../kernel/store/unit-of-work.js';
 import type { DnsZonesTable } from './migrations.js';
 import { NameError, normaliseZoneName, toAscii } from './names.js';
 import { QueryQuota } from './query-quota.js';
@@ -34,8 +35,9 @@ export class DnsService implements QueryStatsSink {
   private readonly quota: QueryQuota;
   private readonly writer: RecordWriter;
   private readonly keys: ZoneKeys;
+  private readonly repo: DnsRepo;
   constructor(
-    private readonly repo: DnsRepo,
+    private readonly data: Units<DnsRepo>,
     readonly source: StoreZoneSource,
     private readonly deps: {
       clock: Clock;
@@ -51,10 +53,11 @@ export class DnsService implements QueryStatsSink {
       enqueueCheck: (zoneId: string) => Promise<void>;
     },
   ) {
-    this.quota = new QueryQuota(repo, { ...deps, announce: (apex) => source.announce(apex) });
-    this.stats = new QueryStatistics(repo, (customerIds) => this.quota.afterCounted(customerIds));
-    this.writer = new RecordWriter(repo, source, deps);
-    this.keys = new ZoneKeys(repo, source, deps);
+    this.repo = data.read;
+    this.quota = new QueryQuota(this.repo, { ...deps, announce: (apex) => source.announce(apex) });
+    this.stats = new QueryStatistics(this.repo, (customerIds) => this.quota.afterCounted(customerIds));
+    this.writer = new RecordWriter(data, source, deps);
+    this.keys = new ZoneKeys(data, source, deps);
   }
 
   // Zones
@@ -110,7 +113,7 @@ export class DnsService implements QueryStatsSink {
     // together; the overlap check runs there too (under the name's lock, so two customers cannot
     // take a parent and a child of each other at once).
     const names = [name, ...parents].map((n) => `dns:name:${n}`);
-    await this.repo.inUnit([`dns:zones:${customerId}`, ...names], async (tx) => {
+    await this.data.run([`dns:zones:${customerId}`, ...names], async (tx) => {
       for (const z of await tx.overlapping(name, parents)) {
         if (z.name === name) throw zoneErrors.taken();
         // A customer may split its own domain into zones, never take a part of someone else's.

@@ -2,6 +2,7 @@ import type { AuditTrail } from '../../kernel/audit/audit.js';
 import type { Clock } from '../../kernel/clock.js';
 import type { SecretBox } from '../../kernel/secrets.js';
 import { isUniqueViolation } from '../../kernel/store/dialect.js';
+import type { Units } from '../../kernel/store/unit-of-work.js';
 import {
   ALGORITHM,
   ALGORITHM_NAME,
@@ -23,11 +24,14 @@ import type { StoreZoneSource } from './zone-source.js';
  * sealed with the data key.
  */
 export class ZoneKeys {
+  private readonly repo: DnsRepo;
   constructor(
-    private readonly repo: DnsRepo,
+    private readonly data: Units<DnsRepo>,
     private readonly source: StoreZoneSource,
     private readonly deps: { clock: Clock; secrets: SecretBox; audit: AuditTrail },
-  ) {}
+  ) {
+    this.repo = data.read;
+  }
 
   async activate(zone: DnsZonesTable, actor: Actor) {
     const key = (await this.repo.key(zone.id)) ?? (await this.create(zone.id));
@@ -73,7 +77,7 @@ export class ZoneKeys {
   /** Flips signing under the zone's lock, raising the serial from the current one; false if it was already so. */
   private async setSigning(zone: DnsZonesTable, enabled: boolean): Promise<boolean> {
     const now = this.deps.clock.nowMs();
-    const changed = await this.repo.inUnit([`dns:zone:${zone.id}`], async (tx) => {
+    const changed = await this.data.run([`dns:zone:${zone.id}`], async (tx) => {
       const locked = await tx.lockZone(zone.id, now);
       if (!locked || (locked.dnssec_enabled === 1) === enabled) return false;
       await tx.setDnssec(zone.id, enabled, nextSerial(locked.serial, now), now);
