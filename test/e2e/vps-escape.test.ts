@@ -68,6 +68,8 @@ describe.skipIf(skip !== null)(
     });
     const a = spec(`esc-a-${process.pid}`, `cust-a-${process.pid}`);
     const b = spec(`esc-b-${process.pid}`, `cust-b-${process.pid}`);
+    // A second server of the first customer: its own private network reaches it.
+    const a2 = spec(`esc-a2-${process.pid}`, a.customerId);
     let relayA = '';
     let relayB = '';
 
@@ -105,8 +107,9 @@ describe.skipIf(skip !== null)(
     beforeAll(async () => {
       writeFileSync(secret, 'the host operator token\n');
       driver = new NamespaceVpsDriver(root, new TemplateCache(TEMPLATES), log);
-      const [ra, rb] = await Promise.all([driver.provision(a), driver.provision(b)]);
-      await Promise.all([ra.ready, rb.ready]);
+      const made = await Promise.all([a, b, a2].map((s) => driver.provision(s)));
+      await Promise.all(made.map((m) => m.ready));
+      const [ra, rb] = made as [(typeof made)[0], (typeof made)[0]];
       relayA = ra.ipv4;
       relayB = rb.ipv4;
     }, 1_800_000);
@@ -123,6 +126,7 @@ describe.skipIf(skip !== null)(
         JSON.parse(readFileSync(join(root, id, 'server.json'), 'utf8')) as { slot: number };
       const gatewayA = addressesOf(meta(a.id).slot).host;
       const serverB = addressesOf(meta(b.id).slot).server;
+      const serverA2 = addressesOf(meta(a2.id).slot).server;
       const onGateway = await listen(gatewayA);
       const onLoopback = await listen('127.0.0.1');
       const filesOfB = join(root, b.id, 'upper/root/.ssh/authorized_keys');
@@ -152,9 +156,12 @@ try change-address ip addr add 10.213.250.2/30 dev eth0
 try pids-limit bash -c 'for i in $(seq 1100); do sleep 30 & done 2>/dev/null; n=$(ps -e --no-headers | wc -l); kill $(jobs -p); wait; [ "$n" -gt 1050 ]'
 try memory-limit perl -e '$x = "a" x (2300 * 1024 * 1024); exit 0'
 hostname evil.example.test
+timeout 3 bash -c "exec 3<>/dev/tcp/${serverA2}/22 && head -c 4 <&3" && echo
 `;
       const out = await ssh(relayA, script);
       const lines = out.trim().split('\n');
+      // The same customer's other server answers: the drops above are the firewall's, not a dead link.
+      expect(lines.pop()).toBe('SSH-');
       const escaped = lines.filter((l) => l.endsWith('=escaped'));
       expect(lines.length).toBe(22);
       expect(escaped).toEqual([]);
