@@ -7,7 +7,8 @@
  * 32-bit tag of the customer, `tenant_iface` holds (tag . interface) pairs. Then:
  * - forwarded traffic from a tenant interface to another tenant interface passes only when both
  *   are the same customer's; to the host's other private, link-local or loopback networks it is
- *   dropped; anything else leaves by NAT (masquerade) when the host has a route;
+ *   dropped, except DNS to the resolvers the host itself uses (`resolvers`, often on a private
+ *   address in a cloud); anything else leaves by NAT (masquerade) when the host has a route;
  * - nothing from a non-tenant interface opens a connection into a tenant interface;
  * - traffic from a tenant interface to the host itself is dropped, except replies, ICMP (and
  *   IPv6 neighbour discovery), and the (protocol . port) pairs an operator publishes in the
@@ -17,6 +18,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 
 const exec = promisify(execFile);
@@ -27,6 +29,7 @@ const RULES = `table inet ${TENANT_TABLE} {
   set tenant_ifaces { type ifname; }
   set tenant_iface { type mark . ifname; }
   set published { type inet_proto . inet_service; }
+  set resolvers { type ipv4_addr; }
   chain forward {
     type filter hook forward priority filter - 5; policy accept;
     ct state established,related accept
@@ -37,6 +40,7 @@ const RULES = `table inet ${TENANT_TABLE} {
     meta mark set iifname map @tenant_of
     oifname @tenant_ifaces meta mark . oifname @tenant_iface accept
     oifname @tenant_ifaces drop
+    ip daddr @resolvers meta l4proto { tcp, udp } th dport 53 accept
     ip daddr { 0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, 192.168.0.0/16, 224.0.0.0/4 } drop
     ip6 daddr { ::1, fc00::/7, fe80::/10, ff00::/8 } drop
     accept
@@ -118,4 +122,20 @@ export async function forgetInterface(ifname: string): Promise<void> {
   await del(`tenant_ifaces { "${ifname}" }`);
   await del(`tenant_of { "${ifname}" }`);
   if (m) await del(`tenant_iface { ${m[1]} . "${ifname}" }`);
+}
+
+/**
+ * The host's own DNS resolvers (IPv4 `nameserver` lines of /etc/resolv.conf, loopback ones
+ * left out: a server cannot reach the host's loopback), let through to port 53 so that a
+ * server's copy of the host's resolv.conf works from inside.
+ */
+export async function allowHostResolvers(resolvConf = '/etc/resolv.conf'): Promise<string[]> {
+  await ensureTenantFirewall();
+  const text = await readFile(resolvConf, 'utf8').catch(() => '');
+  const found = [...text.matchAll(/^\s*nameserver\s+(\d+\.\d+\.\d+\.\d+)\s*$/gm)]
+    .map((m) => m[1]!)
+    .filter((a) => !a.startsWith('127.'));
+  if (found.length)
+    await nft(['-f', '-'], `add element inet ${TENANT_TABLE} resolvers { ${found.join(', ')} }\n`);
+  return found;
 }

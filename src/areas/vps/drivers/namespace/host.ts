@@ -4,7 +4,11 @@ import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { admitInterface, forgetInterface } from '../../../../kernel/net/tenant-firewall.js';
+import {
+  admitInterface,
+  allowHostResolvers,
+  forgetInterface,
+} from '../../../../kernel/net/tenant-firewall.js';
 import type { VpsPlan } from '../../catalogue.js';
 
 /**
@@ -75,6 +79,7 @@ export async function makeNetwork(id: string, slot: number, customerId: string):
     'echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start && echo "0 2147483647" > /proc/sys/net/ipv4/ping_group_range',
   ]);
   await admitInterface(veth, customerId);
+  await allowHostResolvers();
   await run('ip', ['addr', 'add', `${a.host6}/64`, 'dev', veth, 'nodad']).catch(() => {});
   await run('ip', ['-n', ns, 'addr', 'add', `${a.server6}/64`, 'dev', 'eth0', 'nodad']).catch(() => {});
 }
