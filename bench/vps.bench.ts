@@ -25,7 +25,16 @@ import {
   removeNetwork,
   sleep,
 } from '../src/areas/vps/drivers/namespace/host.js';
-import { INIT_SCRIPT } from '../src/areas/vps/drivers/namespace/init.js';
+import {
+  grantPool,
+  ID_COUNT,
+  idBaseOf,
+  releaseIdRange,
+  reserveIdRange,
+  shiftOwnership,
+} from '../src/areas/vps/drivers/namespace/idmaps.js';
+import { MOUNT_SCRATCH, STAGE0_SCRIPT, STAGE1_SCRIPT } from '../src/areas/vps/drivers/namespace/init.js';
+import { LAUNCH_HELPER, PYTHON } from '../src/areas/vps/drivers/namespace/launch-helper.js';
 import { TemplateCache } from '../src/areas/vps/drivers/namespace/template.js';
 import type { VpsService } from '../src/areas/vps/service.js';
 import { TestFjord } from '../test/helpers/fjord.js';
@@ -81,25 +90,33 @@ const templates = new TemplateCache(TEMPLATES);
 console.log('template: building or checking debian-12 …');
 const lower = await templates.ensure('debian-12');
 
-/** The bare reference: the same root, the same init, no Fjord. */
+/**
+ * The bare reference: the same root and the same two-stage init (idmapped template, user
+ * namespace with an id range, pivot_root), no Fjord, no seccomp filter and no lxcfs.
+ */
 async function bare(i: number): Promise<{ ms: number; memory: number; stop: () => Promise<void> }> {
   const id = `bench-bare-${process.pid}-${i}`;
   const slot = 16_000 + i;
   const dir = join(work, id);
   const t0 = performance.now();
-  for (const d of ['upper/etc/ssh', 'upper/root/.ssh', 'work', 'root'])
+  for (const d of ['upper/etc/ssh', 'upper/root/.ssh', 'work'])
     await mkdir(join(dir, d), { recursive: true });
   await exec('ssh-keygen', ['-A', '-f', join(dir, 'upper')]);
   await writeFile(join(dir, 'upper/root/.ssh/authorized_keys'), `${publicKey}\n`, { mode: 0o600 });
+  await writeFile(join(dir, 'server.json'), '{}');
+  await grantPool();
+  const range = await reserveIdRange(id, dir);
+  await shiftOwnership(join(dir, 'upper'), idBaseOf(range));
   await makeCgroups(id, planOf('vps-1-2')!);
-  await makeNetwork(id, slot);
+  await makeNetwork(id, slot, 'bench-bare');
+  await mkdir(MOUNT_SCRATCH, { recursive: true });
   const log = openSync(join(dir, 'console.log'), 'a');
   const procs = cgroupDirs(id).map((d) => join(d, 'cgroup.procs'));
   const child = spawn(
     '/bin/sh',
     [
       '-c',
-      `for f in "$@"; do echo $$ > "$f"; done; exec nsenter --net=/run/netns/${netnsOf(id)} unshare --mount --uts --pid --fork --kill-child -- /bin/sh -c "$FJORD_INIT"`,
+      `for f in "$@"; do echo $$ > "$f"; done; exec nsenter --net=/run/netns/${netnsOf(id)} unshare --mount --propagation private -- /bin/sh -c "$FJORD_STAGE0"`,
       'bare',
       ...procs,
     ],
@@ -108,8 +125,14 @@ async function bare(i: number): Promise<{ ms: number; memory: number; stop: () =
       stdio: ['ignore', log, log],
       env: {
         PATH: '/usr/sbin:/usr/bin:/sbin:/bin',
-        FJORD_INIT: INIT_SCRIPT,
-        FJORD_ROOT: join(dir, 'root'),
+        FJORD_STAGE0: STAGE0_SCRIPT,
+        FJORD_INIT: STAGE1_SCRIPT,
+        FJORD_PYTHON: PYTHON,
+        FJORD_HELPER: LAUNCH_HELPER,
+        FJORD_SECCOMP: '',
+        FJORD_LXCFS: '',
+        FJORD_ID_BASE: String(idBaseOf(range)),
+        FJORD_ID_COUNT: String(ID_COUNT),
         FJORD_LOWER: lower,
         FJORD_UPPER: join(dir, 'upper'),
         FJORD_WORK: join(dir, 'work'),
@@ -129,6 +152,7 @@ async function bare(i: number): Promise<{ ms: number; memory: number; stop: () =
       if (init) process.kill(init, 'SIGTERM');
       await new Promise((r) => child.once('exit', r));
       await removeNetwork(id, slot);
+      await releaseIdRange(dir, range);
       for (let k = 0; k < 40 && cgroupDirs(id).some((d) => existsSync(d)); k++) {
         await removeCgroups(id);
         await sleep(50);

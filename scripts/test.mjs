@@ -62,6 +62,12 @@ const DEBIAN_PACKAGES = [
   { name: 'e2fsprogs', probe: 'mkfs.ext4' },
   // Virtual servers (namespace driver): debootstrap builds the Debian root, whose sshd customers log in to.
   { name: 'debootstrap', probe: 'debootstrap' },
+  // …each an unprivileged container: id ranges (newuidmap), per-cgroup /proc, the tenant
+  // firewall, and Debian's Python for the idmapped mount and the seccomp filter.
+  { name: 'uidmap', probe: 'newuidmap' },
+  { name: 'lxcfs', probe: 'lxcfs' },
+  { name: 'nftables', probe: 'nft' },
+  { name: 'python3', probe: () => existsSync('/usr/bin/python3') },
   { name: 'openssh-server', probe: () => existsSync('/usr/sbin/sshd') },
   // Live events: the watch and embed pages are driven in Debian's Chromium (playwright-core).
   { name: 'chromium', probe: () => existsSync('/usr/bin/chromium') },

@@ -237,6 +237,7 @@ describe.skipIf(skipReason !== null)('virtual servers (namespace driver)', () =>
     const templates = new TemplateCache(TEMPLATES);
     const spec = {
       id: `recover-${process.pid}`,
+      customerId: 'cust-recover',
       hostname: 'left.example.test',
       plan: planOf('vps-1-2')!,
       osTemplate: 'debian-12',

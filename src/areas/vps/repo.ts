@@ -75,6 +75,7 @@ export class VpsRepo {
     const keys = await this.keysOf(row.id);
     return {
       id: row.id,
+      customerId: row.customer_id,
       hostname: row.hostname,
       plan: planOf(row.plan_code)!,
       osTemplate: row.os_template,

@@ -95,6 +95,7 @@ export class VpsService {
     const id = newId();
     const spec: ServerSpec = {
       id,
+      customerId,
       hostname,
       plan,
       osTemplate: template.id,

@@ -4,6 +4,8 @@ import type { VpsPlan } from '../catalogue.js';
 /** What a driver is told about a server. */
 export interface ServerSpec {
   id: string;
+  /** The owner: a real driver keeps each customer's servers on a network of their own. */
+  customerId: string;
   hostname: string;
   plan: VpsPlan;
   osTemplate: string;

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
@@ -25,7 +25,18 @@ import {
   sleep,
   vethCounters,
 } from './namespace/host.js';
-import { INIT_SCRIPT } from './namespace/init.js';
+import {
+  grantPool,
+  ID_COUNT,
+  idBaseOf,
+  releaseIdRange,
+  reserveIdRange,
+  shiftOwnership,
+} from './namespace/idmaps.js';
+import { MOUNT_SCRATCH, STAGE0_SCRIPT, STAGE1_SCRIPT } from './namespace/init.js';
+import { LAUNCH_HELPER, PYTHON } from './namespace/launch-helper.js';
+import { lxcfsRoot } from './namespace/lxcfs.js';
+import { seccompFilter, seccompSupported } from './namespace/seccomp.js';
 import { releaseSlot, reserveSlot } from './namespace/slots.js';
 import { SshForwards } from './namespace/ssh-proxy.js';
 import { canDebootstrap, DEBIAN_SUITES, type TemplateCache } from './namespace/template.js';
@@ -37,6 +48,10 @@ interface ServerMeta {
   template: string;
   plan_code: string;
   slot: number;
+  /** The owner, whose private network the server is on (absent on disks made before it was kept). */
+  customer?: string;
+  /** The server's host id range (idmaps.ts); its upper layer's files are owned by that range. */
+  id_range?: number;
 }
 
 const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -84,6 +99,14 @@ export class NamespaceVpsDriver implements VpsDriver {
     if (process.getuid?.() !== 0) throw new Error('FJORD_VPS_DRIVER=namespace needs root');
     await run('unshare', ['--mount', '--uts', '--pid', '--net', '--fork', 'true']).catch((err) => {
       throw new Error(`FJORD_VPS_DRIVER=namespace: cannot make namespaces: ${(err as Error).message}`);
+    });
+    for (const tool of ['newuidmap', 'newgidmap', 'nft', 'pivot_root'])
+      await run('sh', ['-c', `command -v ${tool}`]).catch(() => {
+        throw new Error(`FJORD_VPS_DRIVER=namespace needs ${tool} (Debian: uidmap, nftables, util-linux)`);
+      });
+    if (!existsSync(PYTHON)) throw new Error(`FJORD_VPS_DRIVER=namespace needs ${PYTHON} (Debian: python3)`);
+    await run('unshare', ['--user', '--map-root-user', 'true']).catch((err) => {
+      throw new Error(`FJORD_VPS_DRIVER=namespace: cannot make user namespaces: ${(err as Error).message}`);
     });
     const dir = join(scratch, `overlay-check-${randomBytes(4).toString('hex')}`);
     try {
@@ -137,6 +160,7 @@ export class NamespaceVpsDriver implements VpsDriver {
       template: spec.osTemplate,
       plan_code: spec.plan.plan_code,
       slot,
+      customer: spec.customerId,
     };
     await writeFile(join(dir, 'server.json'), `${JSON.stringify(meta, null, 2)}\n`);
     const cached = this.templates.isReady(spec.osTemplate);
@@ -171,6 +195,7 @@ export class NamespaceVpsDriver implements VpsDriver {
   destroy(id: string): Promise<void> {
     return this.queue(id, async () => {
       await this.halt(id, 0);
+      await releaseIdRange(this.dirOf(id), (await this.meta(id))?.id_range);
       await releaseSlot(this.dirOf(id));
       await rm(this.dirOf(id), { recursive: true, force: true });
       this.cpuSamples.delete(id);
@@ -208,7 +233,10 @@ export class NamespaceVpsDriver implements VpsDriver {
 
   /** The upper layer replaced by the snapshot's: whatever was written since is gone. */
   rollback(id: string, name: string): Promise<void> {
-    return this.queue(id, () => rollbackTo(this.dirOf(id), name));
+    return this.queue(id, async () => {
+      await rollbackTo(this.dirOf(id), name);
+      await this.reshift(id);
+    });
   }
 
   async deleteSnapshot(id: string, name: string): Promise<void> {
@@ -220,7 +248,10 @@ export class NamespaceVpsDriver implements VpsDriver {
   }
 
   restore(spec: ServerSpec, archive: Readable): Promise<void> {
-    return this.queue(spec.id, () => restoreFrom(this.dirOf(spec.id), spec, archive));
+    return this.queue(spec.id, async () => {
+      await restoreFrom(this.dirOf(spec.id), spec, archive);
+      await this.reshift(spec.id);
+    });
   }
 
   async recover(known: KnownServer[]): Promise<void> {
@@ -266,6 +297,51 @@ export class NamespaceVpsDriver implements VpsDriver {
 
   // -------------------------------------------------------------------------------------------
 
+  /** A disk put back from a tar made before id ranges gets the server's range. */
+  private async reshift(id: string): Promise<void> {
+    const meta = await this.meta(id);
+    if (meta?.id_range !== undefined)
+      await shiftOwnership(join(this.dirOf(id), 'upper'), idBaseOf(meta.id_range));
+  }
+
+  private async writeMeta(meta: ServerMeta): Promise<void> {
+    await writeFile(join(this.dirOf(meta.id), 'server.json'), `${JSON.stringify(meta, null, 2)}\n`);
+  }
+
+  /** The seccomp filter's file, written once per run (root only reads it). */
+  private async seccompFile(): Promise<string> {
+    if (!seccompSupported()) {
+      this.log.warn(
+        { arch: process.arch },
+        'no seccomp filter for this architecture: servers start without one',
+      );
+      return '';
+    }
+    const file = '/run/fjord-vps/seccomp.bpf';
+    const temp = `${file}.${process.pid}`;
+    await writeFile(temp, seccompFilter());
+    await rename(temp, file);
+    return file;
+  }
+
+  /**
+   * The server's id range, held across every Fjord on the machine; when it is not the one its
+   * files are owned by (a disk from before ranges, or a range lost to another server), the upper
+   * layer is shifted onto the new one.
+   */
+  private async idRange(meta: ServerMeta): Promise<number> {
+    const dir = this.dirOf(meta.id);
+    const range = await reserveIdRange(meta.id, dir, meta.id_range);
+    if (range !== meta.id_range) {
+      // Disks made under Fjord's umask 077 before this had a `/` only root could enter.
+      if (meta.id_range === undefined) await chmod(join(dir, 'upper'), 0o755);
+      await shiftOwnership(join(dir, 'upper'), idBaseOf(range));
+      meta.id_range = range;
+      await this.writeMeta(meta);
+    }
+    return range;
+  }
+
   private async meta(id: string): Promise<ServerMeta | null> {
     const text = await readFile(join(this.dirOf(id), 'server.json'), 'utf8').catch(() => null);
     return text ? (JSON.parse(text) as ServerMeta) : null;
@@ -284,6 +360,9 @@ export class NamespaceVpsDriver implements VpsDriver {
   private async up(spec: ServerSpec): Promise<void> {
     await this.templates.ensure(spec.osTemplate);
     if (!existsSync(join(this.dirOf(spec.id), 'prepared'))) await prepareDisk(this.dirOf(spec.id), spec);
+    const meta = await this.meta(spec.id);
+    if (meta && meta.customer !== spec.customerId)
+      await this.writeMeta({ ...meta, customer: spec.customerId });
     await this.boot(spec.id, spec.hostname);
   }
 
@@ -301,20 +380,27 @@ export class NamespaceVpsDriver implements VpsDriver {
       meta.slot = slot;
       await writeFile(join(dir, 'server.json'), `${JSON.stringify(meta, null, 2)}\n`);
     }
+    await grantPool();
+    await mkdir(MOUNT_SCRATCH, { recursive: true });
+    const base = idBaseOf(await this.idRange(meta));
     await makeCgroups(id, plan);
-    await makeNetwork(id, meta.slot);
+    await makeNetwork(id, meta.slot, meta.customer ?? id);
+    // Walked by the server's own root (an unprivileged id on the host) on its way to its disk.
+    await chmod('/run/fjord-vps', 0o755);
+    await chmod(MOUNT_SCRATCH, 0o755);
     // Rolled-back or restored layers leave no stale overlay work dir.
     await rm(join(dir, 'work'), { recursive: true, force: true });
     await mkdir(join(dir, 'work'));
-    await mkdir(join(dir, 'root'), { recursive: true });
     const procs = cgroupDirs(id).map((d) => join(d, 'cgroup.procs'));
     const console = openSync(join(dir, 'console.log'), 'a');
-    // The shell joins the server's cgroups, then becomes nsenter (its netns), then unshare: one pid throughout.
+    // The shell joins the server's cgroups, then becomes nsenter (its netns), then unshare (a
+    // private mount namespace) running stage 0, which execs the user namespace's unshare: one
+    // pid throughout, whose one child is the server's PID 1.
     const child = spawn(
       '/bin/sh',
       [
         '-c',
-        `for f in "$@"; do echo $$ > "$f"; done; exec nsenter --net=/run/netns/${netnsOf(id)} unshare --mount --uts --pid --fork --kill-child -- /bin/sh -c "$FJORD_INIT" ${this.marker(id)}`,
+        `for f in "$@"; do echo $$ > "$f"; done; exec nsenter --net=/run/netns/${netnsOf(id)} unshare --mount --propagation private -- /bin/sh -c "$FJORD_STAGE0" ${this.marker(id)}`,
         this.marker(id),
         ...procs,
       ],
@@ -323,8 +409,14 @@ export class NamespaceVpsDriver implements VpsDriver {
         stdio: ['ignore', console, console],
         env: {
           PATH,
-          FJORD_INIT: INIT_SCRIPT,
-          FJORD_ROOT: join(dir, 'root'),
+          FJORD_STAGE0: STAGE0_SCRIPT,
+          FJORD_INIT: STAGE1_SCRIPT,
+          FJORD_PYTHON: PYTHON,
+          FJORD_HELPER: LAUNCH_HELPER,
+          FJORD_SECCOMP: await this.seccompFile(),
+          FJORD_ID_BASE: String(base),
+          FJORD_ID_COUNT: String(ID_COUNT),
+          FJORD_LXCFS: (await lxcfsRoot(this.log)) ?? '',
           FJORD_LOWER: lower,
           FJORD_UPPER: join(dir, 'upper'),
           FJORD_WORK: join(dir, 'work'),

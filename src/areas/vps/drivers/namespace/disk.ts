@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import type { ServerSpec } from '../driver.js';
@@ -31,6 +31,11 @@ export async function prepareDisk(dir: string, spec: ServerSpec): Promise<void> 
   await writeFile(join(upper, 'root/.ssh/authorized_keys'), spec.publicKeys.map((k) => `${k}\n`).join(''), {
     mode: 0o600,
   });
+  // Fjord's umask is 077; a Debian root needs its usual modes for users other than root.
+  for (const d of ['', 'etc', 'etc/ssh']) await chmod(join(upper, d), 0o755);
+  for (const f of ['etc/hostname', 'etc/hosts']) await chmod(join(upper, f), 0o644);
+  for (const f of await readdir(join(upper, 'etc/ssh')))
+    if (f.endsWith('.pub')) await chmod(join(upper, 'etc/ssh', f), 0o644);
   await writeFile(join(dir, 'prepared'), '');
 }
 

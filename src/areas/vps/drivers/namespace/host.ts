@@ -4,6 +4,11 @@ import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import {
+  admitInterface,
+  allowHostResolvers,
+  forgetInterface,
+} from '../../../../kernel/net/tenant-firewall.js';
 import type { VpsPlan } from '../../catalogue.js';
 
 /**
@@ -46,8 +51,13 @@ export function addressesOf(slot: number) {
 }
 export const SLOTS = 16_384;
 
-/** The network namespace with the server's end of the veth (eth0), addressed, default route to the host. */
-export async function makeNetwork(id: string, slot: number): Promise<void> {
+/**
+ * The network namespace with the server's end of the veth (eth0), addressed, default route to the
+ * host, and the host end admitted to the customer's side of the tenant firewall. The namespace
+ * belongs to the host, not to the server's user namespace: the server cannot change its address,
+ * routes or firewall, nor open raw sockets; it may bind ports below 1024 and ping.
+ */
+export async function makeNetwork(id: string, slot: number, customerId: string): Promise<void> {
   const ns = netnsOf(id);
   const veth = hostVethOf(slot);
   const a = addressesOf(slot);
@@ -60,12 +70,23 @@ export async function makeNetwork(id: string, slot: number): Promise<void> {
   await run('ip', ['-n', ns, 'link', 'set', 'lo', 'up']);
   await run('ip', ['-n', ns, 'link', 'set', 'eth0', 'up']);
   await run('ip', ['-n', ns, 'route', 'add', 'default', 'via', a.host]);
+  await run('ip', [
+    'netns',
+    'exec',
+    ns,
+    'sh',
+    '-c',
+    'echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start && echo "0 2147483647" > /proc/sys/net/ipv4/ping_group_range',
+  ]);
+  await admitInterface(veth, customerId);
+  await allowHostResolvers();
   await run('ip', ['addr', 'add', `${a.host6}/64`, 'dev', veth, 'nodad']).catch(() => {});
   await run('ip', ['-n', ns, 'addr', 'add', `${a.server6}/64`, 'dev', 'eth0', 'nodad']).catch(() => {});
 }
 
 /** Removes the namespace (its veth goes with it) and a host veth left without one. */
 export async function removeNetwork(id: string, slot: number | null): Promise<void> {
+  if (slot !== null) await forgetInterface(hostVethOf(slot));
   if (existsSync(`/run/netns/${netnsOf(id)}`)) await run('ip', ['netns', 'del', netnsOf(id)]).catch(() => {});
   if (slot !== null && existsSync(`/sys/class/net/${hostVethOf(slot)}`))
     await run('ip', ['link', 'del', hostVethOf(slot)]).catch(() => {});

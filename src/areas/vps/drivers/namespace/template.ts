@@ -29,6 +29,12 @@ export function debianMirror(): string {
   return 'http://deb.debian.org/debian';
 }
 
+/**
+ * What a template has beyond minbase: sshd, `ip`, and `procps` (`ps`, `free`, `top`, `uptime`,
+ * which read the plan's figures through lxcfs).
+ */
+const TEMPLATE_PACKAGES = ['openssh-server', 'iproute2', 'procps'];
+
 /** Whether this host can build templates at all. */
 export const canDebootstrap = () =>
   ['/usr/sbin/debootstrap', '/usr/bin/debootstrap'].some((p) => existsSync(p)) &&
@@ -36,7 +42,7 @@ export const canDebootstrap = () =>
 
 /**
  * The Debian roots servers are made from, one per template, under `dir/<template>/root`, built
- * once with `debootstrap --variant=minbase --include=openssh-server,iproute2`. A root appears
+ * once with `debootstrap --variant=minbase` and TEMPLATE_PACKAGES, under umask 022. A root appears
  * only when complete (built beside it, then renamed), so several Fjords (or test runs) may share
  * the directory: a second builder's copy is dropped.
  */
@@ -48,8 +54,9 @@ export class TemplateCache {
     private readonly mirror: string = debianMirror(),
   ) {}
 
+  /** `root2`: roots built before the umask fix (`root`, mode 0700 throughout) are never reused. */
   rootOf(template: string): string {
-    return join(this.dir, template, 'root');
+    return join(this.dir, template, 'root2');
   }
   isReady(template: string): boolean {
     return existsSync(join(this.rootOf(template), 'usr/sbin/sshd'));
@@ -73,9 +80,19 @@ export class TemplateCache {
     const temp = join(this.dir, template, `build-${randomBytes(4).toString('hex')}`);
     await mkdir(temp, { recursive: true });
     try {
+      // Fjord runs under umask 077 (its data dir holds secrets); a Debian root built under it has
+      // `/`, `/etc` and `/usr` at 0700, so no user but root could run anything in a server.
       await run(
-        'debootstrap',
-        ['--variant=minbase', '--include=openssh-server,iproute2', suite, temp, this.mirror],
+        'sh',
+        [
+          '-c',
+          'umask 022 && exec debootstrap --variant=minbase --include="$1" "$2" "$3" "$4"',
+          'sh',
+          TEMPLATE_PACKAGES.join(','),
+          suite,
+          temp,
+          this.mirror,
+        ],
         30 * 60_000,
       );
       // Each server makes its own host keys; none are shared through the template.
