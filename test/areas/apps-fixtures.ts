@@ -67,6 +67,12 @@ export function buildBusyboxImage(
 /** The rate limit of container-apps routes, raised so tests are never refused for their pace. */
 const RATE_LIMITS = JSON.stringify({ 'container-apps': { points: 10_000, duration: 60 } });
 
+/** Settings that let revisions name the images tests build locally (`localhost/fjord-apps-test/…`). */
+export const LOCAL_TEST_IMAGES = {
+  FJORD_APPS_IMAGE_REGISTRIES: 'localhost/fjord-apps-test',
+  FJORD_APPS_IMAGE_ALLOW_PRIVATE: 'true',
+};
+
 /** A Fjord with the simulated driver (the default). */
 export const simulatedFjord = () => TestFjord.create({ FJORD_RATE_LIMITS: RATE_LIMITS });
 
@@ -78,6 +84,8 @@ export async function podmanFjord(env: Record<string, string> = {}, roles: Role[
     FJORD_APPS_INGRESS_TLS_PORT: '0',
     FJORD_API_PORT: '0',
     FJORD_RATE_LIMITS: RATE_LIMITS,
+    // Test images are built into podman's local store under this name, never pulled.
+    ...LOCAL_TEST_IMAGES,
     ...env,
   });
   await t.fjord.start(roles);

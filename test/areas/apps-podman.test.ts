@@ -150,8 +150,10 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
     const owner = `test-${Date.now().toString(36)}`;
     const spec = (rev: string): RevisionSpec => ({
       appId: `adopt-app-${owner}`,
+      customerId: `adopt-customer-${owner}`,
       revisionId: rev,
       hostLabel: 'adopt',
+      idSlot: 0,
       image: IMAGE,
       imageArchive: null,
       volumes: [],
