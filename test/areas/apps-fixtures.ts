@@ -3,7 +3,8 @@
  * busybox image built from a local root filesystem, a Fjord running the podman driver with its
  * ingress, requests through the ingress by host name, and the containers of an app.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -135,6 +136,16 @@ export const containersOf = (appId: string) =>
     .trim()
     .split('\n')
     .filter(Boolean);
+
+/**
+ * Removes the customer networks a test's Fjord made and no container uses any more (tests remove
+ * containers directly, so the driver's own removal with the last app does not always run).
+ */
+export function removeNetworks(t: TestFjord | undefined): void {
+  if (!t) return;
+  const owner = createHash('sha256').update(t.kernel.config.dataDir).digest('hex').slice(0, 16);
+  spawnSync('podman', [...PODMAN, 'network', 'prune', '-f', '--filter', `label=fjord.owner=${owner}`]);
+}
 
 /** Removes the apps' containers a test left (a failed test may leave some). */
 export function removeContainers(appIds: string[]): void {

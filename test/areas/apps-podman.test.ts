@@ -16,6 +16,7 @@ import {
   podmanFjord,
   podmanSkipReason,
   removeContainers,
+  removeNetworks,
   viaIngress as viaIngressOn,
 } from './apps-fixtures.js';
 
@@ -68,6 +69,7 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
   }, 120_000);
   afterAll(async () => {
     removeContainers(appIds);
+    removeNetworks(t);
     await t?.close();
   });
 

@@ -9,6 +9,7 @@ import {
   podmanFjord,
   podmanSkipReason,
   removeContainers,
+  removeNetworks,
   viaIngress,
 } from '../areas/apps-fixtures.js';
 import { eventually } from '../helpers/eventually.js';
@@ -100,6 +101,7 @@ describe.skipIf(skipReason !== null)('container app isolation (podman)', () => {
 
   afterAll(async () => {
     removeContainers(appIds);
+    removeNetworks(t);
     await t?.close();
     podman('rmi', '-f', IMAGE);
   });
