@@ -3396,7 +3396,7 @@ export interface paths {
         put?: never;
         /**
          * Worker: lease the oldest queued job of these engines (204 when there is none)
-         * @description Authorization: Bearer fjw_… (a worker token from the operator API). The lease lasts 60 s; heartbeats renew it.
+         * @description Authorization: Bearer fjw_… (a worker token from the operator API). `engines` may narrow the engines the token was issued for, never add to them (403 `engine_not_issued`). The lease lasts 60 s; heartbeats renew it.
          *
          *     No credential needed.
          */
@@ -29745,7 +29745,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    engines: string[];
+                    /** @description Narrows the engines the token was issued for; left out: all of them */
+                    engines?: string[];
                 };
             };
         };
@@ -29788,6 +29789,15 @@ export interface operations {
             };
             /** @description Missing, invalid, expired or revoked credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -48544,6 +48554,8 @@ export interface operations {
                             name: string;
                             cpu: number;
                             memory_mb: number;
+                            /** @description Processes and threads an instance may have at once */
+                            max_processes: number;
                         }[];
                     };
                 };

@@ -89,6 +89,16 @@ export const AREA_VARIABLES = {
     default: 'apps.fjord.test',
     doc: 'The domain app hosts are named under: `<app>-<account id>.<domain>`.',
   },
+  FJORD_APPS_IMAGE_REGISTRIES: {
+    kind: 'string',
+    default: 'docker.io,quay.io,ghcr.io',
+    doc: 'Comma-separated registries container app revisions may name images from: `host[:port]`, optionally with a path prefix (`ghcr.io/acme` allows `ghcr.io/acme/…` only). Short names such as `nginx:1.27` are Docker Hub’s (`docker.io/library/nginx:1.27`). `none` (or empty): uploaded images only. See docs/container-apps.md.',
+  },
+  FJORD_APPS_IMAGE_ALLOW_PRIVATE: {
+    kind: 'boolean',
+    default: 'false',
+    doc: 'Whether a listed registry may sit on a loopback, link-local or private address (`localhost`, 10.x, 169.254.x …). Off, such pulls are refused, as webhooks to those addresses are.',
+  },
   FJORD_VPS_DRIVER: {
     kind: 'enum',
     default: 'simulated',

@@ -86,6 +86,10 @@ export interface Config {
     acmeDirectory: string | null;
     /** PEM file of a CA to trust for the ACME directory's own HTTPS (a private or test ACME server). */
     acmeCaFile: string | null;
+    /** Registries revisions may name images from (`host[:port][/path prefix]`); empty: uploads only. */
+    imageRegistries: string[];
+    /** Whether a listed registry may be on a loopback, link-local or private address. */
+    imageAllowPrivate: boolean;
   };
   /** Virtual servers: the driver, where Debian roots are cached, and what a stopping Fjord does to them. */
   vps: { driver: 'simulated' | 'namespace'; templateDir: string | undefined; onStop: 'stop' | 'leave' };

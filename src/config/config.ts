@@ -16,6 +16,7 @@ import {
   asHostNames,
   asHostPortList,
   asHttpUrl,
+  asImageRegistries,
   asInteger,
   asLimitOverrides,
   asList,
@@ -157,6 +158,8 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
       domain: value('FJORD_APPS_DOMAIN', asDnsName)?.toLowerCase() ?? 'apps.fjord.test',
       acmeDirectory: value('FJORD_APPS_ACME_DIRECTORY', asHttpUrl) ?? null,
       acmeCaFile: value('FJORD_APPS_ACME_CA_FILE', asString) ?? null,
+      imageRegistries: value('FJORD_APPS_IMAGE_REGISTRIES', asImageRegistries) ?? [],
+      imageAllowPrivate: value('FJORD_APPS_IMAGE_ALLOW_PRIVATE', asBoolean) ?? false,
     },
     vps: {
       driver: (value('FJORD_VPS_DRIVER', asEnum) ?? 'simulated') as 'simulated' | 'namespace',

@@ -105,6 +105,23 @@ export function asHostNames(raw: string): string[] {
   return [...new Set(names)];
 }
 
+/** Registries for container images: `host[:port][/path prefix]` entries, or `none`. */
+export function asImageRegistries(raw: string): string[] {
+  const entries = raw
+    .split(',')
+    .map((s) => s.trim().toLowerCase().replace(/\/+$/, ''))
+    .filter(Boolean);
+  if (entries.length === 1 && entries[0] === 'none') return [];
+  const host = /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?)(?::\d{1,5})?$/;
+  const path = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
+  const bad = entries.filter((e) => {
+    const [h = '', ...rest] = e.split('/');
+    return !host.test(h) || !rest.every((p) => path.test(p));
+  });
+  if (bad.length > 0) throw new Error(`not registry[:port][/path] entries: ${bad.join(', ')}`);
+  return [...new Set(entries)];
+}
+
 /** `ip`, `ip:port` or `[ipv6]:port`, as node:dns `setServers` takes them (port 53 when none is given). */
 export function asResolverAddress(raw: string): string {
   const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(raw) ?? /^([^:]+)(?::(\d+))?$/.exec(raw);

@@ -10,6 +10,7 @@ import { eventually } from '../helpers/eventually.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { selfSigned } from '../helpers/https-receiver.js';
 import { TinyDns } from '../helpers/tiny-dns.js';
+import { LOCAL_TEST_IMAGES } from './apps-fixtures.js';
 
 /**
  * Custom domain certificates from an ACME directory: Debian's pebble (a test ACME server)
@@ -74,6 +75,7 @@ describe.skipIf(skipReason !== null)('container app certificates over ACME (pebb
       FJORD_APPS_ACME_DIRECTORY: `https://127.0.0.1:${acmePort}/dir`,
       FJORD_APPS_ACME_CA_FILE: join(dir, 'cert.pem'),
       FJORD_RATE_LIMITS: JSON.stringify({ 'container-apps': { points: 10_000, duration: 60 } }),
+      ...LOCAL_TEST_IMAGES,
     });
     await t.fjord.start(['api']);
     const tls = t.kernel.registry.listeners.find((l) => l.protocol === 'https (apps ingress)');
@@ -140,7 +142,7 @@ describe.skipIf(skipReason !== null)('container app certificates over ACME (pebb
   it('obtains the certificate over HTTP-01 and serves it by SNI', async () => {
     const app = await t.request('POST', '/v1/apps', {
       key: a.pat,
-      body: { name: 'acme', image: 'localhost/none:1' },
+      body: { name: 'acme', image: 'localhost/fjord-apps-test/none:1' },
     });
     const v = await t.request('POST', '/v1/domain-verification/domains', {
       key: a.pat,

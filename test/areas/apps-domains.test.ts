@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 const createApp = async (name: string, key = a.pat) => {
-  const r = await t.request('POST', '/v1/apps', { key, body: { name, image: 'registry.example/web:1' } });
+  const r = await t.request('POST', '/v1/apps', { key, body: { name, image: 'quay.io/team/web:1' } });
   expect(r.status).toBe(201);
   return r.body as { id: string; url: string };
 };

@@ -3,7 +3,8 @@
  * busybox image built from a local root filesystem, a Fjord running the podman driver with its
  * ingress, requests through the ingress by host name, and the containers of an app.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -67,6 +68,12 @@ export function buildBusyboxImage(
 /** The rate limit of container-apps routes, raised so tests are never refused for their pace. */
 const RATE_LIMITS = JSON.stringify({ 'container-apps': { points: 10_000, duration: 60 } });
 
+/** Settings that let revisions name the images tests build locally (`localhost/fjord-apps-test/…`). */
+export const LOCAL_TEST_IMAGES = {
+  FJORD_APPS_IMAGE_REGISTRIES: 'localhost/fjord-apps-test',
+  FJORD_APPS_IMAGE_ALLOW_PRIVATE: 'true',
+};
+
 /** A Fjord with the simulated driver (the default). */
 export const simulatedFjord = () => TestFjord.create({ FJORD_RATE_LIMITS: RATE_LIMITS });
 
@@ -78,6 +85,8 @@ export async function podmanFjord(env: Record<string, string> = {}, roles: Role[
     FJORD_APPS_INGRESS_TLS_PORT: '0',
     FJORD_API_PORT: '0',
     FJORD_RATE_LIMITS: RATE_LIMITS,
+    // Test images are built into podman's local store under this name, never pulled.
+    ...LOCAL_TEST_IMAGES,
     ...env,
   });
   await t.fjord.start(roles);
@@ -127,6 +136,16 @@ export const containersOf = (appId: string) =>
     .trim()
     .split('\n')
     .filter(Boolean);
+
+/**
+ * Removes the customer networks a test's Fjord made and no container uses any more (tests remove
+ * containers directly, so the driver's own removal with the last app does not always run).
+ */
+export function removeNetworks(t: TestFjord | undefined): void {
+  if (!t) return;
+  const owner = createHash('sha256').update(t.kernel.config.dataDir).digest('hex').slice(0, 16);
+  spawnSync('podman', [...PODMAN, 'network', 'prune', '-f', '--filter', `label=fjord.owner=${owner}`]);
+}
 
 /** Removes the apps' containers a test left (a failed test may leave some). */
 export function removeContainers(appIds: string[]): void {

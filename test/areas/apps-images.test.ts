@@ -89,9 +89,9 @@ describe('container app image uploads', () => {
     await t.advance(10);
     const other = await t.request('POST', `/v1/apps/${app.body.id}/revisions`, {
       key: a.pat,
-      body: { image: 'registry.example/web:2' },
+      body: { image: 'quay.io/team/web:2' },
     });
-    expect(other.body).toMatchObject({ image: 'registry.example/web:2', image_upload_id: null });
+    expect(other.body).toMatchObject({ image: 'quay.io/team/web:2', image_upload_id: null });
     await t.advance(10);
 
     // In use by a revision: not deleted; once the app is gone, it can be.

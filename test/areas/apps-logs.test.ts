@@ -43,7 +43,7 @@ function events(text: string): SseEvent[] {
 const createApp = async (name: string) => {
   const c = await t.request('POST', '/v1/apps', {
     key: a.pat,
-    body: { name, image: 'registry.example.com/web:1', idle_timeout_seconds: 60 },
+    body: { name, image: 'ghcr.io/team/web:1', idle_timeout_seconds: 60 },
   });
   expect(c.status).toBe(201);
   return c.body.id as string;
@@ -56,7 +56,7 @@ describe('container apps logs (simulated driver)', () => {
     const all = await t.request('GET', `/v1/apps/${id}/logs`, { key: a.pat });
     expect(all.status).toBe(200);
     expect(all.body.lines.map((l: { text: string }) => l.text)).toEqual([
-      '[simulated] pulling registry.example.com/web:1',
+      '[simulated] pulling ghcr.io/team/web:1',
       '[simulated] starting an instance listening on port 8080',
       '[simulated] health check GET / passed',
     ]);
@@ -90,7 +90,7 @@ describe('container apps logs (simulated driver)', () => {
     expect(r.headers['content-type']).toContain('text/event-stream');
     const ev = events(r.text);
     expect(ev.map((e) => [e.event, e.data.text ?? e.data.reason])).toEqual([
-      ['message', '[simulated] pulling registry.example.com/web:1'],
+      ['message', '[simulated] pulling ghcr.io/team/web:1'],
       ['message', '[simulated] starting an instance listening on port 8080'],
       ['message', '[simulated] health check GET / passed'],
       ['end', 'stopped'],

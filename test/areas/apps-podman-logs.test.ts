@@ -8,6 +8,7 @@ import {
   podmanFjord,
   podmanSkipReason,
   removeContainers,
+  removeNetworks,
 } from './apps-fixtures.js';
 
 /**
@@ -72,6 +73,7 @@ describe.skipIf(skipReason !== null)('container apps logs (podman driver)', () =
   }, 120_000);
   afterAll(async () => {
     removeContainers(appIds);
+    removeNetworks(t);
     await t?.close();
     try {
       execFileSync('podman', [...PODMAN, 'rmi', '-f', IMAGE], { stdio: 'pipe' });

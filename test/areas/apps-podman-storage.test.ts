@@ -15,6 +15,7 @@ import {
   podmanFjord,
   podmanSkipReason,
   removeContainers,
+  removeNetworks,
   viaIngress as viaIngressOn,
 } from './apps-fixtures.js';
 
@@ -81,6 +82,7 @@ describe.skipIf(skipReason !== null)('container apps with uploads and volumes (p
   }, 120_000);
   afterAll(async () => {
     removeContainers(appIds);
+    removeNetworks(t);
     // Loading the archive brings back the tag it was saved under, too.
     for (const image of [...images, BUILT])
       try {

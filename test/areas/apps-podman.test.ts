@@ -16,6 +16,7 @@ import {
   podmanFjord,
   podmanSkipReason,
   removeContainers,
+  removeNetworks,
   viaIngress as viaIngressOn,
 } from './apps-fixtures.js';
 
@@ -68,6 +69,7 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
   }, 120_000);
   afterAll(async () => {
     removeContainers(appIds);
+    removeNetworks(t);
     await t?.close();
   });
 
@@ -150,8 +152,10 @@ describe.skipIf(skipReason !== null)('container apps (podman driver)', () => {
     const owner = `test-${Date.now().toString(36)}`;
     const spec = (rev: string): RevisionSpec => ({
       appId: `adopt-app-${owner}`,
+      customerId: `adopt-customer-${owner}`,
       revisionId: rev,
       hostLabel: 'adopt',
+      idSlot: 0,
       image: IMAGE,
       imageArchive: null,
       volumes: [],

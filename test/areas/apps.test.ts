@@ -43,13 +43,14 @@ describe('container apps (simulated driver)', () => {
       name: expect.any(String),
       cpu: 0.25,
       memory_mb: 256,
+      max_processes: 128,
     });
   });
 
   it('creates an app that deploys, then runs, then scales to zero after the idle timeout', async () => {
     const c = await create({
       name: 'web',
-      image: 'registry.example.com/team/web:1.0',
+      image: 'ghcr.io/team/web:1.0',
       env: { LOG_LEVEL: 'info' },
       secrets: { DATABASE_URL: 'postgres://u:hunter2@db/x' },
       idle_timeout_seconds: 60,

@@ -293,4 +293,46 @@ describe('GPU jobs', () => {
     expect((await t.request('GET', '/v1/gpu/jobs', asWorker)).status).toBe(401);
     expect((await t.request('GET', `/v1/gpu/jobs/${mine[0]!.id}`, asWorker)).status).toBe(401);
   });
+
+  it('leases only the engines a worker token was issued for: a lease may narrow them, never widen or rewrite them', async () => {
+    const w = await t.operator('POST', '/admin/v1/gpu/workers', {
+      name: 'img-only',
+      engines: ['reference-image'],
+    });
+    const token = w.body.token as string;
+    const video = await create({ type: 'video', engine: 'reference-video', inputs: { prompt: 'not yours' } });
+    expect(video.status, video.text).toBe(201);
+    // Asking for an engine outside the token is refused, whatever else the list holds.
+    for (const engines of [['reference-video'], ['reference-image', 'reference-video']]) {
+      const r = await protocol('/lease', { engines }, token);
+      expect(r.status, r.text).toBe(403);
+      expect(r.body.detail).toMatchObject({ code: 'engine_not_issued' });
+    }
+    // Without a list, or with the issued one, it gets image jobs only: the video job stays queued.
+    // (Earlier tests may have left image jobs queued: they are leased and failed here.)
+    for (const body of [{}, { engines: ['reference-image'] }]) {
+      for (;;) {
+        const r = await protocol('/lease', body, token);
+        if (r.status === 204) break;
+        expect(r.body.engine).toBe('reference-image');
+        expect((await protocol(`/jobs/${r.body.id}/fail`, { error_message: 'test' }, token)).status).toBe(
+          204,
+        );
+      }
+    }
+    expect((await t.request('GET', `/v1/gpu/jobs/${video.body.id}`, { key })).body.status).toBe('queued');
+    // What the operator issued is unchanged by the worker's calls.
+    const listed = (await t.operator('GET', '/admin/v1/gpu/workers')).body as {
+      id: string;
+      engines: string[];
+    }[];
+    expect(listed.find((x) => x.id === w.body.id)!.engines).toEqual(['reference-image']);
+    // A token issued for both engines may narrow to one, and the other engine's job waits.
+    const image = await create({ type: 'image', engine: 'reference-image', inputs: { prompt: 'narrow' } });
+    const narrowed = await protocol('/lease', { engines: ['reference-image'] });
+    expect(narrowed.body).toMatchObject({ id: image.body.id, engine: 'reference-image' });
+    expect((await protocol(`/jobs/${image.body.id}/fail`, { error_message: 'test' })).status).toBe(204);
+    expect(await worker(1)).toBe(1);
+    expect((await t.request('GET', `/v1/gpu/jobs/${video.body.id}`, { key })).body.status).toBe('completed');
+  });
 });

@@ -119,6 +119,29 @@ export const appsErrors = {
       `Image upload ${id} is not a tar archive (docker-archive or oci-archive, as written by podman save or docker save), plain or gzipped.`,
       field('/body/image/upload_id', 'not an image archive'),
     ),
+  badImageReference: (image: string, why: string) =>
+    new AppError(
+      'invalid',
+      'invalid_image_reference',
+      `${JSON.stringify(image.slice(0, 100))} is not an image reference: ${why}. Name one as registry/path:tag (ghcr.io/team/web:1.4), or an upload as {"upload_id": …}.`,
+      field('/body/image', 'not an image reference'),
+    ),
+  registryNotAllowed: (registry: string, allowed: string[]) =>
+    new AppError(
+      'invalid',
+      'image_registry_not_allowed',
+      allowed.length
+        ? `Images come from ${allowed.join(', ')} on this platform, or from your uploads (POST /v1/apps/image-uploads); ${registry} is not one of them.`
+        : `This platform runs uploaded images only (POST /v1/apps/image-uploads); ${registry} is not a registry it pulls from.`,
+      { ...field('/body/image', 'registry not allowed'), extra: { registry, allowed_registries: allowed } },
+    ),
+  registryPrivate: (registry: string) =>
+    new AppError(
+      'invalid',
+      'image_registry_private',
+      `${registry} is a loopback, link-local or private address; images are not pulled from there on this platform.`,
+      { ...field('/body/image', 'private registry address'), extra: { registry } },
+    ),
   imageInUse: (id: string, n: number) =>
     new AppError(
       'conflict',

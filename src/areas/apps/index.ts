@@ -7,6 +7,7 @@ import { AppDomains } from './domains.js';
 import type { AppsDriver } from './drivers/driver.js';
 import { PodmanAppsDriver } from './drivers/podman.js';
 import { SimulatedAppsDriver } from './drivers/simulated.js';
+import { ImagePolicy } from './image-policy.js';
 import { AppImages } from './images.js';
 import { appsIngress } from './ingress.js';
 import { appsMigrations } from './migrations.js';
@@ -31,7 +32,9 @@ export const appsArea = defineArea({
     const owner = createHash('sha256').update(kernel.config.dataDir).digest('hex').slice(0, 16);
     const driver: AppsDriver =
       settings.driver === 'podman'
-        ? new PodmanAppsDriver(owner, kernel.log, join(kernel.config.dataDir, 'apps', 'volumes'))
+        ? new PodmanAppsDriver(owner, kernel.log, join(kernel.config.dataDir, 'apps', 'volumes'), {
+            allowPrivateRegistries: settings.imageAllowPrivate,
+          })
         : new SimulatedAppsDriver();
     const apps = new AppsService(
       kernel.store,
@@ -49,6 +52,7 @@ export const appsArea = defineArea({
         kernel.limits,
         storage.internalBucket('app-images'),
       ),
+      new ImagePolicy({ registries: settings.imageRegistries, allowPrivate: settings.imageAllowPrivate }),
     );
     const volumes = new AppVolumes(
       kernel.store,

@@ -21,6 +21,11 @@ export interface AppsAppsTable {
   /** When the last cold start began. */
   woke_at: number | null;
   suspended_at: number | null;
+  /**
+   * The app's slot of host user ids: its containers' root is host id `APP_IDS_BASE + slot × 65536`
+   * (drivers/podman-userns.ts). Unique, kept for the app's life, so its volumes keep their owner.
+   */
+  id_slot: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -269,6 +274,13 @@ export const appsMigrations: Record<string, Migration> = {
         .addColumn('key_authorization', 'text', (c) => c.notNull())
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .execute();
+    },
+  },
+  // Containers run in a user namespace of the app's own: each app holds a slot of host ids.
+  '2026-11-29-0430-apps-id-slots': {
+    async up(db: AnyDb) {
+      await db.schema.alterTable('apps_apps').addColumn('id_slot', 'integer').execute();
+      await db.schema.createIndex('apps_apps_id_slot').on('apps_apps').column('id_slot').unique().execute();
     },
   },
 };

@@ -68,6 +68,21 @@ export class AppsRepo {
       .where('name', '=', name)
       .executeTakeFirst();
   }
+  /** The lowest id slot no app holds (call under the `apps:id-slots` lock). */
+  async freeIdSlot(): Promise<number> {
+    const taken = await this.db
+      .selectFrom('apps_apps')
+      .select('id_slot')
+      .where('id_slot', 'is not', null)
+      .orderBy('id_slot')
+      .execute();
+    let slot = 0;
+    for (const row of taken) {
+      if (Number(row.id_slot) !== slot) break;
+      slot++;
+    }
+    return slot;
+  }
   async updateApp(id: string, patch: Partial<AppsAppsTable>) {
     await this.db.updateTable('apps_apps').set(patch).where('id', '=', id).execute();
   }

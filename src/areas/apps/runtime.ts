@@ -8,6 +8,8 @@ import type { SecretBox } from '../../kernel/secrets.js';
 import type { Store } from '../../kernel/store/store.js';
 import { appPlanOf } from './catalogue.js';
 import type { AppsDriver, DeployVerdict, HealthCheck, RevisionSpec, VolumeMount } from './drivers/driver.js';
+import { appsErrors } from './errors.js';
+import { podmanReference } from './image-policy.js';
 import type { AppImages } from './images.js';
 import type { AppsAppsTable, AppsRevisionsTable } from './migrations.js';
 import { AppsRepo } from './repo.js';
@@ -37,9 +39,11 @@ export class AppsRuntime {
   ) {
     const spec: RevisionSpec = {
       appId: app.id,
+      customerId: app.customer_id,
       revisionId: id,
       hostLabel: app.host_label,
-      image: s.image,
+      idSlot: idSlotOf(app),
+      image: podmanReference(s.image),
       imageArchive: s.imageUploadId ? this.images.archive(s.imageUploadId) : null,
       command: s.command,
       args: s.args,
@@ -139,7 +143,24 @@ export class AppsRuntime {
     // One write a second at most per app: the idle timer needs no finer grain.
     if (running ? now - (s.app.last_request_at ?? 0) >= 1000 : true)
       await this.repo.updateApp(s.app.id, { last_request_at: now, ...(running ? {} : { woke_at: now }) });
-    return { spec: this.specOf(s.app, s.serving, await this.volumesOf(this.repo, s.app.id)) };
+    const app = { ...s.app, id_slot: s.app.id_slot ?? (await this.ensureIdSlot(s.app.id)) };
+    return { spec: this.specOf(app, s.serving, await this.volumesOf(this.repo, s.app.id)) };
+  }
+
+  /**
+   * The app's slot of host ids, given now to an app made before apps had one (new apps get theirs
+   * when created). Under the `apps:id-slots` lock, so no two apps share a slot.
+   */
+  async ensureIdSlot(appId: string): Promise<number> {
+    return this.store.unitOfWork({ locks: ['apps:id-slots'] }, async ({ tx }) => {
+      const repo = AppsRepo.over(tx);
+      const app = await repo.appById(appId);
+      if (!app) throw appsErrors.notFound();
+      if (app.id_slot !== null) return Number(app.id_slot);
+      const slot = await repo.freeIdSlot();
+      await repo.updateApp(appId, { id_slot: slot });
+      return slot;
+    });
   }
 
   /**
@@ -189,9 +210,11 @@ export class AppsRuntime {
   private specOf(app: AppsAppsTable, r: AppsRevisionsTable, volumes: VolumeMount[]): RevisionSpec {
     return {
       appId: app.id,
+      customerId: app.customer_id,
       revisionId: r.id,
       hostLabel: app.host_label,
-      image: r.image,
+      idSlot: idSlotOf(app),
+      image: podmanReference(r.image),
       imageArchive: r.image_upload_id ? this.images.archive(r.image_upload_id) : null,
       command: parse<string[]>(r.command),
       args: parse<string[]>(r.args),
@@ -209,4 +232,10 @@ export class AppsRuntime {
       volumes,
     };
   }
+}
+
+/** The app's id slot; every path that builds a spec has made sure it has one. */
+function idSlotOf(app: AppsAppsTable): number {
+  if (app.id_slot === null) throw new Error(`app ${app.id} has no id slot`);
+  return Number(app.id_slot);
 }

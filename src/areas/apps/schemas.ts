@@ -213,6 +213,7 @@ export const PlanList = Type.Object({
       name: Type.String(),
       cpu: Type.Number(),
       memory_mb: Type.Integer(),
+      max_processes: Type.Integer({ description: 'Processes and threads an instance may have at once' }),
     }),
   ),
 });

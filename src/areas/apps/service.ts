@@ -13,6 +13,7 @@ import type { RegionsService } from '../regions/service.js';
 import { APP_PLANS, REGION_SERVICE } from './catalogue.js';
 import type { AppsDriver, HealthCheck, LogWindow } from './drivers/driver.js';
 import { appsErrors } from './errors.js';
+import type { ImagePolicy } from './image-policy.js';
 import type { AppImages } from './images.js';
 import { settleRevision } from './lifecycle.js';
 import { AppLogReader } from './logs.js';
@@ -68,6 +69,8 @@ export class AppsService {
     /** The domain app hosts are named under. */
     readonly domain: string,
     readonly images: AppImages,
+    /** Which images revisions may use: the customer's uploads and the operator's registries. */
+    private readonly imagePolicy: ImagePolicy,
   ) {
     this.repo = AppsRepo.of(store);
     this.runtime = new AppsRuntime(store, clock, secrets, driver, images);
@@ -94,7 +97,9 @@ export class AppsService {
     const appId = newId();
     const revisionId = newId();
     // Counted and inserted under the customer's lock: two creates at once cannot both take the last place.
-    const launch = await this.store.unitOfWork({ locks: [`apps:customer:${customerId}`] }, async ({ tx }) => {
+    // The id-slot lock too: the app's slot of host ids must be no other app's.
+    const locks = [`apps:customer:${customerId}`, 'apps:id-slots'];
+    const launch = await this.store.unitOfWork({ locks }, async ({ tx }) => {
       const repo = AppsRepo.over(tx);
       if (await repo.appByName(customerId, name)) throw appsErrors.exists(name);
       if (maxApps !== null && (await repo.countApps(customerId)) >= maxApps) throw appsErrors.quota(maxApps);
@@ -111,6 +116,7 @@ export class AppsService {
         last_request_at: null,
         woke_at: null,
         suspended_at: null,
+        id_slot: await repo.freeIdSlot(),
         created_at: now,
         updated_at: now,
       };
@@ -156,6 +162,8 @@ export class AppsService {
     const tier = (await this.identity.getCustomer(customerId))?.plan ?? 'free';
     const keep = this.limits.of('apps.revisions_per_app', tier) ?? Number.MAX_SAFE_INTEGER;
     const resolved = await this.resolveImage(customerId, input);
+    if (input.image === undefined) await this.recheckLatestImage(customerId, idOrName);
+    await this.runtime.ensureIdSlot((await findApp(this.repo, customerId, idOrName)).id);
     const [revisionId, launch] = await this.locked(customerId, idOrName, async (repo, s, now) => {
       const settings = revisionSettings(this.secrets, this.limits, resolved, s.latest, tier);
       if (s.app.pending_revision_id) throw appsErrors.deployInProgress(s.pending?.number ?? 0);
@@ -300,13 +308,36 @@ export class AppsService {
 
   // ----- internals -----
 
-  /** An uploaded image becomes its local reference; the upload must hold an archive. */
+  /**
+   * An uploaded image becomes its local reference (the upload must be the customer's own and hold
+   * an archive, whether named by `{upload_id}` or by the reference Fjord gave it); any other
+   * reference must pass the image policy (valid, on a listed registry, at an allowed address).
+   */
   private async resolveImage(customerId: string, input: RevisionInput): Promise<SettingsInput> {
     const { image, ...rest } = input;
     if (image === undefined) return rest;
-    if (typeof image === 'string') return { ...rest, image, image_upload_id: null };
-    const up = await this.images.resolve(customerId, image.upload_id);
+    const uploadId = typeof image === 'string' ? this.uploadNamedBy(image) : image.upload_id;
+    if (uploadId === null) return { ...rest, image: image as string, image_upload_id: null };
+    const up = await this.images.resolve(customerId, uploadId);
     return { ...rest, image: up.image, image_upload_id: up.uploadId };
+  }
+
+  /** The upload an image string names, or null for a registry image the policy allows. */
+  private uploadNamedBy(image: string): string | null {
+    const choice = this.imagePolicy.choose(image);
+    return 'upload' in choice ? choice.upload : null;
+  }
+
+  /**
+   * A deploy that keeps the latest revision's image checks it again: the operator's registry list
+   * may have changed, and revisions stored before these rules existed named images freely.
+   */
+  private async recheckLatestImage(customerId: string, idOrName: string): Promise<void> {
+    const app = await findApp(this.repo, customerId, idOrName);
+    const latest = (await this.repo.revisions(app.id))[0];
+    if (!latest) return;
+    if (latest.image_upload_id !== null) await this.images.resolve(customerId, latest.image_upload_id);
+    else await this.resolveImage(customerId, { image: latest.image });
   }
 
   private regionOf(requested: string | undefined): string {

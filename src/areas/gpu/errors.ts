@@ -35,6 +35,13 @@ export const gpuErrors = {
       'job_not_cancellable',
       `The job is ${status}; only queued or processing jobs can be cancelled.`,
     ),
+  engineNotIssued: (engines: string[]) =>
+    new AppError(
+      'forbidden',
+      'engine_not_issued',
+      `This worker token was not issued for ${engines.join(', ')}; a worker may narrow its engines, never add to them. Ask the operator for a token that lists ${engines.length === 1 ? 'it' : 'them'}.`,
+      { extra: { engines } },
+    ),
   notLeased: () =>
     new AppError(
       'conflict',

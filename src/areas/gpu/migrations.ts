@@ -36,7 +36,10 @@ export interface GpuWorkersTable {
   id: string;
   name: string;
   token_hash: string;
+  /** JSON array of the engines the operator issued the token for; a worker never changes it. */
   engines: string;
+  /** JSON array of the engines the worker asked for at its last lease (a subset of `engines`). */
+  serving_engines: string | null;
   last_seen_at: number | null;
   created_at: number;
   revoked_at: number | null;
@@ -96,6 +99,12 @@ export const gpuMigrations: Record<string, Migration> = {
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .addColumn('revoked_at', 'bigint')
         .execute();
+    },
+  },
+  // Leases used to overwrite `engines` with whatever the worker sent; what it serves now has a column of its own.
+  '2026-11-29-0420-gpu-worker-serving-engines': {
+    async up(db: AnyDb) {
+      await db.schema.alterTable('gpu_workers').addColumn('serving_engines', 'text').execute();
     },
   },
 };

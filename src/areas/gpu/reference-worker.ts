@@ -13,6 +13,7 @@ export interface WorkerOptions {
   baseUrl: string;
   /** An operator-issued worker token (fjw_…). */
   token: string;
+  /** Narrows the engines the token was issued for; left out, the worker leases all of them. */
   engines?: string[];
   /** Seconds between polls when the queue is empty. */
   pollSeconds?: number;
@@ -21,8 +22,6 @@ export interface WorkerOptions {
   signal?: AbortSignal;
   log?: (line: string) => void;
 }
-
-export const REFERENCE_ENGINES = ['reference-image', 'reference-video', 'reference-speech'];
 
 interface LeasedJob {
   id: string;
@@ -45,7 +44,8 @@ interface LeasedJob {
  * the same loop around a model. Returns the jobs it finished.
  */
 export async function runReferenceWorker(o: WorkerOptions): Promise<number> {
-  const engines = o.engines ?? REFERENCE_ENGINES;
+  // Left out, the lease takes every engine the operator issued the token for.
+  const engines = o.engines;
   const call = async (path: string, body: unknown) => {
     const res = await fetch(`${o.baseUrl}/v1/gpu/worker${path}`, {
       method: 'POST',
@@ -58,7 +58,7 @@ export async function runReferenceWorker(o: WorkerOptions): Promise<number> {
   };
   let done = 0;
   while (!o.signal?.aborted && (o.maxJobs === undefined || done < o.maxJobs)) {
-    const job = (await call('/lease', { engines })) as LeasedJob | null;
+    const job = (await call('/lease', engines ? { engines } : {})) as LeasedJob | null;
     if (!job) {
       await new Promise((r) => setTimeout(r, (o.pollSeconds ?? 2) * 1000));
       continue;

@@ -97,10 +97,11 @@ export class GpuRepo {
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
   }
-  async touchWorker(id: string, at: number, engines: string[]) {
+  /** Records a worker's call and the engines it serves now; the issued `engines` stay as they are. */
+  async touchWorker(id: string, at: number, serving: string[]) {
     await this.db
       .updateTable('gpu_workers')
-      .set({ last_seen_at: at, engines: JSON.stringify(engines) })
+      .set({ last_seen_at: at, serving_engines: JSON.stringify(serving) })
       .where('id', '=', id)
       .execute();
   }

@@ -80,7 +80,15 @@ export const LinkQuery = Type.Object(
 );
 
 export const LeaseBody = Type.Object(
-  { engines: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 50 }) },
+  {
+    engines: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+        minItems: 1,
+        maxItems: 50,
+        description: 'Narrows the engines the token was issued for; left out: all of them',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 export const LeasedJob = Type.Object({

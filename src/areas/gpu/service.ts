@@ -58,7 +58,7 @@ export class GpuService {
     const served = new Set(
       (await this.repo.workers())
         .filter((w) => (w.last_seen_at ?? 0) >= seenSince)
-        .flatMap((w) => JSON.parse(w.engines) as string[]),
+        .flatMap((w) => JSON.parse(w.serving_engines ?? w.engines) as string[]),
     );
     return this.catalogue.engines.map((e) => ({
       engine: e.engine,

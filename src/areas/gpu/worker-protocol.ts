@@ -56,8 +56,16 @@ export class GpuWorkerProtocol {
     this.repo = GpuRepo.of(store);
   }
 
-  /** Gives the oldest queued job of the worker's engines, leased to it; null when there is none. */
-  async lease(worker: GpuWorkersTable, engines: string[]) {
+  /**
+   * Gives the oldest queued job of the engines asked for, leased to it; null when there is none.
+   * The token's issued engines bound the list: it may narrow them, and an engine outside them is
+   * refused (the worker is the operator's machine, but its token is only as wide as issued).
+   */
+  async lease(worker: GpuWorkersTable, asked: string[] | undefined) {
+    const issued = JSON.parse(worker.engines) as string[];
+    const outside = [...new Set(asked ?? [])].filter((e) => !issued.includes(e));
+    if (outside.length) throw gpuErrors.engineNotIssued(outside);
+    const engines = asked ? [...new Set(asked)] : issued;
     const now = this.clock.nowMs();
     await this.seen(worker.id, now, engines);
     if (now - this.lastSweep >= SWEEP_EVERY_MS) await this.sweep();
@@ -95,7 +103,7 @@ export class GpuWorkerProtocol {
   /** Renews the lease and records progress; `cancel: true` tells the worker to stop. */
   async heartbeat(worker: GpuWorkersTable, jobId: string, progress: number) {
     const now = this.clock.nowMs();
-    await this.seen(worker.id, now, JSON.parse(worker.engines));
+    await this.seen(worker.id, now, JSON.parse(worker.serving_engines ?? worker.engines));
     const job = await this.repo.jobById(jobId);
     if (!job || job.worker_id !== worker.id) throw gpuErrors.notLeased();
     if (job.status !== 'processing') return { cancel: true, lease_expires_at: null };

@@ -38,11 +38,11 @@ export function gpuWorkerRoutes(protocol: GpuWorkerProtocol, workers: GpuWorkers
       tag: TAG,
       summary: 'Worker: lease the oldest queued job of these engines (204 when there is none)',
       description:
-        'Authorization: Bearer fjw_… (a worker token from the operator API). The lease lasts 60 s; heartbeats renew it.',
+        'Authorization: Bearer fjw_… (a worker token from the operator API). `engines` may narrow the engines the token was issued for, never add to them (403 `engine_not_issued`). The lease lasts 60 s; heartbeats renew it.',
       access: publicAccess,
       body: LeaseBody,
       response: { 200: LeasedJob, 204: Empty },
-      errors: [401],
+      errors: [401, 403],
       handler: async ({ body, raw, reply }) => {
         const job = await protocol.lease(await worker(raw.headers.authorization), body.engines);
         if (!job) return reply.code(204).send();

@@ -29,6 +29,7 @@ export class GpuWorkers {
       name,
       token_hash: hashToken(token),
       engines: JSON.stringify(engines),
+      serving_engines: null,
       last_seen_at: null,
       created_at: this.clock.nowMs(),
       revoked_at: null,

@@ -11,9 +11,14 @@ export interface HealthCheck {
 /** What a driver is told about a revision to deploy. Secrets arrive opened, for the process only. */
 export interface RevisionSpec {
   appId: string;
+  /** The customer the app belongs to: their apps share a network of their own, and no one else's. */
+  customerId: string;
   revisionId: string;
   /** The first label of the app's host name, which the ingress routes by. */
   hostLabel: string;
+  /** The app's slot of host user ids: its containers' users map to a range no other app has. */
+  idSlot: number;
+  /** A fully qualified reference the image policy allowed, or an upload's local reference. */
   image: string;
   /** For an uploaded image: its archive, which the runtime loads when the image is not in its store. */
   imageArchive: (() => Promise<Readable>) | null;

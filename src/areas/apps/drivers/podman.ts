@@ -16,8 +16,24 @@ import {
 import { lastLine, PodmanCli, ULIMITS } from './podman-cli.js';
 import { ensureImage } from './podman-images.js';
 import { podmanFollow, podmanLogs } from './podman-logs.js';
+import { PodmanNetworks } from './podman-network.js';
 import { podmanStats } from './podman-stats.js';
+import { usernsFlags } from './podman-userns.js';
 import { PodmanVolumes } from './podman-volumes.js';
+
+export interface PodmanDriverOptions {
+  /** The podman command (default `podman`). */
+  podman?: string;
+  /** Whether images may be pulled from registries on loopback, link-local or private addresses. */
+  allowPrivateRegistries?: boolean;
+}
+
+/**
+ * What confines every container beyond podman's defaults (its seccomp profile and capability
+ * set, which stay on): no privilege gained through setuid files or file capabilities, and never
+ * an image pulled behind Fjord's back (ensureImage pulls, with its address check, or loads).
+ */
+const CONFINED = ['--security-opt', 'no-new-privileges', '--pull', 'never'];
 
 const PROBE_EVERY_MS = 200;
 
@@ -49,16 +65,20 @@ export class PodmanAppsDriver implements AppsDriver {
   private readonly starting = new Map<string, Promise<Running>>();
   private readonly cli: PodmanCli;
   private readonly volumes: PodmanVolumes;
+  private readonly networks: PodmanNetworks;
+  private readonly allowPrivateRegistries: boolean;
 
   constructor(
     private readonly owner: string,
     private readonly log: Logger,
     /** Where volumes keep their files: one directory per volume, bind-mounted into instances. */
     volumesDir: string,
-    podman = 'podman',
+    options: PodmanDriverOptions = {},
   ) {
-    this.cli = new PodmanCli(podman, owner);
+    this.cli = new PodmanCli(options.podman ?? 'podman', owner);
     this.volumes = new PodmanVolumes(volumesDir, log);
+    this.networks = new PodmanNetworks(this.cli, owner);
+    this.allowPrivateRegistries = options.allowPrivateRegistries ?? false;
   }
 
   async deploy(): Promise<DeployOutcome> {
@@ -149,6 +169,8 @@ export class PodmanAppsDriver implements AppsDriver {
     const ids = await this.cli.ours(`fjord.app=${appId}`);
     if (ids.length)
       await this.cli.run(['rm', '-f', '-t', '2', ...ids.map((c) => c.id)]).catch(() => undefined);
+    const customers = new Set(ids.map((c) => c.labels['fjord.customer']).filter((c) => c !== undefined));
+    for (const customer of customers) await this.networks.releaseIfUnused(customer);
   }
 
   async stats(revisionIds: string[]): Promise<InstanceStats[]> {
@@ -222,10 +244,11 @@ export class PodmanAppsDriver implements AppsDriver {
   }
 
   private async startContainer(spec: RevisionSpec, name: string): Promise<Running> {
-    await ensureImage(this.cli, spec);
+    await ensureImage(this.cli, spec, this.allowPrivateRegistries, this.log);
     await this.cli.run(['rm', '-f', '-t', '0', name]).catch(() => undefined);
     const mounts: string[] = [];
-    for (const v of spec.volumes) mounts.push('-v', `${await this.volumes.ready(v.id)}:${v.mountPath}`);
+    // `U`: the volume's files belong to the app's id range (the same for all its instances).
+    for (const v of spec.volumes) mounts.push('-v', `${await this.volumes.ready(v.id)}:${v.mountPath}:U`);
     // Variables go through a file readable by root only, so secrets never appear in a command line.
     const dir = await mkdtemp(join(tmpdir(), 'fjord-app-'));
     const envFile = join(dir, 'env');
@@ -238,35 +261,45 @@ export class PodmanAppsDriver implements AppsDriver {
       { mode: 0o600 },
     );
     try {
-      await this.cli.run([
-        'run',
-        '-d',
-        '--name',
-        name,
-        '--label',
-        `fjord.owner=${this.owner}`,
-        '--label',
-        `fjord.app=${spec.appId}`,
-        '--label',
-        `fjord.revision=${spec.revisionId}`,
-        '--label',
-        `fjord.port=${spec.port}`,
-        '--label',
-        `fjord.idle_seconds=${spec.idleTimeoutSeconds}`,
-        ...ULIMITS,
-        '--memory',
-        `${spec.plan.memory_mb}m`,
-        '--cpus',
-        String(spec.plan.cpu),
-        '-p',
-        `127.0.0.1::${spec.port}`,
-        '--env-file',
-        envFile,
-        ...mounts,
-        ...(spec.command ? ['--entrypoint', JSON.stringify(spec.command)] : []),
-        spec.image,
-        ...(spec.args ?? []),
-      ]);
+      await this.networks.withNetwork(spec.customerId, (network) =>
+        this.cli.run([
+          'run',
+          '-d',
+          '--name',
+          name,
+          '--label',
+          `fjord.owner=${this.owner}`,
+          '--label',
+          `fjord.app=${spec.appId}`,
+          '--label',
+          `fjord.customer=${spec.customerId}`,
+          ...CONFINED,
+          ...usernsFlags(spec.idSlot),
+          '--pids-limit',
+          String(spec.plan.max_processes),
+          '--network',
+          network,
+          '--label',
+          `fjord.revision=${spec.revisionId}`,
+          '--label',
+          `fjord.port=${spec.port}`,
+          '--label',
+          `fjord.idle_seconds=${spec.idleTimeoutSeconds}`,
+          ...ULIMITS,
+          '--memory',
+          `${spec.plan.memory_mb}m`,
+          '--cpus',
+          String(spec.plan.cpu),
+          '-p',
+          `127.0.0.1::${spec.port}`,
+          '--env-file',
+          envFile,
+          ...mounts,
+          ...(spec.command ? ['--entrypoint', JSON.stringify(spec.command)] : []),
+          spec.image,
+          ...(spec.args ?? []),
+        ]),
+      );
     } catch (err) {
       throw new Error(`The container could not start: ${lastLine((err as Error).message)}`);
     } finally {
