@@ -219,6 +219,25 @@ export class MqttBroker implements RoleServer {
   private store(
     device: IotDevicesTable,
     root: string,
+    packet: { topic: string; payload: Buffer | string; retain?: boolean },
+    done: (err: Error | null) => void,
+  ): void {
+    // aedes acknowledges QoS 1 before it stores a retained message: stored here first, a PUBACK
+    // means it survives a kill -9 (aedes's own write after it is the same row again).
+    if (packet.retain && this.persistence) {
+      const kept = this.persistence;
+      kept.storeRetained(packet).then(
+        () => this.storeData(device, root, packet, done),
+        (err) => done(err as Error),
+      );
+      return;
+    }
+    this.storeData(device, root, packet, done);
+  }
+
+  private storeData(
+    device: IotDevicesTable,
+    root: string,
     packet: { topic: string; payload: Buffer | string },
     done: (err: Error | null) => void,
   ): void {
