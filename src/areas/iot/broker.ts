@@ -7,7 +7,7 @@ import type { Aedes, Client } from 'aedes';
 import type { Logger } from 'pino';
 import type { RoleServer } from '../../kernel/kernel.js';
 import type { IotDevicesTable } from './migrations.js';
-import type { BrokerPolicy } from './mqtt/broker-policy.js';
+import { type BrokerPolicy, MQTT_LIMITS } from './mqtt/broker-policy.js';
 import { grantedQos, markRedeliveries } from './mqtt/delivery-rules.js';
 import { ownerOf, type StorePersistence } from './mqtt/store-persistence.js';
 import { type PemPair, selfSignedPair } from './self-signed.js';
@@ -288,7 +288,7 @@ export class MqttBroker implements RoleServer {
     done: (err: ReturnType<typeof refusal> | null, ok: boolean) => void,
   ) {
     const policy = this.options.policy;
-    policy.limitFor('iot.mqtt_connections', device.customer_id).then(
+    policy.limitFor(MQTT_LIMITS.connections, device.customer_id).then(
       (max) => {
         if (c.closed) return done(refusal(SERVER_UNAVAILABLE), false);
         if (!policy.takeConnection(device.customer_id, c.id, max, c.conn as unknown as Socket)) {
@@ -308,7 +308,7 @@ export class MqttBroker implements RoleServer {
   private async retainedFits(device: IotDevicesTable, topic: string): Promise<boolean> {
     const kept = this.persistence;
     if (!kept || typeof kept.retainedCount !== 'function' || kept.hasRetained(topic)) return true;
-    const max = await this.options.policy.limitFor('iot.mqtt_retained_per_device', device.customer_id);
+    const max = await this.options.policy.limitFor(MQTT_LIMITS.retainedPerDevice, device.customer_id);
     return max === null || kept.retainedCount(ownerOf(topic)) < max;
   }
 

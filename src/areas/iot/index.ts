@@ -15,7 +15,7 @@ import { iotCatalogueMigrations } from './catalogue/tables.js';
 import { IotGroups } from './groups.js';
 import { IotInsights } from './insights.js';
 import { iotMigrations } from './migrations.js';
-import { BrokerPolicy } from './mqtt/broker-policy.js';
+import { BrokerPolicy, MQTT_LIMITS } from './mqtt/broker-policy.js';
 import { mqttSessionMigrations } from './mqtt/session-tables.js';
 import { StorePersistence } from './mqtt/store-persistence.js';
 import { RETENTION_JOB, Retention } from './retention.js';
@@ -61,7 +61,7 @@ export const iotArea = defineArea({
       // Retained messages and sessions in the store (loaded when the broker starts).
       persistence: async () =>
         new StorePersistence(kernel.store, {
-          queuedPerSession: (clientId) => policy.limitForClient('iot.mqtt_queued_per_session', clientId),
+          queuedPerSession: (clientId) => policy.limitForClient(MQTT_LIMITS.queuedPerSession, clientId),
           dropped: (clientId, topic) =>
             mqttLog.warn({ client: clientId, topic }, 'mqtt: session queue full, message dropped'),
         }),

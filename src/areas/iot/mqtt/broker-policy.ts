@@ -4,6 +4,13 @@ import type { LimitName, Limits } from '../../../kernel/limits/quotas.js';
 import type { RateLimiter } from '../../../kernel/limits/rate-limiter.js';
 import type { IotRepo } from '../repo.js';
 
+/** The limits-table rows the broker enforces. */
+export const MQTT_LIMITS = {
+  connections: 'iot.mqtt_connections',
+  retainedPerDevice: 'iot.mqtt_retained_per_device',
+  queuedPerSession: 'iot.mqtt_queued_per_session',
+} as const satisfies Record<string, LimitName>;
+
 /** The rate-limit bucket of new MQTT connections (TCP, TLS and WebSocket), counted per remote address. */
 export const CONNECT_BUCKET = 'mqtt.connect';
 
