@@ -7,6 +7,9 @@ import type { Aedes, Client } from 'aedes';
 import type { Logger } from 'pino';
 import type { RoleServer } from '../../kernel/kernel.js';
 import type { IotDevicesTable } from './migrations.js';
+import { type BrokerPolicy, MQTT_LIMITS } from './mqtt/broker-policy.js';
+import { grantedQos, markRedeliveries } from './mqtt/delivery-rules.js';
+import { ownerOf, type StorePersistence } from './mqtt/store-persistence.js';
 import { type PemPair, selfSignedPair } from './self-signed.js';
 import { type IotService, topicRootOf } from './service.js';
 import { parseTelemetry } from './telemetry.js';
@@ -15,8 +18,15 @@ import { parseTelemetry } from './telemetry.js';
 const IDENTIFIER_REJECTED = 2;
 const BAD_USERNAME_OR_PASSWORD = 4;
 const NOT_AUTHORIZED = 5;
+const SERVER_UNAVAILABLE = 3;
 
-type DeviceClient = Client & { device?: IotDevicesTable };
+/** How many accepted connections may wait in the kernel's queue (a burst of reconnecting devices). */
+const ACCEPT_BACKLOG = 4096;
+/** A socket that sends no CONNECT within this is closed (aedes's default is 30 s). */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/** `revoked`: the device was deleted or deactivated while connected; its will is not published. */
+type DeviceClient = Client & { device?: IotDevicesTable; revoked?: boolean };
 
 /** Path of the MQTT over WebSocket endpoint (what MQTT.js, Paho and HiveMQ's browser clients use). */
 export const MQTT_WS_PATH = '/mqtt';
@@ -29,6 +39,10 @@ export interface BrokerOptions {
   /** MQTT over WebSocket on `/mqtt` (null: no such listener). */
   wsPort?: number | null;
   onListening?: (protocol: 'mqtt (tcp)' | 'mqtt (tls)' | 'mqtt (ws)', address: string) => void;
+  /** Where retained messages and sessions are kept (aedes's persistence interface). */
+  persistence: () => Promise<object>;
+  /** Connect rate, connection cap and the sizes of what is kept per device. */
+  policy: BrokerPolicy;
 }
 
 /** A listener and the sockets it accepted, so that stop() never waits on a lingering one. */
@@ -49,6 +63,7 @@ export class MqttBroker implements RoleServer {
   readonly role = 'mqtt' as const;
   readonly name = 'mqtt broker';
   private broker: Aedes | null = null;
+  private persistence: StorePersistence | null = null;
   private server: Server | null = null;
   private tlsListener: Listener | null = null;
   private wsListener: Listener | null = null;
@@ -93,7 +108,16 @@ export class MqttBroker implements RoleServer {
   async start(): Promise<void> {
     // Loaded with the broker, so processes without the `mqtt` role never import it (~75 ms).
     const { Aedes } = await import('aedes');
+    const persistence = markRedeliveries(
+      (await this.options.persistence()) as StorePersistence & {
+        outgoingStream: StorePersistence['outgoingStream'];
+      },
+    );
+    this.persistence = persistence;
     const broker = await Aedes.createBroker({
+      // biome-ignore lint/suspicious/noExplicitAny: aedes types its persistence as its own class
+      persistence: persistence as any,
+      connectTimeout: CONNECT_TIMEOUT_MS,
       authenticate: (client, username, password, done) => {
         const c = client as DeviceClient;
         if (!username || !password) return done(refusal(BAD_USERNAME_OR_PASSWORD), false);
@@ -107,7 +131,7 @@ export class MqttBroker implements RoleServer {
             // The username is the client id: one device cannot take over another's session.
             if (c.id !== username) return done(refusal(IDENTIFIER_REJECTED), false);
             c.device = r.device;
-            done(null, true);
+            this.admitDevice(c, r.device, done);
           },
           (err) => {
             this.log.error({ err }, 'mqtt: login check failed');
@@ -119,7 +143,10 @@ export class MqttBroker implements RoleServer {
       // check passes, so a message is acknowledged only once it is committed. A store failure
       // ends the connection unacknowledged and the device sends the message again.
       authorizePublish: (client, packet, done) => {
-        const device = (client as DeviceClient | null)?.device;
+        const c = client as DeviceClient | null;
+        // A will of a client that died with an earlier broker (kill -9): its device is checked anew.
+        if (!c) return void this.authorizeOrphanWill(packet, done);
+        const device = c.revoked ? undefined : c.device;
         const root = device ? topicRootOf(device.mqtt_username) : null;
         if (!device || !root || !packet.topic.startsWith(`${root}/`)) {
           this.log.warn(
@@ -128,37 +155,28 @@ export class MqttBroker implements RoleServer {
           );
           return done(new Error('publish outside the device’s topic tree'));
         }
-        if (packet.topic === `${root}/attributes`) {
-          this.iot.reportAttributes(device, packet.payload as Buffer).then(
-            (ok) => {
-              if (!ok) this.malformed++;
-              done(null);
-            },
-            (err) => done(err as Error),
-          );
+        if (packet.retain && packet.payload.length > 0) {
+          void this.retainedFits(device, packet.topic).then((fits) => {
+            if (fits) return this.authorizeStored(c, device, root, packet, done);
+            this.log.warn(
+              { device: device.device_id, topic: packet.topic },
+              'mqtt: retained message limit reached',
+            );
+            done(new Error('retained message limit reached'));
+          }, done);
           return;
         }
-        if (packet.topic !== `${root}/telemetry`) return done(null);
-        const points = parseTelemetry(packet.payload as Buffer, this.iot.now());
-        if (!points) {
-          this.malformed++;
-          this.log.warn({ device: device.device_id }, 'mqtt: malformed telemetry dropped');
-          return done(null);
+        this.authorizeStored(c, device, root, packet, done);
+      },
+      // Every delivery is checked here: never above the QoS its subscriptions were granted.
+      authorizeForward: (client, packet) => {
+        if (packet.qos > 0) {
+          const subscriptions = (client as Client & { subscriptions: Record<string, { qos: number }> })
+            .subscriptions;
+          const granted = grantedQos(subscriptions, packet.topic);
+          if (granted !== null && granted < packet.qos) packet.qos = granted as 0 | 1 | 2;
         }
-        this.iot.ingest(device, points).then(
-          (rejected) => {
-            if (rejected.length)
-              this.log.info(
-                { device: device.device_id, rejected },
-                'mqtt: points refused by datapoint definitions',
-              );
-            done(null);
-          },
-          (err) => {
-            this.log.error({ err }, 'mqtt: telemetry not stored');
-            done(err as Error);
-          },
-        );
+        return packet;
       },
       authorizeSubscribe: (client, sub, done) => {
         const device = (client as DeviceClient).device;
@@ -169,6 +187,157 @@ export class MqttBroker implements RoleServer {
         done(null, sub);
       },
     });
+    // aedes reports here what it cannot pin on one client (a will it could not publish after a restart).
+    (broker as unknown as NodeJS.EventEmitter).on('error', (err: Error) =>
+      this.log.error({ err }, 'mqtt: broker error'),
+    );
+    await this.serve(broker);
+  }
+
+  /**
+   * The attributes and telemetry topics are stored before the publish is acknowledged. A QoS 2
+   * message sent again (DUP) before its PUBREL is already held by the session: aedes answers it
+   * with PUBREC again and publishes nothing, so it is not stored twice either.
+   */
+  private authorizeStored(
+    client: DeviceClient | null,
+    device: IotDevicesTable,
+    root: string,
+    packet: { topic: string; payload: Buffer | string; qos: number; messageId?: number },
+    done: (err: Error | null) => void,
+  ): void {
+    if (client && packet.qos === 2 && packet.messageId !== undefined && this.persistence) {
+      this.persistence.incomingGetPacket(client, packet).then(
+        () => done(null),
+        () => this.store(device, root, packet, done),
+      );
+      return;
+    }
+    this.store(device, root, packet, done);
+  }
+
+  private store(
+    device: IotDevicesTable,
+    root: string,
+    packet: { topic: string; payload: Buffer | string; retain?: boolean },
+    done: (err: Error | null) => void,
+  ): void {
+    // aedes acknowledges QoS 1 before it stores a retained message: stored here first, a PUBACK
+    // means it survives a kill -9 (aedes's own write after it is the same row again).
+    if (packet.retain && this.persistence) {
+      const kept = this.persistence;
+      kept.storeRetained(packet).then(
+        () => this.storeData(device, root, packet, done),
+        (err) => done(err as Error),
+      );
+      return;
+    }
+    this.storeData(device, root, packet, done);
+  }
+
+  private storeData(
+    device: IotDevicesTable,
+    root: string,
+    packet: { topic: string; payload: Buffer | string },
+    done: (err: Error | null) => void,
+  ): void {
+    if (packet.topic === `${root}/attributes`) {
+      this.iot.reportAttributes(device, packet.payload as Buffer).then(
+        (ok) => {
+          if (!ok) this.malformed++;
+          done(null);
+        },
+        (err) => done(err as Error),
+      );
+      return;
+    }
+    if (packet.topic !== `${root}/telemetry`) {
+      done(null);
+      return;
+    }
+    const points = parseTelemetry(packet.payload as Buffer, this.iot.now());
+    if (!points) {
+      this.malformed++;
+      this.log.warn({ device: device.device_id }, 'mqtt: malformed telemetry dropped');
+      done(null);
+      return;
+    }
+    this.iot.ingest(device, points).then(
+      (rejected) => {
+        if (rejected.length)
+          this.log.info(
+            { device: device.device_id, rejected },
+            'mqtt: points refused by datapoint definitions',
+          );
+        done(null);
+      },
+      (err) => {
+        this.log.error({ err }, 'mqtt: telemetry not stored');
+        done(err as Error);
+      },
+    );
+  }
+
+  /**
+   * The login succeeded: the customer's connection cap is the last check (CONNACK 3, server
+   * unavailable, past it: the device retries later, as it would against a full Mosquitto).
+   */
+  private admitDevice(
+    c: DeviceClient,
+    device: IotDevicesTable,
+    done: (err: ReturnType<typeof refusal> | null, ok: boolean) => void,
+  ) {
+    const policy = this.options.policy;
+    policy.limitFor(MQTT_LIMITS.connections, device.customer_id).then(
+      (max) => {
+        if (c.closed) return done(refusal(SERVER_UNAVAILABLE), false);
+        if (!policy.takeConnection(device.customer_id, c.id, max, c.conn as unknown as Socket)) {
+          this.log.warn({ customer: device.customer_id, max }, 'mqtt: connection limit reached');
+          return done(refusal(SERVER_UNAVAILABLE), false);
+        }
+        done(null, true);
+      },
+      (err) => {
+        this.log.error({ err }, 'mqtt: connection limit check failed');
+        done(refusal(SERVER_UNAVAILABLE), false);
+      },
+    );
+  }
+
+  /** Whether one more retained message fits under the device's plan (replacing one always does). */
+  private async retainedFits(device: IotDevicesTable, topic: string): Promise<boolean> {
+    const kept = this.persistence;
+    if (!kept || typeof kept.retainedCount !== 'function' || kept.hasRetained(topic)) return true;
+    const max = await this.options.policy.limitFor(MQTT_LIMITS.retainedPerDevice, device.customer_id);
+    return max === null || kept.retainedCount(ownerOf(topic)) < max;
+  }
+
+  /**
+   * A will left by a client whose broker died (a kill -9): published only while its device is
+   * still active and the will lies in its topic tree. A will that may not be published is
+   * deleted here, so it is not offered again at every sweep.
+   */
+  private authorizeOrphanWill(
+    packet: { topic: string; payload: Buffer | string; qos: number; clientId?: string },
+    done: (err: Error | null) => void,
+  ): void {
+    const username = packet.clientId ?? '';
+    this.iot.repo.byUsername(username).then(
+      async (device) => {
+        const active =
+          device && device.is_active === 1 && (await this.iot.activeCustomer(device.customer_id));
+        const root = device ? topicRootOf(device.mqtt_username) : null;
+        if (!device || !active || !root || !packet.topic.startsWith(`${root}/`)) {
+          await this.persistence?.delWill({ id: username });
+          return done(new Error('will of a removed or inactive device dropped'));
+        }
+        this.store(device, root, packet, done);
+      },
+      (err) => done(err as Error),
+    );
+  }
+
+  private async serve(broker: Aedes): Promise<void> {
     broker.on('client', (client: DeviceClient) => {
       if (!client.device) return;
       this.clients.set(client.device.mqtt_username, client);
@@ -190,10 +359,14 @@ export class MqttBroker implements RoleServer {
       );
     };
     this.broker = broker;
-    this.server = createServer(broker.handle);
+    this.server = createServer((socket) => {
+      if (this.options.policy.admitSocket(socket)) broker.handle(socket);
+    });
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);
-      this.server!.listen(this.options.port, this.options.host, () => resolve());
+      this.server!.listen({ port: this.options.port, host: this.options.host, backlog: ACCEPT_BACKLOG }, () =>
+        resolve(),
+      );
     });
     this.log.info({ port: this.port() }, 'mqtt: broker listening');
     this.options.onListening?.('mqtt (tcp)', `${this.options.host}:${this.port()}`);
@@ -224,7 +397,9 @@ export class MqttBroker implements RoleServer {
     // `secureConnection` streams are the decrypted side: aedes reads MQTT from them as from TCP.
     const server = createTlsServer({ cert: pair.cert, key: pair.key }, broker.handle);
     server.on('tlsClientError', (err) => this.log.debug({ err: err.message }, 'mqtt: TLS handshake failed'));
-    this.tlsListener = await listen(server, tls.port, this.options.host);
+    this.tlsListener = await listen(server, tls.port, this.options.host, (s) =>
+      this.options.policy.admitSocket(s),
+    );
     this.log.info({ port: this.tlsPort() }, 'mqtt: TLS listener up');
     this.options.onListening?.('mqtt (tls)', `${this.options.host}:${this.tlsPort()}`);
   }
@@ -247,7 +422,7 @@ export class MqttBroker implements RoleServer {
       broker.handle(stream, req);
     });
     wss.on('error', (err) => this.log.error({ err }, 'mqtt: WebSocket server error'));
-    const listener = await listen(server, port, this.options.host);
+    const listener = await listen(server, port, this.options.host, (s) => this.options.policy.admitSocket(s));
     listener.close = () => {
       for (const client of wss.clients) client.terminate();
       wss.close();
@@ -270,7 +445,10 @@ export class MqttBroker implements RoleServer {
   /** Drops the live connection of a deleted, deactivated or rotated device at once. */
   private readonly revoke = (username: string) => {
     const client = this.clients.get(username);
-    if (client) client.close();
+    if (!client) return;
+    // Its will is not published: the device no longer exists or may not send (authorizePublish).
+    client.revoked = true;
+    client.close();
   };
 
   async stop(): Promise<void> {
@@ -288,15 +466,22 @@ export class MqttBroker implements RoleServer {
   }
 }
 
-async function listen(server: Listener['server'], port: number, host: string): Promise<Listener> {
+async function listen(
+  server: Listener['server'],
+  port: number,
+  host: string,
+  admit: (socket: Socket) => boolean,
+): Promise<Listener> {
   const sockets = new Set<Socket>();
+  // The connect rate, before TLS or HTTP is read: a refused socket costs no handshake.
+  server.prependListener('connection', (socket: Socket) => void admit(socket));
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    server.listen({ port, host, backlog: ACCEPT_BACKLOG }, () => {
       server.off('error', reject);
       resolve();
     });

@@ -15,6 +15,9 @@ import { iotCatalogueMigrations } from './catalogue/tables.js';
 import { IotGroups } from './groups.js';
 import { IotInsights } from './insights.js';
 import { iotMigrations } from './migrations.js';
+import { BrokerPolicy, MQTT_LIMITS } from './mqtt/broker-policy.js';
+import { mqttSessionMigrations } from './mqtt/session-tables.js';
+import { StorePersistence } from './mqtt/store-persistence.js';
 import { RETENTION_JOB, Retention } from './retention.js';
 import { iotRoutes } from './routes.js';
 import { certificateNames } from './self-signed.js';
@@ -32,7 +35,12 @@ export const iotArea = defineArea({
   needs: [],
   // E-mail and SMS alarm notifications go out through these areas when they run.
   optional: ['verify', 'sms'],
-  migrations: { ...iotMigrations, ...iotCatalogueMigrations, ...iotAlarmMigrations },
+  migrations: {
+    ...iotMigrations,
+    ...iotCatalogueMigrations,
+    ...iotAlarmMigrations,
+    ...mqttSessionMigrations,
+  },
   async setup(kernel, { verify, sms }) {
     const stream = new TelemetryStream((err) => kernel.log.error({ err }, 'iot stream listener failed'));
     const mqtt = {
@@ -46,7 +54,17 @@ export const iotArea = defineArea({
       doc: 'A device’s MQTT username and password, presented to the broker (role `mqtt`)',
     });
     const listeners = kernel.config.mqttListeners;
-    const broker = new MqttBroker(iot, kernel.log.child({ role: 'mqtt' }), {
+    const mqttLog = kernel.log.child({ role: 'mqtt' });
+    const policy = new BrokerPolicy(kernel.identity, kernel.limits, kernel.limiter, iot.repo);
+    const broker = new MqttBroker(iot, mqttLog, {
+      policy,
+      // Retained messages and sessions in the store (loaded when the broker starts).
+      persistence: async () =>
+        new StorePersistence(kernel.store, {
+          queuedPerSession: (clientId) => policy.limitForClient(MQTT_LIMITS.queuedPerSession, clientId),
+          dropped: (clientId, topic) =>
+            mqttLog.warn({ client: clientId, topic }, 'mqtt: session queue full, message dropped'),
+        }),
       host: kernel.config.host,
       port: kernel.config.ports.mqtt,
       tls: {

@@ -355,6 +355,11 @@ export class IotService {
     return { device: row };
   }
 
+  /** Whether a customer may use its devices now (not suspended): the broker asks for orphaned wills. */
+  activeCustomer(customerId: string): Promise<boolean> {
+    return this.identity.isActive(customerId);
+  }
+
   // --- helpers ----------------------------------------------------------------------------------
 
   /** The customer's device, or 404. */

@@ -128,6 +128,18 @@ export const DEFAULT_LIMITS = {
   'iot.rules': { doc: 'IoT alarm rules per customer (ours)', value: perPlan(10, 50, 200, null) },
   'iot.channels': { doc: 'IoT notification channels per customer (ours)', value: 20 },
   'iot.policies': { doc: 'IoT notification policies per customer (ours)', value: 50 },
+  'iot.mqtt_connections': {
+    doc: 'Live MQTT connections per customer, on each broker process (ours)',
+    value: perPlan(20, 200, 2000, null),
+  },
+  'iot.mqtt_retained_per_device': {
+    doc: 'Retained MQTT messages kept per device (ours)',
+    value: perPlan(50, 200, 1000, null),
+  },
+  'iot.mqtt_queued_per_session': {
+    doc: 'MQTT messages queued for one offline persistent session; newer ones are dropped (ours)',
+    value: perPlan(100, 1000, 10000, 100000),
+  },
   'iot.telemetry_retention_days': {
     doc: 'Days IoT telemetry is kept before it is pruned (ours)',
     unit: 'days',

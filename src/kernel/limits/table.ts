@@ -63,6 +63,11 @@ export const DEFAULT_RATE_LIMITS: Record<string, RateLimitRow> = {
   kubernetes: { points: 100, duration: 60, doc: 'Managed cluster API requests: 100 per minute' },
   gpu: { points: 100, duration: 60, doc: 'GPU API requests: 100 per minute' },
   iot: { points: 600, duration: 60, doc: 'IoT API requests, per key (not stated; ours)' },
+  'mqtt.connect': {
+    points: 600,
+    duration: 60,
+    doc: 'New MQTT connections (TCP, TLS, WebSocket) per remote address; past it the socket is closed (ours)',
+  },
   'gpu.status': { points: 1000, duration: 60, doc: 'GPU job status checks: 1000 per minute' },
   sms: { points: 600, duration: 60, doc: 'SMS API requests, per key (not stated; ours)' },
   'sms-keywords': { points: 300, duration: 60, doc: 'SMS keyword API requests, per key (not stated; ours)' },

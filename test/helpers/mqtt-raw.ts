@@ -1,0 +1,54 @@
+import { connect, type Socket } from 'node:net';
+import mqttPacket, { type Packet } from 'mqtt-packet';
+
+/**
+ * A bare MQTT 3.1.1 connection that sends exactly the packets a test writes (duplicates with
+ * DUP set, a PUBREL held back) and collects every packet the broker sends.
+ */
+export class RawMqtt {
+  readonly received: Packet[] = [];
+  private waiters: { match: (p: Packet) => boolean; resolve: (p: Packet) => void }[] = [];
+  private constructor(readonly socket: Socket) {
+    const parser = mqttPacket.parser({ protocolVersion: 4 });
+    parser.on('packet', (p: Packet) => {
+      this.received.push(p);
+      const i = this.waiters.findIndex((w) => w.match(p));
+      if (i >= 0) this.waiters.splice(i, 1)[0]!.resolve(p);
+    });
+    socket.on('data', (chunk) => parser.parse(chunk));
+  }
+
+  static async open(port: number, login: { username: string; password: string; clientId: string }) {
+    const socket = connect(port, '127.0.0.1');
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('error', reject);
+    });
+    const raw = new RawMqtt(socket);
+    const connack = raw.next((p) => p.cmd === 'connack');
+    raw.send({
+      cmd: 'connect',
+      protocolId: 'MQTT',
+      protocolVersion: 4,
+      clean: true,
+      keepalive: 30,
+      ...login,
+    });
+    const ack = (await connack) as { returnCode?: number };
+    if (ack.returnCode !== 0) throw new Error(`CONNACK ${ack.returnCode}`);
+    return raw;
+  }
+
+  send(packet: Record<string, unknown>) {
+    this.socket.write(mqttPacket.generate(packet as unknown as Packet));
+  }
+
+  /** The next packet (from now on) that `match` accepts. */
+  next(match: (p: Packet) => boolean): Promise<Packet> {
+    return new Promise((resolve) => this.waiters.push({ match, resolve }));
+  }
+
+  close() {
+    this.socket.destroy();
+  }
+}
