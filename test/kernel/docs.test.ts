@@ -74,3 +74,9 @@ it('the docs speak to users: no references to documents they do not have', async
     expect(found?.[0], f).toBeUndefined();
   }
 });
+
+it('the generated tables of docs/ are rendered from the code as it is (npx tsx scripts/render-doc-tables.ts)', async () => {
+  const { renderDocTables } = await import('../../scripts/lib/doc-tables.js');
+  const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+  for (const [path, rendered] of renderDocTables(read)) expect(read(path), path).toBe(rendered);
+});
