@@ -33,6 +33,7 @@ let api = '';
 let s3Endpoint = '';
 let pat = '';
 let operatorToken = '';
+let banner = '';
 const children: ChildProcess[] = [];
 
 /** The environment of a user's terminal, with a data dir and free ports of this test's own. */
@@ -117,7 +118,7 @@ beforeAll(async () => {
   await eventually(async () => expect(Object.keys(startCaches()).length).toBeGreaterThan(0), 30_000);
   await stop();
   const before = startCaches();
-  const banner = await start();
+  banner = await start();
   api = /^\s*api\s+https?\s+(\S+)/m.exec(banner)![1]!;
   s3Endpoint = /^\s*s3\s+https?\s+(\S+)/m.exec(banner)![1]!;
   // V8 took the cache: a rejected one would be written again after this start.
@@ -136,6 +137,19 @@ afterAll(async () => {
 });
 
 describe('Fjord started as users start it, on its code cache', () => {
+  it('lists in its banner the listener of every role it started, on the ports bound', () => {
+    for (const [role, protocol] of [
+      ['api', 'http'],
+      ['s3', 'http'],
+      ['dns', 'dns'],
+      ['mqtt', 'mqtt \\(tcp\\)'],
+      ['mqtt', 'mqtt \\(ws\\)'],
+      ['rtmp', 'rtmp'],
+    ])
+      expect(banner).toMatch(new RegExp(`^\\s*${role}\\s+${protocol}.*:(?!0\\b)\\d+`, 'm'));
+    expect(banner).not.toContain('nothing listens');
+  });
+
   it('answers a chat through the openai SDK (gpt-tokenizer)', async () => {
     const client = new OpenAI({ apiKey: pat, baseURL: `${api}/v1`, maxRetries: 0 });
     const answer = await client.chat.completions.create({
