@@ -72,7 +72,8 @@ const PASSING_ON = [
   "new AppError('conflict', code,",
   'new AppError(kind, code,',
   "new AppError('invalid', code,",
-  'new AppError(err.kind, err.code,', // src/areas/dns/zone-import.ts: the same error, with the line named
+  'new AppError(err.kind, err.code,',
+  "new AppError('invalid', validationCode,", // src/kernel/http/errors-to-http.ts: a route's `validationCode` // src/areas/dns/zone-import.ts: the same error, with the line named
 ];
 
 const sources = files(join(ROOT, 'src'), '.ts').map((path) => ({ path, text: readFileSync(path, 'utf8') }));
@@ -92,6 +93,10 @@ function codesInSources(): Map<string, string> {
     }
   }
   codes.set('invalid_record', 'src/areas/dns/record-changes.ts'); // dnsErrors.invalid's default
+  // A route's own code for schema violations (`validationCode` on its definition).
+  for (const { path, text } of sources)
+    for (const m of text.matchAll(/\bvalidationCode:\s*'([a-z_]+)'/g))
+      codes.set(m[1]!, path.slice(ROOT.length + 1));
   return codes;
 }
 
