@@ -52,6 +52,8 @@ export default defineConfig({
       tier('integration', ['test/areas/**/*.test.ts'], false),
       // Real servers and real clients (aws, dig, psql, ffmpeg…) over loopback.
       tier('e2e', ['test/e2e/**/*.test.ts']),
+      // Fjord as users run it: bin/fjord.js on the bundle and its code cache (test/shipped/).
+      tier('shipped', ['test/shipped/**/*.test.ts']),
     ],
   },
 });

@@ -24,7 +24,7 @@ const EXTERNAL = [
   '@scalar/fastify-api-reference', // serves its own static files
   '@ip-location-db/*', // data files
   'hls.js', // served as a file to browsers
-  'gpt-tokenizer', // 1 MB of encodings, loaded on the first token count
+  'gpt-tokenizer', // 1 MB of encodings, loaded (its CommonJS build) on the first token count
   'acme-client', // loaded when a certificate is ordered
   'esbuild',
   'tsx',
@@ -65,6 +65,11 @@ export async function build() {
     format: 'cjs',
     target: 'node20',
     external: EXTERNAL,
+    // Every import() becomes require(): under the code cache a vm.Script has no dynamic-import
+    // callback on Node 20, so an import() left in the bundle throws at its first call (see
+    // bin/bundle-check.js, which scripts/build.mjs runs on the result). Packages left EXTERNAL
+    // must therefore have a CommonJS build.
+    supported: { 'dynamic-import': false },
     // The sources are ES modules that find files beside themselves with import.meta.url: in the
     // bundle that is the bundle's own URL, as it was when the bundle was an ES module.
     define: { 'import.meta.url': '__fjordBundleUrl' },

@@ -261,7 +261,10 @@ function vitestEnv(store, databaseUrl, tier) {
 }
 
 // The vitest projects of vitest.config.ts, run one after the other so each tier's time shows.
-const TIERS = ['unit', 'integration', 'e2e'];
+// The shipped tier starts bin/fjord.js on its embedded store whichever store is under test, so it
+// runs once, on the first store.
+const ONCE_TIERS = ['shipped'];
+const TIERS = ['unit', 'integration', 'e2e', ...ONCE_TIERS];
 // Workers per store's run of a tier (vitest.config.ts explains why more than the cores). With both
 // stores, two runs share the machine, so each gets one fewer. The e2e tier's files drive real
 // programs (ffmpeg in real time, Chromium, podman, qemu-less servers) that need the CPU they
@@ -280,7 +283,7 @@ async function vitestTier(tier, databaseUrls) {
   const tag = { sqlite: '[sqlite] ', postgres: '[pg]     ' };
   const failed = [];
   await Promise.all(
-    stores.map(async (store) => {
+    (ONCE_TIERS.includes(tier) ? stores.slice(0, 1) : stores).map(async (store) => {
       const started = performance.now();
       // --passWithNoTests: a file filter on the command line may match nothing in some tier.
       const [cmd, args] = bin('vitest', ['run', '--project', tier, '--passWithNoTests', ...vitestArgs]);

@@ -29214,6 +29214,8 @@ export interface operations {
                             currency: string;
                         } | null;
                         error_message: string | null;
+                        /** @description Why a queued job waits: set while no worker serving its engine has called in the last minute; null otherwise */
+                        waiting_reason: string | null;
                         created_at: string;
                         completed_at: string | null;
                     }[];
@@ -29307,6 +29309,8 @@ export interface operations {
                             currency: string;
                         } | null;
                         error_message: string | null;
+                        /** @description Why a queued job waits: set while no worker serving its engine has called in the last minute; null otherwise */
+                        waiting_reason: string | null;
                         created_at: string;
                         completed_at: string | null;
                     };
@@ -29433,6 +29437,8 @@ export interface operations {
                             currency: string;
                         } | null;
                         error_message: string | null;
+                        /** @description Why a queued job waits: set while no worker serving its engine has called in the last minute; null otherwise */
+                        waiting_reason: string | null;
                         created_at: string;
                         completed_at: string | null;
                     };
@@ -29550,6 +29556,8 @@ export interface operations {
                             currency: string;
                         } | null;
                         error_message: string | null;
+                        /** @description Why a queued job waits: set while no worker serving its engine has called in the last minute; null otherwise */
+                        waiting_reason: string | null;
                         created_at: string;
                         completed_at: string | null;
                     };

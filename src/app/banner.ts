@@ -1,6 +1,8 @@
+import type { Role } from '../config/config.js';
 import type { Fjord } from './fjord.js';
 
-const ROLE_SERVERS_COMING = ['s3', 'dns', 'mqtt', 'rtmp'];
+/** Roles served by an area's protocol server (api and worker are the kernel's own). */
+const PROTOCOL_ROLES = ['s3', 'dns', 'mqtt', 'rtmp'];
 
 /** The human start-up summary: listeners, back ends (real or simulated), and where the dev credentials are. */
 export function banner(fjord: Fjord, roles: string[], startMs: number): string {
@@ -27,10 +29,10 @@ export function banner(fjord: Fjord, roles: string[], startMs: number): string {
     );
   }
   if (roles.includes('worker')) lines.push('    worker          jobs, schedules and webhook delivery');
-  const idle = roles.filter(
-    (r) => ROLE_SERVERS_COMING.includes(r) && !kernel.registry.listeners.some((l) => l.role === r),
-  );
-  if (idle.length) lines.push(`    (roles with no area serving them yet: ${idle.join(', ')})`);
+  // From what started: a role asked for whose area is not in this build opened nothing.
+  const idle = roles.filter((r) => PROTOCOL_ROLES.includes(r) && !fjord.serversStarted.has(r as Role));
+  if (idle.length)
+    lines.push(`    (roles with no area in this build, so nothing listens: ${idle.join(', ')})`);
   lines.push('', '  Back ends');
   if (kernel.registry.backends.length === 0) lines.push('    (none yet)');
   for (const b of kernel.registry.backends) {

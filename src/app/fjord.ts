@@ -50,6 +50,8 @@ export const ALL_MIGRATIONS = (areas: AreaModule[] = AREAS) =>
 export class Fjord {
   readonly routes: AnyRoute[];
   private readonly startedRoles = new Set<Role>();
+  /** Roles for which some area's server started: a role without one opens nothing. */
+  readonly serversStarted = new Set<Role>();
   private wantedRoles: Role[] = [];
   devCredentialsPath: string | null = null;
 
@@ -182,7 +184,12 @@ export class Fjord {
         this.kernel.jobs.start();
       }
       for (const area of this.areas.values()) {
-        for (const server of area.servers ?? []) if (server.role === role) await server.start();
+        for (const server of area.servers ?? []) {
+          if (server.role !== role) continue;
+          await server.start();
+          this.serversStarted.add(role);
+          for (const l of server.listeners?.() ?? []) this.kernel.registry.addListener({ role, ...l });
+        }
       }
       this.startedRoles.add(role);
     }

@@ -50,6 +50,12 @@ export interface RoleServer {
    */
   afterStart?(): void;
   stop(): Promise<void>;
+  /**
+   * What the server listens on once started (the bound address, so port 0 shows the real port),
+   * for the start banner: read after `start()`, so the banner shows what started, not what was
+   * configured. Servers that report through `kernel.registry.addListener` themselves leave it out.
+   */
+  listeners?(): { protocol: string; address: string }[];
 }
 
 export type { AreaInstance, AreaModule } from './wiring.js';

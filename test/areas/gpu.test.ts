@@ -87,6 +87,29 @@ describe('GPU jobs', () => {
     );
   });
 
+  it('says why a queued job waits while no worker serves its engine', async () => {
+    // No worker serves reference-speech here; reference-image has a worker since the test above.
+    const waiting = await create({
+      type: 'text-to-speech',
+      engine: 'reference-speech',
+      inputs: { text: 'hi' },
+    });
+    expect(waiting.status, waiting.text).toBe(201);
+    expect(waiting.body.waiting_reason).toMatch(/No worker serves the engine reference-speech/);
+    const served = await create({ type: 'image', engine: 'reference-image', inputs: { prompt: 'x' } });
+    expect(served.body).toMatchObject({ status: 'queued', waiting_reason: null });
+    const listed = (await t.request('GET', '/v1/gpu/jobs', { key })).body as {
+      id: string;
+      waiting_reason: unknown;
+    }[];
+    expect(listed.find((j) => j.id === waiting.body.id)!.waiting_reason).toEqual(expect.any(String));
+    for (const id of [waiting.body.id, served.body.id])
+      expect((await t.request('DELETE', `/v1/gpu/jobs/${id}`, { key })).status).toBeLessThan(300);
+    expect(
+      (await t.request('GET', `/v1/gpu/jobs/${waiting.body.id}`, { key })).body.waiting_reason,
+    ).toBeNull();
+  });
+
   it('runs an image job through the reference worker to a downloadable PNG of the asked aspect ratio', async () => {
     const job = await create({
       type: 'image',

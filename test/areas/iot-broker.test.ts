@@ -115,6 +115,33 @@ describe('the MQTT broker', () => {
     await expect(connect(d)).rejects.toMatchObject({ code: 5 });
   });
 
+  it('takes several sessions of one device (username, and username-suffix ids) and drops them all', async () => {
+    const c = await device('meter-7');
+    const other = await device('meter-8');
+    // A subscriber and a publisher, as mosquitto_sub and mosquitto_pub: neither kicks the other off.
+    const sub = await connect({ ...c, client_id: `${c.username}-sub` });
+    const pub = await connect(c);
+    await sub.subscribeAsync(`${c.topic_root}/commands`, { qos: 1 });
+    const got = new Promise<string>((resolve) => sub.once('message', (_t, m) => resolve(m.toString())));
+    const sent = await t.request('POST', '/v1/iot/devices/meter-7/commands', {
+      key: a.pat,
+      body: { name: 'open', params: {} },
+    });
+    expect(sent.status).toBe(202);
+    expect(JSON.parse(await got)).toMatchObject({ name: 'open' });
+    // Online while one session is.
+    await pub.endAsync();
+    expect((await t.request('GET', '/v1/iot/devices/meter-7', { key: a.pat })).body.is_online).toBe(true);
+    // Another device's id with a suffix, or a suffix of odd characters, is not this login's.
+    await expect(connect({ ...c, client_id: `${other.username}-sub` })).rejects.toMatchObject({ code: 2 });
+    await expect(connect({ ...c, client_id: `${c.username}-a/b` })).rejects.toMatchObject({ code: 2 });
+    // A deleted device loses every session at once.
+    const second = await connect({ ...c, client_id: `${c.username}-pub-2` });
+    const closed = [sub, second].map((s) => new Promise<void>((resolve) => s.once('close', () => resolve())));
+    expect((await t.request('DELETE', '/v1/iot/devices/meter-7', { key: a.pat })).status).toBe(204);
+    await Promise.all(closed);
+  });
+
   it('keeps a device in its own topic tree and drops a deleted device at once', async () => {
     const mine = await device('meter-4');
     const other = await device('meter-5');

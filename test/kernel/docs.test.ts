@@ -74,3 +74,24 @@ it('the docs speak to users: no references to documents they do not have', async
     expect(found?.[0], f).toBeUndefined();
   }
 });
+
+it('the generated tables of docs/ are rendered from the code as it is (npx tsx scripts/render-doc-tables.ts)', async () => {
+  const { renderDocTables } = await import('../../scripts/lib/doc-tables.js');
+  const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+  for (const [path, rendered] of renderDocTables(read)) expect(read(path), path).toBe(rendered);
+});
+
+it('operations.md and scaling.md give the process count test:cluster starts', () => {
+  const test = readFileSync(new URL('../../test/e2e/cluster-scale-out.test.ts', import.meta.url), 'utf8');
+  const beforeAll = test.slice(test.indexOf('beforeAll(async'), test.indexOf('lb = await startBalancer('));
+  const roles = [...beforeAll.matchAll(/\bstart\('(\w+)'\)/g)].map((m) => m[1]!);
+  const words = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'];
+  const count = [...words, 'eleven', 'twelve', 'thirteen', 'fourteen'][roles.length]!;
+  expect(roles.length).toBeGreaterThan(5);
+  expect(doc('operations.md')).toContain(`and ${count} Fjord\nprocesses`);
+  for (const role of new Set(roles)) {
+    const n = roles.filter((r) => r === role).length;
+    expect(doc('operations.md'), role).toContain(`${n} × \`${role}\``);
+  }
+  expect(doc('scaling.md')).toContain(`checks that ${count} processes`);
+});

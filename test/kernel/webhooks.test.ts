@@ -384,6 +384,8 @@ describe('SSRF guard', () => {
         expect(d.attempts).toBe(1);
         expect(d.last_status_code).toBeNull();
         expect(d.last_error).toMatch(/private|loopback/);
+        // The delivery's error names the setting that allows such a target.
+        expect(d.last_error).toContain('FJORD_WEBHOOK_ALLOW_PRIVATE=true');
       }
       for (const id of ids) {
         const attempts = await guarded.kernel.webhooks.attemptsOf(id);

@@ -12,6 +12,4 @@ export const chatbotErrors = {
     }),
   unknownModel: (model: string) =>
     new AppError('invalid', 'unknown_model', `${model} is not a chat model of this Fjord (GET /v1/models).`),
-  unsafeUrl: (reason: string) =>
-    new AppError('invalid', 'unsafe_url', `The URL cannot be fetched: ${reason}.`),
 };

@@ -16,6 +16,10 @@ export const JobView = Type.Object({
   estimated_cost: Money,
   actual_cost: Type.Union([Money, Type.Null()]),
   error_message: Type.Union([Type.String(), Type.Null()]),
+  waiting_reason: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'Why a queued job waits: set while no worker serving its engine has called in the last minute; null otherwise',
+  }),
   created_at: Type.String(),
   completed_at: Type.Union([Type.String(), Type.Null()]),
 });

@@ -53,13 +53,18 @@ export class GpuService {
 
   // --- catalogue --------------------------------------------------------------------------------
 
-  async engines() {
+  /** Engines a worker has called in for in the last minute. */
+  private async servedEngines(): Promise<Set<string>> {
     const seenSince = this.clock.nowMs() - WORKER_SEEN_MS;
-    const served = new Set(
+    return new Set(
       (await this.repo.workers())
         .filter((w) => (w.last_seen_at ?? 0) >= seenSince)
         .flatMap((w) => JSON.parse(w.serving_engines ?? w.engines) as string[]),
     );
+  }
+
+  async engines() {
+    const served = await this.servedEngines();
     return this.catalogue.engines.map((e) => ({
       engine: e.engine,
       name: e.name,
@@ -120,7 +125,8 @@ export class GpuService {
   }
 
   async list(customerId: string) {
-    return Promise.all((await this.repo.jobs(customerId, 100)).map((j) => this.view(j)));
+    const served = await this.servedEngines();
+    return Promise.all((await this.repo.jobs(customerId, 100)).map((j) => this.view(j, served)));
   }
 
   async get(customerId: string, id: string) {
@@ -189,7 +195,14 @@ export class GpuService {
     });
   }
 
-  private async view(j: GpuJobsTable) {
+  /** The job as the API shows it; `served` (the engines workers serve now) when already known. */
+  private async view(j: GpuJobsTable, served?: Set<string>) {
+    // A queued job says why it waits when no worker serves its engine, so a client does not poll
+    // a job that cannot move.
+    const waiting =
+      j.status === 'queued' && !(served ?? (await this.servedEngines())).has(j.engine)
+        ? `No worker serves the engine ${j.engine}: the job stays queued until one calls in (GET /v1/gpu/engines shows it available).`
+        : null;
     const expires = this.clock.nowMs() + LINK_MS;
     const output_files: Record<string, string> = {};
     if (j.status === 'completed')
@@ -209,6 +222,7 @@ export class GpuService {
       estimated_cost: { amount: j.estimated_cost, currency: j.currency },
       actual_cost: j.actual_cost === null ? null : { amount: j.actual_cost, currency: j.currency },
       error_message: j.error_message,
+      waiting_reason: waiting,
       created_at: isoOf(j.created_at)!,
       completed_at: isoOf(j.completed_at),
     };

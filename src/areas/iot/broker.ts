@@ -67,6 +67,7 @@ export class MqttBroker implements RoleServer {
   private server: Server | null = null;
   private tlsListener: Listener | null = null;
   private wsListener: Listener | null = null;
+  /** Live sessions by client id; a device may hold several (its username, and suffixed ids). */
   private readonly clients = new Map<string, DeviceClient>();
   /** Malformed telemetry messages since start, for the log and the stats endpoint. */
   malformed = 0;
@@ -84,7 +85,7 @@ export class MqttBroker implements RoleServer {
 
   /** Devices connected to this process's broker now. */
   connectedCount(): number {
-    return this.clients.size;
+    return new Set([...this.clients.values()].map((c) => c.device?.mqtt_username)).size;
   }
 
   port(): number {
@@ -128,8 +129,10 @@ export class MqttBroker implements RoleServer {
                 refusal(r.refused === 'bad_credentials' ? BAD_USERNAME_OR_PASSWORD : NOT_AUTHORIZED),
                 false,
               );
-            // The username is the client id: one device cannot take over another's session.
-            if (c.id !== username) return done(refusal(IDENTIFIER_REJECTED), false);
+            // The client id is the username, or the username and a suffix (`d_…-sub`), as AWS IoT
+            // and EMQX allow: one device may hold several sessions (a subscriber and a publisher),
+            // and no device can take over another's session.
+            if (!clientIdOf(username, c.id)) return done(refusal(IDENTIFIER_REJECTED), false);
             c.device = r.device;
             this.admitDevice(c, r.device, done);
           },
@@ -340,17 +343,19 @@ export class MqttBroker implements RoleServer {
   private async serve(broker: Aedes): Promise<void> {
     broker.on('client', (client: DeviceClient) => {
       if (!client.device) return;
-      this.clients.set(client.device.mqtt_username, client);
+      this.clients.set(client.id, client);
       void this.iot.connection(client.device, true).catch((err) => this.log.error({ err }, 'mqtt: state'));
     });
     broker.on('clientDisconnect', (client: DeviceClient) => {
-      if (!client.device || this.clients.get(client.device.mqtt_username) !== client) return;
-      this.clients.delete(client.device.mqtt_username);
+      if (!client.device || this.clients.get(client.id) !== client) return;
+      this.clients.delete(client.id);
+      // Online while any session of the device is.
+      if (this.sessionsOf(client.device.mqtt_username).length > 0) return;
       void this.iot.connection(client.device, false).catch((err) => this.log.error({ err }, 'mqtt: state'));
     });
     this.iot.revocations.on('revoke', this.revoke);
     this.iot.commandSink = (username, topic, payload) => {
-      if (!this.clients.has(username)) return Promise.resolve(false);
+      if (this.sessionsOf(username).length === 0) return Promise.resolve(false);
       return new Promise((resolve, reject) =>
         broker.publish(
           { cmd: 'publish', topic, payload: Buffer.from(payload), qos: 1, retain: false, dup: false },
@@ -444,12 +449,17 @@ export class MqttBroker implements RoleServer {
 
   /** Drops the live connection of a deleted, deactivated or rotated device at once. */
   private readonly revoke = (username: string) => {
-    const client = this.clients.get(username);
-    if (!client) return;
     // Its will is not published: the device no longer exists or may not send (authorizePublish).
-    client.revoked = true;
-    client.close();
+    for (const client of this.sessionsOf(username)) {
+      client.revoked = true;
+      client.close();
+    }
   };
+
+  /** The live sessions of one device login (its client ids are the username and suffixed ones). */
+  private sessionsOf(username: string): DeviceClient[] {
+    return [...this.clients.values()].filter((c) => c.device?.mqtt_username === username);
+  }
 
   async stop(): Promise<void> {
     this.iot.revocations.off('revoke', this.revoke);
@@ -499,4 +509,15 @@ async function closeListener(listener: Listener | null): Promise<void> {
 
 function refusal(returnCode: number) {
   return Object.assign(new Error('refused'), { returnCode });
+}
+
+/**
+ * Whether `clientId` may log in as `username`: the username itself, or the username, a `-` and
+ * 1-23 of `A-Z a-z 0-9 _ -` (`d_…-sub`, `d_…-pub-2`).
+ */
+export function clientIdOf(username: string, clientId: string): boolean {
+  if (clientId === username) return true;
+  return (
+    clientId.startsWith(`${username}-`) && /^[A-Za-z0-9_-]{1,23}$/.test(clientId.slice(username.length + 1))
+  );
 }

@@ -23,9 +23,13 @@ export const liveArea = defineArea({
   needs: ['storage'],
   migrations: liveMigrations,
   async setup(kernel, { storage }) {
+    // Made below; the ingest URL asks it for its port, which is the bound one once it listens
+    // (FJORD_RTMP_PORT=0) and the configured one in a process without the rtmp role.
+    let ingest: RtmpIngest | undefined;
     const addresses = {
       // The ingest host is the API's host name on the RTMP port.
-      ingestUrl: () => `rtmp://${new URL(kernel.baseUrl()).hostname}:${kernel.config.ports.rtmp}/live`,
+      ingestUrl: () =>
+        `rtmp://${new URL(kernel.baseUrl()).hostname}:${ingest?.port() ?? kernel.config.ports.rtmp}/live`,
       liveUrl: () => `${kernel.baseUrl()}/live`,
     };
     const sessionsDir = join(kernel.config.dataDir, 'live', 'sessions');
@@ -109,7 +113,7 @@ export const liveArea = defineArea({
         },
       ];
     });
-    const ingest = new RtmpIngest(live, kernel.log.child({ role: 'rtmp' }), {
+    ingest = new RtmpIngest(live, kernel.log.child({ role: 'rtmp' }), {
       host: kernel.config.host,
       port: kernel.config.ports.rtmp,
       sessionsDir,

@@ -65,6 +65,10 @@ export class RtmpIngest implements RoleServer {
     this.log.info({ port: this.port() }, 'rtmp: ingest listening');
   }
 
+  listeners() {
+    return [{ protocol: 'rtmp', address: `rtmp://${this.options.host}:${this.port()}/live` }];
+  }
+
   async stop(): Promise<void> {
     for (const child of this.children) child.kill('SIGKILL');
     this.children.clear();

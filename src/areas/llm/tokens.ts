@@ -1,18 +1,17 @@
 /**
  * Token counts for requests an upstream does not report usage for (and for the simulated model),
  * and for checking a prompt against a model's context before calling anyone. The tokenizer (about
- * 2 MB of tables) loads on first use, so Fjord starts without it.
+ * 2 MB of tables) loads on first use, so Fjord starts without it: through require (its CommonJS
+ * build), since the bundle bin/fjord.js runs cannot call import() (bin/bundle-check.js).
  */
-type Counter = (text: string) => number;
-let counter: Promise<Counter> | null = null;
+import { lazyPackage } from '../../kernel/lazy.js';
 
-function load(): Promise<Counter> {
-  counter ??= import('gpt-tokenizer/encoding/cl100k_base').then((m) => (text: string) => m.countTokens(text));
-  return counter;
-}
+const tokenizer = lazyPackage<typeof import('gpt-tokenizer/encoding/cl100k_base')>(
+  'gpt-tokenizer/encoding/cl100k_base',
+);
 
 export async function countTokens(text: string): Promise<number> {
-  return text ? (await load())(text) : 0;
+  return text ? tokenizer().countTokens(text) : 0;
 }
 
 /** The text of a chat message's content: a string, or the text parts of a multi-part content. */

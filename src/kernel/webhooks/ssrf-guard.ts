@@ -65,6 +65,8 @@ export function isPrivateAddress(address: string): boolean {
 }
 
 export class UnsafeTargetError extends Error {}
+/** The target is refused only for where it points (a private, loopback or link-local address). */
+export class PrivateTargetError extends UnsafeTargetError {}
 
 /**
  * Checks a webhook target before each attempt: http(s) only, and — unless private targets are
@@ -87,7 +89,7 @@ export async function assertSafeTarget(url: string, allowPrivate: boolean): Prom
   const host = parsed.hostname.replace(/^\[|\]$/g, '');
   const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
   if (addresses.length === 0 || addresses.some(isPrivateAddress)) {
-    throw new UnsafeTargetError(`${host} resolves to a private, loopback or link-local address`);
+    throw new PrivateTargetError(`${host} resolves to a private, loopback or link-local address`);
   }
   return parsed;
 }
@@ -105,7 +107,7 @@ export function publicOnlyDispatcher(): Agent {
           const bad = addresses.find((a) => isPrivateAddress(a.address));
           if (bad || addresses.length === 0) {
             return callback(
-              new UnsafeTargetError(`${hostname} resolves to a private, loopback or link-local address`),
+              new PrivateTargetError(`${hostname} resolves to a private, loopback or link-local address`),
               [],
             );
           }

@@ -11,7 +11,12 @@ import type { JobQueue } from '../jobs/queue.js';
 import type { SecretBox } from '../secrets.js';
 import type { KernelTables } from '../store/kernel-tables.js';
 import type { Store } from '../store/store.js';
-import { assertSafeTarget, publicOnlyDispatcher, UnsafeTargetError } from './ssrf-guard.js';
+import {
+  assertSafeTarget,
+  PrivateTargetError,
+  publicOnlyDispatcher,
+  UnsafeTargetError,
+} from './ssrf-guard.js';
 
 export const WEBHOOK_JOB = 'webhook.deliver';
 /** Deliveries are retried with exponential backoff for this long after the event. */
@@ -250,6 +255,9 @@ export class WebhookService {
       const unsafe =
         err instanceof UnsafeTargetError ? err : cause instanceof UnsafeTargetError ? cause : null;
       error = unsafe ? unsafe.message : err instanceof Error ? err.message : String(err);
+      // Say which setting allows it: a local receiver during development is the usual case.
+      if (unsafe instanceof PrivateTargetError)
+        error += '; the operator allows such targets with FJORD_WEBHOOK_ALLOW_PRIVATE=true';
       permanent = unsafe !== null;
     }
     const now = this.clock.nowMs();
