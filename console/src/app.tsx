@@ -24,8 +24,9 @@ export function App() {
       api: apiClient(s),
       signOut: async () => {
         await publicApi.DELETE('/console/session', { headers: { 'x-fjord-csrf': s.csrf_token } });
-        queries.clear();
+        // The session's answer first (the sign-in form shows), then everything fetched with it.
         queries.setQueryData(['session'], null);
+        queries.removeQueries({ predicate: (q) => q.queryKey[0] !== 'session' });
       },
     };
   }, [session.data, queries]);

@@ -73,7 +73,7 @@ export const AREAS: AreaDef[] = [
         date('created_at'),
       ],
       id: (r) => String(r['bucket_name']),
-      empty: 'No buckets yet. Create one below, then upload objects to it.',
+      empty: 'No buckets yet. Create one above, then upload objects to it.',
     },
     create: {
       operationId: 'createStorageBucket',
@@ -130,7 +130,7 @@ export const AREAS: AreaDef[] = [
       load: async (api) => rows((await must(api.GET('/v1/databases'))).databases),
       columns: [col('name'), col('type', 'Engine'), col('tier'), col('host'), date('created_at')],
       id: (r) => `${r['type']}/${r['name']}`,
-      empty: 'No databases yet. Create one below; its credentials are shown once.',
+      empty: 'No databases yet. Create one above; its credentials are shown once.',
     },
     create: {
       operationId: 'createDatabase',
@@ -151,7 +151,7 @@ export const AREAS: AreaDef[] = [
           }),
         )) as Row;
       },
-      name: (r) => String(r['name']),
+      name: (r) => String(r['friendly_name'] ?? r['db_name']),
     },
     remove: (api, id) => {
       const [db_type, db_name] = id.split('/') as [string, string];
@@ -176,7 +176,7 @@ export const AREAS: AreaDef[] = [
         col('ipv4_address', 'IPv4'),
       ],
       id: (r) => String(r['id']),
-      empty: 'No servers yet. Add an SSH key under API keys, then create a server below.',
+      empty: 'No servers yet. Add an SSH key under API keys, then create a server above.',
     },
     create: {
       operationId: 'vpsCreate',
@@ -205,7 +205,7 @@ export const AREAS: AreaDef[] = [
       load: async (api) => rows((await must(api.GET('/v1/kubernetes/clusters'))).clusters),
       columns: [col('name'), col('region'), col('plan_code', 'Plan'), col('version'), col('status')],
       id: (r) => String(r['id']),
-      empty: 'No clusters yet. Create one below with at least one node pool.',
+      empty: 'No clusters yet. Create one above with at least one node pool.',
     },
     create: {
       operationId: 'k8sCreateCluster',
@@ -245,7 +245,7 @@ export const AREAS: AreaDef[] = [
         col('current_revision', 'Revision'),
       ],
       id: (r) => String(r['id']),
-      empty: 'No apps yet. Deploy one from an image below.',
+      empty: 'No apps yet. Deploy one from an image above.',
     },
     create: {
       operationId: 'appsCreate',
@@ -381,7 +381,7 @@ export const AREAS: AreaDef[] = [
         date('last_update_at'),
       ],
       id: (r) => String(r['id']),
-      empty: 'No hostnames yet. Add one below, then give your router a token.',
+      empty: 'No hostnames yet. Add one above, then give your router a token.',
     },
     create: {
       operationId: 'createDynHostname',
@@ -415,7 +415,7 @@ export const DOMAIN_VERIFICATION: AreaDef = {
     load: async (api) => rows((await must(api.GET('/v1/domain-verification/domains', {}))).domains),
     columns: [col('domain'), col('purpose'), col('status'), col('verification_method', 'Method')],
     id: (r) => String(r['id']),
-    empty: 'No domains yet. Add one below to get the record that proves you own it.',
+    empty: 'No domains yet. Add one above to get the record that proves you own it.',
   },
   create: {
     operationId: 'createDomainVerification',

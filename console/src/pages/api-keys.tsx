@@ -35,8 +35,11 @@ export function ApiKeysPage() {
           <SchemaForm
             operationId="createPat"
             fields={['description', 'scopes', 'expires_in_days']}
-            labels={{ description: 'Name', expires_in_days: 'Expires in (days)' }}
-            initial={{ scopes: ['*'] }}
+            labels={{
+              description: 'Name',
+              scopes: 'Scopes (such as dns:read, storage:write)',
+              expires_in_days: 'Expires in (days)',
+            }}
             submitLabel="Create token"
             onSubmit={async (body) => {
               const k = await must(api.POST('/v1/account/api-keys/pat', { body: body as never }));

@@ -64,7 +64,7 @@ export function AreaPage({ area }: { area: AreaDef }) {
           <Failure error={list.error} />
         ) : (
           <DataTable
-            label={`${area.name} ${area.noun}s`}
+            label={`${area.noun.replace(/^./, (c) => c.toUpperCase())}s`}
             rows={list.data ?? []}
             columns={area.list.columns}
             href={
