@@ -54,7 +54,7 @@ export async function buildConsole() {
 <script type="module" src="/console/assets/${script}"></script>
 </head>
 <body>
-<div id="app"><noscript>The console needs JavaScript.</noscript></div>
+<div id="app"><p class="booting">Loading the console…</p><noscript>The console needs JavaScript.</noscript></div>
 </body>
 </html>
 `,

@@ -10,9 +10,12 @@ const queries = new QueryClient({
   },
 });
 
+// The page's static "Loading" line paints before this script has loaded; it goes now.
+const root = document.getElementById('app')!;
+root.textContent = '';
 render(
   <QueryClientProvider client={queries}>
     <App />
   </QueryClientProvider>,
-  document.getElementById('app')!,
+  root,
 );
