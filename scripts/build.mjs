@@ -3,10 +3,12 @@
 // present wherever Fjord is installed), so `fjord` starts without compiling at every start:
 // `npm ci` runs it (the `prepare` script), and bin/fjord.js runs it again when a source changed.
 // Then checks the bundle: one that still calls import() would fail at run time under the code
-// cache (bin/bundle-check.js), so it is removed and the build fails.
+// cache (bin/bundle-check.js), so it is removed and the build fails. It builds the web console
+// too (console/build.mjs).
 import { readFileSync, rmSync } from 'node:fs';
 import { build } from '../bin/bundle.js';
 import { refuseDynamicImports } from '../bin/bundle-check.js';
+import { buildConsole } from '../console/build.mjs';
 
 const started = performance.now();
 const out = await build();
@@ -28,3 +30,7 @@ if (ts) {
   }
   console.log('checked: the bundle calls no import()');
 }
+
+const consoleStarted = performance.now();
+const consoleOut = await buildConsole();
+console.log(`built ${consoleOut} in ${Math.round(performance.now() - consoleStarted)} ms`);

@@ -23,6 +23,8 @@ import {
 } from '../kernel/wiring.js';
 import { adminLimitRoutes } from './admin-limit-routes.js';
 import { adminRoutes } from './admin-routes.js';
+import { consoleSessionRoutes } from './console/session-routes.js';
+import { consoleStaticRoutes } from './console/static-routes.js';
 import { ensureDevCredentials } from './dev-credentials.js';
 import { fixDataDirModes, securePermissions } from './files.js';
 import { buildKernel } from './kernel-factory.js';
@@ -133,6 +135,8 @@ export class Fjord {
       ),
       ...referenceRoutes(() => kernel.baseUrl()),
       ...swaggerUiRoutes(() => fjord.openapi()),
+      ...consoleSessionRoutes(kernel),
+      ...consoleStaticRoutes(),
     );
     const http = await buildHttpApp(kernel, routes, metrics, idempotency);
     fjord = new Fjord(kernel, areas, http, routes);

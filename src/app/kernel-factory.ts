@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { apiBaseUrl, type Config } from '../config/config.js';
 import { AuditTrail } from '../kernel/audit/audit.js';
 import { Authenticator } from '../kernel/auth/authenticate.js';
+import { ConsoleSessions } from '../kernel/auth/console-sessions.js';
 import { IdentityService } from '../kernel/auth/identity.js';
 import { OidcVerifier } from '../kernel/auth/oidc.js';
 import { AdjustableClock } from '../kernel/clock.js';
@@ -51,6 +52,8 @@ export function buildKernel({
       ? readOrCreateSecretFile(join(config.dataDir, 'operator.token'), () => `fjo_${randomString(40)}`)
       : null);
   const identity = new IdentityService(store, clock, (err) => log.warn({ err }, 'could not record key use'));
+  // Wall time, not the emulator's clock: see ConsoleSessions.
+  const consoleSessions = new ConsoleSessions(store, identity, () => operatorToken, Date.now);
   const oidc = config.oidc ? new OidcVerifier(config.oidc) : null;
   const redis = config.redisUrl
     ? new (ioredis().Redis)(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
@@ -71,7 +74,8 @@ export function buildKernel({
     store,
     log,
     identity,
-    auth: new Authenticator(identity, oidc, () => operatorToken, clock),
+    auth: new Authenticator(identity, oidc, () => operatorToken, clock, consoleSessions),
+    consoleSessions,
     limiter: new RateLimiter(buildRateLimitTable(config.rateLimitOverrides), redis),
     limits: new Limits(config.limitOverrides),
     jobs,

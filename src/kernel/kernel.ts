@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Config, Role } from '../config/config.js';
 import type { AuditTrail } from './audit/audit.js';
 import type { Authenticator } from './auth/authenticate.js';
+import type { ConsoleSessions } from './auth/console-sessions.js';
 import type { IdentityService } from './auth/identity.js';
 import type { AdjustableClock } from './clock.js';
 import type { ClockPersistence } from './clock-persistence.js';
@@ -24,6 +25,8 @@ export interface Kernel {
   log: Logger;
   identity: IdentityService;
   auth: Authenticator;
+  /** Console sign-ins: a PAT or the operator token exchanged for a session cookie. */
+  consoleSessions: ConsoleSessions;
   limiter: RateLimiter;
   /** The table of limits and plan quotas (limits/quotas.ts). */
   limits: Limits;

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import { kernelErrors } from '../errors.js';
 import { constantTimeEqual } from '../secrets.js';
 import { scopesSatisfy } from './catalogue.js';
+import { type ConsoleSessions, CSRF_HEADER, cookieValue, SESSION_COOKIE } from './console-sessions.js';
 import type { IdentityService } from './identity.js';
 import type { OidcVerifier } from './oidc.js';
 import type { Access, OperatorPrincipal, Principal } from './principal.js';
@@ -9,10 +10,15 @@ import { looksLikeJwt } from './tokens.js';
 
 export interface PresentedCredential {
   token: string;
-  via: 'x-api-key' | 'bearer';
+  via: 'x-api-key' | 'bearer' | 'console';
+  /** The CSRF header sent with a console session cookie. */
+  csrf?: string | null;
 }
 
-/** Reads the credential from `X-API-Key` or `Authorization: Bearer`. */
+/**
+ * Reads the credential from `X-API-Key` or `Authorization: Bearer`, else the console's session
+ * cookie (which counts only with its CSRF header: see ConsoleSessions.identify).
+ */
 export function presentedCredential(
   headers: Record<string, string | string[] | undefined>,
 ): PresentedCredential | null {
@@ -22,6 +28,11 @@ export function presentedCredential(
   if (typeof auth === 'string') {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
     if (m) return { token: m[1]!, via: 'bearer' };
+  }
+  const session = cookieValue(headers['cookie'], SESSION_COOKIE);
+  if (session) {
+    const csrf = headers[CSRF_HEADER];
+    return { token: session, via: 'console', csrf: typeof csrf === 'string' ? csrf : null };
   }
   return null;
 }
@@ -36,6 +47,7 @@ export class Authenticator {
     private readonly oidc: OidcVerifier | null,
     private readonly operatorToken: () => string | null,
     private readonly clock: Clock,
+    private readonly consoleSessions: ConsoleSessions | null = null,
   ) {}
 
   /**
@@ -48,6 +60,16 @@ export class Authenticator {
   ): Promise<Principal | OperatorPrincipal | null> {
     if (access.kind === 'public') return null;
     if (!presented) throw kernelErrors.unauthenticated();
+    if (presented.via === 'console') {
+      if (!this.consoleSessions) throw kernelErrors.unauthenticated();
+      const principal = await this.consoleSessions.identify(presented.token, presented.csrf ?? null);
+      // An operator's session opens the operator's routes only, a customer's only the customer's.
+      if ((access.kind === 'operator') !== (principal.customerId === null))
+        throw kernelErrors.unauthenticated(
+          access.kind === 'operator' ? 'A valid operator token is required.' : undefined,
+        );
+      return principal;
+    }
     if (access.kind === 'operator') {
       const expected = this.operatorToken();
       if (!expected || !constantTimeEqual(presented.token, expected)) {
@@ -87,7 +109,13 @@ export class Authenticator {
     presented: PresentedCredential | null,
   ): Principal | OperatorPrincipal | null | undefined {
     if (access.kind === 'public') return null;
-    if (!presented || access.kind === 'operator' || looksLikeJwt(presented.token)) return undefined;
+    if (
+      !presented ||
+      access.kind === 'operator' ||
+      presented.via === 'console' ||
+      looksLikeJwt(presented.token)
+    )
+      return undefined;
     if (presented.via === 'bearer' && !access.bearer) return undefined;
     const found = this.identity.authenticateKeyNow(presented.token);
     if (found === null) throw kernelErrors.unauthenticated('The API key is invalid, expired or revoked.');

@@ -236,7 +236,14 @@ export class IdentityService {
 
   /** Resolves an API key (service key or PAT). Returns null for anything that is not a live key. */
   async authenticateKey(token: string): Promise<{ customerId: string; credential: Credential } | null> {
-    const hash = hashToken(token);
+    return this.authenticateKeyHash(hashToken(token));
+  }
+
+  /**
+   * `authenticateKey` by the key's lookup hash: a console session keeps the hash of the PAT it
+   * was exchanged for (never the PAT), and lives only while that key is live.
+   */
+  async authenticateKeyHash(hash: string): Promise<{ customerId: string; credential: Credential } | null> {
     const generation = this.cache.check();
     let row = this.cache.key(hash);
     if (!row) {

@@ -165,4 +165,23 @@ export const kernelMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026-11-29-0400-kernel-console-sessions': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('console_sessions')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('customer_id', 'text', (c) => c.references('customers.id').onDelete('cascade'))
+        .addColumn('key_hash', 'text')
+        .addColumn('operator_hash', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('console_sessions_expiry')
+        .on('console_sessions')
+        .column('expires_at')
+        .execute();
+    },
+  },
 };

@@ -117,6 +117,19 @@ export interface KernelSettingsTable {
   value: string;
 }
 
+/** A console sign-in: the session cookie's hash, and the credential it was exchanged for. */
+export interface ConsoleSessionsTable {
+  token_hash: string;
+  /** Null for an operator's session. */
+  customer_id: string | null;
+  /** The hash of the PAT signed in with: the session lives only while that key does. */
+  key_hash: string | null;
+  /** The hash of the operator token signed in with: a changed token ends the session. */
+  operator_hash: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface KernelTables {
   kernel_settings: KernelSettingsTable;
   customers: CustomersTable;
@@ -129,4 +142,5 @@ export interface KernelTables {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   audit_events: AuditEventsTable;
+  console_sessions: ConsoleSessionsTable;
 }

@@ -1,0 +1,292 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConsole } from '../../console/build.mjs';
+import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+
+/**
+ * The web console in a real browser (Debian's Chromium, driven by playwright-core): sign-in,
+ * the navigation, and a resource created and deleted through the pages of each infrastructure
+ * area, each change checked through the API. Every page is checked by axe-core; any script error,
+ * Content-Security-Policy refusal or request to another origin than Fjord's fails the test.
+ * Screenshots are kept (`$FJORD_TEST_ARTIFACTS/console`, by default under the temp directory).
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const found = existsSync(CHROMIUM);
+if (!found) console.warn(`console: skipped, no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+const ARTEFACTS = join(
+  process.env['FJORD_TEST_ARTIFACTS'] ?? join(tmpdir(), 'fjord-test-artifacts'),
+  'console',
+);
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+const NAV = [
+  'Storage',
+  'DNS',
+  'Databases',
+  'Virtual servers',
+  'Clusters',
+  'Container apps',
+  'IoT',
+  'Live events',
+  'Speech',
+  'Language models',
+  'Chatbots',
+  'GPU jobs',
+  'IP intelligence',
+  'SMS',
+  'Verification',
+  'Contacts',
+  'Dynamic DNS',
+  'API keys',
+];
+
+let t: TestFjord;
+let a: TestCustomer;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let origin: string;
+const problems: string[] = [];
+
+beforeAll(async () => {
+  if (!found) return;
+  await buildConsole();
+  t = await TestFjord.create({ FJORD_API_PORT: '0' });
+  a = await t.customer();
+  await t.fjord.start(['api']);
+  origin = new URL(t.kernel.baseUrl()).origin;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  // playwright-core's launch gives each browser a fresh profile directory of its own.
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  context.setDefaultTimeout(10_000); // a step that cannot happen fails with its own message
+  page = await context.newPage();
+  page.on('pageerror', (err) => problems.push(`script error: ${err.message}`));
+  page.on('console', (m) => {
+    // A 4xx the page expects (no session yet, a validation error it shows) is logged by Chromium as a failed load: not a fault.
+    if (
+      (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) ||
+      m.text().includes('Content Security Policy')
+    )
+      problems.push(`console: ${m.text()}`);
+  });
+  page.on('request', (r) => {
+    const url = new URL(r.url());
+    if (!['blob:', 'data:'].includes(url.protocol) && url.origin !== origin)
+      problems.push(`request left Fjord: ${r.url()}`);
+  });
+  mkdirSync(ARTEFACTS, { recursive: true });
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+/** The little of the DOM these page functions read (the test is compiled without the DOM's types). */
+declare const axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: Violation[] }> };
+interface Violation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+/** axe-core on the page as it is: no serious or critical violation. */
+async function accessible(name: string) {
+  if (!(await page.evaluate(() => typeof (globalThis as { axe?: unknown }).axe !== 'undefined')))
+    await page.evaluate(AXE); // evaluated by the test harness, not the page: the page's CSP stays strict
+  const violations = await page.evaluate(
+    async () => (await axe.run(document, { resultTypes: ['violations'] })).violations,
+  );
+  const serious = violations.filter((v: Violation) => v.impact === 'serious' || v.impact === 'critical');
+  expect(
+    serious.map(
+      (v: Violation) =>
+        `${name}: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+    ),
+  ).toEqual([]);
+}
+declare const document: unknown;
+
+const shot = (name: string) => page.screenshot({ path: join(ARTEFACTS, `${name}.png`) });
+
+async function openArea(name: string) {
+  await page.getByRole('navigation', { name: 'Areas' }).getByRole('link', { name, exact: true }).click();
+  await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(name);
+}
+
+/** Deletes the resource on the page open now: its name typed into the confirmation. */
+async function deleteHere(what: string, name: string) {
+  await page.getByRole('button', { name: `Delete ${what}`, exact: true }).click();
+  await page.getByLabel(`Type ${name} to confirm`).fill(name);
+  await page.getByRole('button', { name: `Delete ${what} ${name}` }).click();
+}
+
+const api = (url: string) => t.request('GET', url, { key: a.pat });
+
+describe.skipIf(!found)('the web console in Chromium', () => {
+  it('signs in with a PAT into an HttpOnly session, and shows the areas in order', async () => {
+    await page.goto(`${origin}/console/`);
+    await page.getByLabel(/token/i).fill(a.pat);
+    await shot('0-sign-in');
+    await accessible('sign-in');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
+    const links = await page.getByRole('navigation', { name: 'Areas' }).getByRole('link').allTextContents();
+    expect(links).toEqual(['Overview', ...NAV]);
+    const [cookie] = await context.cookies();
+    expect(cookie).toMatchObject({ name: 'fjord_console', httpOnly: true, sameSite: 'Strict' });
+    expect(cookie!.expires).toBeGreaterThan(0); // expiring, not a browser-session cookie
+    const stored = await page.evaluate(() =>
+      JSON.stringify({ ...(globalThis as unknown as { localStorage: object }).localStorage }),
+    );
+    expect(stored).not.toContain(a.pat);
+    await page.getByRole('heading', { name: 'This month’s usage' }).waitFor();
+    await shot('1-overview');
+    await accessible('overview');
+  });
+
+  it('creates and revokes a token, and adds and deletes an SSH key', async () => {
+    await openArea('API keys');
+    await page.getByText('Create a personal access token').click();
+    await page.locator('#createPat-description').fill('console token');
+    await page.locator('#createPat-scopes').fill('dns:read, dns:write');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const secret = await page.locator('output[aria-label=Token]').textContent();
+    expect(secret).toMatch(/^fj/);
+    expect((await t.request('GET', '/v1/dns/zones', { key: secret! })).status).toBe(200);
+    await shot('2-api-keys-secret');
+    await accessible('api keys');
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page
+      .getByRole('row', { name: /console token/ })
+      .getByRole('button', { name: 'Revoke key' })
+      .click();
+    await page.getByLabel('Type console token to confirm').fill('console token');
+    await page.getByRole('button', { name: 'Revoke key console token' }).click();
+    await page.getByText('The key console token was revoked.').waitFor();
+    expect((await t.request('GET', '/v1/dns/zones', { key: secret! })).status).toBe(401);
+
+    const { publicKey } = generateKeyPairSync('ed25519');
+    const raw = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
+    const blob = Buffer.concat([sshString(Buffer.from('ssh-ed25519')), sshString(raw)]);
+    await page.getByText('Add an SSH key').click();
+    await page.locator('#addSshKey-name').fill('laptop');
+    await page.getByLabel(/Public key/).fill(`ssh-ed25519 ${blob.toString('base64')} me@laptop`);
+    await page.getByRole('button', { name: 'Add SSH key' }).click();
+    await page.getByRole('cell', { name: /^SHA256:/ }).waitFor();
+    expect((await api('/v1/account/ssh-keys')).body.map((k: { name: string }) => k.name)).toEqual(['laptop']);
+    await page.getByRole('button', { name: 'Delete SSH key' }).click();
+    await page.getByLabel('Type laptop to confirm').fill('laptop');
+    await page.getByRole('button', { name: 'Delete SSH key laptop' }).click();
+    await page.getByText('The SSH key laptop was deleted.').waitFor();
+    expect((await api('/v1/account/ssh-keys')).body).toEqual([]);
+  });
+
+  it('creates a bucket with the Name field, shows its page, deletes it by name', async () => {
+    await openArea('Storage');
+    await page.getByLabel('Name').fill('console-photos');
+    await page.getByRole('button', { name: 'Create bucket' }).click();
+    await page.getByRole('link', { name: 'console-photos' }).click();
+    await expect
+      .poll(() => page.getByRole('heading', { level: 1 }).textContent())
+      .toBe('Storage: console-photos');
+    expect((await api('/v1/storage/buckets/console-photos')).status).toBe(200);
+    await shot('3-storage-bucket');
+    await accessible('bucket');
+    await deleteHere('bucket', 'console-photos');
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Storage');
+    expect((await api('/v1/storage/buckets/console-photos')).status).toBe(404);
+  });
+
+  it('creates a zone, adds and edits a record with the API’s validation at the field, deletes the zone', async () => {
+    await openArea('DNS');
+    await page.getByLabel('Domain').fill('console-e2e.example');
+    await page.getByRole('button', { name: 'Create zone' }).click();
+    await page.getByRole('link', { name: 'console-e2e.example' }).click();
+    await page.getByText('Add a record').click();
+    await page.getByLabel('Type').selectOption('A');
+    await page.getByLabel('Host').fill('www');
+    await page.getByLabel('Value').fill('not an address');
+    await page.getByRole('button', { name: 'Add record' }).click();
+    await page.getByRole('alert').first().waitFor();
+    await page.getByLabel('Value').fill('192.0.2.10');
+    await page.getByRole('button', { name: 'Add record' }).click();
+    await page.getByRole('cell', { name: '192.0.2.10' }).waitFor();
+    await page.getByRole('button', { name: /^Edit A record www/ }).click();
+    await page.locator('[id^=edit-][id$=-record]').fill('192.0.2.20');
+    await page.getByRole('button', { name: 'Save record' }).click();
+    await page.getByRole('cell', { name: '192.0.2.20' }).waitFor();
+    const records = (await api('/v1/dns/zones/console-e2e.example/records')).body.records;
+    expect(
+      records.filter((r: { type: string }) => r.type === 'A').map((r: { content: string }) => r.content),
+    ).toEqual(['192.0.2.20']);
+    await shot('4-dns-records');
+    await accessible('zone');
+    await deleteHere('zone', 'console-e2e.example');
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('DNS');
+    expect((await api('/v1/dns/zones/console-e2e.example')).status).toBe(404);
+  });
+
+  it('creates a database with its password shown once, deletes it', async () => {
+    await openArea('Databases');
+    await page.getByLabel('Engine').selectOption('postgresql');
+    await page.getByLabel('Name').fill('consoledb');
+    await page.getByRole('button', { name: 'Create database' }).click();
+    await page.getByText('shown only this once').waitFor();
+    const dbs = (await api('/v1/databases')).body.databases;
+    expect(dbs.map((d: { name: string }) => d.name)).toEqual(['consoledb']);
+    await shot('5-databases');
+    await accessible('databases');
+    await page.getByRole('link', { name: 'consoledb' }).click();
+    await deleteHere('database', 'consoledb');
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Databases');
+    expect((await api('/v1/databases')).body.databases).toEqual([]);
+  });
+
+  it('shows every area page with its heading, accessible', async () => {
+    for (const [i, name] of NAV.entries()) {
+      await openArea(name);
+      await page.waitForFunction(
+        () =>
+          !(
+            globalThis as unknown as { document: { body: { textContent: string } } }
+          ).document.body.textContent.includes('Loading'),
+      );
+      await accessible(name);
+      await shot(`area-${String(i).padStart(2, '0')}-${name.toLowerCase().replace(/\W+/g, '-')}`);
+    }
+  });
+
+  it('signs out: the session ends', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel(/token/i).waitFor();
+    expect(await context.cookies()).toEqual([]);
+  });
+
+  it('saw no script error, CSP refusal or request to another origin', () => {
+    expect(problems).toEqual([]);
+  });
+});
+
+function sshString(b: Buffer): Buffer {
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(b.length);
+  return Buffer.concat([len, b]);
+}
