@@ -102,6 +102,7 @@ const NOT_ROWS = new Map<string, string>([
   ['src/areas/storage/guide.ts:MULTIPART_MIN_PART_BYTES', PROTOCOL],
   ['src/areas/storage/s3/form-data.ts:MAX_FIELDS_BYTES', INTERNAL],
   ['src/areas/storage/s3/policy.ts:MAX_POLICY_BYTES', PROTOCOL],
+  ['src/areas/apps/image-reference.ts:MAX_NAME', PROTOCOL],
   ['src/areas/storage/s3/handlers/configuration.ts:MAX_BUCKET_TAGS', PROTOCOL],
   ['src/areas/storage/s3/handlers/object-headers.ts:MAX_METADATA_BYTES', PROTOCOL],
   ['src/areas/storage/s3/handlers/multipart.ts:MAX_PART_BYTES', PROTOCOL],

@@ -62,12 +62,14 @@ export async function buildHttpApp(
     // start-up time. The first answer of a kind pays ~0.5 ms once.
     schemaController: { compilersFactory: { buildSerializer: lazySerializers } },
     // URLs the router cannot decode (`%zz`) or parameters over its length limit: our error shape.
+    // A route with its own error shape (the OpenAI-compatible ones) gets it here too.
     frameworkErrors: (err, req, reply) => {
       const http = toHttpError(err);
+      const format = formatOfRefused(`${req.method} ${req.url} HTTP/1.1`);
       (reply as unknown as FastifyReply)
         .code(http.status)
         .headers({ ...http.headers, 'x-request-id': req.id })
-        .send(http.body);
+        .send(format ? format.render(http.status, http.body, err) : http.body);
     },
     routerOptions: { ignoreTrailingSlash: true },
     // What Node's HTTP parser refuses before any route sees it (headers or URL over 16 KB,
