@@ -55703,6 +55703,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     consoleSignOut: {
@@ -55777,6 +55786,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
