@@ -11,13 +11,12 @@
 // static page. The figures are the browser's own (`performance` entries), not the harness's.
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { chromium } from 'playwright-core';
 import { buildConsole } from '../console/build.mjs';
+import { CHROMIUM, launchChromium } from '../test/helpers/chromium.js';
 import { TestFjord } from '../test/helpers/fjord.js';
 
 const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '7' } } });
 const ROUNDS = Number(args.rounds);
-const CHROMIUM = '/usr/bin/chromium';
 if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM} (apt-get install chromium)`);
 
 await buildConsole();
@@ -25,19 +24,7 @@ const t = await TestFjord.create({ FJORD_API_PORT: '0', FJORD_LOG_LEVEL: 'warn' 
 const customer = await t.customer();
 await t.fjord.start(['api']);
 const origin = new URL(t.kernel.baseUrl()).origin;
-const browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-});
+const browser = await launchChromium();
 
 interface Perf {
   getEntriesByName(n: string): { startTime: number }[];

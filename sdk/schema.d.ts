@@ -6605,7 +6605,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Readiness: every role is up and the store answers
+         * Readiness: every role is up, the store answers and the data dir has free space
          * @description No credential needed.
          */
         get: operations["getReadiness"];
@@ -7263,6 +7263,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createPat: {
@@ -7388,6 +7397,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     revokeApiKey: {
@@ -7500,6 +7518,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7693,6 +7720,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteSshKey: {
@@ -7805,6 +7841,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8322,6 +8367,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listWebhookDeliveries: {
@@ -8640,6 +8694,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getStorageBucket: {
@@ -8877,6 +8940,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     setStorageBucketVisibility: {
@@ -9002,6 +9074,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9260,6 +9341,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteStorageBucketKey: {
@@ -9378,6 +9468,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9513,6 +9612,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9718,6 +9826,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9950,6 +10067,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateStorageAccountKey: {
@@ -10087,6 +10213,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10364,6 +10499,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getStorageKmsKey: {
@@ -10623,6 +10767,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     disableStorageKmsKey: {
@@ -10766,6 +10919,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     enableStorageKmsKey: {
@@ -10902,6 +11064,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11062,6 +11233,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     cancelStorageKmsKeyDeletion: {
@@ -11198,6 +11378,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11442,6 +11631,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteStorageBucketCors: {
@@ -11545,6 +11743,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11822,6 +12029,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteStorageBucketLifecycle: {
@@ -11925,6 +12141,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12154,6 +12379,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12706,6 +12940,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteDatabaseByBody: {
@@ -12830,6 +13073,15 @@ export interface operations {
             };
             /** @description Back end unavailable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13318,6 +13570,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateDatabase: {
@@ -13453,6 +13714,15 @@ export interface operations {
             };
             /** @description Back end unavailable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13597,6 +13867,15 @@ export interface operations {
             };
             /** @description Back end unavailable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13861,6 +14140,15 @@ export interface operations {
             };
             /** @description Back end unavailable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14251,6 +14539,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteDatabaseFirewallRule: {
@@ -14390,6 +14687,15 @@ export interface operations {
             };
             /** @description Back end unavailable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14974,6 +15280,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteDatabaseSnapshot: {
@@ -15086,6 +15401,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15366,6 +15690,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getDatabaseBackupPolicy: {
@@ -15603,6 +15936,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listDnsZones: {
@@ -15789,6 +16131,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16012,6 +16363,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16271,6 +16631,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateDnsRecord: {
@@ -16415,6 +16784,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteDnsRecord: {
@@ -16524,6 +16902,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16697,6 +17084,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16941,6 +17337,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     activateDnssec: {
@@ -17068,6 +17473,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deactivateDnssec: {
@@ -17176,6 +17590,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17488,6 +17911,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     enableDnsZone: {
@@ -17598,6 +18030,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17878,6 +18319,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getDomainVerification: {
@@ -18128,6 +18578,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateDomainVerification: {
@@ -18292,6 +18751,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     verifyDomain: {
@@ -18415,6 +18883,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18796,6 +19273,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getDynHostname: {
@@ -19018,6 +19504,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     setDynActiveSource: {
@@ -19143,6 +19638,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19508,6 +20012,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteDynRouterToken: {
@@ -19617,6 +20130,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19869,6 +20391,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteDynUpdaterCredential: {
@@ -19978,6 +20509,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20274,6 +20814,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getContact: {
@@ -20500,6 +21049,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateContact: {
@@ -20632,6 +21190,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20776,6 +21343,15 @@ export interface operations {
             };
             /** @description Back end unavailable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20958,6 +21534,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21185,6 +21770,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateContactGroup: {
@@ -21314,6 +21908,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21566,6 +22169,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     removeContactGroupMember: {
@@ -21677,6 +22289,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21821,6 +22442,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22174,6 +22804,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listSmsSenderProfiles: {
@@ -22363,6 +23002,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteSmsSenderProfile: {
@@ -22480,6 +23128,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22915,6 +23572,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     checkSmsKeyword: {
@@ -23225,6 +23891,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateSmsKeyword: {
@@ -23352,6 +24027,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23567,6 +24251,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     adminRejectSmsSender: {
@@ -23700,6 +24393,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     adminInjectInboundSms: {
@@ -23792,6 +24494,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -24678,6 +25389,15 @@ export interface operations {
                     "application/json": components["schemas"]["IpError"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
         };
     };
     registerIpReporter: {
@@ -24792,6 +25512,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -24927,6 +25656,15 @@ export interface operations {
                     "application/json": components["schemas"]["IpError"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
         };
     };
     delistIp: {
@@ -25037,6 +25775,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpError"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25155,6 +25902,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25358,6 +26114,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     startVerification: {
@@ -25522,6 +26287,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     checkVerification: {
@@ -25656,6 +26430,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25945,6 +26728,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -26561,6 +27353,15 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiError"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
         };
     };
     llmChat: {
@@ -26754,6 +27555,15 @@ export interface operations {
             };
             /** @description Back end unavailable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -26961,6 +27771,15 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiError"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
         };
     };
     createEmbeddings: {
@@ -27095,6 +27914,15 @@ export interface operations {
             };
             /** @description Back end unavailable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -27237,6 +28065,15 @@ export interface operations {
             };
             /** @description Back end unavailable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -27524,6 +28361,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteLlmBudget: {
@@ -27627,6 +28473,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -27848,6 +28703,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     chatbotChatStream: {
@@ -27970,6 +28834,15 @@ export interface operations {
             };
             /** @description Back end unavailable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -28177,6 +29050,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -28404,6 +29286,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     chatbotUpdateBot: {
@@ -28550,6 +29441,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -28821,6 +29721,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     chatbotGetSource: {
@@ -29039,6 +29948,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     chatbotReindexSource: {
@@ -29166,6 +30084,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -29529,6 +30456,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     gpuGetJob: {
@@ -29794,6 +30730,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     gpuDownloadOutput: {
@@ -29990,6 +30935,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     gpuWorkerHeartbeat: {
@@ -30095,6 +31049,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -30224,6 +31187,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     gpuWorkerComplete: {
@@ -30332,6 +31304,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     gpuWorkerFail: {
@@ -30432,6 +31413,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -30591,6 +31581,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     adminRevokeGpuWorker: {
@@ -30685,6 +31684,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -31035,6 +32043,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     vpsGet: {
@@ -31253,6 +32270,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -31488,6 +32514,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     vpsStop: {
@@ -31613,6 +32648,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     vpsReboot: {
@@ -31731,6 +32775,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -31974,6 +33027,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     vpsDeleteSnapshot: {
@@ -32084,6 +33146,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -32211,6 +33282,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -32491,6 +33571,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     vpsDeleteBackup: {
@@ -32610,6 +33699,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -32748,6 +33846,15 @@ export interface operations {
             };
             /** @description Back end failed */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -33199,6 +34306,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     vpsBackupUsage: {
@@ -33578,6 +34694,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getLiveEvent: {
@@ -33855,6 +34980,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateLiveEvent: {
@@ -34024,6 +35158,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     startLiveEventRehearsal: {
@@ -34169,6 +35312,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -34328,6 +35480,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     stopLiveEvent: {
@@ -34480,6 +35641,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     rotateLiveEventStreamKey: {
@@ -34598,6 +35768,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -35143,6 +36322,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -35915,6 +37103,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     verifyLiveEventToken: {
@@ -36056,6 +37253,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     consumeLiveEventGrant: {
@@ -36163,6 +37369,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -37051,6 +38266,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     k8sListClusters: {
@@ -37347,6 +38571,15 @@ export interface operations {
             };
             /** @description Back end unavailable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -37685,6 +38918,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     k8sHistory: {
@@ -37971,6 +39213,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     k8sUpgradeTargets: {
@@ -38249,6 +39500,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     k8sAddNodePool: {
@@ -38405,6 +39665,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     k8sScaleNodePool: {
@@ -38552,6 +39821,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     k8sDeleteNodePool: {
@@ -38665,6 +39943,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -38931,6 +40218,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     k8sReleaseIp: {
@@ -39044,6 +40340,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -39186,6 +40491,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -39440,6 +40754,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     k8sListBackups: {
@@ -39681,6 +41004,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     k8sRestoreBackup: {
@@ -39812,6 +41144,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     injectClusterFault: {
@@ -39930,6 +41271,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     setClusterRegionCapacity: {
@@ -40037,6 +41387,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -40295,6 +41654,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     iotGetDevice: {
@@ -40520,6 +41888,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     iotUpdateDevice: {
@@ -40667,6 +42044,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     iotRotateDeviceCredentials: {
@@ -40790,6 +42176,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -41021,6 +42416,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     iotRemoveDeviceTag: {
@@ -41125,6 +42529,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -41539,6 +42952,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     iotGetGroup: {
@@ -41771,6 +43193,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     iotDeleteGroup: {
@@ -41874,6 +43305,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -42010,6 +43450,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     iotRemoveGroupDevice: {
@@ -42114,6 +43563,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -42253,6 +43711,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -42599,6 +44066,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     iotGetDatapoint: {
@@ -42818,6 +44294,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     iotUpdateDatapoint: {
@@ -42951,6 +44436,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -43155,6 +44649,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -43391,6 +44894,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     iotUpdateProfile: {
@@ -43541,6 +45053,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     iotApplyProfile: {
@@ -43666,6 +45187,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -44470,6 +46000,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     iotGetRule: {
@@ -44792,6 +46331,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -45160,6 +46708,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     iotEnableRule: {
@@ -45406,6 +46963,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     iotDisableRule: {
@@ -45645,6 +47211,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -46191,6 +47766,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     iotResolveAlarm: {
@@ -46333,6 +47917,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     iotReopenAlarm: {
@@ -46468,6 +48061,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -46663,6 +48265,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -46895,6 +48506,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     iotUpdateChannel: {
@@ -47031,6 +48651,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     iotTestChannel: {
@@ -47159,6 +48788,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -47380,6 +49018,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -47611,6 +49258,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     iotUpdatePolicy: {
@@ -47758,6 +49414,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -48060,6 +49725,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     speechUploadComplete: {
@@ -48211,6 +49885,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -48460,6 +50143,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     speechExport: {
@@ -48586,6 +50278,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -48840,6 +50541,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     appsGetImageUpload: {
@@ -49066,6 +50776,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -49343,6 +51062,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     appsGet: {
@@ -49573,6 +51301,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -49900,6 +51637,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     appsRevision: {
@@ -50177,6 +51923,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -50675,6 +52430,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     appsVolume: {
@@ -50906,6 +52670,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -51150,6 +52923,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -51463,6 +53245,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     appsDomain: {
@@ -51698,6 +53489,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     appsCheckDomain: {
@@ -51834,6 +53634,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -52112,6 +53921,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     appsResume: {
@@ -52259,6 +54077,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     appsWake: {
@@ -52399,6 +54226,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -52602,6 +54438,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     adminUpdateCustomer: {
@@ -52716,6 +54561,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -52878,6 +54732,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     adminReset: {
@@ -52974,6 +54837,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -53147,6 +55019,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -53822,6 +55703,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     consoleSignOut: {
@@ -53896,6 +55786,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -54327,6 +56226,15 @@ export interface operations {
             };
             /** @description Request line and headers over 16 KB */
             431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { sql } from 'kysely';
 import { Registry } from 'prom-client';
 import { publicAccess } from '../kernel/auth/principal.js';
+import { freeBytes } from '../kernel/disk-space.js';
 import { AppError } from '../kernel/errors.js';
 import type { HttpMetrics } from '../kernel/http/metrics.js';
 import { defineRoute } from '../kernel/http/route.js';
@@ -42,7 +43,7 @@ export function systemRoutes(kernel: Kernel, metrics: HttpMetrics, health: Healt
       url: '/readyz',
       operationId: 'getReadiness',
       tag: TAG,
-      summary: 'Readiness: every role is up and the store answers',
+      summary: 'Readiness: every role is up, the store answers and the data dir has free space',
       access: publicAccess,
       response: { 200: Status },
       errors: [503],
@@ -53,6 +54,7 @@ export function systemRoutes(kernel: Kernel, metrics: HttpMetrics, health: Healt
         } catch (cause) {
           throw new AppError('unavailable', 'store_unavailable', 'The store does not answer.', { cause });
         }
+        await refuseWhenLowOnDisk(kernel.config.dataDir, kernel.config.minFreeBytes);
         return { status: 'ready', roles: health.roles() };
       },
     }),
@@ -79,4 +81,19 @@ export function systemRoutes(kernel: Kernel, metrics: HttpMetrics, health: Healt
       handler: async () => openapi(),
     }),
   ];
+}
+
+/**
+ * Not ready while the data dir is under its free-space floor: a balancer then stops sending new
+ * work here, and readiness returns by itself once space is freed (each probe measures again).
+ */
+async function refuseWhenLowOnDisk(dataDir: string, minFreeBytes: number): Promise<void> {
+  if (minFreeBytes <= 0) return;
+  const free = await freeBytes(dataDir).catch(() => null);
+  if (free === null || free >= minFreeBytes) return;
+  throw new AppError(
+    'unavailable',
+    'low_disk_space',
+    `The data dir has ${free} bytes free, under FJORD_MIN_FREE_BYTES (${minFreeBytes}).`,
+  );
 }

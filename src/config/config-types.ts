@@ -49,6 +49,8 @@ export interface Config {
   seedFile: string | null;
   logLevel: string;
   bodyLimitBytes: number;
+  /** Free bytes the data dir must keep for `/readyz` to say ready (FJORD_MIN_FREE_BYTES; 0: no check). */
+  minFreeBytes: number;
   rateLimitOverrides: Record<string, { points?: number; duration?: number; burst?: number }>;
   /** FJORD_LIMITS: rows of the limits table (kernel/limits/quotas.ts) set by the operator. */
   limitOverrides: LimitOverrides;

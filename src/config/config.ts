@@ -110,6 +110,7 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     seedFile: value('FJORD_SEED_FILE', asString) ?? null,
     logLevel: value('FJORD_LOG_LEVEL', asEnum) ?? 'info',
     bodyLimitBytes: value('FJORD_BODY_LIMIT_BYTES', asInteger) ?? 1048576,
+    minFreeBytes: value('FJORD_MIN_FREE_BYTES', asInteger) ?? 67108864,
     rateLimitOverrides: value('FJORD_RATE_LIMITS', asRateLimitOverrides) ?? {},
     limitOverrides: value('FJORD_LIMITS', asLimitOverrides) ?? {},
     webhookAllowPrivate: value('FJORD_WEBHOOK_ALLOW_PRIVATE', asBoolean) ?? false,

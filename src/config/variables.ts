@@ -209,6 +209,12 @@ export const VARIABLES = {
     values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
     doc: 'Log level of the JSON logs on stdout.',
   },
+  FJORD_MIN_FREE_BYTES: {
+    kind: 'integer',
+    default: '67108864',
+    min: 0,
+    doc: 'Free space the data dir must keep: below it `/readyz` answers 503 `low_disk_space` so a load balancer sends traffic elsewhere (writes that still fit are served; a write that finds the disk full answers 507). 0 turns the check off.',
+  },
   FJORD_BODY_LIMIT_BYTES: {
     kind: 'integer',
     default: '1048576',

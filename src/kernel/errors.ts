@@ -17,7 +17,9 @@ export type ErrorKind =
   | 'rate_limited'
   | 'internal'
   | 'bad_gateway'
-  | 'unavailable';
+  | 'unavailable'
+  /** 507: the disk (data dir or database) is full; the same request succeeds once space is freed. */
+  | 'insufficient_storage';
 
 export interface FieldProblem {
   path: string;

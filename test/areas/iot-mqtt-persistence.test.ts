@@ -38,3 +38,25 @@ describe('aedes-persistence abstract suite on the Fjord store', () => {
     },
   });
 });
+
+describe('the persistence after an emulator reset', () => {
+  it('forgets what it kept in memory once the tables are emptied', async () => {
+    await StorePersistence.wipe(t.kernel.store);
+    const kept = new StorePersistence(t.kernel.store);
+    await kept.setup({ id: 'test-broker' } as never);
+    await kept.storeRetained({
+      cmd: 'publish',
+      topic: 'devices/d_reset/state',
+      payload: Buffer.from('on'),
+      qos: 1,
+      retain: true,
+      dup: false,
+    } as never);
+    assert.equal(kept.hasRetained('devices/d_reset/state'), true);
+    // What the reset does to the store (truncateAll), then what the area's onReset does.
+    await StorePersistence.wipe(t.kernel.store);
+    await kept.reload();
+    assert.equal(kept.hasRetained('devices/d_reset/state'), false);
+    assert.equal(kept.retainedCount('d_reset'), 0);
+  });
+});

@@ -3,9 +3,10 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../console/build.mjs';
+import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
 /**
@@ -15,7 +16,6 @@ import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
  * Content-Security-Policy refusal or request to another origin than Fjord's fails the test.
  * Screenshots are kept (`$FJORD_TEST_ARTIFACTS/console`, by default under the temp directory).
  */
-const CHROMIUM = '/usr/bin/chromium';
 const found = existsSync(CHROMIUM);
 if (!found) console.warn(`console: skipped, no Chromium at ${CHROMIUM} (apt-get install chromium)`);
 const ARTEFACTS = join(
@@ -60,19 +60,7 @@ beforeAll(async () => {
   a = await t.customer();
   await t.fjord.start(['api']);
   origin = new URL(t.kernel.baseUrl()).origin;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
   // playwright-core's launch gives each browser a fresh profile directory of its own.
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   context.setDefaultTimeout(10_000); // a step that cannot happen fails with its own message

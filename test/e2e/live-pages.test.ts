@@ -2,9 +2,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RtmpIngest } from '../../src/areas/live/ingest.js';
+import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
 /**
@@ -14,7 +15,6 @@ import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
  * code form; the embed page refusing when embedding is off. Screenshots are kept as artefacts
  * (`$FJORD_TEST_ARTIFACTS/live-pages`, by default under the system's temp directory).
  */
-const CHROMIUM = '/usr/bin/chromium';
 const found = existsSync(CHROMIUM);
 if (!found) console.warn(`live-pages: skipped, no Chromium at ${CHROMIUM} (apt-get install chromium)`);
 const ARTEFACTS = join(
@@ -34,19 +34,7 @@ beforeAll(async () => {
   a = await t.customer();
   await t.fjord.start(['api', 'rtmp']);
   rtmpPort = (t.fjord.areas.get('live')!.servers![0] as RtmpIngest).port();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
   mkdirSync(ARTEFACTS, { recursive: true });
 }, 60_000);
 afterAll(async () => {

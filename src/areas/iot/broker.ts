@@ -461,6 +461,15 @@ export class MqttBroker implements RoleServer {
     return [...this.clients.values()].filter((c) => c.device?.mqtt_username === username);
   }
 
+  /** Emulator reset: every device is gone, and so are the sessions and retained messages kept. */
+  async afterReset(): Promise<void> {
+    for (const client of [...this.clients.values()]) {
+      client.revoked = true;
+      client.close();
+    }
+    await this.persistence?.reload();
+  }
+
   async stop(): Promise<void> {
     this.iot.revocations.off('revoke', this.revoke);
     this.iot.commandSink = null;

@@ -172,6 +172,7 @@ export const iotArea = defineArea({
         ...iotAlarmRoutes(rules, alarms, settings, notifier),
       ],
       servers: [broker],
+      onReset: () => broker.afterReset(),
     };
   },
 });

@@ -35,7 +35,11 @@ export const vpsArea = defineArea({
       const base = join(kernel.config.dataDir, 'vps');
       await mkdir(base, { recursive: true });
       await NamespaceVpsDriver.checkHost(base);
-      const templates = new TemplateCache(settings.templateDir ?? join(base, 'templates'));
+      const templates = new TemplateCache(
+        settings.templateDir ?? join(base, 'templates'),
+        undefined,
+        kernel.log,
+      );
       driver = new NamespaceVpsDriver(join(base, 'namespace'), templates, kernel.log, settings.onStop);
     } else driver = new SimulatedVpsDriver(simulatedDisks);
     const backupFiles = storage.internalBucket('vps-backups');

@@ -64,4 +64,5 @@ export const STATUS_TEXT: Record<number, string> = {
   429: 'Rate limit exceeded',
   502: 'Back end failed',
   503: 'Back end unavailable',
+  507: 'Insufficient storage: the server’s disk is full; retry once space is freed',
 };

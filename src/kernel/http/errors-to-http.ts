@@ -1,4 +1,5 @@
 import type { FastifyError } from 'fastify';
+import { insufficientStorage, isDiskFull } from '../disk-space.js';
 import { AppError, type ErrorKind, type FieldProblem } from '../errors.js';
 import { patternInWords } from './pattern-words.js';
 
@@ -17,6 +18,7 @@ const STATUS_OF_KIND: Record<ErrorKind, number> = {
   internal: 500,
   bad_gateway: 502,
   unavailable: 503,
+  insufficient_storage: 507,
 };
 
 export const statusOfKind = (kind: ErrorKind): number => STATUS_OF_KIND[kind];
@@ -32,6 +34,8 @@ export interface HttpError {
 /** Turns anything thrown while serving a request into the stated error bodies; never a 500 for bad input. */
 export function toHttpError(err: unknown, validationCode = 'validation_error'): HttpError {
   if (err instanceof AppError) return fromAppError(err);
+  // ENOSPC from a file write, SQLITE_FULL, PostgreSQL's disk_full: 507, never a 500.
+  if (isDiskFull(err)) return fromAppError(insufficientStorage(err));
   const fe = err as FastifyError & { validation?: AjvLikeError[]; validationContext?: string };
   if (fe?.validation) {
     const context = fe.validationContext === 'querystring' ? 'query' : (fe.validationContext ?? 'body');

@@ -69,6 +69,8 @@ export function impliedErrorStatuses(route: AnyRoute): number[] {
     out.add(413);
     out.add(415);
     out.add(422);
+    // Every method but GET may write: a full disk answers 507 (insufficient_storage).
+    out.add(507);
   }
   if (route.method === 'POST' && route.access.kind === 'customer' && route.idempotency !== false) {
     out.add(409); // Idempotency-Key in flight

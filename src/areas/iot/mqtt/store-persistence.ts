@@ -78,6 +78,21 @@ export class StorePersistence {
     for (const table of MQTT_SESSION_TABLES) await db.deleteFrom(table).execute();
   }
 
+  /**
+   * After an emulator reset emptied the tables: the copies kept in memory go too, so no retained
+   * message or subscription of before the reset is served after it.
+   */
+  async reload(): Promise<void> {
+    this.retained.clear();
+    this.retainedPerOwner.clear();
+    this.subscriptions.clear();
+    this.byStem.clear();
+    this.wildcardFilters.clear();
+    this.qosSubscriptionCount = 0;
+    this.queued.clear();
+    if (this.broker) await this.setup(this.broker);
+  }
+
   async setup(broker: BrokerRef): Promise<void> {
     this.broker = broker;
     for (const row of await this.db.selectFrom('iot_mqtt_retained').selectAll().execute()) {

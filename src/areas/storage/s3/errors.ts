@@ -79,6 +79,13 @@ export const s3Errors = {
       'Your previous request to create the named bucket succeeded and you already own it.',
       { BucketName: bucket },
     ),
+  /** MinIO's answer to a full drive (`XMinioStorageFull`), under Fjord's name; 507 like MinIO. */
+  storageFull: () =>
+    new S3Error(
+      'XFjordStorageFull',
+      507,
+      'Storage backend has no space left. Delete objects or free space on the server; writes resume by themselves.',
+    ),
   invalidBucketName: (bucket: string) =>
     new S3Error('InvalidBucketName', 400, 'The specified bucket is not valid.', { BucketName: bucket }),
   invalidRange: (size: number) =>
@@ -233,6 +240,8 @@ export function fromAppError(err: unknown, bucket?: string): S3Error | null {
         : s3Errors.invalidArgument(err.message);
     case 'rate_limited':
       return new S3Error('SlowDown', 503, err.message);
+    case 'insufficient_storage':
+      return s3Errors.storageFull();
     default:
       return null;
   }

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Role } from '../../../config/config.js';
+import { isDiskFull } from '../../../kernel/disk-space.js';
 import { pooledRandomBytes } from '../../../kernel/ids.js';
 import type { RoleServer } from '../../../kernel/kernel.js';
 import { authenticate, type Principal } from './auth.js';
@@ -201,6 +202,11 @@ export class S3Server implements RoleServer {
     err: unknown,
   ): void {
     let s3 = err instanceof S3Error ? err : fromAppError(err, call?.bucketName ?? undefined);
+    // Before the went-away check: a failed file write tears the request stream down too.
+    if (!s3 && isDiskFull(err)) {
+      this.env.log.warn({ err, method: req.method, path }, 's3 write refused: disk full');
+      s3 = s3Errors.storageFull();
+    }
     // A client that goes away mid-answer (a GET read in part, a cancelled upload) is ordinary
     // traffic, not a failure of ours.
     const code = (err as NodeJS.ErrnoException | undefined)?.code;

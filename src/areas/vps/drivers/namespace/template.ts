@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { run } from './host.js';
 
 /** The OS templates the namespace driver builds, and the Debian suite of each. */
@@ -52,6 +53,8 @@ export class TemplateCache {
   constructor(
     readonly dir: string,
     private readonly mirror: string = debianMirror(),
+    /** Where the build says what it is doing: it takes about a minute, and nothing else would. */
+    private readonly log: Pick<Logger, 'info'> | null = null,
   ) {}
 
   /** `root2`: roots built before the umask fix (`root`, mode 0700 throughout) are never reused. */
@@ -79,6 +82,18 @@ export class TemplateCache {
     const target = this.rootOf(template);
     const temp = join(this.dir, template, `build-${randomBytes(4).toString('hex')}`);
     await mkdir(temp, { recursive: true });
+    const started = performance.now();
+    const step = (what: string) =>
+      this.log?.info(
+        {
+          template,
+          suite,
+          mirror: this.mirror,
+          seconds: Math.round((performance.now() - started) / 100) / 10,
+        },
+        `vps template: ${what}`,
+      );
+    step('building with debootstrap (about a minute; once per template)');
     try {
       // Fjord runs under umask 077 (its data dir holds secrets); a Debian root built under it has
       // `/`, `/etc` and `/usr` at 0700, so no user but root could run anything in a server.
@@ -95,6 +110,7 @@ export class TemplateCache {
         ],
         30 * 60_000,
       );
+      step('debootstrap done; removing host keys and the package cache');
       // Each server makes its own host keys; none are shared through the template.
       await run('sh', [
         '-c',
@@ -107,6 +123,7 @@ export class TemplateCache {
       await rename(temp, target).catch((err) => {
         if (!this.isReady(template)) throw err;
       });
+      step('ready');
       return target;
     } finally {
       await rm(temp, { recursive: true, force: true });
