@@ -26,7 +26,8 @@ beforeAll(async () => {
       FJORD_API_PORT: '0',
       FJORD_MQTT_PORT: '0',
       FJORD_WEBHOOK_ALLOW_PRIVATE: '1',
-      FJORD_LIMITS: JSON.stringify({ 'iot.rules': 30, 'iot.devices': 50 }),
+      // Its devices stay connected from test to test: more than a free plan's 20 live connections.
+      FJORD_LIMITS: JSON.stringify({ 'iot.rules': 30, 'iot.devices': 50, 'iot.mqtt_connections': 100 }),
     },
     { fetchImpl: hooks.fetch },
   );
