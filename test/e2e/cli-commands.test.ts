@@ -157,7 +157,8 @@ describe('fjord named commands', { timeout: 90_000 }, () => {
           'create',
           'cli-logs',
           '--image',
-          'registry.example.com/web:1',
+          // A registry on the operator's default list (FJORD_APPS_IMAGE_REGISTRIES).
+          'ghcr.io/example/web:1',
           '--idle_timeout_seconds',
           '60',
         ])
@@ -168,7 +169,7 @@ describe('fjord named commands', { timeout: 90_000 }, () => {
     await eventually(async () => expect(follow.stdout()).toContain('health check GET / passed'), 30_000);
     await t.advance(61);
     expect(await follow.done).toBe(0);
-    expect(follow.stdout()).toMatch(/^\S+ \S+ stdout \[simulated\] pulling registry.example.com\/web:1$/m);
+    expect(follow.stdout()).toMatch(/^\S+ \S+ stdout \[simulated\] pulling ghcr.io\/example\/web:1$/m);
   });
 
   it('runs ssh to a server’s address as root', async () => {
