@@ -153,7 +153,7 @@ try other-customer-files cat ${filesOfB}
 try keyring sh -c 'perl -e "exit(syscall(250, 0, -3, 0, 0, 0) < 0 ? 1 : 0)"'
 try mount-host-disk sh -c 'mkdir -p /tmp/d && mount /dev/vda /tmp/d'
 try change-address ip addr add 10.213.250.2/30 dev eth0
-try pids-limit bash -c 'for i in $(seq 1100); do sleep 30 & done 2>/dev/null; n=$(ps -e --no-headers | wc -l); kill $(jobs -p); wait; [ "$n" -gt 1050 ]'
+try pids-limit bash -c 'for i in $(seq 1100); do sleep 5 & done 2>/dev/null; n=$(ps -e --no-headers | wc -l); jobs -p >/tmp/storm; while read -r p; do kill -9 "$p"; done </tmp/storm; wait; [ "$n" -gt 1050 ]'
 try memory-limit perl -e '$x = "a" x (2300 * 1024 * 1024); exit 0'
 hostname evil.example.test
 timeout 3 bash -c "exec 3<>/dev/tcp/${serverA2}/22 && head -c 4 <&3" && echo
