@@ -91,6 +91,7 @@ describe('managed clusters', () => {
   });
 
   it('walks the provisioning steps on the clock, then runs; delete needs the name and leaves the list', async () => {
+    t.freezeClock(); // Each step is checked at its exact second.
     const r = await create({ name: 'web', api_ip_filter: ['198.51.100.0/24'] });
     expect(r.status).toBe(202);
     expect(r.body).toMatchObject({

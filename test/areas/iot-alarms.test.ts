@@ -365,8 +365,11 @@ describe('IoT alarm rules and alarms', () => {
         warning: { type: 'simple', filters: [{ key: 'burst', operator: '>', value: 50 }] },
       },
     });
+    // The devices side by side, each one's readings in order (each acknowledged before the next).
     await Promise.all(
-      fleet.flatMap((d) => [d.send({ burst: 60 }), d.send({ burst: 95 }), d.send({ burst: 99 })]),
+      fleet.map(async (d) => {
+        for (const burst of [60, 95, 99]) await d.send({ burst });
+      }),
     );
     const open = await eventually(async () => {
       const list = (await get(`/v1/iot/alarms?rule_id=${r.id}&status=active`)).body.alarms as {

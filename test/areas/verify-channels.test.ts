@@ -139,6 +139,7 @@ describe('voice through the simulated driver', () => {
   });
 
   it('answers voice_no_answer once the call rang out', async () => {
+    t.freezeClock(); // Checked at 29 of 30 seconds.
     const r = await start({ channel: 'voice', recipient: NO_ANSWER });
     await t.advance(29);
     expect((await status(r.body.session_id)).status).toBe('pending');
