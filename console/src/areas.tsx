@@ -403,6 +403,12 @@ export const AREAS: AreaDef[] = [
     noun: 'key',
     intro: 'Personal access tokens, service keys and SSH keys.',
   },
+  {
+    slug: 'usage',
+    name: 'Usage and costs',
+    noun: 'area',
+    intro: 'This month’s usage and cost of each area, in the account’s currency.',
+  },
 ];
 
 /** Domain verification lives beside DNS (its records are DNS records): a page of its own, linked from DNS. */

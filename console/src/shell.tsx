@@ -4,6 +4,7 @@ import { useConsole } from './context.js';
 import { ApiKeysPage } from './pages/api-keys.js';
 import { OperatorPage } from './pages/operator.js';
 import { Overview } from './pages/overview.js';
+import { OWN_PAGES } from './pages/own-pages.js';
 import { AreaPage, DetailPage } from './pages/resource.js';
 import { Link, match, useLocation } from './router.js';
 import { applyTheme, initialTheme, type Theme } from './theme.js';
@@ -44,6 +45,7 @@ export function Shell() {
         </section>
       );
     else if (area.slug === 'api-keys') page = <ApiKeysPage />;
+    else if (OWN_PAGES[area.slug]) page = OWN_PAGES[area.slug]!(path);
     else if (item) page = <DetailPage key={path} area={area} id={item['item']!} />;
     else page = <AreaPage key={area.slug} area={area} />;
   }

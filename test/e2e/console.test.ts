@@ -43,6 +43,7 @@ const NAV = [
   'Contacts',
   'Dynamic DNS',
   'API keys',
+  'Usage and costs',
 ];
 
 let t: TestFjord;

@@ -23,6 +23,8 @@ function consoleDir(): string {
 /**
  * Scripts and styles from this origin only, and no inline script or style: a script injected
  * into a page could not run. Images may be data: or blob: URLs (downloads made in the page).
+ * The live events' player is Fjord's own hls.js, which feeds the video element from a blob: (MSE)
+ * and may run a blob: worker.
  */
 export const CONSOLE_CSP = [
   "default-src 'none'",
@@ -30,6 +32,8 @@ export const CONSOLE_CSP = [
   "style-src 'self'",
   "img-src 'self' data: blob:",
   "connect-src 'self'",
+  "media-src 'self' blob:",
+  "worker-src 'self' blob:",
   "font-src 'self'",
   "manifest-src 'self'",
   "form-action 'self'",

@@ -20,6 +20,7 @@ import { mqttSessionMigrations } from './mqtt/session-tables.js';
 import { StorePersistence } from './mqtt/store-persistence.js';
 import { RETENTION_JOB, Retention } from './retention.js';
 import { iotRoutes } from './routes.js';
+import { iotLiveRoutes } from './routes-live.js';
 import { certificateNames } from './self-signed.js';
 import { IotService } from './service.js';
 import { IotTags } from './tags.js';
@@ -168,6 +169,7 @@ export const iotArea = defineArea({
           insights,
           telemetry: new TelemetryQueries(iot),
         }),
+        ...iotLiveRoutes(iot),
         ...iotCatalogueRoutes(iot.datapoints, profiles, insights),
         ...iotAlarmRoutes(rules, alarms, settings, notifier),
       ],
