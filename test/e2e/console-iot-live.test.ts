@@ -42,7 +42,7 @@ beforeAll(async () => {
   await buildConsole();
   t = await TestFjord.create({ FJORD_API_PORT: '0', FJORD_MQTT_PORT: '0', FJORD_RTMP_PORT: '0' });
   a = await t.customer();
-  await t.fjord.start(['api', 'mqtt', 'rtmp']);
+  await t.fjord.start(['api', 'mqtt', 'rtmp', 'worker']); // the worker sends the SMS the usage page prices
   origin = new URL(t.kernel.baseUrl()).origin;
   browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -251,11 +251,33 @@ describe.skipIf(!found)('the console’s IoT, live events and usage pages in Chr
     ffmpeg = null;
   }, 90_000);
 
-  it('shows usage and costs', async () => {
+  it('shows this month’s usage and cost per area and per day, in the account’s currency', async () => {
+    const profile = { name: 'n', sender_id: '+4791000041' };
+    expect((await t.request('POST', '/v1/sms/sender-profiles', { key: a.pat, body: profile })).status).toBe(
+      201,
+    );
+    const sent = await t.request('POST', '/v1/sms/send', {
+      key: a.pat,
+      body: { to: ['+4791230000'], message: 'hi' },
+    });
+    expect(sent.status, sent.text).toBeLessThan(300);
+    // Billed once handed to the network (the worker's job).
+    await expect
+      .poll(async () => (await api('/v1/sms/usage')).body.cost, { timeout: 20_000 })
+      .toBeGreaterThan(0);
+    const sms = (await api('/v1/sms/usage')).body;
     await openArea('Usage and costs');
     await expect.poll(heading).toBe('Usage and costs');
     await page.getByRole('row', { name: /IoT/ }).waitFor();
     expect(await page.getByRole('row', { name: /IoT/ }).textContent()).toContain('1 devices');
+    await page
+      .getByRole('row', { name: new RegExp(`SMS.*${sms.cost.toFixed(2)} ${sms.currency}`) })
+      .waitFor();
+    await page
+      .getByRole('img', {
+        name: new RegExp(`^Cost per day this month: SMS \\(${sms.currency}\\) ${sms.cost.toFixed(2)}`),
+      })
+      .waitFor();
     await shot('usage');
     await accessible('usage');
   });

@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/preact-query';
 import type { FjordClient } from '../../../sdk/index.js';
 import { must } from '../api.js';
 import { useApi } from '../context.js';
+import { type Series, TimeChart } from '../ui/chart.js';
 import { Failure, Loading } from '../ui/widgets.js';
 
 interface AreaUsage {
@@ -82,12 +83,72 @@ async function usage(api: FjordClient): Promise<AreaUsage[]> {
   return out.sort((a, b) => a.area.localeCompare(b.area));
 }
 
+/** Days of this month so far, as `[start, end)` in epoch milliseconds (UTC days, as the areas bill). */
+function daysSoFar(): [number, number][] {
+  const now = new Date();
+  const first = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+  const out: [number, number][] = [];
+  for (let d = first; d <= now.getTime(); d += 86_400_000) out.push([d, d + 86_400_000]);
+  return out;
+}
+
+/**
+ * Cost per day of this month, per priced area, in the account's currency: SMS from the month's
+ * messages (the units of those sent, at the month's price per unit), language models from the gateway's usage
+ * asked day by day. An area the account does not use is left out.
+ */
+async function daily(api: FjordClient, currency: string): Promise<{ days: number[]; series: Series[] }> {
+  const days = daysSoFar();
+  const series: Series[] = [];
+  const monthStart = new Date(days[0]![0]).toISOString();
+  const sms = await must(api.GET('/v1/sms/usage', {})).catch(() => null);
+  if (sms) {
+    const perDay = days.map(() => 0);
+    for (let page = 1; page <= 50; page++) {
+      const list = await must(
+        api.GET('/v1/sms/messages', { params: { query: { date_from: monthStart, page, page_size: 200 } } }),
+      );
+      for (const m of list.messages) {
+        // Billed when handed to the network, as the month's usage counts them.
+        if (!m.sent_at) continue;
+        const at = Date.parse(m.sent_at);
+        const i = days.findIndex(([a, b]) => at >= a && at < b);
+        if (i >= 0 && m.direction === 'OUTBOUND') perDay[i]! += (m.units_count ?? 1) * sms.price_per_unit;
+      }
+      if (!list.has_more) break;
+    }
+    series.push({ label: `SMS (${sms.currency})`, values: perDay });
+  }
+  const llm = await Promise.all(
+    days.map(([a, b]) =>
+      must(
+        api.GET('/v1/llm/usage', {
+          params: { query: { from: new Date(a).toISOString(), to: new Date(b).toISOString() } },
+        }),
+      ).catch(() => null),
+    ),
+  );
+  if (llm.some((u) => u !== null))
+    series.push({
+      label: `Language models (${currency})`,
+      values: llm.map(
+        (u) => u?.data.reduce((n, d) => n + ((d.cost as Record<string, number>)[currency] ?? 0), 0) ?? null,
+      ),
+    });
+  return { days: days.map(([a]) => a / 1000), series };
+}
+
 /** Usage and costs: this month, per area, as a chart and a table. */
 export function UsagePage() {
   const api = useApi();
   const month = useQuery({ queryKey: ['usage', 'month'], queryFn: () => usage(api) });
   const rows = month.data ?? [];
   const currency = rows.find((r) => r.currency)?.currency ?? '';
+  const perDay = useQuery({
+    queryKey: ['usage', 'daily', currency],
+    queryFn: () => daily(api, currency || 'EUR'),
+    enabled: !!month.data,
+  });
   const priced = rows.filter((r) => r.cost !== null);
   return (
     <section>
@@ -123,6 +184,22 @@ export function UsagePage() {
               </ul>
             </figure>
           )}
+          <figure>
+            <figcaption>Cost per day{currency ? ` (${currency})` : ''}</figcaption>
+            {perDay.isLoading ? (
+              <Loading what="the days" />
+            ) : perDay.data?.series.length ? (
+              <TimeChart
+                label={`Cost per day this month: ${perDay.data.series.map((x) => `${x.label} ${x.values.reduce<number>((n, v) => n + (v ?? 0), 0).toFixed(2)}`).join(', ')}`}
+                times={perDay.data.days}
+                series={perDay.data.series}
+                bars
+                height={200}
+              />
+            ) : (
+              <p>No priced usage this month.</p>
+            )}
+          </figure>
           <table>
             <caption>Usage this month</caption>
             <thead>
