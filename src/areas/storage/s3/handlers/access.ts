@@ -16,7 +16,7 @@ import type { S3Call } from '../context.js';
 import { fromAppError, S3Error, s3Errors } from '../errors.js';
 import { effectiveBlock } from '../permissions.js';
 import { asText, el, parseXml } from '../xml.js';
-import { findObject } from './objects.js';
+import { findObject } from './object-lookup.js';
 
 /** Bucket and object ACLs, ownership controls and the public access block. */
 

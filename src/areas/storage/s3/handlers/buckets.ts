@@ -5,7 +5,7 @@ import type { S3Call } from '../context.js';
 import { fromAppError, S3Error, s3Errors } from '../errors.js';
 import { guardVersionDelete } from '../object-lock.js';
 import { asText, el, parseXml } from '../xml.js';
-import { refOf } from './objects.js';
+import { refOf } from './object-lookup.js';
 
 const iso = (ms: number) => new Date(Number(ms)).toISOString();
 

@@ -3,7 +3,7 @@ import type { S3Call } from '../context.js';
 import { fromAppError, S3Error, s3Errors } from '../errors.js';
 import { asText, el, parseXml } from '../xml.js';
 import { checkTags } from './object-headers.js';
-import { findObject } from './objects.js';
+import { findObject } from './object-lookup.js';
 
 /** Bucket sub-resources that mirror the control API's documents (CORS, versioning, lifecycle). */
 

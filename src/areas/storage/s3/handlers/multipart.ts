@@ -31,7 +31,8 @@ import { asText, el, parseXml } from '../xml.js';
 import { aclForWrite } from './access.js';
 import { initiatorXml, maxKeysOf, ownerXml } from './listing.js';
 import { attributesFromHeaders, parseRange, quoteEtag } from './object-headers.js';
-import { bodyFromStream, checkKey, conditionalWrite, copySource, refOf } from './objects.js';
+import { checkKey, refOf } from './object-lookup.js';
+import { bodyFromStream, conditionalWrite, copySource } from './objects.js';
 
 export const MAX_PART_BYTES = 5 * 1024 * 1024 * 1024;
 

@@ -5,7 +5,7 @@ import { keyToOpen } from '../encryption.js';
 import { s3Errors } from '../errors.js';
 import { parseObjectChecksum } from '../multipart-checksums.js';
 import { el } from '../xml.js';
-import { findObject } from './objects.js';
+import { findObject } from './object-lookup.js';
 
 const ATTRIBUTES = ['ETag', 'Checksum', 'ObjectParts', 'StorageClass', 'ObjectSize'] as const;
 

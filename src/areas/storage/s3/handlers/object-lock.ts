@@ -11,7 +11,7 @@ import {
 } from '../object-lock.js';
 import { asText, el, parseXml } from '../xml.js';
 import { viaDirectory } from './configuration.js';
-import { findObject } from './objects.js';
+import { findObject } from './object-lookup.js';
 
 /** Object lock's bucket configuration, per-version retention and legal hold (S3's operations). */
 
