@@ -68,7 +68,7 @@ it('writes a request line per S3 request and per DNS query, with the customer, a
       .flatMap((l) => l.split('\n'))
       .flatMap((l) => (l ? [JSON.parse(l) as Record<string, unknown>] : []));
   const s3Line = lines().find((l) => l.msg === 'request' && l.protocol === 's3' && l.customer === c.id);
-  expect(s3Line).toMatchObject({ role: 'protocol', op: 'GET service', outcome: '200' });
+  expect(s3Line).toMatchObject({ role: 'protocol', op: 'ListBuckets', outcome: '200' });
   expect(s3Line!.id).toMatch(/^[0-9A-F]{16}$/);
 
   // 300 queries at once: at most 100 lines in any second, and a line counting the rest.

@@ -17,7 +17,7 @@ const ATTRIBUTES = ['ETag', 'Checksum', 'ObjectParts', 'StorageClass', 'ObjectSi
  */
 export async function getObjectAttributes(call: S3Call): Promise<void> {
   const versionId = call.query.get('versionId');
-  const bucket = await call.requireBucket(versionId !== null ? 's3:GetObjectVersion' : 's3:GetObject');
+  const bucket = await call.requireBucket();
   const wanted = (call.header('x-amz-object-attributes') ?? '')
     .split(',')
     .map((a) => a.trim())

@@ -37,7 +37,7 @@ export async function getObject(call: S3Call): Promise<void> {
   let bucket: BucketRecord;
   let row: ObjectRow;
   try {
-    bucket = await call.requireBucket(versionId !== null ? 's3:GetObjectVersion' : 's3:GetObject', {
+    bucket = await call.requireBucket({
       objectAcl: true,
     });
     // A private bucket's object may still be readable through its own ACL (public-read …).
@@ -150,7 +150,7 @@ export function conditionalWrite(call: S3Call, current: ObjectRow | undefined): 
 }
 
 export async function putObject(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutObject');
+  const bucket = await call.requireBucket();
   const key = call.key!;
   checkKey(key);
   const attrs = attributesFromHeaders(call.req.headers);
@@ -193,7 +193,7 @@ export async function putObject(call: S3Call): Promise<void> {
 
 export async function deleteObject(call: S3Call): Promise<void> {
   const versionId = call.query.get('versionId');
-  const bucket = await call.requireBucket(versionId !== null ? 's3:DeleteObjectVersion' : 's3:DeleteObject');
+  const bucket = await call.requireBucket();
   const key = call.key!;
   const headers: Record<string, string> = {};
   if (versionId !== null) {
@@ -275,7 +275,7 @@ export function bodyFromStream(stream: Readable, size: number, algorithm: Checks
 }
 
 export async function copyObject(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutObject');
+  const bucket = await call.requireBucket();
   const key = call.key!;
   checkKey(key);
   const { row, bucket: srcBucket } = await copySource(call);
