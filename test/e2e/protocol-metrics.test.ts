@@ -43,7 +43,7 @@ it('counts S3 operations and DNS queries by operation and outcome', async () => 
 
   const text = (await t.request('GET', '/metrics')).text;
   expect(text).toMatch(
-    /fjord_protocol_request_duration_seconds_count\{protocol="s3",operation="GET service",outcome="\d{3}"\} [1-9]/,
+    /fjord_protocol_request_duration_seconds_count\{protocol="s3",operation="ListBuckets",outcome="\d{3}"\} [1-9]/,
   );
   expect(text).toMatch(
     /fjord_protocol_request_duration_seconds_count\{protocol="dns-udp",operation="AAAA",outcome="REFUSED"\} 1/,
