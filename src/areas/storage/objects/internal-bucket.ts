@@ -6,7 +6,6 @@ import { INTERNAL_OWNER } from './internal-owner.js';
 import type { ObjectStore } from './object-store.js';
 import type { BucketRef } from './repo.js';
 
-
 /**
  * A bucket Fjord keeps for itself (database snapshots): real objects of the data plane — the
  * same blob store (files in the data dir, or the upstream S3 store), the same metadata rows and
