@@ -176,16 +176,16 @@ describe('MQTT over TLS and WebSocket', () => {
 describe('the MQTT TLS certificate', () => {
   it('is made once and reused, and made again when it does not name the host', async () => {
     const dir = join(t.fjord.kernel.config.dataDir, 'mqtt-tls');
-    const again = selfSignedPair(dir, ['localhost', '127.0.0.1']);
+    const again = await selfSignedPair(dir, ['localhost', '127.0.0.1']);
     expect(again).toMatchObject({ cert, regenerated: false });
-    const other = selfSignedPair(join(dir, 'other'), ['127.0.0.1']);
-    const renamed = selfSignedPair(join(dir, 'other'), ['127.0.0.1', 'mqtt.example']);
+    const other = await selfSignedPair(join(dir, 'other'), ['127.0.0.1']);
+    const renamed = await selfSignedPair(join(dir, 'other'), ['127.0.0.1', 'mqtt.example']);
     expect(renamed.regenerated).toBe(true);
     expect(renamed.cert).not.toBe(other.cert);
   });
 
   it('is the operator’s own pair when FJORD_MQTT_TLS_CERT and FJORD_MQTT_TLS_KEY are set', async () => {
-    const pair = makeSelfSigned(['127.0.0.1']);
+    const pair = await makeSelfSigned(['127.0.0.1']);
     const dir = t.fjord.kernel.config.dataDir;
     writeFileSync(join(dir, 'own-cert.pem'), pair.cert);
     writeFileSync(join(dir, 'own-key.pem'), pair.key);

@@ -43,7 +43,7 @@ it('counts S3 operations and DNS queries by operation and outcome', async () => 
 
   const text = (await t.request('GET', '/metrics')).text;
   expect(text).toMatch(
-    /fjord_protocol_request_duration_seconds_count\{protocol="s3",operation="GET service",outcome="\d{3}"\} [1-9]/,
+    /fjord_protocol_request_duration_seconds_count\{protocol="s3",operation="ListBuckets",outcome="\d{3}"\} [1-9]/,
   );
   expect(text).toMatch(
     /fjord_protocol_request_duration_seconds_count\{protocol="dns-udp",operation="AAAA",outcome="REFUSED"\} 1/,
@@ -68,7 +68,7 @@ it('writes a request line per S3 request and per DNS query, with the customer, a
       .flatMap((l) => l.split('\n'))
       .flatMap((l) => (l ? [JSON.parse(l) as Record<string, unknown>] : []));
   const s3Line = lines().find((l) => l.msg === 'request' && l.protocol === 's3' && l.customer === c.id);
-  expect(s3Line).toMatchObject({ role: 'protocol', op: 'GET service', outcome: '200' });
+  expect(s3Line).toMatchObject({ role: 'protocol', op: 'ListBuckets', outcome: '200' });
   expect(s3Line!.id).toMatch(/^[0-9A-F]{16}$/);
 
   // 300 queries at once: at most 100 lines in any second, and a line counting the rest.

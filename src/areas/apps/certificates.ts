@@ -1,16 +1,12 @@
-import { randomBytes, webcrypto } from 'node:crypto';
+import {
+  ECDSA_P256 as ALG,
+  importSigningKey,
+  loadX509,
+  newEcdsaKeys,
+  privateKeyPem,
+  randomSerialHex as serial,
+} from '../../kernel/x509.js';
 
-type X509 = typeof import('@peculiar/x509');
-let x509Module: Promise<X509> | undefined;
-/** @peculiar/x509 (and its ASN.1 stack), loaded with the first certificate: not at every start. */
-const loadX509 = () =>
-  (x509Module ??= import('@peculiar/x509').then((x509) => {
-    x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
-    return x509;
-  }));
-type KeyPair = webcrypto.CryptoKeyPair;
-
-const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const DAY = 86_400_000;
 /** Certificates last 90 days, like ACME's; renewal starts 30 days before expiry. */
 export const CERT_DAYS = 90;
@@ -31,23 +27,10 @@ export interface LocalCaMaterial {
   keyPem: string;
 }
 
-const pem = (label: string, der: ArrayBuffer) =>
-  `-----BEGIN ${label}-----\n${Buffer.from(der)
-    .toString('base64')
-    .replace(/(.{64})/g, '$1\n')
-    .replace(/\n$/, '')}\n-----END ${label}-----\n`;
-const der = (text: string) =>
-  new Uint8Array(Buffer.from(text.replace(/-----[^-]+-----/g, '').replace(/\s+/g, ''), 'base64'));
-const serial = () => {
-  const b = randomBytes(16);
-  b[0] = b[0]! & 0x7f;
-  return b.toString('hex');
-};
-
 /** A new self-signed CA (ECDSA P-256) valid for ten years from `now`. */
 export async function createLocalCa(now: number, label: string): Promise<LocalCaMaterial> {
   const x509 = await loadX509();
-  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as KeyPair;
+  const keys = await newEcdsaKeys();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
     name: `CN=Fjord apps local CA (${label})`,
@@ -63,7 +46,7 @@ export async function createLocalCa(now: number, label: string): Promise<LocalCa
   });
   return {
     certPem: cert.toString('pem'),
-    keyPem: pem('PRIVATE KEY', await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)),
+    keyPem: await privateKeyPem(keys.privateKey),
   };
 }
 
@@ -75,8 +58,8 @@ export async function issueFromLocalCa(
 ): Promise<IssuedCertificate> {
   const x509 = await loadX509();
   const caCert = new x509.X509Certificate(ca.certPem);
-  const caKey = await webcrypto.subtle.importKey('pkcs8', der(ca.keyPem), ALG, false, ['sign']);
-  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as KeyPair;
+  const caKey = await importSigningKey(ca.keyPem);
+  const keys = await newEcdsaKeys();
   // Backdated a day: clients whose clock lags Fjord's (the emulator's clock moves ahead) still accept it.
   const notBefore = now - DAY;
   const notAfter = now + CERT_DAYS * DAY;
@@ -99,7 +82,7 @@ export async function issueFromLocalCa(
   });
   return {
     certPem: `${cert.toString('pem')}\n${ca.certPem}`,
-    keyPem: pem('PRIVATE KEY', await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)),
+    keyPem: await privateKeyPem(keys.privateKey),
     notBefore,
     notAfter,
   };

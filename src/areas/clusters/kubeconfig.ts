@@ -48,7 +48,7 @@ export class KubeconfigService {
       if (!serves(status)) throw clusterErrors.notReady(status, 'a kubeconfig');
       let ca = await repo.ca(id);
       if (!ca) {
-        const made = createCa(CA_SUBJECT.commonName, now, CA_YEARS);
+        const made = await createCa(CA_SUBJECT.commonName, now, CA_YEARS);
         ca = {
           cluster_id: id,
           cert_pem: made.certPem,
@@ -60,8 +60,8 @@ export class KubeconfigService {
       const credentialId = newId();
       const user = `fjord-admin:${credentialId}`;
       const expiresAt = now + seconds * 1000;
-      const client = issueClientCert(
-        { certPem: ca.cert_pem, keyPem: this.secrets.open(ca.key_sealed), subject: CA_SUBJECT },
+      const client = await issueClientCert(
+        { certPem: ca.cert_pem, keyPem: this.secrets.open(ca.key_sealed) },
         { commonName: user, organization: ADMIN_GROUP },
         now - BACKDATE_MS,
         expiresAt,

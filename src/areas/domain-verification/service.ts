@@ -25,7 +25,6 @@ export type Method = 'DNS_TXT' | 'DNS_CNAME' | 'INTERNAL_DNS_AUTHORITY';
 export const PENDING_EXPIRY_DAYS = 7;
 /** A verified domain fails when this many daily re-checks in a row miss its record. */
 export const RECHECK_MISSES_BEFORE_FAILED = 3;
-export const TTL_RECOMMENDATION = 300;
 const DAY_MS = 86_400_000;
 const TOKEN_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 

@@ -1,6 +1,9 @@
 import { isoOf } from '../../kernel/clock.js';
 import type { DomainVerificationsTable } from './migrations.js';
-import { type DomainVerificationSettings, TTL_RECOMMENDATION } from './service.js';
+import type { DomainVerificationSettings } from './service.js';
+
+/** The TTL the instructions suggest for the record: short, so a mistake is corrected quickly. */
+export const TTL_RECOMMENDATION = 300;
 
 /**
  * The records a domain verification asks for (TXT or CNAME, from the configured label and

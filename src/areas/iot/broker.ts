@@ -390,7 +390,7 @@ export class MqttBroker implements RoleServer {
     let pair = tls.pair;
     if (!pair) {
       const dir = join(tls.dataDir, 'mqtt-tls');
-      const made = selfSignedPair(dir, tls.names());
+      const made = await selfSignedPair(dir, tls.names());
       if (made.regenerated)
         this.log.warn(
           { dir, names: tls.names() },

@@ -2,11 +2,9 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { InternalObjects } from '../data-plane-contract.js';
 import { presignInternalPut, type UploadSigner } from '../s3/internal-upload.js';
+import { INTERNAL_OWNER } from './internal-owner.js';
 import type { ObjectStore } from './object-store.js';
 import type { BucketRef } from './repo.js';
-
-/** Owner of the internal buckets in `storage_usage`: no customer, so no customer's usage counts them. */
-export const INTERNAL_OWNER = 'fjord-internal';
 
 /**
  * A bucket Fjord keeps for itself (database snapshots): real objects of the data plane — the

@@ -16,6 +16,7 @@ import type { Principal } from './auth.js';
 import { type BodyChecksumOptions, BodyReader } from './body.js';
 import type { DirectoryCache } from './directory-cache.js';
 import { S3Error, s3Errors } from './errors.js';
+import type { S3Operation } from './operations.js';
 import { type Decision, decide, policyOf, type RequestFacts } from './permissions.js';
 import { readsExistingTags } from './policy.js';
 import { doc } from './xml.js';
@@ -97,15 +98,20 @@ export class S3Call {
     return Array.isArray(v) ? v.join(',') : v;
   }
 
+  /** The operation the request is (operations.ts), set once it is known. */
+  operation: S3Operation | null = null;
+
   /**
-   * The bucket, checked for existence and for `action` on the object the request names (or the
-   * bucket). With `objectAcl`, a refusal that the object's own ACL may still lift is kept for
-   * `checkObjectAcl`, which the handler must call once it has the object.
+   * The bucket, checked for existence and for the operation's policy action on the object the
+   * request names (or the bucket). With `objectAcl`, a refusal that the object's own ACL may still
+   * lift is kept for `checkObjectAcl`, which the handler must call once it has the object.
    */
   async requireBucket(
-    action: string,
     opts: { objectAcl?: boolean; key?: string | null; perObject?: boolean } = {},
   ): Promise<BucketRecord> {
+    const op = this.operation;
+    if (!op) throw new Error('requireBucket outside an S3 operation');
+    const action = op.versionAction && this.query.get('versionId') !== null ? op.versionAction : op.action;
     const name = this.bucketName!;
     const bucket = this.bucket ?? (await this.env.cache.findBucket(name));
     if (!bucket) throw s3Errors.noSuchBucket(name);

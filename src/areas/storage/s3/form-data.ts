@@ -1,4 +1,6 @@
-import { s3Errors } from './errors.js';
+import type { Readable } from 'node:stream';
+import busboy from 'busboy';
+import { type S3Error, s3Errors } from './errors.js';
 
 export interface FormFile {
   filename: string;
@@ -7,92 +9,107 @@ export interface FormFile {
   data: AsyncGenerator<Buffer>;
 }
 
+/** The form's fields together (every part but the file): S3 bounds them, not the file. */
 const MAX_FIELDS_BYTES = 64 * 1024;
 
 /**
- * A streaming multipart/form-data reader for S3 POST uploads: fields are small and come first,
- * the `file` field comes last (S3 ignores anything after it) and is streamed, never held.
+ * The S3 POST upload form, parsed by busboy: the fields come first and are small, the part named
+ * `file` comes last (S3 ignores anything after it) and is streamed, never held.
  */
-export async function readPostForm(
-  source: AsyncIterable<Buffer>,
+export function readPostForm(
+  source: Readable,
   contentType: string,
 ): Promise<{ fields: Map<string, string>; file: FormFile | null }> {
-  const m = /boundary=(?:"([^"]+)"|([^;]+))/i.exec(contentType);
-  if (!m) throw s3Errors.invalidRequest('The multipart form has no boundary.');
-  const boundary = Buffer.from(`\r\n--${(m[1] ?? m[2])!.trim()}`);
-  const iterator = source[Symbol.asyncIterator]();
-  // Starting with CRLF lets the first boundary be matched like every other one.
-  let buf = Buffer.from('\r\n');
-  let ended = false;
-  const more = async (): Promise<boolean> => {
-    if (ended) return false;
-    const next = await iterator.next();
-    if (next.done) {
-      ended = true;
-      return false;
-    }
-    buf = Buffer.concat([buf, next.value]);
-    if (buf.length > MAX_FIELDS_BYTES * 2 && !inFile)
-      throw s3Errors.invalidRequest('The form fields are too large.');
-    return true;
-  };
-  let inFile = false;
+  let parser: busboy.Busboy;
+  try {
+    parser = busboy({
+      headers: { 'content-type': contentType },
+      // Filenames as the browser sent them (`${filename}` in a key is replaced by it), UTF-8.
+      preservePath: true,
+      defParamCharset: 'utf8',
+      limits: { fieldSize: MAX_FIELDS_BYTES + 1 },
+    });
+  } catch {
+    return Promise.reject(s3Errors.invalidRequest('The multipart form has no boundary.'));
+  }
   const fields = new Map<string, string>();
+  let fieldsBytes = 0;
+  let settled = false;
+  // The form after the file: read to its end before the answer, its parts ignored.
+  const ended = new Promise<void>((resolve) => {
+    parser.once('close', resolve);
+    parser.once('error', () => resolve());
+  });
 
-  // Skip the preamble up to the first boundary.
-  for (;;) {
-    const at = buf.indexOf(boundary);
-    if (at >= 0) {
-      buf = buf.subarray(at + boundary.length);
-      break;
-    }
-    if (!(await more())) throw s3Errors.malformedXml();
+  return new Promise((resolve, reject) => {
+    const fail = (err: S3Error) => {
+      if (settled) return;
+      settled = true;
+      source.unpipe(parser);
+      parser.destroy();
+      reject(err);
+    };
+    const addField = (name: string, value: string) => {
+      fieldsBytes += value.length;
+      if (fieldsBytes > MAX_FIELDS_BYTES)
+        return fail(s3Errors.invalidRequest('The form fields are too large.'));
+      fields.set(name.toLowerCase(), value);
+    };
+    const takeFile = (filename: string, mimeType: string | null, data: AsyncGenerator<Buffer>) => {
+      settled = true;
+      resolve({ fields, file: { filename, contentType: mimeType, data } });
+    };
+
+    parser.on('field', (name, value, info) => {
+      if (settled) return;
+      if (info.valueTruncated) return fail(s3Errors.invalidRequest('The form fields are too large.'));
+      // A file part sent without a filename arrives as a field: small enough to have been held.
+      if (name.toLowerCase() === 'file') return takeFile('', null, once(Buffer.from(value, 'utf8'), ended));
+      addField(name, value);
+    });
+    parser.on('file', (name, stream, info) => {
+      // busboy may end a file stream with an error after its reader has stopped (the form cut
+      // short): the reader sees the first one; a later one must not go unheard.
+      stream.on('error', () => {});
+      if (settled) return void stream.resume();
+      if (name.toLowerCase() === 'file')
+        return takeFile(info.filename ?? '', info.mimeType, fileData(stream, ended));
+      // A part with a filename that is not `file` is still a field to S3.
+      let text = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => {
+        text += chunk;
+        if (fieldsBytes + text.length > MAX_FIELDS_BYTES)
+          fail(s3Errors.invalidRequest('The form fields are too large.'));
+      });
+      stream.on('end', () => addField(name, text));
+    });
+    parser.on('error', (err) => {
+      const message = err instanceof Error ? err.message : String(err);
+      fail(
+        /end of/i.test(message) ? s3Errors.invalidRequest('The form ended early.') : s3Errors.malformedXml(),
+      );
+    });
+    parser.on('close', () => {
+      if (settled) return;
+      settled = true;
+      resolve({ fields, file: null });
+    });
+    source.pipe(parser);
+  });
+}
+
+async function* fileData(stream: Readable, ended: Promise<void>): AsyncGenerator<Buffer> {
+  try {
+    for await (const chunk of stream) yield chunk as Buffer;
+  } catch {
+    // busboy ends the file with an error when the form stops inside it.
+    throw s3Errors.incompleteBody();
   }
-  for (;;) {
-    // After a boundary: "--" ends the form, CRLF starts a part.
-    while (buf.length < 2) if (!(await more())) throw s3Errors.invalidRequest('The form ended early.');
-    if (buf[0] === 45 && buf[1] === 45) return { fields, file: null };
-    let headerEnd = buf.indexOf('\r\n\r\n');
-    while (headerEnd < 0) {
-      if (!(await more())) throw s3Errors.invalidRequest('The form ended early.');
-      headerEnd = buf.indexOf('\r\n\r\n');
-    }
-    const headerText = buf.subarray(2, headerEnd).toString('utf8');
-    buf = buf.subarray(headerEnd + 4);
-    const disposition = /content-disposition:([^\r\n]*)/i.exec(headerText)?.[1] ?? '';
-    const name = /\bname="([^"]*)"/i.exec(disposition)?.[1];
-    const filename = /\bfilename="([^"]*)"/i.exec(disposition)?.[1];
-    const partType = /content-type:\s*([^\r\n]*)/i.exec(headerText)?.[1]?.trim() ?? null;
-    if (name === undefined) throw s3Errors.invalidRequest('A form part has no name.');
-    if (name.toLowerCase() === 'file') {
-      inFile = true;
-      const data = (async function* () {
-        for (;;) {
-          const at = buf.indexOf(boundary);
-          if (at >= 0) {
-            if (at > 0) yield buf.subarray(0, at);
-            buf = buf.subarray(at + boundary.length);
-            // The rest of the form (after the file) is read and ignored.
-            while (await more()) buf = Buffer.alloc(0);
-            return;
-          }
-          // Keep a tail that could be the start of the boundary.
-          const keep = boundary.length - 1;
-          if (buf.length > keep) {
-            yield buf.subarray(0, buf.length - keep);
-            buf = buf.subarray(buf.length - keep);
-          }
-          if (!(await more())) throw s3Errors.incompleteBody();
-        }
-      })();
-      return { fields, file: { filename: filename ?? '', contentType: partType, data } };
-    }
-    let at = buf.indexOf(boundary);
-    while (at < 0) {
-      if (!(await more())) throw s3Errors.invalidRequest('The form ended early.');
-      at = buf.indexOf(boundary);
-    }
-    fields.set(name.toLowerCase(), buf.subarray(0, at).toString('utf8'));
-    buf = buf.subarray(at + boundary.length);
-  }
+  await ended;
+}
+
+async function* once(data: Buffer, ended: Promise<void>): AsyncGenerator<Buffer> {
+  if (data.length) yield data;
+  await ended;
 }

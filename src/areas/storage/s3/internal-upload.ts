@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { SecretBox } from '../../../kernel/secrets.js';
-import { INTERNAL_OWNER } from '../objects/internal-bucket.js';
+import { INTERNAL_OWNER } from '../objects/internal-owner.js';
 import { BodyReader } from './body.js';
 import type { S3Call } from './context.js';
 import { s3Errors } from './errors.js';

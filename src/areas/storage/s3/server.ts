@@ -9,8 +9,7 @@ import { S3Call, type S3Env } from './context.js';
 import { actualHeaders, findRule, preflightHeaders } from './cors.js';
 import { fromAppError, S3Error, s3Errors } from './errors.js';
 import { internalUpload, isInternalUpload } from './internal-upload.js';
-import { s3OperationLabel } from './operation-label.js';
-import { routeBucket, routeObject, routeService } from './router.js';
+import { levelOf, s3OperationOf } from './operations.js';
 import { el, XML_HEADER } from './xml.js';
 
 /** Splits a request into bucket and key: virtual-host style under the base domain, else path style. */
@@ -107,7 +106,8 @@ export class S3Server implements RoleServer {
     let call: S3Call | null = null;
     let counted: string | null = null;
     const started = process.hrtime.bigint();
-    let operation = `${req.method} unaddressed`;
+    // Metrics and log lines name the operation as AWS does (operations.ts); never a bucket or key.
+    let operation = 'UnaddressedRequest';
     res.once('finish', () => {
       const length = Number(res.getHeader('content-length') ?? 0);
       // Downloads count toward the bucket owner's bandwidth, whoever asked (public buckets too).
@@ -128,18 +128,24 @@ export class S3Server implements RoleServer {
     });
     try {
       const { bucket, key } = addressOf(req.headers.host, path, this.env.settings.baseDomain);
-      operation = s3OperationLabel(req.method ?? 'GET', bucket, key, query);
-      call = new S3Call(this.env, req, res, requestId, bucket, key, query, { kind: 'anonymous' });
-      if (req.method === 'OPTIONS') return await this.preflight(call);
+      const s3call = new S3Call(this.env, req, res, requestId, bucket, key, query, { kind: 'anonymous' });
+      call = s3call;
+      if (req.method === 'OPTIONS') {
+        operation = 'PreflightRequest';
+        return await this.preflight(call);
+      }
       // A presigned upload into an internal bucket carries its own narrow grant (internal-upload.ts).
-      if (isInternalUpload(query)) return await internalUpload(call, this.env.secrets);
+      if (isInternalUpload(query)) {
+        operation = 'InternalUpload';
+        return await internalUpload(call, this.env.secrets);
+      }
+      const s3op = s3OperationOf(req.method ?? 'GET', levelOf(bucket, key), query, (name) =>
+        s3call.header(name),
+      );
+      operation = s3op?.name ?? 'UnknownOperation';
+      call.operation = s3op;
       await this.addCors(call);
-      const isPostForm =
-        req.method === 'POST' &&
-        bucket &&
-        !key &&
-        /^multipart\/form-data/i.test(req.headers['content-type'] ?? '');
-      if (!isPostForm) {
+      if (!s3op?.formAuth) {
         const principal: Principal = await authenticate(req, this.env.cache, {
           regions: this.env.settings.regions,
           baseDomain: this.env.settings.baseDomain,
@@ -154,9 +160,8 @@ export class S3Server implements RoleServer {
           void this.env.directory.recordKeyUse?.(counted);
         }
       }
-      if (!bucket) await routeService(call);
-      else if (!key) await routeBucket(call);
-      else await routeObject(call);
+      if (!s3op) throw s3Errors.methodNotAllowed();
+      await s3op.run(call);
     } catch (err) {
       this.fail(call, req, res, requestId, path, err);
     } finally {

@@ -16,7 +16,7 @@ import type { S3Call } from '../context.js';
 import { fromAppError, S3Error, s3Errors } from '../errors.js';
 import { effectiveBlock } from '../permissions.js';
 import { asText, el, parseXml } from '../xml.js';
-import { findObject } from './objects.js';
+import { findObject } from './object-lookup.js';
 
 /** Bucket and object ACLs, ownership controls and the public access block. */
 
@@ -82,7 +82,7 @@ async function grantsOfRequest(call: S3Call, bucket: BucketRecord): Promise<AclG
 }
 
 export async function getBucketAcl(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:GetBucketAcl');
+  const bucket = await call.requireBucket();
   const grants =
     bucket.objectOwnership === 'BucketOwnerEnforced'
       ? bucketGrants({ ...bucket, acl: [] })
@@ -91,7 +91,7 @@ export async function getBucketAcl(call: S3Call): Promise<void> {
 }
 
 export async function putBucketAcl(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutBucketAcl');
+  const bucket = await call.requireBucket();
   const grants = await grantsOfRequest(call, bucket);
   await checkGrants(call, bucket, grants);
   await viaDirectory(call, bucket, () =>
@@ -101,8 +101,7 @@ export async function putBucketAcl(call: S3Call): Promise<void> {
 }
 
 export async function getObjectAcl(call: S3Call): Promise<void> {
-  const versioned = call.query.get('versionId') !== null;
-  const bucket = await call.requireBucket(versioned ? 's3:GetObjectVersionAcl' : 's3:GetObjectAcl', {
+  const bucket = await call.requireBucket({
     objectAcl: true,
   });
   const row = await call.checkObjectAcl(() =>
@@ -119,8 +118,7 @@ export async function getObjectAcl(call: S3Call): Promise<void> {
 }
 
 export async function putObjectAcl(call: S3Call): Promise<void> {
-  const versioned = call.query.get('versionId') !== null;
-  const bucket = await call.requireBucket(versioned ? 's3:PutObjectVersionAcl' : 's3:PutObjectAcl', {
+  const bucket = await call.requireBucket({
     objectAcl: true,
   });
   const row = await call.checkObjectAcl(() =>
@@ -135,13 +133,13 @@ export async function putObjectAcl(call: S3Call): Promise<void> {
 // Ownership controls
 
 export async function getOwnershipControls(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:GetBucketOwnershipControls');
+  const bucket = await call.requireBucket();
   if (!bucket.objectOwnership) throw s3Errors.noOwnershipControls(bucket.name);
   call.xml(200, 'OwnershipControls', `<Rule>${el('ObjectOwnership', bucket.objectOwnership)}</Rule>`);
 }
 
 export async function putOwnershipControls(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutBucketOwnershipControls');
+  const bucket = await call.requireBucket();
   const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'OwnershipControls');
   const rules = Array.isArray(doc.Rule) ? doc.Rule : [];
   const value = asText(rules[0]?.ObjectOwnership) as ObjectOwnership | undefined;
@@ -162,7 +160,7 @@ export async function putOwnershipControls(call: S3Call): Promise<void> {
 }
 
 export async function deleteOwnershipControls(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutBucketOwnershipControls');
+  const bucket = await call.requireBucket();
   await viaDirectory(call, bucket, () =>
     call.env.directory.putBucketAccess(bucket.name, { objectOwnership: null }),
   );
@@ -179,7 +177,7 @@ const BLOCK_FIELDS: [keyof PublicAccessBlock, string][] = [
 ];
 
 export async function getPublicAccessBlock(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:GetBucketPublicAccessBlock');
+  const bucket = await call.requireBucket();
   const block = bucket.publicAccessBlock;
   if (!block) throw s3Errors.noPublicAccessBlock(bucket.name);
   call.xml(
@@ -190,7 +188,7 @@ export async function getPublicAccessBlock(call: S3Call): Promise<void> {
 }
 
 export async function putPublicAccessBlock(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutBucketPublicAccessBlock');
+  const bucket = await call.requireBucket();
   const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'PublicAccessBlockConfiguration');
   const block = {} as PublicAccessBlock;
   for (const [field, name] of BLOCK_FIELDS) {
@@ -205,7 +203,7 @@ export async function putPublicAccessBlock(call: S3Call): Promise<void> {
 }
 
 export async function deletePublicAccessBlock(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutBucketPublicAccessBlock');
+  const bucket = await call.requireBucket();
   await viaDirectory(call, bucket, () =>
     call.env.directory.putBucketAccess(bucket.name, { publicAccessBlock: null }),
   );

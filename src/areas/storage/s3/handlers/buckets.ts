@@ -5,7 +5,7 @@ import type { S3Call } from '../context.js';
 import { fromAppError, S3Error, s3Errors } from '../errors.js';
 import { guardVersionDelete } from '../object-lock.js';
 import { asText, el, parseXml } from '../xml.js';
-import { refOf } from './objects.js';
+import { refOf } from './object-lookup.js';
 
 const iso = (ms: number) => new Date(Number(ms)).toISOString();
 
@@ -63,12 +63,12 @@ function bucketPage(call: S3Call, names: string[]): { start: number; end: number
 }
 
 export async function headBucket(call: S3Call): Promise<void> {
-  await call.requireBucket('s3:ListBucket');
+  await call.requireBucket();
   call.send(200, { 'x-amz-bucket-region': call.env.settings.regions[0]! });
 }
 
 export async function getBucketLocation(call: S3Call): Promise<void> {
-  await call.requireBucket('s3:GetBucketLocation');
+  await call.requireBucket();
   call.send(
     200,
     { 'content-type': 'application/xml' },
@@ -133,7 +133,7 @@ export async function createBucket(call: S3Call): Promise<void> {
 }
 
 export async function deleteBucket(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:DeleteBucket');
+  const bucket = await call.requireBucket();
   if (!(await call.env.objects.repo.isEmpty(bucket.id))) throw s3Errors.bucketNotEmpty(bucket.name);
   try {
     await call.env.directory.deleteBucketViaS3(bucket.customerId, bucket.name);
@@ -146,7 +146,7 @@ export async function deleteBucket(call: S3Call): Promise<void> {
 
 /** DeleteObjects: up to 1000 keys in one request, each answered on its own. */
 export async function deleteObjects(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:DeleteObject', { perObject: true });
+  const bucket = await call.requireBucket({ perObject: true });
   // Keys are bytes: never trimmed (`' '` and `'_ '` are keys a client must be able to delete).
   const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'Delete', 'exact');
   const items: { key: string; versionId: string | null }[] = (

@@ -3,7 +3,7 @@ import type { S3Call } from '../context.js';
 import { fromAppError, S3Error, s3Errors } from '../errors.js';
 import { asText, el, parseXml } from '../xml.js';
 import { checkTags } from './object-headers.js';
-import { findObject } from './objects.js';
+import { findObject } from './object-lookup.js';
 
 /** Bucket sub-resources that mirror the control API's documents (CORS, versioning, lifecycle). */
 
@@ -23,7 +23,7 @@ export async function viaDirectory(call: S3Call, work: () => Promise<void>): Pro
 }
 
 export async function getCors(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:GetBucketCORS');
+  const bucket = await call.requireBucket();
   if (!bucket.cors || bucket.cors.length === 0) throw s3Errors.noSuchCors(bucket.name);
   const rules = bucket.cors
     .map((r) => {
@@ -40,7 +40,7 @@ export async function getCors(call: S3Call): Promise<void> {
 }
 
 export async function putCors(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutBucketCORS');
+  const bucket = await call.requireBucket();
   const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'CORSConfiguration');
   const rules: CorsRule[] = (Array.isArray(doc.CORSRule) ? doc.CORSRule : []).map(
     (r: Record<string, unknown>) => {
@@ -66,13 +66,13 @@ export async function putCors(call: S3Call): Promise<void> {
 }
 
 export async function deleteCors(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutBucketCORS');
+  const bucket = await call.requireBucket();
   await viaDirectory(call, () => call.env.directory.deleteCors(bucket.name));
   call.send(204);
 }
 
 export async function getVersioning(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:GetBucketVersioning');
+  const bucket = await call.requireBucket();
   call.xml(
     200,
     'VersioningConfiguration',
@@ -81,7 +81,7 @@ export async function getVersioning(call: S3Call): Promise<void> {
 }
 
 export async function putVersioning(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutBucketVersioning');
+  const bucket = await call.requireBucket();
   const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'VersioningConfiguration');
   const status = asText(doc.Status);
   if (status !== 'Enabled' && status !== 'Suspended') throw s3Errors.malformedXml();
@@ -99,7 +99,7 @@ export async function putVersioning(call: S3Call): Promise<void> {
 // ---- object tagging ------------------------------------------------------------------
 
 export async function getObjectTagging(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:GetObjectTagging');
+  const bucket = await call.requireBucket();
   const row = await findObject(call, bucket, call.key!, call.query.get('versionId'));
   const tags = JSON.parse(row.tags) as Record<string, string>;
   const headers: Record<string, string> =
@@ -129,7 +129,7 @@ const tagSetXml = (tags: Record<string, string>) =>
     .join('')}</TagSet>`;
 
 export async function putObjectTagging(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutObjectTagging');
+  const bucket = await call.requireBucket();
   const row = await findObject(call, bucket, call.key!, call.query.get('versionId'));
   const tags = await tagSetOfBody(call);
   checkTags(tags);
@@ -140,7 +140,7 @@ export async function putObjectTagging(call: S3Call): Promise<void> {
 }
 
 export async function deleteObjectTagging(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:DeleteObjectTagging');
+  const bucket = await call.requireBucket();
   const row = await findObject(call, bucket, call.key!, call.query.get('versionId'));
   await call.env.objects.repo.updateTags(row.id, '{}');
   const headers: Record<string, string> =
@@ -153,13 +153,13 @@ export async function deleteObjectTagging(call: S3Call): Promise<void> {
 const MAX_BUCKET_TAGS = 50;
 
 export async function getBucketTagging(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:GetBucketTagging');
+  const bucket = await call.requireBucket();
   if (!bucket.tags || Object.keys(bucket.tags).length === 0) throw s3Errors.noSuchTagSet();
   call.xml(200, 'Tagging', tagSetXml(bucket.tags));
 }
 
 export async function putBucketTagging(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutBucketTagging');
+  const bucket = await call.requireBucket();
   const tags = await tagSetOfBody(call);
   const entries = Object.entries(tags);
   if (entries.length > MAX_BUCKET_TAGS)
@@ -175,7 +175,7 @@ export async function putBucketTagging(call: S3Call): Promise<void> {
 }
 
 export async function deleteBucketTagging(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutBucketTagging');
+  const bucket = await call.requireBucket();
   await viaDirectory(call, () => call.env.directory.putBucketTags(bucket.name, null));
   call.send(204);
 }

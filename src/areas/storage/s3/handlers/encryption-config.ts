@@ -11,7 +11,7 @@ import { viaDirectory } from './configuration.js';
  */
 
 export async function getBucketEncryption(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:GetEncryptionConfiguration');
+  const bucket = await call.requireBucket();
   if (!bucket.defaultEncryption)
     throw new S3Error(
       'ServerSideEncryptionConfigurationNotFoundError',
@@ -29,7 +29,7 @@ export async function getBucketEncryption(call: S3Call): Promise<void> {
 }
 
 export async function putBucketEncryption(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutEncryptionConfiguration');
+  const bucket = await call.requireBucket();
   const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'ServerSideEncryptionConfiguration');
   const rules = Array.isArray(doc.Rule) ? doc.Rule : doc.Rule === undefined ? [] : [doc.Rule];
   if (rules.length !== 1) throw s3Errors.malformedXml();
@@ -55,7 +55,7 @@ export async function putBucketEncryption(call: S3Call): Promise<void> {
 }
 
 export async function deleteBucketEncryption(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutEncryptionConfiguration');
+  const bucket = await call.requireBucket();
   await viaDirectory(call, () => call.env.directory.putDefaultEncryption(bucket.name, null));
   call.send(204);
 }

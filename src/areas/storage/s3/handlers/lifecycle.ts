@@ -157,7 +157,7 @@ function parseRule(r: Xml, i: number): LifecycleRule {
 }
 
 export async function putLifecycle(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutLifecycleConfiguration');
+  const bucket = await call.requireBucket();
   checkTransitionMinimum(call.header(TRANSITION_MINIMUM_HEADER));
   const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'LifecycleConfiguration');
   const rules = list(doc.Rule).map(parseRule);
@@ -182,7 +182,7 @@ function filterXml(r: LifecycleRule): string {
 }
 
 export async function getLifecycle(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:GetLifecycleConfiguration');
+  const bucket = await call.requireBucket();
   if (!bucket.lifecycle || bucket.lifecycle.length === 0) throw s3Errors.noSuchLifecycle(bucket.name);
   const rules = bucket.lifecycle
     .map((r) => {
@@ -211,7 +211,7 @@ export async function getLifecycle(call: S3Call): Promise<void> {
 }
 
 export async function deleteLifecycle(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutLifecycleConfiguration');
+  const bucket = await call.requireBucket();
   await viaDirectory(call, () => call.env.directory.putLifecycle(bucket.name, null));
   call.send(204);
 }

@@ -47,7 +47,7 @@ export function initiatorXml(
 const iso = (ms: number) => new Date(Number(ms)).toISOString();
 
 export async function listObjects(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:ListBucket');
+  const bucket = await call.requireBucket();
   const v2 = call.query.get('list-type') === '2';
   const enc = encoder(call);
   const prefix = call.query.get('prefix') ?? '';
@@ -104,7 +104,7 @@ export async function listObjects(call: S3Call): Promise<void> {
 }
 
 export async function listObjectVersions(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:ListBucketVersions');
+  const bucket = await call.requireBucket();
   const enc = encoder(call);
   const prefix = call.query.get('prefix') ?? '';
   const delimiter = call.query.get('delimiter') ?? '';
@@ -181,7 +181,7 @@ function uploadChecksumXml(upload: UploadRow): string {
 }
 
 export async function listMultipartUploads(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:ListBucketMultipartUploads');
+  const bucket = await call.requireBucket();
   const enc = encoder(call);
   const prefix = call.query.get('prefix') ?? '';
   const delimiter = call.query.get('delimiter') ?? '';

@@ -31,12 +31,13 @@ import { asText, el, parseXml } from '../xml.js';
 import { aclForWrite } from './access.js';
 import { initiatorXml, maxKeysOf, ownerXml } from './listing.js';
 import { attributesFromHeaders, parseRange, quoteEtag } from './object-headers.js';
-import { bodyFromStream, checkKey, conditionalWrite, copySource, refOf } from './objects.js';
+import { checkKey, refOf } from './object-lookup.js';
+import { bodyFromStream, conditionalWrite, copySource } from './objects.js';
 
 export const MAX_PART_BYTES = 5 * 1024 * 1024 * 1024;
 
 export async function createMultipartUpload(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutObject');
+  const bucket = await call.requireBucket();
   const key = call.key!;
   checkKey(key);
   const attrs = attributesFromHeaders(call.req.headers);
@@ -102,7 +103,7 @@ function partNumberOf(call: S3Call): number {
 }
 
 export async function uploadPart(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutObject');
+  const bucket = await call.requireBucket();
   const partNumber = partNumberOf(call);
   const uploadId = call.query.get('uploadId')!;
   const objects = call.env.objects;
@@ -206,7 +207,7 @@ async function uploadPartCopy(
 }
 
 export async function completeMultipartUpload(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutObject');
+  const bucket = await call.requireBucket();
   const uploadId = call.query.get('uploadId')!;
   const objects = call.env.objects;
   const upload = await objects.repo.upload(bucket.id, uploadId);
@@ -286,7 +287,7 @@ function completeAssertions(call: S3Call): CompleteAssertions {
 }
 
 export async function abortMultipartUpload(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:AbortMultipartUpload');
+  const bucket = await call.requireBucket();
   const uploadId = call.query.get('uploadId')!;
   await call.env.objects.requireUpload(bucket.id, call.key!, uploadId);
   await call.env.objects.abort(uploadId);
@@ -294,7 +295,7 @@ export async function abortMultipartUpload(call: S3Call): Promise<void> {
 }
 
 export async function listParts(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:ListMultipartUploadParts');
+  const bucket = await call.requireBucket();
   const uploadId = call.query.get('uploadId')!;
   const upload = await call.env.objects.requireUpload(bucket.id, call.key!, uploadId);
   const maxParts = maxKeysOf(call, 'max-parts');

@@ -5,7 +5,7 @@ import { keyToOpen } from '../encryption.js';
 import { s3Errors } from '../errors.js';
 import { parseObjectChecksum } from '../multipart-checksums.js';
 import { el } from '../xml.js';
-import { findObject } from './objects.js';
+import { findObject } from './object-lookup.js';
 
 const ATTRIBUTES = ['ETag', 'Checksum', 'ObjectParts', 'StorageClass', 'ObjectSize'] as const;
 
@@ -17,7 +17,7 @@ const ATTRIBUTES = ['ETag', 'Checksum', 'ObjectParts', 'StorageClass', 'ObjectSi
  */
 export async function getObjectAttributes(call: S3Call): Promise<void> {
   const versionId = call.query.get('versionId');
-  const bucket = await call.requireBucket(versionId !== null ? 's3:GetObjectVersion' : 's3:GetObject');
+  const bucket = await call.requireBucket();
   const wanted = (call.header('x-amz-object-attributes') ?? '')
     .split(',')
     .map((a) => a.trim())

@@ -11,7 +11,7 @@ import {
 } from '../object-lock.js';
 import { asText, el, parseXml } from '../xml.js';
 import { viaDirectory } from './configuration.js';
-import { findObject } from './objects.js';
+import { findObject } from './object-lookup.js';
 
 /** Object lock's bucket configuration, per-version retention and legal hold (S3's operations). */
 
@@ -29,7 +29,7 @@ const versionHeader = (versionId: string): Record<string, string> =>
   versionId !== 'null' ? { 'x-amz-version-id': versionId } : {};
 
 export async function getObjectLockConfiguration(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:GetBucketObjectLockConfiguration');
+  const bucket = await call.requireBucket();
   if (!bucket.objectLockEnabled) {
     throw new S3Error(
       'ObjectLockConfigurationNotFoundError',
@@ -63,7 +63,7 @@ function period(v: unknown, max: number): number | null {
  * bucket whose versioning is Enabled.
  */
 export async function putObjectLockConfiguration(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutBucketObjectLockConfiguration');
+  const bucket = await call.requireBucket();
   const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'ObjectLockConfiguration');
   if (asText(doc.ObjectLockEnabled) !== 'Enabled') throw s3Errors.malformedXml();
   // An existing bucket may turn object lock on, for good, once its versioning is Enabled (as on AWS).
@@ -97,7 +97,7 @@ export async function putObjectLockConfiguration(call: S3Call): Promise<void> {
 }
 
 export async function getObjectRetention(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:GetObjectRetention');
+  const bucket = await call.requireBucket();
   if (!bucket.objectLockEnabled) throw missingLockConfiguration();
   const row = await findObject(call, bucket, call.key!, call.query.get('versionId'));
   const lock = parseLock(row.object_lock);
@@ -116,7 +116,7 @@ export async function getObjectRetention(call: S3Call): Promise<void> {
  * removed or turned into COMPLIANCE only with the bypass header and permission.
  */
 export async function putObjectRetention(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutObjectRetention');
+  const bucket = await call.requireBucket();
   if (!bucket.objectLockEnabled) throw missingLockConfiguration();
   const row = await findObject(call, bucket, call.key!, call.query.get('versionId'));
   const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'Retention');
@@ -156,7 +156,7 @@ export async function putObjectRetention(call: S3Call): Promise<void> {
 }
 
 export async function getObjectLegalHold(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:GetObjectLegalHold');
+  const bucket = await call.requireBucket();
   if (!bucket.objectLockEnabled) throw missingLockConfiguration();
   const row = await findObject(call, bucket, call.key!, call.query.get('versionId'));
   const lock = parseLock(row.object_lock);
@@ -165,7 +165,7 @@ export async function getObjectLegalHold(call: S3Call): Promise<void> {
 }
 
 export async function putObjectLegalHold(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutObjectLegalHold');
+  const bucket = await call.requireBucket();
   if (!bucket.objectLockEnabled) throw missingLockConfiguration();
   const row = await findObject(call, bucket, call.key!, call.query.get('versionId'));
   const doc = parseXml((await call.readSmallBody()).toString('utf8'), 'LegalHold');

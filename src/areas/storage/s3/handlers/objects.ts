@@ -5,7 +5,6 @@ import type { BucketRecord } from '../../data-plane-contract.js';
 import { expirationHeader } from '../../objects/lifecycle-expiration.js';
 import { blobsOf } from '../../objects/multipart-repo.js';
 import type { ObjectAttributes } from '../../objects/object-store.js';
-import type { BucketRef } from '../../objects/repo.js';
 import { storageClassOf } from '../../objects/storage-class.js';
 import type { ObjectRow } from '../../objects/tables.js';
 import {
@@ -17,7 +16,7 @@ import {
 } from '../checksums.js';
 import { objectOpenedByAcl, type S3Call } from '../context.js';
 import { keyToOpen, sealingFor, sseHeaders } from '../encryption.js';
-import { S3Error, s3Errors } from '../errors.js';
+import { s3Errors } from '../errors.js';
 import { checksumHeaders, parseObjectChecksum } from '../multipart-checksums.js';
 import { guardVersionDelete, lockForWrite, lockHeaders } from '../object-lock.js';
 import { el } from '../xml.js';
@@ -30,65 +29,7 @@ import {
   parseTagQuery,
   quoteEtag,
 } from './object-headers.js';
-
-export const MAX_KEY_BYTES = 1024;
-
-export const refOf = (b: BucketRecord): BucketRef => ({
-  id: b.id,
-  customerId: b.customerId,
-  versioning: b.versioning,
-});
-
-export function checkKey(key: string): void {
-  if (Buffer.byteLength(key) > MAX_KEY_BYTES) throw s3Errors.keyTooLong();
-}
-
-/** The object a GET/HEAD/copy names: the current version, or the one `versionId` asks for. */
-export async function findObject(
-  call: S3Call,
-  bucket: BucketRecord,
-  key: string,
-  versionId: string | null,
-): Promise<ObjectRow> {
-  const repo = call.env.objects.repo;
-  if (versionId !== null) {
-    const row = await repo.version(bucket.id, key, versionId);
-    if (!row) {
-      if (!/^[0-9a-f]{32}$|^null$/.test(versionId))
-        throw s3Errors.invalidArgument('Invalid version id specified', 'versionId', versionId);
-      throw s3Errors.noSuchVersion(key, versionId);
-    }
-    if (row.is_delete_marker) {
-      throw new S3Error(
-        'MethodNotAllowed',
-        405,
-        'The specified method is not allowed against this resource.',
-        {},
-        {
-          'x-amz-delete-marker': 'true',
-          'x-amz-version-id': row.version_id,
-          'last-modified': new Date(Number(row.last_modified)).toUTCString(),
-        },
-      );
-    }
-    return row;
-  }
-  const row = await repo.latest(bucket.id, key);
-  if (!row) throw s3Errors.noSuchKey(key);
-  if (row.is_delete_marker) {
-    throw new S3Error(
-      'NoSuchKey',
-      404,
-      'The specified key does not exist.',
-      { Key: key },
-      {
-        'x-amz-delete-marker': 'true',
-        'x-amz-version-id': row.version_id,
-      },
-    );
-  }
-  return row;
-}
+import { checkKey, findObject, refOf } from './object-lookup.js';
 
 export async function getObject(call: S3Call): Promise<void> {
   const versionId = call.query.get('versionId');
@@ -96,7 +37,7 @@ export async function getObject(call: S3Call): Promise<void> {
   let bucket: BucketRecord;
   let row: ObjectRow;
   try {
-    bucket = await call.requireBucket(versionId !== null ? 's3:GetObjectVersion' : 's3:GetObject', {
+    bucket = await call.requireBucket({
       objectAcl: true,
     });
     // A private bucket's object may still be readable through its own ACL (public-read …).
@@ -209,7 +150,7 @@ export function conditionalWrite(call: S3Call, current: ObjectRow | undefined): 
 }
 
 export async function putObject(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutObject');
+  const bucket = await call.requireBucket();
   const key = call.key!;
   checkKey(key);
   const attrs = attributesFromHeaders(call.req.headers);
@@ -252,7 +193,7 @@ export async function putObject(call: S3Call): Promise<void> {
 
 export async function deleteObject(call: S3Call): Promise<void> {
   const versionId = call.query.get('versionId');
-  const bucket = await call.requireBucket(versionId !== null ? 's3:DeleteObjectVersion' : 's3:DeleteObject');
+  const bucket = await call.requireBucket();
   const key = call.key!;
   const headers: Record<string, string> = {};
   if (versionId !== null) {
@@ -334,7 +275,7 @@ export function bodyFromStream(stream: Readable, size: number, algorithm: Checks
 }
 
 export async function copyObject(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutObject');
+  const bucket = await call.requireBucket();
   const key = call.key!;
   checkKey(key);
   const { row, bucket: srcBucket } = await copySource(call);

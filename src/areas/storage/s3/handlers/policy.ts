@@ -18,13 +18,13 @@ async function store(call: S3Call, bucket: BucketRecord, policy: string | null):
 }
 
 export async function getBucketPolicy(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:GetBucketPolicy');
+  const bucket = await call.requireBucket();
   if (!bucket.policy) throw s3Errors.noSuchBucketPolicy(bucket.name);
   call.send(200, { 'content-type': 'application/json' }, bucket.policy);
 }
 
 export async function putBucketPolicy(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:PutBucketPolicy');
+  const bucket = await call.requireBucket();
   const text = (await call.readSmallBody(64 * 1024)).toString('utf8');
   let policy: ReturnType<typeof parsePolicy>;
   try {
@@ -40,13 +40,13 @@ export async function putBucketPolicy(call: S3Call): Promise<void> {
 }
 
 export async function deleteBucketPolicy(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:DeleteBucketPolicy');
+  const bucket = await call.requireBucket();
   if (bucket.policy) await store(call, bucket, null);
   call.send(204);
 }
 
 export async function getBucketPolicyStatus(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket('s3:GetBucketPolicyStatus');
+  const bucket = await call.requireBucket();
   const policy = policyOf(bucket);
   if (!policy) throw s3Errors.noSuchBucketPolicy(bucket.name);
   call.xml(200, 'PolicyStatus', el('IsPublic', isPublicPolicy(policy)));

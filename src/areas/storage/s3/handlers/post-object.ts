@@ -11,7 +11,7 @@ import { authenticatePostForm } from '../post-policy.js';
 import { doc, el } from '../xml.js';
 import { checkGrants } from './access.js';
 import { parseTagQuery, quoteEtag } from './object-headers.js';
-import { checkKey, refOf } from './objects.js';
+import { checkKey, refOf } from './object-lookup.js';
 
 /**
  * PostObject: a browser form upload, authorised by a signed policy document instead of a

@@ -1,0 +1,458 @@
+import type { S3Call } from './context.js';
+import { s3Errors } from './errors.js';
+import * as access from './handlers/access.js';
+import * as buckets from './handlers/buckets.js';
+import * as configuration from './handlers/configuration.js';
+import * as encryption from './handlers/encryption-config.js';
+import * as lifecycle from './handlers/lifecycle.js';
+import * as listing from './handlers/listing.js';
+import * as multipart from './handlers/multipart.js';
+import { getObjectAttributes } from './handlers/object-attributes.js';
+import * as objectLock from './handlers/object-lock.js';
+import * as objects from './handlers/objects.js';
+import * as policy from './handlers/policy.js';
+import { postObject } from './handlers/post-object.js';
+
+type Method = 'GET' | 'HEAD' | 'PUT' | 'DELETE' | 'POST';
+export type S3Level = 'service' | 'bucket' | 'object';
+
+/**
+ * One S3 operation, declared once: what selects it (method, what the path addresses, the
+ * sub-resource or header), its name as AWS gives it (PutBucketCors: the label of its metrics and
+ * log lines), the handler, and the policy action it is authorised as (`call.requireBucket()`
+ * reads it from here).
+ */
+export interface S3Operation {
+  readonly name: string;
+  readonly method: Method;
+  readonly level: S3Level;
+  /** Query parameters that must all be present. */
+  readonly query?: readonly string[];
+  /** A header that must be present (CopyObject: `x-amz-copy-source`). */
+  readonly header?: string;
+  /** A content type the request must have (PostObject's form). */
+  readonly contentType?: RegExp;
+  /** Only with no query parameter but `x-id` (the SDKs' operation hint): CreateBucket, DeleteBucket. */
+  readonly bareQuery?: true;
+  /** The bucket-policy action; `versionAction` instead when the request names a `versionId`. */
+  readonly action: string;
+  readonly versionAction?: string;
+  /** The form carries its own signed policy: no request signature is read. */
+  readonly formAuth?: true;
+  readonly run: (call: S3Call) => Promise<void>;
+}
+
+/** Refused, after the same bucket check AWS makes first: a sub-resource Fjord does not keep. */
+const notKept = (what?: string) => async (call: S3Call) => {
+  await call.requireBucket();
+  throw s3Errors.notImplemented(what);
+};
+
+const op = (
+  name: string,
+  method: Method,
+  level: S3Level,
+  action: string,
+  run: (call: S3Call) => Promise<void>,
+  select: Partial<
+    Pick<S3Operation, 'query' | 'header' | 'contentType' | 'bareQuery' | 'versionAction' | 'formAuth'>
+  > = {},
+): S3Operation => ({ name, method, level, action, run, ...select });
+const sub = (...query: string[]) => ({ query });
+
+/** Bucket sub-resources AWS has and Fjord does not keep, by the name of their GET operation. */
+const UNKEPT_BUCKET_SUBRESOURCES: [string, string][] = [
+  ['website', 'GetBucketWebsite'],
+  ['replication', 'GetBucketReplication'],
+  ['logging', 'GetBucketLogging'],
+  ['notification', 'GetBucketNotificationConfiguration'],
+  ['accelerate', 'GetBucketAccelerateConfiguration'],
+  ['requestPayment', 'GetBucketRequestPayment'],
+  ['analytics', 'GetBucketAnalyticsConfiguration'],
+  ['metrics', 'GetBucketMetricsConfiguration'],
+  ['inventory', 'GetBucketInventoryConfiguration'],
+  ['intelligent-tiering', 'GetBucketIntelligentTieringConfiguration'],
+];
+
+/**
+ * Every S3 operation Fjord answers. For one method and level the first whose selectors all match
+ * is the request's operation, so a sub-resource comes before the plain form of its method.
+ */
+export const S3_OPERATIONS: readonly S3Operation[] = [
+  op('ListBuckets', 'GET', 'service', 's3:ListAllMyBuckets', buckets.listBuckets),
+
+  op(
+    'GetBucketLocation',
+    'GET',
+    'bucket',
+    's3:GetBucketLocation',
+    buckets.getBucketLocation,
+    sub('location'),
+  ),
+  op('GetBucketCors', 'GET', 'bucket', 's3:GetBucketCORS', configuration.getCors, sub('cors')),
+  op(
+    'GetBucketVersioning',
+    'GET',
+    'bucket',
+    's3:GetBucketVersioning',
+    configuration.getVersioning,
+    sub('versioning'),
+  ),
+  op(
+    'GetBucketLifecycleConfiguration',
+    'GET',
+    'bucket',
+    's3:GetLifecycleConfiguration',
+    lifecycle.getLifecycle,
+    sub('lifecycle'),
+  ),
+  op(
+    'ListMultipartUploads',
+    'GET',
+    'bucket',
+    's3:ListBucketMultipartUploads',
+    listing.listMultipartUploads,
+    sub('uploads'),
+  ),
+  op(
+    'ListObjectVersions',
+    'GET',
+    'bucket',
+    's3:ListBucketVersions',
+    listing.listObjectVersions,
+    sub('versions'),
+  ),
+  op(
+    'GetObjectLockConfiguration',
+    'GET',
+    'bucket',
+    's3:GetBucketObjectLockConfiguration',
+    objectLock.getObjectLockConfiguration,
+    sub('object-lock'),
+  ),
+  op(
+    'GetBucketEncryption',
+    'GET',
+    'bucket',
+    's3:GetEncryptionConfiguration',
+    encryption.getBucketEncryption,
+    sub('encryption'),
+  ),
+  op('GetBucketAcl', 'GET', 'bucket', 's3:GetBucketAcl', access.getBucketAcl, sub('acl')),
+  op(
+    'GetBucketOwnershipControls',
+    'GET',
+    'bucket',
+    's3:GetBucketOwnershipControls',
+    access.getOwnershipControls,
+    sub('ownershipControls'),
+  ),
+  op(
+    'GetPublicAccessBlock',
+    'GET',
+    'bucket',
+    's3:GetBucketPublicAccessBlock',
+    access.getPublicAccessBlock,
+    sub('publicAccessBlock'),
+  ),
+  op('GetBucketPolicy', 'GET', 'bucket', 's3:GetBucketPolicy', policy.getBucketPolicy, sub('policy')),
+  op(
+    'GetBucketPolicyStatus',
+    'GET',
+    'bucket',
+    's3:GetBucketPolicyStatus',
+    policy.getBucketPolicyStatus,
+    sub('policyStatus'),
+  ),
+  op(
+    'GetBucketTagging',
+    'GET',
+    'bucket',
+    's3:GetBucketTagging',
+    configuration.getBucketTagging,
+    sub('tagging'),
+  ),
+  ...UNKEPT_BUCKET_SUBRESOURCES.map(([q, name]) =>
+    op(name, 'GET', 'bucket', 's3:ListBucket', notKept(), sub(q)),
+  ),
+  op('ListObjectsV2', 'GET', 'bucket', 's3:ListBucket', listing.listObjects, sub('list-type')),
+  op('ListObjects', 'GET', 'bucket', 's3:ListBucket', listing.listObjects),
+  op('HeadBucket', 'HEAD', 'bucket', 's3:ListBucket', buckets.headBucket),
+
+  op('PutBucketCors', 'PUT', 'bucket', 's3:PutBucketCORS', configuration.putCors, sub('cors')),
+  op(
+    'PutBucketVersioning',
+    'PUT',
+    'bucket',
+    's3:PutBucketVersioning',
+    configuration.putVersioning,
+    sub('versioning'),
+  ),
+  op(
+    'PutBucketLifecycleConfiguration',
+    'PUT',
+    'bucket',
+    's3:PutLifecycleConfiguration',
+    lifecycle.putLifecycle,
+    sub('lifecycle'),
+  ),
+  op(
+    'PutBucketEncryption',
+    'PUT',
+    'bucket',
+    's3:PutEncryptionConfiguration',
+    encryption.putBucketEncryption,
+    sub('encryption'),
+  ),
+  op(
+    'PutObjectLockConfiguration',
+    'PUT',
+    'bucket',
+    's3:PutBucketObjectLockConfiguration',
+    objectLock.putObjectLockConfiguration,
+    sub('object-lock'),
+  ),
+  op('PutBucketAcl', 'PUT', 'bucket', 's3:PutBucketAcl', access.putBucketAcl, sub('acl')),
+  op(
+    'PutBucketOwnershipControls',
+    'PUT',
+    'bucket',
+    's3:PutBucketOwnershipControls',
+    access.putOwnershipControls,
+    sub('ownershipControls'),
+  ),
+  op(
+    'PutPublicAccessBlock',
+    'PUT',
+    'bucket',
+    's3:PutBucketPublicAccessBlock',
+    access.putPublicAccessBlock,
+    sub('publicAccessBlock'),
+  ),
+  op('PutBucketPolicy', 'PUT', 'bucket', 's3:PutBucketPolicy', policy.putBucketPolicy, sub('policy')),
+  op(
+    'PutBucketTagging',
+    'PUT',
+    'bucket',
+    's3:PutBucketTagging',
+    configuration.putBucketTagging,
+    sub('tagging'),
+  ),
+  // Creating a bucket is allowed by the caller's key, not by a policy of a bucket not yet there.
+  op('CreateBucket', 'PUT', 'bucket', 's3:CreateBucket', buckets.createBucket, { bareQuery: true }),
+  op('PutBucketUnsupported', 'PUT', 'bucket', 's3:ListBucket', notKept()),
+
+  op('DeleteBucketCors', 'DELETE', 'bucket', 's3:PutBucketCORS', configuration.deleteCors, sub('cors')),
+  op(
+    'DeleteBucketLifecycle',
+    'DELETE',
+    'bucket',
+    's3:PutLifecycleConfiguration',
+    lifecycle.deleteLifecycle,
+    sub('lifecycle'),
+  ),
+  op(
+    'DeleteBucketEncryption',
+    'DELETE',
+    'bucket',
+    's3:PutEncryptionConfiguration',
+    encryption.deleteBucketEncryption,
+    sub('encryption'),
+  ),
+  op(
+    'DeleteBucketOwnershipControls',
+    'DELETE',
+    'bucket',
+    's3:PutBucketOwnershipControls',
+    access.deleteOwnershipControls,
+    sub('ownershipControls'),
+  ),
+  op(
+    'DeletePublicAccessBlock',
+    'DELETE',
+    'bucket',
+    's3:PutBucketPublicAccessBlock',
+    access.deletePublicAccessBlock,
+    sub('publicAccessBlock'),
+  ),
+  op(
+    'DeleteBucketPolicy',
+    'DELETE',
+    'bucket',
+    's3:DeleteBucketPolicy',
+    policy.deleteBucketPolicy,
+    sub('policy'),
+  ),
+  op(
+    'DeleteBucketTagging',
+    'DELETE',
+    'bucket',
+    's3:PutBucketTagging',
+    configuration.deleteBucketTagging,
+    sub('tagging'),
+  ),
+  op('DeleteBucket', 'DELETE', 'bucket', 's3:DeleteBucket', buckets.deleteBucket, { bareQuery: true }),
+  op('DeleteBucketUnsupported', 'DELETE', 'bucket', 's3:ListBucket', notKept()),
+
+  // Each key is authorised on its own too (s3:DeleteObject, per object, in the handler).
+  op('DeleteObjects', 'POST', 'bucket', 's3:DeleteObject', buckets.deleteObjects, sub('delete')),
+  op('PostObject', 'POST', 'bucket', 's3:PutObject', postObject, {
+    contentType: /^multipart\/form-data/i,
+    formAuth: true,
+  }),
+
+  op('ListParts', 'GET', 'object', 's3:ListMultipartUploadParts', multipart.listParts, sub('uploadId')),
+  op(
+    'GetObjectTagging',
+    'GET',
+    'object',
+    's3:GetObjectTagging',
+    configuration.getObjectTagging,
+    sub('tagging'),
+  ),
+  op(
+    'GetObjectRetention',
+    'GET',
+    'object',
+    's3:GetObjectRetention',
+    objectLock.getObjectRetention,
+    sub('retention'),
+  ),
+  op(
+    'GetObjectLegalHold',
+    'GET',
+    'object',
+    's3:GetObjectLegalHold',
+    objectLock.getObjectLegalHold,
+    sub('legal-hold'),
+  ),
+  op('GetObjectAttributes', 'GET', 'object', 's3:GetObject', getObjectAttributes, {
+    query: ['attributes'],
+    versionAction: 's3:GetObjectVersion',
+  }),
+  // BitTorrent files are not served: refused, never answered with the object's bytes.
+  op(
+    'GetObjectTorrent',
+    'GET',
+    'object',
+    's3:GetObject',
+    notKept('Fjord does not serve objects over BitTorrent (GetObjectTorrent).'),
+    sub('torrent'),
+  ),
+  op('GetObjectAcl', 'GET', 'object', 's3:GetObjectAcl', access.getObjectAcl, {
+    query: ['acl'],
+    versionAction: 's3:GetObjectVersionAcl',
+  }),
+  op('GetObject', 'GET', 'object', 's3:GetObject', objects.getObject, {
+    versionAction: 's3:GetObjectVersion',
+  }),
+  op(
+    'GetObjectTorrent',
+    'HEAD',
+    'object',
+    's3:GetObject',
+    notKept('Fjord does not serve objects over BitTorrent (GetObjectTorrent).'),
+    sub('torrent'),
+  ),
+  op('HeadObject', 'HEAD', 'object', 's3:GetObject', objects.getObject, {
+    versionAction: 's3:GetObjectVersion',
+  }),
+
+  op('UploadPart', 'PUT', 'object', 's3:PutObject', multipart.uploadPart, sub('partNumber', 'uploadId')),
+  op(
+    'PutObjectTagging',
+    'PUT',
+    'object',
+    's3:PutObjectTagging',
+    configuration.putObjectTagging,
+    sub('tagging'),
+  ),
+  op(
+    'PutObjectRetention',
+    'PUT',
+    'object',
+    's3:PutObjectRetention',
+    objectLock.putObjectRetention,
+    sub('retention'),
+  ),
+  op(
+    'PutObjectLegalHold',
+    'PUT',
+    'object',
+    's3:PutObjectLegalHold',
+    objectLock.putObjectLegalHold,
+    sub('legal-hold'),
+  ),
+  op('PutObjectAcl', 'PUT', 'object', 's3:PutObjectAcl', access.putObjectAcl, {
+    query: ['acl'],
+    versionAction: 's3:PutObjectVersionAcl',
+  }),
+  // The copy's source is authorised in the handler (s3:GetObject on it).
+  op('CopyObject', 'PUT', 'object', 's3:PutObject', objects.copyObject, { header: 'x-amz-copy-source' }),
+  op('PutObject', 'PUT', 'object', 's3:PutObject', objects.putObject),
+
+  op(
+    'AbortMultipartUpload',
+    'DELETE',
+    'object',
+    's3:AbortMultipartUpload',
+    multipart.abortMultipartUpload,
+    sub('uploadId'),
+  ),
+  op(
+    'DeleteObjectTagging',
+    'DELETE',
+    'object',
+    's3:DeleteObjectTagging',
+    configuration.deleteObjectTagging,
+    sub('tagging'),
+  ),
+  op('DeleteObject', 'DELETE', 'object', 's3:DeleteObject', objects.deleteObject, {
+    versionAction: 's3:DeleteObjectVersion',
+  }),
+
+  op(
+    'CreateMultipartUpload',
+    'POST',
+    'object',
+    's3:PutObject',
+    multipart.createMultipartUpload,
+    sub('uploads'),
+  ),
+  op(
+    'CompleteMultipartUpload',
+    'POST',
+    'object',
+    's3:PutObject',
+    multipart.completeMultipartUpload,
+    sub('uploadId'),
+  ),
+];
+
+const byMethodAndLevel = new Map<string, S3Operation[]>();
+for (const o of S3_OPERATIONS) {
+  const k = `${o.method} ${o.level}`;
+  byMethodAndLevel.set(k, [...(byMethodAndLevel.get(k) ?? []), o]);
+}
+
+const onlyHint = (q: URLSearchParams) => q.size === 0 || (q.size === 1 && q.has('x-id'));
+
+/** The operation a request is, or null (answered 405 MethodNotAllowed). */
+export function s3OperationOf(
+  method: string,
+  level: S3Level,
+  query: URLSearchParams,
+  header: (name: string) => string | undefined,
+): S3Operation | null {
+  for (const o of byMethodAndLevel.get(`${method} ${level}`) ?? []) {
+    if (o.query && !o.query.every((q) => query.has(q))) continue;
+    if (o.header && !header(o.header)) continue;
+    if (o.contentType && !o.contentType.test(header('content-type') ?? '')) continue;
+    if (o.bareQuery && !onlyHint(query)) continue;
+    return o;
+  }
+  return null;
+}
+
+export const levelOf = (bucket: string | null, key: string | null): S3Level =>
+  !bucket ? 'service' : !key ? 'bucket' : 'object';
