@@ -1,35 +1,26 @@
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:net';
-import { join } from 'node:path';
-import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import type { Aedes, Client } from 'aedes';
 import type { Logger } from 'pino';
 import type { RoleServer } from '../../kernel/kernel.js';
-import type { IotDevicesTable } from './migrations.js';
 import { type BrokerPolicy, MQTT_LIMITS } from './mqtt/broker-policy.js';
 import { grantedQos, markRedeliveries } from './mqtt/delivery-rules.js';
-import { ownerOf, type StorePersistence } from './mqtt/store-persistence.js';
-import { type PemPair, selfSignedPair } from './self-signed.js';
+import { type DeviceClient, DeviceLogin } from './mqtt/device-login.js';
+import {
+  ACCEPT_BACKLOG,
+  closeListener,
+  type Listener,
+  MQTT_WS_PATH,
+  startTlsListener,
+  startWebSocketListener,
+} from './mqtt/listeners.js';
+import { PublishGate } from './mqtt/publish-gate.js';
+import type { StorePersistence } from './mqtt/store-persistence.js';
+import type { PemPair } from './self-signed.js';
 import { type IotService, topicRootOf } from './service.js';
-import { parseTelemetry } from './telemetry.js';
 
-// CONNACK return codes of MQTT 3.1.1.
-const IDENTIFIER_REJECTED = 2;
-const BAD_USERNAME_OR_PASSWORD = 4;
-const NOT_AUTHORIZED = 5;
-const SERVER_UNAVAILABLE = 3;
-
-/** How many accepted connections may wait in the kernel's queue (a burst of reconnecting devices). */
-const ACCEPT_BACKLOG = 4096;
 /** A socket that sends no CONNECT within this is closed (aedes's default is 30 s). */
 const CONNECT_TIMEOUT_MS = 10_000;
-
-/** `revoked`: the device was deleted or deactivated while connected; its will is not published. */
-type DeviceClient = Client & { device?: IotDevicesTable; revoked?: boolean };
-
-/** Path of the MQTT over WebSocket endpoint (what MQTT.js, Paho and HiveMQ's browser clients use). */
-export const MQTT_WS_PATH = '/mqtt';
 
 export interface BrokerOptions {
   host: string;
@@ -45,19 +36,13 @@ export interface BrokerOptions {
   policy: BrokerPolicy;
 }
 
-/** A listener and the sockets it accepted, so that stop() never waits on a lingering one. */
-interface Listener {
-  server: Server | TlsServer | HttpServer;
-  sockets: Set<Socket>;
-  close?: () => void;
-}
-
 /**
- * The MQTT broker (role `mqtt`): aedes, embedded. A device logs in with the username and
- * password from its creation, with its username as client id, and publishes and subscribes only
- * below its topic root `devices/<username>/`. Telemetry on `…/telemetry` is stored before a QoS 1
- * message is acknowledged. One broker serves plain TCP and, when configured, TLS and WebSocket:
- * the same logins, topic rules and sessions whichever way a device comes in.
+ * The MQTT broker (role `mqtt`): aedes, embedded, speaking MQTT 3.1.1 and 5 on every listener.
+ * A device logs in with the username and password from its creation, with its username as
+ * client id, and publishes and subscribes only below its topic root `devices/<username>/`.
+ * Telemetry on `…/telemetry` is stored before a QoS 1 message is acknowledged. One broker serves
+ * plain TCP and, when configured, TLS and WebSocket: the same logins, topic rules and sessions
+ * whichever way a device comes in.
  */
 export class MqttBroker implements RoleServer {
   readonly role = 'mqtt' as const;
@@ -69,14 +54,20 @@ export class MqttBroker implements RoleServer {
   private wsListener: Listener | null = null;
   /** Live sessions by client id; a device may hold several (its username, and suffixed ids). */
   private readonly clients = new Map<string, DeviceClient>();
-  /** Malformed telemetry messages since start, for the log and the stats endpoint. */
-  malformed = 0;
+  private readonly gate: PublishGate;
 
   constructor(
     private readonly iot: IotService,
     private readonly log: Logger,
     private readonly options: BrokerOptions,
-  ) {}
+  ) {
+    this.gate = new PublishGate(iot, options.policy, log, () => this.persistence);
+  }
+
+  /** Malformed telemetry messages since start, for the log and the stats endpoint. */
+  get malformed(): number {
+    return this.gate.malformed;
+  }
 
   /** Whether this process's broker is serving (the process has the `mqtt` role). */
   listening(): boolean {
@@ -115,62 +106,21 @@ export class MqttBroker implements RoleServer {
       },
     );
     this.persistence = persistence;
+    const policy = this.options.policy;
+    const wide = (name: (typeof MQTT_LIMITS)[keyof typeof MQTT_LIMITS]) => policy.brokerWide(name) ?? 0;
+    const login = new DeviceLogin(this.iot, policy, this.log, wide(MQTT_LIMITS.keepaliveMax));
     const broker = await Aedes.createBroker({
       // biome-ignore lint/suspicious/noExplicitAny: aedes types its persistence as its own class
       persistence: persistence as any,
       connectTimeout: CONNECT_TIMEOUT_MS,
-      authenticate: (client, username, password, done) => {
-        const c = client as DeviceClient;
-        if (!username || !password) return done(refusal(BAD_USERNAME_OR_PASSWORD), false);
-        this.iot.authenticate(username, password.toString('utf8')).then(
-          (r) => {
-            if ('refused' in r)
-              return done(
-                refusal(r.refused === 'bad_credentials' ? BAD_USERNAME_OR_PASSWORD : NOT_AUTHORIZED),
-                false,
-              );
-            // The client id is the username, or the username and a suffix (`d_…-sub`), as AWS IoT
-            // and EMQX allow: one device may hold several sessions (a subscriber and a publisher),
-            // and no device can take over another's session.
-            if (!clientIdOf(username, c.id)) return done(refusal(IDENTIFIER_REJECTED), false);
-            c.device = r.device;
-            this.admitDevice(c, r.device, done);
-          },
-          (err) => {
-            this.log.error({ err }, 'mqtt: login check failed');
-            done(refusal(3), false);
-          },
-        );
-      },
-      // Telemetry is stored here, not in `published`: aedes sends a QoS 1 PUBACK right after this
-      // check passes, so a message is acknowledged only once it is committed. A store failure
-      // ends the connection unacknowledged and the device sends the message again.
-      authorizePublish: (client, packet, done) => {
-        const c = client as DeviceClient | null;
-        // A will of a client that died with an earlier broker (kill -9): its device is checked anew.
-        if (!c) return void this.authorizeOrphanWill(packet, done);
-        const device = c.revoked ? undefined : c.device;
-        const root = device ? topicRootOf(device.mqtt_username) : null;
-        if (!device || !root || !packet.topic.startsWith(`${root}/`)) {
-          this.log.warn(
-            { client: client?.id, topic: packet.topic },
-            'mqtt: publish outside the device tree refused',
-          );
-          return done(new Error('publish outside the device’s topic tree'));
-        }
-        if (packet.retain && packet.payload.length > 0) {
-          void this.retainedFits(device, packet.topic).then((fits) => {
-            if (fits) return this.authorizeStored(c, device, root, packet, done);
-            this.log.warn(
-              { device: device.device_id, topic: packet.topic },
-              'mqtt: retained message limit reached',
-            );
-            done(new Error('retained message limit reached'));
-          }, done);
-          return;
-        }
-        this.authorizeStored(c, device, root, packet, done);
-      },
+      // MQTT 5: what the CONNACK advertises, and enforces (0: none).
+      maximumPacketSize: wide(MQTT_LIMITS.maxPacketBytes),
+      topicAliasMaximum: wide(MQTT_LIMITS.topicAliases),
+      sessionExpiryIntervalLimit: wide(MQTT_LIMITS.sessionExpiryMax),
+      pendingSessionsLimit: wide(MQTT_LIMITS.expiringSessions),
+      preConnect: login.preConnect,
+      authenticate: login.authenticate,
+      authorizePublish: this.gate.authorizePublish,
       // Every delivery is checked here: never above the QoS its subscriptions were granted.
       authorizeForward: (client, packet) => {
         if (packet.qos > 0) {
@@ -184,7 +134,7 @@ export class MqttBroker implements RoleServer {
       authorizeSubscribe: (client, sub, done) => {
         const device = (client as DeviceClient).device;
         const root = device ? topicRootOf(device.mqtt_username) : null;
-        // null: the SUBACK carries the failure code 0x80 for this filter.
+        // null: the SUBACK refuses this filter (0x80 in 3.1.1, 0x87 not authorized in MQTT 5).
         if (!root || !(sub.topic === `${root}/#` || sub.topic.startsWith(`${root}/`)))
           return done(null, null);
         done(null, sub);
@@ -195,149 +145,6 @@ export class MqttBroker implements RoleServer {
       this.log.error({ err }, 'mqtt: broker error'),
     );
     await this.serve(broker);
-  }
-
-  /**
-   * The attributes and telemetry topics are stored before the publish is acknowledged. A QoS 2
-   * message sent again (DUP) before its PUBREL is already held by the session: aedes answers it
-   * with PUBREC again and publishes nothing, so it is not stored twice either.
-   */
-  private authorizeStored(
-    client: DeviceClient | null,
-    device: IotDevicesTable,
-    root: string,
-    packet: { topic: string; payload: Buffer | string; qos: number; messageId?: number },
-    done: (err: Error | null) => void,
-  ): void {
-    if (client && packet.qos === 2 && packet.messageId !== undefined && this.persistence) {
-      this.persistence.incomingGetPacket(client, packet).then(
-        () => done(null),
-        () => this.store(device, root, packet, done),
-      );
-      return;
-    }
-    this.store(device, root, packet, done);
-  }
-
-  private store(
-    device: IotDevicesTable,
-    root: string,
-    packet: { topic: string; payload: Buffer | string; retain?: boolean },
-    done: (err: Error | null) => void,
-  ): void {
-    // aedes acknowledges QoS 1 before it stores a retained message: stored here first, a PUBACK
-    // means it survives a kill -9 (aedes's own write after it is the same row again).
-    if (packet.retain && this.persistence) {
-      const kept = this.persistence;
-      kept.storeRetained(packet).then(
-        () => this.storeData(device, root, packet, done),
-        (err) => done(err as Error),
-      );
-      return;
-    }
-    this.storeData(device, root, packet, done);
-  }
-
-  private storeData(
-    device: IotDevicesTable,
-    root: string,
-    packet: { topic: string; payload: Buffer | string },
-    done: (err: Error | null) => void,
-  ): void {
-    if (packet.topic === `${root}/attributes`) {
-      this.iot.reportAttributes(device, packet.payload as Buffer).then(
-        (ok) => {
-          if (!ok) this.malformed++;
-          done(null);
-        },
-        (err) => done(err as Error),
-      );
-      return;
-    }
-    if (packet.topic !== `${root}/telemetry`) {
-      done(null);
-      return;
-    }
-    const points = parseTelemetry(packet.payload as Buffer, this.iot.now());
-    if (!points) {
-      this.malformed++;
-      this.log.warn({ device: device.device_id }, 'mqtt: malformed telemetry dropped');
-      done(null);
-      return;
-    }
-    this.iot.ingest(device, points).then(
-      (rejected) => {
-        if (rejected.length)
-          this.log.info(
-            { device: device.device_id, rejected },
-            'mqtt: points refused by datapoint definitions',
-          );
-        done(null);
-      },
-      (err) => {
-        this.log.error({ err }, 'mqtt: telemetry not stored');
-        done(err as Error);
-      },
-    );
-  }
-
-  /**
-   * The login succeeded: the customer's connection cap is the last check (CONNACK 3, server
-   * unavailable, past it: the device retries later, as it would against a full Mosquitto).
-   */
-  private admitDevice(
-    c: DeviceClient,
-    device: IotDevicesTable,
-    done: (err: ReturnType<typeof refusal> | null, ok: boolean) => void,
-  ) {
-    const policy = this.options.policy;
-    policy.limitFor(MQTT_LIMITS.connections, device.customer_id).then(
-      (max) => {
-        if (c.closed) return done(refusal(SERVER_UNAVAILABLE), false);
-        if (!policy.takeConnection(device.customer_id, c.id, max, c.conn as unknown as Socket)) {
-          this.log.warn({ customer: device.customer_id, max }, 'mqtt: connection limit reached');
-          return done(refusal(SERVER_UNAVAILABLE), false);
-        }
-        done(null, true);
-      },
-      (err) => {
-        this.log.error({ err }, 'mqtt: connection limit check failed');
-        done(refusal(SERVER_UNAVAILABLE), false);
-      },
-    );
-  }
-
-  /** Whether one more retained message fits under the device's plan (replacing one always does). */
-  private async retainedFits(device: IotDevicesTable, topic: string): Promise<boolean> {
-    const kept = this.persistence;
-    if (!kept || typeof kept.retainedCount !== 'function' || kept.hasRetained(topic)) return true;
-    const max = await this.options.policy.limitFor(MQTT_LIMITS.retainedPerDevice, device.customer_id);
-    return max === null || kept.retainedCount(ownerOf(topic)) < max;
-  }
-
-  /**
-   * A will left by a client whose broker died (a kill -9): published only while its device is
-   * still active and the will lies in its topic tree. A will that may not be published is
-   * deleted here, so it is not offered again at every sweep.
-   */
-  private authorizeOrphanWill(
-    packet: { topic: string; payload: Buffer | string; qos: number; clientId?: string },
-    done: (err: Error | null) => void,
-  ): void {
-    const username = packet.clientId ?? '';
-    this.iot.repo.byUsername(username).then(
-      async (device) => {
-        const active =
-          device && device.is_active === 1 && (await this.iot.activeCustomer(device.customer_id));
-        const root = device ? topicRootOf(device.mqtt_username) : null;
-        if (!device || !active || !root || !packet.topic.startsWith(`${root}/`)) {
-          await this.persistence?.delWill({ id: username });
-          return done(new Error('will of a removed or inactive device dropped'));
-        }
-        this.store(device, root, packet, done);
-      },
-      (err) => done(err as Error),
-    );
   }
 
   private async serve(broker: Aedes): Promise<void> {
@@ -364,8 +171,9 @@ export class MqttBroker implements RoleServer {
       );
     };
     this.broker = broker;
+    const admit = this.options.policy.admitSocket.bind(this.options.policy);
     this.server = createServer((socket) => {
-      if (this.options.policy.admitSocket(socket)) broker.handle(socket);
+      if (admit(socket)) broker.handle(socket);
     });
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);
@@ -376,65 +184,21 @@ export class MqttBroker implements RoleServer {
     this.log.info({ port: this.port() }, 'mqtt: broker listening');
     this.options.onListening?.('mqtt (tcp)', `${this.options.host}:${this.port()}`);
     try {
-      await this.startTls(broker);
-      await this.startWebSocket(broker);
+      const { tls, wsPort = null, host } = this.options;
+      if (tls && tls.port !== null) {
+        this.tlsListener = await startTlsListener(broker, { ...tls, port: tls.port, host, admit }, this.log);
+        this.log.info({ port: this.tlsPort() }, 'mqtt: TLS listener up');
+        this.options.onListening?.('mqtt (tls)', `${host}:${this.tlsPort()}`);
+      }
+      if (wsPort !== null) {
+        this.wsListener = await startWebSocketListener(broker, { port: wsPort, host, admit }, this.log);
+        this.log.info({ port: this.wsPort() }, 'mqtt: WebSocket listener up');
+        this.options.onListening?.('mqtt (ws)', `ws://${host}:${this.wsPort()}${MQTT_WS_PATH}`);
+      }
     } catch (err) {
       await this.stop();
       throw err;
     }
-  }
-
-  private async startTls(broker: Aedes): Promise<void> {
-    const tls = this.options.tls;
-    if (!tls || tls.port === null) return;
-    let pair = tls.pair;
-    if (!pair) {
-      const dir = join(tls.dataDir, 'mqtt-tls');
-      const made = await selfSignedPair(dir, tls.names());
-      if (made.regenerated)
-        this.log.warn(
-          { dir, names: tls.names() },
-          'mqtt: the self-signed TLS certificate expired or no longer names this host: a new one was made; give devices the new cert.pem',
-        );
-      this.log.info({ cert: join(dir, 'cert.pem') }, 'mqtt: TLS listener uses a self-signed certificate');
-      pair = made;
-    }
-    // `secureConnection` streams are the decrypted side: aedes reads MQTT from them as from TCP.
-    const server = createTlsServer({ cert: pair.cert, key: pair.key }, broker.handle);
-    server.on('tlsClientError', (err) => this.log.debug({ err: err.message }, 'mqtt: TLS handshake failed'));
-    this.tlsListener = await listen(server, tls.port, this.options.host, (s) =>
-      this.options.policy.admitSocket(s),
-    );
-    this.log.info({ port: this.tlsPort() }, 'mqtt: TLS listener up');
-    this.options.onListening?.('mqtt (tls)', `${this.options.host}:${this.tlsPort()}`);
-  }
-
-  private async startWebSocket(broker: Aedes): Promise<void> {
-    const port = this.options.wsPort ?? null;
-    if (port === null) return;
-    // The `ws` package, loaded only where this listener is on.
-    const { WebSocketServer, createWebSocketStream } = await import('ws');
-    const server = createHttpServer((_req, res) => {
-      res.writeHead(426, { 'content-type': 'text/plain', upgrade: 'websocket' });
-      res.end(`MQTT over WebSocket: connect to ${MQTT_WS_PATH} with the "mqtt" subprotocol\n`);
-    });
-    // `path` answers 400 to an upgrade elsewhere; the first subprotocol offered is accepted, as
-    // browser clients offer "mqtt" (3.1.1) or "mqttv3.1".
-    const wss = new WebSocketServer({ server, path: MQTT_WS_PATH, maxPayload: 16 * 1024 * 1024 });
-    wss.on('connection', (socket, req) => {
-      const stream = createWebSocketStream(socket);
-      stream.on('error', (err) => this.log.debug({ err: err.message }, 'mqtt: WebSocket error'));
-      broker.handle(stream, req);
-    });
-    wss.on('error', (err) => this.log.error({ err }, 'mqtt: WebSocket server error'));
-    const listener = await listen(server, port, this.options.host, (s) => this.options.policy.admitSocket(s));
-    listener.close = () => {
-      for (const client of wss.clients) client.terminate();
-      wss.close();
-    };
-    this.wsListener = listener;
-    this.log.info({ port: this.wsPort() }, 'mqtt: WebSocket listener up');
-    this.options.onListening?.('mqtt (ws)', `ws://${this.options.host}:${this.wsPort()}${MQTT_WS_PATH}`);
   }
 
   /**
@@ -483,50 +247,4 @@ export class MqttBroker implements RoleServer {
     this.server = null;
     this.broker = null;
   }
-}
-
-async function listen(
-  server: Listener['server'],
-  port: number,
-  host: string,
-  admit: (socket: Socket) => boolean,
-): Promise<Listener> {
-  const sockets = new Set<Socket>();
-  // The connect rate, before TLS or HTTP is read: a refused socket costs no handshake.
-  server.prependListener('connection', (socket: Socket) => void admit(socket));
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ port, host, backlog: ACCEPT_BACKLOG }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  return { server, sockets };
-}
-
-async function closeListener(listener: Listener | null): Promise<void> {
-  if (!listener) return;
-  listener.close?.();
-  const closed = new Promise<void>((resolve) => listener.server.close(() => resolve()));
-  for (const socket of listener.sockets) socket.destroy();
-  await closed;
-}
-
-function refusal(returnCode: number) {
-  return Object.assign(new Error('refused'), { returnCode });
-}
-
-/**
- * Whether `clientId` may log in as `username`: the username itself, or the username, a `-` and
- * 1-23 of `A-Z a-z 0-9 _ -` (`d_…-sub`, `d_…-pub-2`).
- */
-export function clientIdOf(username: string, clientId: string): boolean {
-  if (clientId === username) return true;
-  return (
-    clientId.startsWith(`${username}-`) && /^[A-Za-z0-9_-]{1,23}$/.test(clientId.slice(username.length + 1))
-  );
 }

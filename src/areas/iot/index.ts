@@ -82,7 +82,7 @@ export const iotArea = defineArea({
     kernel.registry.addBackend({
       area: 'iot',
       name: 'broker',
-      driver: 'aedes (MQTT 3.1.1, embedded)',
+      driver: 'aedes (MQTT 3.1.1 and 5, embedded)',
       simulated: false,
       detail: 'telemetry stored in the Fjord store',
     });

@@ -140,6 +140,29 @@ export const DEFAULT_LIMITS = {
     doc: 'MQTT messages queued for one offline persistent session; newer ones are dropped (ours)',
     value: perPlan(100, 1000, 10000, 100000),
   },
+  'iot.mqtt_max_packet_bytes': {
+    doc: 'Largest MQTT packet the broker takes, on every listener; advertised to MQTT 5 clients (ours)',
+    unit: 'bytes',
+    value: 1024 * 1024,
+  },
+  'iot.mqtt_topic_aliases': {
+    doc: 'Topic aliases an MQTT 5 client may set on one connection (ours)',
+    value: 32,
+  },
+  'iot.mqtt_keepalive_max_seconds': {
+    doc: 'Longest keep-alive of an MQTT 5 client; a longer or none gets this as Server Keep Alive (ours)',
+    unit: 'seconds',
+    value: 1200,
+  },
+  'iot.mqtt_session_expiry_max_seconds': {
+    doc: 'Longest session expiry interval of an MQTT 5 session; a longer one is cut to this (ours)',
+    unit: 'seconds',
+    value: 7 * 24 * 3600,
+  },
+  'iot.mqtt_expiring_sessions': {
+    doc: 'MQTT 5 sessions with a running expiry held by one broker process; past it a session ends at disconnect (ours)',
+    value: 100_000,
+  },
   'iot.telemetry_retention_days': {
     doc: 'Days IoT telemetry is kept before it is pruned (ours)',
     unit: 'days',

@@ -9,6 +9,11 @@ export const MQTT_LIMITS = {
   connections: 'iot.mqtt_connections',
   retainedPerDevice: 'iot.mqtt_retained_per_device',
   queuedPerSession: 'iot.mqtt_queued_per_session',
+  maxPacketBytes: 'iot.mqtt_max_packet_bytes',
+  topicAliases: 'iot.mqtt_topic_aliases',
+  keepaliveMax: 'iot.mqtt_keepalive_max_seconds',
+  sessionExpiryMax: 'iot.mqtt_session_expiry_max_seconds',
+  expiringSessions: 'iot.mqtt_expiring_sessions',
 } as const satisfies Record<string, LimitName>;
 
 /** The rate-limit bucket of new MQTT connections (TCP, TLS and WebSocket), counted per remote address. */
@@ -59,6 +64,11 @@ export class BrokerPolicy {
   private refuse(socket: Socket) {
     this.refusedConnects++;
     socket.destroy();
+  }
+
+  /** A limit of the broker as a whole (the same for every plan: MQTT 5 CONNACK properties). */
+  brokerWide(name: LimitName): number | null {
+    return this.limits.of(name);
   }
 
   /** The plan's value of a per-customer limit. */

@@ -3,24 +3,9 @@ import type { Kysely } from 'kysely';
 import type { Store } from '../../../kernel/store/store.js';
 import { type AnyPacket, decodePacket, encodePacket, queuedCopy } from './packet-codec.js';
 import { MQTT_SESSION_TABLES, type MqttSessionTables } from './session-tables.js';
-import { literalStem, topicMatches, topicStem } from './topic-match.js';
+import { type MatchedSub, type SubOptions, SubscriptionIndex } from './subscription-index.js';
+import { topicMatches } from './topic-match.js';
 
-interface SubOptions {
-  qos: number;
-  rh?: number;
-  rap?: boolean;
-  nl?: boolean;
-  subscriptionIdentifier?: number;
-}
-/** What subscriptionsByTopic answers, as aedes-persistence's trie does. */
-interface MatchedSub {
-  clientId: string;
-  topic: string;
-  qos: number;
-  rh?: number;
-  rap?: boolean;
-  nl?: boolean;
-}
 interface ClientRef {
   id: string;
 }
@@ -56,12 +41,7 @@ export class StorePersistence {
   private readonly db: Kysely<MqttSessionTables>;
   private readonly retained = new Map<string, AnyPacket>();
   private readonly retainedPerOwner = new Map<string, number>();
-  /** clientId → topic → options: every stored subscription, QoS 0 ones included. */
-  private readonly subscriptions = new Map<string, Map<string, SubOptions>>();
-  /** QoS > 0 subscriptions (the ones messages are queued for), indexed by literal stem. */
-  private readonly byStem = new Map<string, Map<string, Map<string, MatchedSub>>>();
-  private readonly wildcardFilters = new Map<string, Map<string, MatchedSub>>();
-  private qosSubscriptionCount = 0;
+  private readonly subs = new SubscriptionIndex();
   private readonly queued = new Map<string, number>();
   private seq = 0;
 
@@ -85,10 +65,7 @@ export class StorePersistence {
   async reload(): Promise<void> {
     this.retained.clear();
     this.retainedPerOwner.clear();
-    this.subscriptions.clear();
-    this.byStem.clear();
-    this.wildcardFilters.clear();
-    this.qosSubscriptionCount = 0;
+    this.subs.clear();
     this.queued.clear();
     if (this.broker) await this.setup(this.broker);
   }
@@ -100,7 +77,7 @@ export class StorePersistence {
       this.countRetained(row.owner, 1);
     }
     for (const row of await this.db.selectFrom('iot_mqtt_subscriptions').selectAll().execute())
-      this.remember(row.client_id, row.topic, JSON.parse(row.options) as SubOptions);
+      this.subs.remember(row.client_id, row.topic, JSON.parse(row.options) as SubOptions);
     const queues = await this.db
       .selectFrom('iot_mqtt_outgoing')
       .select((eb) => ['client_id', eb.fn.countAll<number>().as('n'), eb.fn.max('seq').as('top')])
@@ -171,7 +148,7 @@ export class StorePersistence {
       const options: SubOptions = { qos: sub.qos, rh: sub.rh, rap: sub.rap, nl: sub.nl };
       if (sub.subscriptionIdentifier !== undefined)
         options.subscriptionIdentifier = sub.subscriptionIdentifier;
-      this.remember(client.id, sub.topic, options);
+      this.subs.remember(client.id, sub.topic, options);
       rows.set(sub.topic, { client_id: client.id, topic: sub.topic, options: JSON.stringify(options) });
     }
     if (rows.size === 0) return;
@@ -185,9 +162,9 @@ export class StorePersistence {
   }
 
   async removeSubscriptions(client: ClientRef, topics: string[]): Promise<void> {
-    const stored = this.subscriptions.get(client.id);
+    const stored = this.subs.ofClient(client.id);
     if (!stored) return;
-    for (const topic of topics) this.forget(client.id, topic);
+    for (const topic of topics) this.subs.forget(client.id, topic);
     if (topics.length === 0) return;
     await this.db
       .deleteFrom('iot_mqtt_subscriptions')
@@ -197,94 +174,27 @@ export class StorePersistence {
   }
 
   async subscriptionsByClient(client: ClientRef): Promise<(SubOptions & { topic: string })[]> {
-    const stored = this.subscriptions.get(client.id);
+    const stored = this.subs.ofClient(client.id);
     return stored ? [...stored].map(([topic, options]) => ({ topic, ...options })) : [];
   }
 
   async countOffline(): Promise<{ subsCount: number; clientsCount: number }> {
-    return { subsCount: this.qosSubscriptionCount, clientsCount: this.subscriptions.size };
+    return { subsCount: this.subs.qosCount, clientsCount: this.subs.clientCount };
   }
 
   async subscriptionsByTopic(topic: string): Promise<MatchedSub[]> {
-    const found: MatchedSub[] = [];
-    const add = (filters: Map<string, Map<string, MatchedSub>> | undefined) => {
-      if (!filters) return;
-      for (const [filter, clients] of filters)
-        if (topicMatches(filter, topic)) for (const sub of clients.values()) found.push({ ...sub });
-    };
-    // Wildcard filters first: the order aedes-persistence's trie answers in.
-    add(this.wildcardFilters);
-    add(this.byStem.get(topicStem(topic)));
-    return found;
+    return this.subs.matching(topic);
   }
 
   async cleanSubscriptions(client: ClientRef): Promise<void> {
-    const stored = this.subscriptions.get(client.id);
+    const stored = this.subs.ofClient(client.id);
     if (!stored) return;
-    for (const topic of [...stored.keys()]) this.forget(client.id, topic);
+    for (const topic of [...stored.keys()]) this.subs.forget(client.id, topic);
     await this.db.deleteFrom('iot_mqtt_subscriptions').where('client_id', '=', client.id).execute();
   }
 
   getClientList(topic: string): Readable {
-    const ids: string[] = [];
-    for (const [clientId, topics] of this.subscriptions) if (topics.has(topic)) ids.push(clientId);
-    return Readable.from(ids);
-  }
-
-  private remember(clientId: string, topic: string, options: SubOptions) {
-    let stored = this.subscriptions.get(clientId);
-    if (!stored) {
-      stored = new Map();
-      this.subscriptions.set(clientId, stored);
-    }
-    this.unindex(clientId, topic);
-    stored.set(topic, options);
-    if (options.qos > 0) {
-      const filters = this.filtersFor(topic, true)!;
-      let clients = filters.get(topic);
-      if (!clients) {
-        clients = new Map();
-        filters.set(topic, clients);
-      }
-      clients.set(clientId, {
-        clientId,
-        topic,
-        qos: options.qos,
-        rh: options.rh,
-        rap: options.rap,
-        nl: options.nl,
-      });
-      this.qosSubscriptionCount++;
-    }
-  }
-
-  private forget(clientId: string, topic: string) {
-    const stored = this.subscriptions.get(clientId);
-    if (!stored?.has(topic)) return;
-    this.unindex(clientId, topic);
-    stored.delete(topic);
-    if (stored.size === 0) this.subscriptions.delete(clientId);
-  }
-
-  private unindex(clientId: string, topic: string) {
-    const filters = this.filtersFor(topic, false);
-    const clients = filters?.get(topic);
-    if (!clients?.delete(clientId)) return;
-    this.qosSubscriptionCount--;
-    if (clients.size === 0) filters!.delete(topic);
-    const stem = literalStem(topic);
-    if (stem !== null && filters!.size === 0) this.byStem.delete(stem);
-  }
-
-  private filtersFor(filter: string, create: boolean) {
-    const stem = literalStem(filter);
-    if (stem === null) return this.wildcardFilters;
-    let filters = this.byStem.get(stem);
-    if (!filters && create) {
-      filters = new Map();
-      this.byStem.set(stem, filters);
-    }
-    return filters;
+    return Readable.from(this.subs.clientsOn(topic));
   }
 
   // --- messages queued for sessions ---------------------------------------------------------------
@@ -464,7 +374,7 @@ export class StorePersistence {
     if (this.destroyed) throw new Error('destroyed called twice!');
     this.destroyed = true;
     this.retained.clear();
-    this.subscriptions.clear();
+    this.subs.clear();
   }
 }
 

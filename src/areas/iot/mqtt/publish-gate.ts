@@ -1,0 +1,171 @@
+import type { Client, PublishPacket } from 'aedes';
+import type { Logger } from 'pino';
+import type { IotDevicesTable } from '../migrations.js';
+import { type IotService, topicRootOf } from '../service.js';
+import { parseTelemetry } from '../telemetry.js';
+import { type BrokerPolicy, MQTT_LIMITS } from './broker-policy.js';
+import type { DeviceClient } from './device-login.js';
+import { ownerOf, type StorePersistence } from './store-persistence.js';
+
+type Done = (err?: Error | null) => void;
+type Incoming = {
+  topic: string;
+  payload: Buffer | string;
+  qos: number;
+  retain?: boolean;
+  messageId?: number;
+};
+
+/**
+ * What a device may publish, and what is stored before it is acknowledged. A refusal (outside
+ * the device's tree, a plan limit) ends a 3.1.1 connection, which has no way to refuse one
+ * publish; aedes answers an MQTT 5 client PUBACK/PUBREC 0x87 with the reason as Reason String
+ * and keeps it connected. A store failure ends the connection whatever the version, so the
+ * device sends the message again rather than taking an error as final.
+ */
+export class PublishGate {
+  /** Malformed telemetry messages since start, for the log and the stats endpoint. */
+  malformed = 0;
+
+  constructor(
+    private readonly iot: IotService,
+    private readonly policy: BrokerPolicy,
+    private readonly log: Logger,
+    private readonly persistence: () => StorePersistence | null,
+  ) {}
+
+  // Telemetry is stored here, not in `published`: aedes sends a QoS 1 PUBACK right after this
+  // check passes, so a message is acknowledged only once it is committed.
+  readonly authorizePublish = (client: Client | null, packet: PublishPacket, done: Done) => {
+    const c = client as DeviceClient | null;
+    // A will of a client that died with an earlier broker (kill -9): its device is checked anew.
+    if (!c) return void this.authorizeOrphanWill(packet, done);
+    const device = c.revoked ? undefined : c.device;
+    const root = device ? topicRootOf(device.mqtt_username) : null;
+    if (!device || !root || !packet.topic.startsWith(`${root}/`)) {
+      this.log.warn({ client: c.id, topic: packet.topic }, 'mqtt: publish outside the device tree refused');
+      return done(new Error('topic outside the device’s topic tree'));
+    }
+    const failed = failureEndsConnection(c, done);
+    if (packet.retain && packet.payload.length > 0) {
+      void this.retainedFits(device, packet.topic).then((fits) => {
+        if (fits) return this.authorizeStored(c, device, root, packet, done, failed);
+        this.log.warn(
+          { device: device.device_id, topic: packet.topic },
+          'mqtt: retained message limit reached',
+        );
+        done(new Error('retained message limit reached'));
+      }, failed);
+      return;
+    }
+    this.authorizeStored(c, device, root, packet, done, failed);
+  };
+
+  /**
+   * A QoS 2 message sent again (DUP) before its PUBREL is already held by the session: aedes
+   * answers it with PUBREC again and publishes nothing, so it is not stored twice either.
+   */
+  private authorizeStored(
+    client: DeviceClient | null,
+    device: IotDevicesTable,
+    root: string,
+    packet: Incoming,
+    done: Done,
+    failed: Done,
+  ): void {
+    const kept = this.persistence();
+    if (client && packet.qos === 2 && packet.messageId !== undefined && kept) {
+      kept.incomingGetPacket(client, packet as never).then(
+        () => done(null),
+        () => this.store(device, root, packet, done, failed),
+      );
+      return;
+    }
+    this.store(device, root, packet, done, failed);
+  }
+
+  private store(device: IotDevicesTable, root: string, packet: Incoming, done: Done, failed: Done): void {
+    // aedes acknowledges QoS 1 before it stores a retained message: stored here first, a PUBACK
+    // means it survives a kill -9 (aedes's own write after it is the same row again).
+    const kept = this.persistence();
+    if (packet.retain && kept) {
+      kept
+        .storeRetained(packet as never)
+        .then(() => this.storeData(device, root, packet, done, failed), failed);
+      return;
+    }
+    this.storeData(device, root, packet, done, failed);
+  }
+
+  private storeData(device: IotDevicesTable, root: string, packet: Incoming, done: Done, failed: Done): void {
+    if (packet.topic === `${root}/attributes`) {
+      this.iot.reportAttributes(device, packet.payload as Buffer).then((ok) => {
+        if (!ok) this.malformed++;
+        done(null);
+      }, failed);
+      return;
+    }
+    if (packet.topic !== `${root}/telemetry`) return void done(null);
+    const points = parseTelemetry(packet.payload as Buffer, this.iot.now());
+    if (!points) {
+      this.malformed++;
+      this.log.warn({ device: device.device_id }, 'mqtt: malformed telemetry dropped');
+      return void done(null);
+    }
+    this.iot.ingest(device, points).then(
+      (rejected) => {
+        if (rejected.length)
+          this.log.info(
+            { device: device.device_id, rejected },
+            'mqtt: points refused by datapoint definitions',
+          );
+        done(null);
+      },
+      (err) => {
+        this.log.error({ err }, 'mqtt: telemetry not stored');
+        failed(err as Error);
+      },
+    );
+  }
+
+  /** Whether one more retained message fits under the device's plan (replacing one always does). */
+  private async retainedFits(device: IotDevicesTable, topic: string): Promise<boolean> {
+    const kept = this.persistence();
+    if (!kept || typeof kept.retainedCount !== 'function' || kept.hasRetained(topic)) return true;
+    const max = await this.policy.limitFor(MQTT_LIMITS.retainedPerDevice, device.customer_id);
+    return max === null || kept.retainedCount(ownerOf(topic)) < max;
+  }
+
+  /**
+   * A will left by a client whose broker died (a kill -9): published only while its device is
+   * still active and the will lies in its topic tree. A will that may not be published is
+   * deleted here, so it is not offered again at every sweep.
+   */
+  private authorizeOrphanWill(packet: Incoming & { clientId?: string }, done: Done): void {
+    const username = packet.clientId ?? '';
+    this.iot.repo.byUsername(username).then(
+      async (device) => {
+        const active =
+          device && device.is_active === 1 && (await this.iot.activeCustomer(device.customer_id));
+        const root = device ? topicRootOf(device.mqtt_username) : null;
+        if (!device || !active || !root || !packet.topic.startsWith(`${root}/`)) {
+          await this.persistence()?.delWill({ id: username });
+          return done(new Error('will of a removed or inactive device dropped'));
+        }
+        this.store(device, root, packet, done, done);
+      },
+      (err) => done(err as Error),
+    );
+  }
+}
+
+/**
+ * The answer to a failure of the store (not a refusal): an MQTT 5 client's connection is closed
+ * before aedes could answer 0x87, so the message stays unacknowledged and is sent again.
+ */
+function failureEndsConnection(client: DeviceClient, done: Done): Done {
+  return (err) => {
+    if (client.version === 5) client.close();
+    done(err ?? new Error('not stored'));
+  };
+}
