@@ -1,6 +1,6 @@
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect, createServer, type Server } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -56,6 +56,25 @@ function vpsSkipReason(): string | null {
   return null;
 }
 const vpsSkip = vpsSkipReason();
+
+/**
+ * A host service bound to every address, in a process of its own (the probes run with spawnSync,
+ * which would stall a listener in this process): answers its port and a stop.
+ */
+async function hostService(): Promise<{ port: number; stop: () => void }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `require('net').createServer((c) => c.end('HTTP/1.0 200 OK\\r\\n\\r\\n')).listen(0, '0.0.0.0', function () { console.log(this.address().port); });`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const port = await new Promise<number>((resolve) =>
+    child.stdout.once('data', (d) => resolve(Number(String(d).trim()))),
+  );
+  return { port, stop: () => child.kill() };
+}
 if (skipReason) console.warn(`apps isolation tier skipped: ${skipReason}`);
 
 let t: TestFjord;
@@ -195,10 +214,8 @@ describe.skipIf(skipReason !== null)('container app isolation (podman)', () => {
 
   it('keeps containers off every host address, however a host service is bound', async () => {
     // A host service bound to all addresses: the container's gateway is one of the host's.
-    const server = createServer((c) => c.end('HTTP/1.0 200 OK\r\n\r\nhost service\n'));
-    await new Promise<void>((r) => server.listen({ host: '0.0.0.0', port: 0 }, r));
+    const service = await hostService();
     try {
-      const port = (server.address() as { port: number }).port;
       const gateway = podman(
         'network',
         'inspect',
@@ -207,19 +224,20 @@ describe.skipIf(skipReason !== null)('container app isolation (podman)', () => {
         appA.network,
       ).stdout.trim();
       expect(gateway).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
-      expect(reaches(appA.container, gateway, port)).toBe(false);
+      expect(reaches(appA.container, gateway, service.port)).toBe(false);
       // The host itself reaches it: the drop is the firewall's.
       expect(
         await new Promise<string>((resolve) => {
           let got = '';
-          const c = connect({ host: gateway, port }, () => c.end());
+          const c = connect({ host: gateway, port: service.port });
           c.on('data', (d) => (got += d));
           c.on('close', () => resolve(got));
           c.on('error', () => resolve(''));
+          c.setTimeout(5000, () => c.destroy());
         }),
       ).toContain('HTTP');
     } finally {
-      server.close();
+      service.stop();
     }
   });
 
@@ -230,7 +248,6 @@ describe.skipIf(skipReason !== null)('container app isolation (podman)', () => {
     () => {
       const work = mkdtempSync(join(tmpdir(), 'fjord-apps-vps-'));
       let driver: NamespaceVpsDriver;
-      const listeners: Server[] = [];
       let own: ServerSpec;
       let other: ServerSpec;
       const relay = new Map<string, string>();
@@ -285,7 +302,6 @@ describe.skipIf(skipReason !== null)('container app isolation (podman)', () => {
       }, 1_800_000);
 
       afterAll(async () => {
-        for (const l of listeners) l.close();
         await driver?.destroyAll();
         await driver?.shutdown();
         rmSync(work, { recursive: true, force: true });
@@ -300,17 +316,18 @@ describe.skipIf(skipReason !== null)('container app isolation (podman)', () => {
         expect(sshd(serverAddress(own.id).server)).toContain('SSH-');
         expect(sshd(serverAddress(other.id).server)).not.toContain('SSH-');
         // The other server's gateway is a host address too: a host service bound to all of them.
-        const server = createServer((c) => c.end('HTTP/1.0 200 OK\r\n\r\n'));
-        listeners.push(server);
-        await new Promise<void>((r) => server.listen({ host: '0.0.0.0', port: 0 }, r));
-        const port = (server.address() as { port: number }).port;
-        expect(reaches(appA.container, serverAddress(other.id).host, port)).toBe(false);
-        expect(
-          await ssh(
-            other.id,
-            `timeout 3 bash -c 'exec 3<>/dev/tcp/${serverAddress(own.id).host}/${port} && head -1 <&3' || echo BLOCKED`,
-          ),
-        ).toContain('BLOCKED');
+        const service = await hostService();
+        try {
+          expect(reaches(appA.container, serverAddress(other.id).host, service.port)).toBe(false);
+          expect(
+            await ssh(
+              other.id,
+              `timeout 3 bash -c 'exec 3<>/dev/tcp/${serverAddress(own.id).host}/${service.port} && head -1 <&3' || echo BLOCKED`,
+            ),
+          ).toContain('BLOCKED');
+        } finally {
+          service.stop();
+        }
       }, 120_000);
     },
   );
