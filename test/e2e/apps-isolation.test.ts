@@ -1,7 +1,17 @@
-import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_IDS_BASE, IDS_PER_APP } from '../../src/areas/apps/drivers/podman-userns.js';
+import { planOf } from '../../src/areas/vps/catalogue.js';
+import type { ServerSpec } from '../../src/areas/vps/drivers/driver.js';
+import { addressesOf } from '../../src/areas/vps/drivers/namespace/host.js';
+import { TemplateCache } from '../../src/areas/vps/drivers/namespace/template.js';
+import { NamespaceVpsDriver } from '../../src/areas/vps/drivers/namespace.js';
 import {
   buildBusyboxImage,
   containersOf,
@@ -25,6 +35,46 @@ import type { TestCustomer, TestFjord } from '../helpers/fjord.js';
  */
 const IMAGE = `localhost/fjord-apps-test/isolation:${process.pid}`;
 const skipReason = podmanSkipReason();
+const exec = promisify(execFile);
+
+/** Why no virtual server can run beside the containers here, or null (as in vps-escape.test.ts). */
+function vpsSkipReason(): string | null {
+  if (process.getuid?.() !== 0) return 'not root';
+  for (const bin of ['debootstrap', 'ssh', 'newuidmap', 'nft', '/usr/bin/python3'])
+    try {
+      execFileSync('sh', ['-c', `command -v ${bin}`], { stdio: 'pipe' });
+    } catch {
+      return `${bin} is not installed`;
+    }
+  try {
+    execFileSync('unshare', ['--user', '--map-root-user', '--mount', '--pid', '--fork', 'true'], {
+      stdio: 'pipe',
+    });
+  } catch (err) {
+    return `this machine cannot make user namespaces: ${(err as Error).message}`;
+  }
+  return null;
+}
+const vpsSkip = vpsSkipReason();
+
+/**
+ * A host service bound to every address, in a process of its own (the probes run with spawnSync,
+ * which would stall a listener in this process): answers its port and a stop.
+ */
+async function hostService(): Promise<{ port: number; stop: () => void }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `require('net').createServer((c) => c.end('HTTP/1.0 200 OK\\r\\n\\r\\n')).listen(0, '0.0.0.0', function () { console.log(this.address().port); });`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const port = await new Promise<number>((resolve) =>
+    child.stdout.once('data', (d) => resolve(Number(String(d).trim()))),
+  );
+  return { port, stop: () => child.kill() };
+}
 if (skipReason) console.warn(`apps isolation tier skipped: ${skipReason}`);
 
 let t: TestFjord;
@@ -161,6 +211,126 @@ describe.skipIf(skipReason !== null)('container app isolation (podman)', () => {
     expect(await viaIngress(ingressPort, appA.host)).toMatchObject({ status: 200 });
     expect(await viaIngress(ingressPort, appB.host)).toMatchObject({ status: 200 });
   });
+
+  it('keeps containers off every host address, however a host service is bound', async () => {
+    // A host service bound to all addresses: the container's gateway is one of the host's.
+    const service = await hostService();
+    try {
+      const gateway = podman(
+        'network',
+        'inspect',
+        '--format',
+        '{{range .Subnets}}{{.Gateway}}{{end}}',
+        appA.network,
+      ).stdout.trim();
+      expect(gateway).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+      expect(reaches(appA.container, gateway, service.port)).toBe(false);
+      // The host itself reaches it: the drop is the firewall's.
+      expect(
+        await new Promise<string>((resolve) => {
+          let got = '';
+          const c = connect({ host: gateway, port: service.port });
+          c.on('data', (d) => (got += d));
+          c.on('close', () => resolve(got));
+          c.on('error', () => resolve(''));
+          c.setTimeout(5000, () => c.destroy());
+        }),
+      ).toContain('HTTP');
+    } finally {
+      service.stop();
+    }
+  });
+
+  // A customer's virtual servers (namespace driver) and container apps share the customer's
+  // private network, and nothing across customers, in either direction.
+  describe.skipIf(vpsSkip !== null)(
+    `between container apps and virtual servers${vpsSkip ? ` (skipped: ${vpsSkip})` : ''}`,
+    () => {
+      const work = mkdtempSync(join(tmpdir(), 'fjord-apps-vps-'));
+      let driver: NamespaceVpsDriver;
+      let own: ServerSpec;
+      let other: ServerSpec;
+      const relay = new Map<string, string>();
+
+      const ssh = async (id: string, command: string) =>
+        (
+          await exec(
+            'ssh',
+            [
+              '-i',
+              join(work, 'id'),
+              ...[
+                '-o',
+                'BatchMode=yes',
+                '-o',
+                'StrictHostKeyChecking=no',
+                '-o',
+                'UserKnownHostsFile=/dev/null',
+              ],
+              ...['-o', 'LogLevel=ERROR', '-o', 'ConnectTimeout=10', `root@${relay.get(id)}`, command],
+            ],
+            { encoding: 'utf8', timeout: 60_000 },
+          )
+        ).stdout;
+      const serverAddress = (id: string) =>
+        addressesOf(
+          (JSON.parse(readFileSync(join(work, 'servers', id, 'server.json'), 'utf8')) as { slot: number })
+            .slot,
+        );
+
+      beforeAll(async () => {
+        execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(work, 'id')]);
+        const spec = (id: string, customerId: string): ServerSpec => ({
+          id,
+          customerId,
+          hostname: `${id}.example.test`,
+          plan: planOf('vps-1-2')!,
+          osTemplate: 'debian-12',
+          publicKeys: [readFileSync(join(work, 'id.pub'), 'utf8').trim()],
+        });
+        own = spec(`apps-own-${process.pid}`, a.id);
+        other = spec(`apps-other-${process.pid}`, `another-${process.pid}`);
+        driver = new NamespaceVpsDriver(
+          join(work, 'servers'),
+          new TemplateCache(join(tmpdir(), 'fjord-vps-templates')),
+          pino({ level: 'silent' }),
+        );
+        const made = await Promise.all([own, other].map((x) => driver.provision(x)));
+        await Promise.all(made.map((m) => m.ready));
+        relay.set(own.id, made[0]!.ipv4);
+        relay.set(other.id, made[1]!.ipv4);
+      }, 1_800_000);
+
+      afterAll(async () => {
+        await driver?.destroyAll();
+        await driver?.shutdown();
+        rmSync(work, { recursive: true, force: true });
+      }, 120_000);
+
+      it('a server reaches its own customer’s container only, and a container its own customer’s server only', async () => {
+        const http = (ip: string) =>
+          `timeout 3 bash -c 'exec 3<>/dev/tcp/${ip}/8080 && printf "GET / HTTP/1.0\\r\\n\\r\\n" >&3 && head -1 <&3' || echo BLOCKED`;
+        expect(await ssh(own.id, http(appA.ip))).toContain('HTTP');
+        expect(await ssh(other.id, http(appA.ip))).toContain('BLOCKED');
+        const sshd = (ip: string) => inside(appA.container, `nc -w 2 ${ip} 22 </dev/null | head -c 4; echo`);
+        expect(sshd(serverAddress(own.id).server)).toContain('SSH-');
+        expect(sshd(serverAddress(other.id).server)).not.toContain('SSH-');
+        // The other server's gateway is a host address too: a host service bound to all of them.
+        const service = await hostService();
+        try {
+          expect(reaches(appA.container, serverAddress(other.id).host, service.port)).toBe(false);
+          expect(
+            await ssh(
+              other.id,
+              `timeout 3 bash -c 'exec 3<>/dev/tcp/${serverAddress(own.id).host}/${service.port} && head -1 <&3' || echo BLOCKED`,
+            ),
+          ).toContain('BLOCKED');
+        } finally {
+          service.stop();
+        }
+      }, 120_000);
+    },
+  );
 
   it('removes a customer’s network with their last app', async () => {
     const del = await t.request('DELETE', `/v1/apps/${appB.id}`, { key: b.pat });

@@ -118,6 +118,10 @@ describe.skipIf(skip !== null)(
       for (const l of listeners) l.close();
       await driver?.destroyAll();
       await driver?.shutdown();
+      // A removed server leaves no loop device bound to its disk (detached with its last mount).
+      for (let i = 0; i < 50 && execFileSync('losetup', ['-a'], { encoding: 'utf8' }).includes(work); i++)
+        await new Promise((r) => setTimeout(r, 100));
+      expect(execFileSync('losetup', ['-a'], { encoding: 'utf8' })).not.toContain(work);
       rmSync(work, { recursive: true, force: true });
     }, 120_000);
 
@@ -129,7 +133,7 @@ describe.skipIf(skip !== null)(
       const serverA2 = addressesOf(meta(a2.id).slot).server;
       const onGateway = await listen(gatewayA);
       const onLoopback = await listen('127.0.0.1');
-      const filesOfB = join(root, b.id, 'upper/root/.ssh/authorized_keys');
+      const filesOfB = join(root, b.id, 'disk/upper/root/.ssh/authorized_keys');
       const script = `
 try() { n=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$n=escaped"; else echo "$n=held"; fi; }
 tcp() { timeout 3 bash -c "exec 3<>/dev/tcp/$1/$2 && head -c 12 <&3 | grep -q host"; }
@@ -172,6 +176,26 @@ timeout 3 bash -c "exec 3<>/dev/tcp/${serverA2}/22 && head -c 4 <&3" && echo
       expect(await ssh(relayA, 'hostname')).toBe('evil.example.test\n');
       expect(readFileSync(secret, 'utf8')).toBe('the host operator token\n');
     }, 300_000);
+
+    it('the disk is the plan’s: df shows its size, and filling it fills only the server’s own', async () => {
+      const size = Number((await ssh(relayA, 'df -B1 --output=size / | tail -1')).trim());
+      // ext4 keeps a little of the image for its journal and inode tables.
+      expect(size).toBeGreaterThan(plan.storage_gb * 1024 ** 3 * 0.95);
+      expect(size).toBeLessThanOrEqual(plan.storage_gb * 1024 ** 3);
+      // fallocate takes every free block at once (as fast as a disk can be filled), then a write fails.
+      const fill = await ssh(
+        relayA,
+        `fallocate -l $(df -B1 --output=avail / | tail -1) /fill; dd if=/dev/zero of=/more bs=1M count=8 2>&1; df -B1 --output=avail / | tail -1`,
+      );
+      expect(fill).toContain('No space left on device');
+      expect(Number(fill.trim().split('\n').pop())).toBeLessThan(1024 ** 2);
+      // The other server and the host still write.
+      expect(await ssh(relayB, 'dd if=/dev/zero of=/root/written bs=1M count=8 2>/dev/null && echo ok')).toBe(
+        'ok\n',
+      );
+      writeFileSync(join(work, 'host-write'), Buffer.alloc(8 * 1024 ** 2));
+      expect(await ssh(relayA, 'rm -f /fill /more && touch /root/again && echo ok')).toBe('ok\n');
+    }, 120_000);
 
     it('the customer is root inside: packages, /etc, users, services, and the plan in /proc', async () => {
       const script = `set -e

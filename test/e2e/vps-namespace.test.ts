@@ -91,7 +91,7 @@ async function ssh(address: string, command: string, key = 'id'): Promise<string
   return stdout;
 }
 
-/** Whether anything of the server is left on the host: mounts, network namespace, processes, veth. */
+/** Whether anything of the server is left on the host: mounts, loop devices, network namespace, processes, cgroups. */
 function leftovers(id: string): string[] {
   const out: string[] = [];
   const marker = `fjord-vps-${id}`;
@@ -100,6 +100,7 @@ function leftovers(id: string): string[] {
   const ps = execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' });
   if (ps.split('\n').some((l) => l.includes(marker))) out.push('process');
   if (existsSync(`/sys/fs/cgroup/memory/fjord-vps/${id}`)) out.push('cgroup');
+  if (execFileSync('losetup', ['-a'], { encoding: 'utf8' }).includes(id)) out.push('loop device');
   return out;
 }
 

@@ -1,12 +1,17 @@
 /**
  * One podman network per customer: a bridge of its own, made when the customer's first container
  * starts and removed with their last. Networks are made with podman's `isolate` option, which
- * drops traffic between isolated bridges, so one customer's containers cannot reach another's
- * (tested in test/e2e/apps-isolation.test.ts); the ingress reaches every container through its
- * port published on the host's loopback, which isolation leaves alone.
+ * drops traffic between isolated bridges, and the bridge joins the host's tenant firewall
+ * (kernel/net/tenant-firewall.ts) as the customer's, the same firewall as the customer's virtual
+ * servers: a container reaches its own customer's containers and servers, never another
+ * customer's, and never a service of the host itself (loopback, or any host address, however the
+ * service is bound). The ingress reaches every container through its port published on the
+ * host's loopback: traffic the host starts, which the firewall leaves alone. Tested in
+ * test/e2e/apps-isolation.test.ts.
  */
 import { createHash } from 'node:crypto';
 import { KeyedMutex } from '../../../kernel/keyed-mutex.js';
+import { admitInterface, canFirewall, forgetInterface } from '../../../kernel/net/tenant-firewall.js';
 import type { PodmanCli } from './podman-cli.js';
 
 export class PodmanNetworks {
@@ -44,6 +49,7 @@ export class PodmanNetworks {
           'fjord.network=customer',
           name,
         ]);
+      await this.admit(name, customerId);
       return start(name);
     });
   }
@@ -53,7 +59,34 @@ export class PodmanNetworks {
     const name = this.nameOf(customerId);
     await this.mutex.run(name, async () => {
       const users = await this.cli.run(['ps', '-a', '-q', '--filter', `network=${name}`]).catch(() => 'x');
-      if (users.trim() === '') await this.cli.run(['network', 'rm', name]).catch(() => undefined);
+      if (users.trim() !== '') return;
+      const bridge = await this.bridgeOf(name);
+      await this.cli.run(['network', 'rm', name]).catch(() => undefined);
+      if (bridge && process.getuid?.() === 0 && canFirewall()) await forgetInterface(bridge);
     });
+  }
+
+  /** The host-side bridge of a network (podman names it, e.g. `cni-podman3`), or null. */
+  private async bridgeOf(name: string): Promise<string | null> {
+    const out = await this.cli
+      .run(['network', 'inspect', '--format', '{{.NetworkInterface}}', name])
+      .catch(() => '');
+    return out.trim() || null;
+  }
+
+  /**
+   * Puts the network's bridge on its customer's side of the tenant firewall (again at each start:
+   * the sets do not outlive a reboot, and a bridge name podman reuses must get its new owner).
+   * A host without nftables cannot hold containers off its own services: that is refused.
+   * Rootless podman (Fjord not run as root) keeps its bridges in a network namespace of its own,
+   * off the host's interfaces, where the host firewall has nothing to hold.
+   */
+  private async admit(name: string, customerId: string): Promise<void> {
+    if (process.getuid?.() !== 0) return;
+    if (!canFirewall())
+      throw new Error('the podman driver needs nftables (Debian: nftables) to keep containers off the host');
+    const bridge = await this.bridgeOf(name);
+    if (!bridge) throw new Error(`podman network ${name} has no bridge interface`);
+    await admitInterface(bridge, customerId);
   }
 }

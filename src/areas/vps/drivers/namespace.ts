@@ -1,42 +1,30 @@
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync } from 'node:fs';
-import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
+import { KeyedMutex } from '../../../kernel/keyed-mutex.js';
 import { planOf, type VpsPlan } from '../catalogue.js';
 import type { ActionTiming, KnownServer, ServerMetrics, ServerSpec, VpsDriver } from './driver.js';
 import { backupOf, prepareDisk, restoreFrom, rollbackTo, writeSnapshot } from './namespace/disk.js';
+import { ensureDisk, mountDisk, unmountDisk, upperOf, withDisk, workOf } from './namespace/disk-image.js';
 import {
   addressesOf,
   answers,
-  cgroupDirs,
   cgroupPids,
-  cgroupUsage,
   childrenOf,
   isLive,
   makeCgroups,
   makeNetwork,
-  netnsOf,
   removeCgroups,
   removeNetwork,
-  run,
   sleep,
-  vethCounters,
 } from './namespace/host.js';
-import {
-  grantPool,
-  ID_COUNT,
-  idBaseOf,
-  releaseIdRange,
-  reserveIdRange,
-  shiftOwnership,
-} from './namespace/idmaps.js';
-import { MOUNT_SCRATCH, STAGE0_SCRIPT, STAGE1_SCRIPT } from './namespace/init.js';
-import { LAUNCH_HELPER, PYTHON } from './namespace/launch-helper.js';
-import { lxcfsRoot } from './namespace/lxcfs.js';
-import { seccompFilter, seccompSupported } from './namespace/seccomp.js';
+import { checkNamespaceHost } from './namespace/host-check.js';
+import { grantPool, idBaseOf, releaseIdRange, reserveIdRange, shiftOwnership } from './namespace/idmaps.js';
+import { MOUNT_SCRATCH } from './namespace/init.js';
+import { launchServer } from './namespace/launch.js';
+import { ServerMetricsReader } from './namespace/metrics.js';
 import { releaseSlot, reserveSlot } from './namespace/slots.js';
 import { SshForwards } from './namespace/ssh-proxy.js';
 import { canDebootstrap, DEBIAN_SUITES, type TemplateCache } from './namespace/template.js';
@@ -54,7 +42,6 @@ interface ServerMeta {
   id_range?: number;
 }
 
-const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 /** How long a graceful stop may take before the server's processes are killed. */
 const STOP_GRACE_MS = 10_000;
 /** How long sshd may take to answer after the server is launched. */
@@ -67,16 +54,18 @@ const BOOT_TIMEOUT_MS = 30_000;
  * point-to-point veth (10.213.x.y); Fjord forwards port 22 of a loopback address (127.213.x.y,
  * the `ipv4_address`) to it.
  *
- * Layout: `<root>/<id>/` holds `server.json`, the disk's `upper` and `work` layers, the mount
- * point `root`, `snapshots/<name>.tar` (the upper layer, whiteouts and xattrs kept),
+ * Layout: `<root>/<id>/` holds `server.json`, `disk.img` (an ext4 image of the plan's disk size,
+ * mounted at `disk/` while the server runs, holding the overlay's `upper` and `work` dirs: see
+ * namespace/disk-image.ts), `snapshots/<name>.tar` (the upper layer, whiteouts and xattrs kept),
  * `console.log` (sshd's log) and `pid` (the server's `unshare`, whose one child is PID 1).
- * What is done to those files alone is in namespace/disk.ts, the network slots in namespace/slots.ts.
+ * What is done to those files alone is in namespace/disk.ts, the network slots in
+ * namespace/slots.ts, the launch itself in namespace/launch.ts.
  */
 export class NamespaceVpsDriver implements VpsDriver {
   readonly name = 'namespace';
   readonly simulated = false;
-  private readonly queues = new Map<string, Promise<unknown>>();
-  private readonly cpuSamples = new Map<string, { ns: number; at: number }>();
+  private readonly queues = new KeyedMutex();
+  private readonly metricsReader = new ServerMetricsReader();
   private readonly forwards: SshForwards;
 
   constructor(
@@ -95,37 +84,8 @@ export class NamespaceVpsDriver implements VpsDriver {
   }
 
   /** Refuses to start, saying what is missing, on a host that cannot make these servers. */
-  static async checkHost(scratch: string): Promise<void> {
-    if (process.getuid?.() !== 0) throw new Error('FJORD_VPS_DRIVER=namespace needs root');
-    await run('unshare', ['--mount', '--uts', '--pid', '--net', '--fork', 'true']).catch((err) => {
-      throw new Error(`FJORD_VPS_DRIVER=namespace: cannot make namespaces: ${(err as Error).message}`);
-    });
-    for (const tool of ['newuidmap', 'newgidmap', 'nft', 'pivot_root'])
-      await run('sh', ['-c', `command -v ${tool}`]).catch(() => {
-        throw new Error(`FJORD_VPS_DRIVER=namespace needs ${tool} (Debian: uidmap, nftables, util-linux)`);
-      });
-    if (!existsSync(PYTHON)) throw new Error(`FJORD_VPS_DRIVER=namespace needs ${PYTHON} (Debian: python3)`);
-    await run('unshare', ['--user', '--map-root-user', 'true']).catch((err) => {
-      throw new Error(`FJORD_VPS_DRIVER=namespace: cannot make user namespaces: ${(err as Error).message}`);
-    });
-    const dir = join(scratch, `overlay-check-${randomBytes(4).toString('hex')}`);
-    try {
-      for (const d of ['l', 'u', 'w', 'm']) await mkdir(join(dir, d), { recursive: true });
-      await run('unshare', [
-        '--mount',
-        'mount',
-        '-t',
-        'overlay',
-        'overlay',
-        '-o',
-        `lowerdir=${dir}/l,upperdir=${dir}/u,workdir=${dir}/w`,
-        `${dir}/m`,
-      ]).catch((err) => {
-        throw new Error(`FJORD_VPS_DRIVER=namespace: cannot mount overlayfs: ${(err as Error).message}`);
-      });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+  static checkHost(scratch: string): Promise<void> {
+    return checkNamespaceHost(scratch);
   }
 
   private dirOf(id: string): string {
@@ -137,13 +97,7 @@ export class NamespaceVpsDriver implements VpsDriver {
 
   /** Runs the server's driver work one step at a time, in the order asked. */
   private queue<T>(id: string, work: () => Promise<T>): Promise<T> {
-    const next = (this.queues.get(id) ?? Promise.resolve()).then(work, work);
-    const settled = next.catch(() => {});
-    this.queues.set(id, settled);
-    void settled.then(() => {
-      if (this.queues.get(id) === settled) this.queues.delete(id);
-    });
-    return next;
+    return this.queues.run(id, work);
   }
 
   offers(osTemplate: string): boolean {
@@ -152,7 +106,7 @@ export class NamespaceVpsDriver implements VpsDriver {
 
   async provision(spec: ServerSpec) {
     const dir = this.dirOf(spec.id);
-    for (const d of ['upper', 'work', 'root', 'snapshots']) await mkdir(join(dir, d), { recursive: true });
+    await mkdir(join(dir, 'snapshots'), { recursive: true });
     const slot = await reserveSlot(this.log, spec.id, dir);
     const meta: ServerMeta = {
       id: spec.id,
@@ -198,32 +152,12 @@ export class NamespaceVpsDriver implements VpsDriver {
       await releaseIdRange(this.dirOf(id), (await this.meta(id))?.id_range);
       await releaseSlot(this.dirOf(id));
       await rm(this.dirOf(id), { recursive: true, force: true });
-      this.cpuSamples.delete(id);
+      this.metricsReader.forget(id);
     });
   }
 
   async metrics(id: string, _since: number, _now: number, plan: VpsPlan): Promise<ServerMetrics> {
-    const meta = await this.meta(id);
-    const usage = await cgroupUsage(id);
-    const at = Date.now();
-    const last = this.cpuSamples.get(id);
-    this.cpuSamples.set(id, { ns: usage.cpuNs, at });
-    const started = (await stat(join(this.dirOf(id), 'pid')).catch(() => null))?.mtimeMs ?? at - 1000;
-    const base = last ?? { ns: 0, at: started };
-    const wallNs = Math.max(1, (at - base.at) * 1e6);
-    const cpu = ((usage.cpuNs - base.ns) / wallNs / plan.vcpus) * 100;
-    const disk = Number(
-      (await run('du', ['-sb', join(this.dirOf(id), 'upper')]).catch(() => '0')).split(/\s/)[0],
-    );
-    const net = meta ? await vethCounters(meta.slot) : { in: 0, out: 0 };
-    const round1 = (x: number) => Math.round(Math.min(100, Math.max(0, x)) * 10) / 10;
-    return {
-      cpu_usage_percent: round1(cpu),
-      memory_usage_percent: round1((usage.memoryBytes / (plan.ram_gb * 1024 ** 3)) * 100),
-      disk_usage_percent: round1((disk / (plan.storage_gb * 1024 ** 3)) * 100),
-      network_in_bytes: net.in,
-      network_out_bytes: net.out,
-    };
+    return this.metricsReader.read(id, this.dirOf(id), (await this.meta(id))?.slot ?? null, plan);
   }
 
   /** A tar of the upper layer (the server is stopped, so it is consistent); answers its size. */
@@ -243,8 +177,13 @@ export class NamespaceVpsDriver implements VpsDriver {
     await rm(join(this.dirOf(id), 'snapshots', `${name}.tar`), { force: true });
   }
 
-  async backup(spec: ServerSpec): Promise<Readable> {
-    return backupOf(this.dirOf(spec.id), spec, this.name);
+  backup(spec: ServerSpec): Promise<Readable> {
+    // A stopped server's disk, mounted for the backup, is unmounted after it (unless it started meanwhile).
+    const release = () =>
+      void this.queue(spec.id, async () => {
+        if (!(await this.pidOf(spec.id))) await unmountDisk(this.dirOf(spec.id));
+      }).catch(() => {});
+    return this.queue(spec.id, () => backupOf(this.dirOf(spec.id), spec, this.name, release));
   }
 
   restore(spec: ServerSpec, archive: Readable): Promise<void> {
@@ -300,28 +239,13 @@ export class NamespaceVpsDriver implements VpsDriver {
   /** A disk put back from a tar made before id ranges gets the server's range. */
   private async reshift(id: string): Promise<void> {
     const meta = await this.meta(id);
+    const dir = this.dirOf(id);
     if (meta?.id_range !== undefined)
-      await shiftOwnership(join(this.dirOf(id), 'upper'), idBaseOf(meta.id_range));
+      await withDisk(dir, () => shiftOwnership(upperOf(dir), idBaseOf(meta.id_range!)));
   }
 
   private async writeMeta(meta: ServerMeta): Promise<void> {
     await writeFile(join(this.dirOf(meta.id), 'server.json'), `${JSON.stringify(meta, null, 2)}\n`);
-  }
-
-  /** The seccomp filter's file, written once per run (root only reads it). */
-  private async seccompFile(): Promise<string> {
-    if (!seccompSupported()) {
-      this.log.warn(
-        { arch: process.arch },
-        'no seccomp filter for this architecture: servers start without one',
-      );
-      return '';
-    }
-    const file = '/run/fjord-vps/seccomp.bpf';
-    const temp = `${file}.${process.pid}`;
-    await writeFile(temp, seccompFilter());
-    await rename(temp, file);
-    return file;
   }
 
   /**
@@ -334,8 +258,8 @@ export class NamespaceVpsDriver implements VpsDriver {
     const range = await reserveIdRange(meta.id, dir, meta.id_range);
     if (range !== meta.id_range) {
       // Disks made under Fjord's umask 077 before this had a `/` only root could enter.
-      if (meta.id_range === undefined) await chmod(join(dir, 'upper'), 0o755);
-      await shiftOwnership(join(dir, 'upper'), idBaseOf(range));
+      if (meta.id_range === undefined) await chmod(upperOf(dir), 0o755);
+      await shiftOwnership(upperOf(dir), idBaseOf(range));
       meta.id_range = range;
       await this.writeMeta(meta);
     }
@@ -354,16 +278,25 @@ export class NamespaceVpsDriver implements VpsDriver {
   }
 
   /**
-   * Brings the server up: its template (built on first use), its disk prepared once (a
-   * provisioning that failed before that is finished by the next start), then the boot.
+   * Brings the server up: its template (built on first use), its disk image made and mounted,
+   * its first files written once (a provisioning that failed before that is finished by the next
+   * start), then the boot. A boot that fails unmounts the disk again (halt).
    */
   private async up(spec: ServerSpec): Promise<void> {
     await this.templates.ensure(spec.osTemplate);
-    if (!existsSync(join(this.dirOf(spec.id), 'prepared'))) await prepareDisk(this.dirOf(spec.id), spec);
-    const meta = await this.meta(spec.id);
-    if (meta && meta.customer !== spec.customerId)
-      await this.writeMeta({ ...meta, customer: spec.customerId });
-    await this.boot(spec.id, spec.hostname);
+    const dir = this.dirOf(spec.id);
+    await ensureDisk(dir, spec.plan.storage_gb * 1024 ** 3);
+    try {
+      await mountDisk(dir);
+      if (!existsSync(join(dir, 'prepared'))) await prepareDisk(dir, spec);
+      const meta = await this.meta(spec.id);
+      if (meta && meta.customer !== spec.customerId)
+        await this.writeMeta({ ...meta, customer: spec.customerId });
+      await this.boot(spec.id, spec.hostname);
+    } catch (err) {
+      if (!(await this.pidOf(spec.id))) await unmountDisk(dir);
+      throw err;
+    }
   }
 
   /** Launches the server and waits until its sshd answers. */
@@ -389,47 +322,23 @@ export class NamespaceVpsDriver implements VpsDriver {
     await chmod('/run/fjord-vps', 0o755);
     await chmod(MOUNT_SCRATCH, 0o755);
     // Rolled-back or restored layers leave no stale overlay work dir.
-    await rm(join(dir, 'work'), { recursive: true, force: true });
-    await mkdir(join(dir, 'work'));
-    const procs = cgroupDirs(id).map((d) => join(d, 'cgroup.procs'));
-    const console = openSync(join(dir, 'console.log'), 'a');
-    // The shell joins the server's cgroups, then becomes nsenter (its netns), then unshare (a
-    // private mount namespace) running stage 0, which execs the user namespace's unshare: one
-    // pid throughout, whose one child is the server's PID 1.
-    const child = spawn(
-      '/bin/sh',
-      [
-        '-c',
-        `for f in "$@"; do echo $$ > "$f"; done; exec nsenter --net=/run/netns/${netnsOf(id)} unshare --mount --propagation private -- /bin/sh -c "$FJORD_STAGE0" ${this.marker(id)}`,
-        this.marker(id),
-        ...procs,
-      ],
+    await rm(workOf(dir), { recursive: true, force: true });
+    await mkdir(workOf(dir));
+    const child = await launchServer(
       {
-        detached: true,
-        stdio: ['ignore', console, console],
-        env: {
-          PATH,
-          FJORD_STAGE0: STAGE0_SCRIPT,
-          FJORD_INIT: STAGE1_SCRIPT,
-          FJORD_PYTHON: PYTHON,
-          FJORD_HELPER: LAUNCH_HELPER,
-          FJORD_SECCOMP: await this.seccompFile(),
-          FJORD_ID_BASE: String(base),
-          FJORD_ID_COUNT: String(ID_COUNT),
-          FJORD_LXCFS: (await lxcfsRoot(this.log)) ?? '',
-          FJORD_LOWER: lower,
-          FJORD_UPPER: join(dir, 'upper'),
-          FJORD_WORK: join(dir, 'work'),
-          FJORD_HOSTNAME: hostname,
-        },
+        id,
+        marker: this.marker(id),
+        hostname,
+        idBase: base,
+        lower,
+        upper: upperOf(dir),
+        work: workOf(dir),
+        consoleLog: join(dir, 'console.log'),
       },
+      this.log,
     );
-    closeSync(console);
-    child.unref();
-    child.on('error', () => {});
-    if (!child.pid) throw new Error('cannot launch the server');
     await writeFile(join(dir, 'pid'), `${child.pid}\n`);
-    this.cpuSamples.delete(id);
+    this.metricsReader.forget(id);
     const address = addressesOf(meta.slot).server;
     const deadline = Date.now() + BOOT_TIMEOUT_MS;
     while (!(await answers(address, 22))) {
@@ -454,7 +363,8 @@ export class NamespaceVpsDriver implements VpsDriver {
 
   /**
    * Stops the server: SIGTERM to its PID 1 (which passes it on to every process and waits for
-   * sshd), SIGKILL after `graceMs`; then its network namespace, veth and cgroups are removed.
+   * sshd), SIGKILL after `graceMs`; then its network namespace, veth and cgroups are removed and
+   * its disk unmounted (its loop device goes with the last mount).
    */
   private async halt(id: string, graceMs: number): Promise<void> {
     await this.forwards.close(id);
@@ -481,6 +391,7 @@ export class NamespaceVpsDriver implements VpsDriver {
     const meta = await this.meta(id);
     await removeNetwork(id, meta?.slot ?? null);
     await removeCgroups(id);
+    await unmountDisk(this.dirOf(id));
     await rm(join(this.dirOf(id), 'pid'), { force: true });
   }
 }

@@ -1,24 +1,25 @@
 /**
  * A namespace server's disk as files: the new disk's first contents, snapshots (tars of the
  * upper layer), rollbacks, and backup archives written and read back. Apart from the driver
- * because none of it touches a running server: each works on the server's directory only, and
- * the driver runs it in the server's queue.
+ * because none of it touches a running server: each works on the server's directory only (its
+ * disk image, disk-image.ts), and the driver runs it in the server's queue.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import type { ServerSpec } from '../driver.js';
 import { BACKUP_FORMAT, type BackupManifest, manifestOf } from '../simulated.js';
+import { isMounted, mountDisk, mountOf, replaceDisk, upperOf, withDisk } from './disk-image.js';
 import { run } from './host.js';
 
 const TAR_FLAGS = ['--xattrs', '--xattrs-include=*', '--numeric-owner'];
 
-/** Host keys of its own, its host name and the customer's keys, written into the new disk. */
+/** Host keys of its own, its host name and the customer's keys, written into the new (mounted) disk. */
 export async function prepareDisk(dir: string, spec: ServerSpec): Promise<void> {
-  const upper = join(dir, 'upper');
+  const upper = upperOf(dir);
   await mkdir(join(upper, 'etc/ssh'), { recursive: true });
   await mkdir(join(upper, 'root/.ssh'), { recursive: true, mode: 0o700 });
   await chmod(join(upper, 'root'), 0o700);
@@ -45,7 +46,7 @@ export async function writeSnapshot(dir: string, name: string): Promise<number> 
   const temp = `${file}.new-${randomBytes(4).toString('hex')}`;
   await mkdir(join(dir, 'snapshots'), { recursive: true });
   try {
-    await run('tar', ['-cpf', temp, ...TAR_FLAGS, '-C', join(dir, 'upper'), '.'], 600_000);
+    await withDisk(dir, () => run('tar', ['-cpf', temp, ...TAR_FLAGS, '-C', upperOf(dir), '.'], 600_000));
     await rename(temp, file);
   } finally {
     await rm(temp, { force: true });
@@ -53,21 +54,27 @@ export async function writeSnapshot(dir: string, name: string): Promise<number> 
   return (await stat(file)).size;
 }
 
-/** The upper layer replaced by the snapshot's: whatever was written since is gone. */
+/** The disk replaced by the snapshot's upper layer: whatever was written since is gone. */
 export async function rollbackTo(dir: string, name: string): Promise<void> {
-  const temp = join(dir, `upper.rollback-${randomBytes(4).toString('hex')}`);
-  await mkdir(temp);
-  try {
-    await run('tar', ['-xpf', join(dir, 'snapshots', `${name}.tar`), ...TAR_FLAGS, '-C', temp], 600_000);
-  } catch (err) {
-    await rm(temp, { recursive: true, force: true });
-    throw err;
-  }
-  await replaceUpper(dir, temp);
+  const snapshot = join(dir, 'snapshots', `${name}.tar`);
+  await stat(snapshot);
+  await replaceDisk(dir, async (upper) => {
+    await mkdir(upper);
+    await run('tar', ['-xpf', snapshot, ...TAR_FLAGS, '-C', upper], 600_000);
+  });
 }
 
-/** The server's disk and a manifest, as a gzipped tar read as it is written. */
-export async function backupOf(dir: string, spec: ServerSpec, driver: string): Promise<Readable> {
+/**
+ * The server's disk and a manifest, as a gzipped tar read as it is written. A stopped server's
+ * disk is mounted for it; `done` is called when the tar has finished (the driver unmounts it).
+ */
+export async function backupOf(
+  dir: string,
+  spec: ServerSpec,
+  driver: string,
+  done: () => void,
+): Promise<Readable> {
+  if (!(await isMounted(mountOf(dir)))) await mountDisk(dir);
   const staging = join(dir, `backup-${randomBytes(4).toString('hex')}`);
   await mkdir(staging);
   const manifest = manifestOf(spec, driver);
@@ -83,7 +90,7 @@ export async function backupOf(dir: string, spec: ServerSpec, driver: string): P
       staging,
       'fjord-backup.json',
       '-C',
-      dir,
+      mountOf(dir),
       '--transform=s,^upper,disk,S',
       'upper',
     ],
@@ -95,6 +102,7 @@ export async function backupOf(dir: string, spec: ServerSpec, driver: string): P
   tar.stdout.pipe(out, { end: false });
   tar.on('close', (code) => {
     void rm(staging, { recursive: true, force: true });
+    done();
     // A running server's files may change while read ("file changed as we read it", exit 1).
     if (code === 0 || code === 1) out.end();
     else out.destroy(new Error(`reading the disk of ${spec.id} failed: ${stderr.trim()}`));
@@ -102,11 +110,11 @@ export async function backupOf(dir: string, spec: ServerSpec, driver: string): P
   return out;
 }
 
-/** The upper layer replaced by the disk of a backup of this server. */
+/** The disk replaced by the disk of a backup of this server (unpacked into a new image). */
 export async function restoreFrom(dir: string, spec: ServerSpec, archive: Readable): Promise<void> {
-  const temp = join(dir, `restore-${randomBytes(4).toString('hex')}`);
-  await mkdir(temp);
-  try {
+  await replaceDisk(dir, async (upper) => {
+    const temp = join(dirname(upper), 'restore');
+    await mkdir(temp);
     await new Promise<void>((resolve, reject) => {
       const tar = spawn('tar', ['-xzpf', '-', ...TAR_FLAGS, '-C', temp], {
         stdio: ['pipe', 'ignore', 'pipe'],
@@ -128,17 +136,7 @@ export async function restoreFrom(dir: string, spec: ServerSpec, archive: Readab
     ) as Partial<BackupManifest>;
     if (manifest.format !== BACKUP_FORMAT || manifest.vps_id !== spec.id || !existsSync(join(temp, 'disk')))
       throw new Error('the archive is not a backup of this server');
-    await replaceUpper(dir, join(temp, 'disk'));
-  } finally {
+    await rename(join(temp, 'disk'), upper);
     await rm(temp, { recursive: true, force: true });
-  }
-}
-
-async function replaceUpper(dir: string, fresh: string): Promise<void> {
-  const old = join(dir, `upper.old-${randomBytes(4).toString('hex')}`);
-  await rename(join(dir, 'upper'), old).catch(() => {});
-  await rename(fresh, join(dir, 'upper'));
-  await rm(old, { recursive: true, force: true });
-  await rm(join(dir, 'work'), { recursive: true, force: true });
-  await mkdir(join(dir, 'work'));
+  });
 }

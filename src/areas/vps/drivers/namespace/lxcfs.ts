@@ -5,7 +5,7 @@
  * memory and vCPUs, not the host's. The system's lxcfs is used when it runs; else Fjord starts
  * one of its own (it daemonizes and outlives Fjord, like the servers that read it).
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import type { Logger } from 'pino';
@@ -26,6 +26,8 @@ export function lxcfsRoot(log: Logger): Promise<string | null> {
       log.warn('lxcfs is not installed: servers see the host memory and CPUs in /proc');
       return null;
     }
+    // An lxcfs that died leaves its mount behind, answering ENOTCONN: detach it first.
+    await new Promise((resolve) => execFile('umount', ['-l', OWN], resolve));
     await mkdir(OWN, { recursive: true });
     const child = spawn(bin, ['--enable-cfs', '-p', '/run/fjord-vps/lxcfs.pid', OWN], {
       detached: true,
