@@ -4733,6 +4733,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/kubernetes/clusters/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The current long operation (provisioning, upgrade, deletion) as steps with their times
+         * @description Each step is `done`, `current`, `pending` or `failed` (an injected fault). `next_change_in_seconds` says when to look again, so a watcher needs no polling loop.
+         *
+         *     Accepts a PAT with `kubernetes:read`, or an OIDC token.
+         */
+        get: operations["k8sTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/kubernetes/clusters/{id}/api-access": {
         parameters: {
             query?: never;
@@ -39610,6 +39632,118 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                         }[];
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    k8sTimeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The cluster's status now */
+                        status: string;
+                        /** @description The current or last long operation: its steps follow */
+                        operation: "provision" | "upgrade" | "delete";
+                        steps: {
+                            /** @description validate, network, gateway … for provisioning; backup, upgrade; teardown */
+                            name: string;
+                            state: "done" | "current" | "pending" | "failed";
+                            /** Format: date-time */
+                            starts_at: string;
+                            /**
+                             * Format: date-time
+                             * @description When the step is planned to end
+                             */
+                            ends_at: string;
+                        }[];
+                        next_change_in_seconds: number | null;
                     };
                 };
             };

@@ -62,7 +62,7 @@ beforeAll(async () => {
   origin = new URL(t.kernel.baseUrl()).origin;
   browser = await launchChromium();
   // playwright-core's launch gives each browser a fresh profile directory of its own.
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
   context.setDefaultTimeout(10_000); // a step that cannot happen fails with its own message
   page = await context.newPage();
   page.on('pageerror', (err) => problems.push(`script error: ${err.message}`));
@@ -127,6 +127,55 @@ async function deleteHere(what: string, name: string) {
 }
 
 const api = (url: string) => t.request('GET', url, { key: a.pat });
+
+/**
+ * The object browser on the bucket page open now: a folder made through the API is opened by its
+ * link, a file is uploaded into it through the page, downloaded through the page and deleted.
+ */
+async function browseObjects() {
+  const object = (key: string) =>
+    t.request('GET', '/v1/storage/buckets/console-photos/object', { key: a.pat, query: { key } });
+  const put = await t.request('PUT', '/v1/storage/buckets/console-photos/object', {
+    key: a.pat,
+    query: { key: 'trips/fjord.txt' },
+    rawBody: 'made through the API',
+  });
+  expect(put.status).toBe(200);
+  await page.reload();
+  await page.getByRole('link', { name: 'trips/' }).click();
+  await page.getByRole('cell', { name: 'fjord.txt', exact: true }).waitFor();
+  await page.getByLabel(/^Upload files to/).setInputFiles({
+    name: 'notes.txt',
+    mimeType: 'text/plain',
+    buffer: Buffer.from('uploaded through the console'),
+  });
+  await page.getByText('1 of 1 file uploaded.').waitFor();
+  expect((await object('trips/notes.txt')).text).toBe('uploaded through the console');
+  await page.getByRole('cell', { name: 'notes.txt', exact: true }).waitFor();
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Download fjord.txt' }).click(),
+  ]);
+  expect(download.suggestedFilename()).toBe('fjord.txt');
+  expect(readFileSync((await download.path())!, 'utf8')).toBe('made through the API');
+  await shot('3-storage-objects');
+  await accessible('objects');
+  for (const name of ['notes.txt', 'fjord.txt']) {
+    await page
+      .getByRole('row', { name: new RegExp(name) })
+      .getByRole('button', { name: 'Delete object' })
+      .click();
+    await page.getByLabel(`Type ${name} to confirm`).fill(name);
+    await page.getByRole('button', { name: `Delete object ${name}` }).click();
+    await page.getByText(`${name} was deleted.`).waitFor();
+    expect((await object(`trips/${name}`)).status).toBe(404);
+  }
+  await page
+    .getByRole('navigation', { name: 'Folder' })
+    .getByRole('link', { name: 'console-photos' })
+    .click();
+  await page.getByText('No objects yet.').waitFor();
+}
 
 describe.skipIf(!found)('the web console in Chromium', () => {
   it('signs in with a PAT into an HttpOnly session, and shows the areas in order', async () => {
@@ -196,6 +245,7 @@ describe.skipIf(!found)('the web console in Chromium', () => {
       .poll(() => page.getByRole('heading', { level: 1 }).textContent())
       .toBe('Storage: console-photos');
     expect((await api('/v1/storage/buckets/console-photos')).status).toBe(200);
+    await browseObjects();
     await shot('3-storage-bucket');
     await accessible('bucket');
     await deleteHere('bucket', 'console-photos');
