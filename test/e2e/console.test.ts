@@ -298,6 +298,78 @@ describe.skipIf(!found)('the web console in Chromium', () => {
     expect((await api('/v1/databases')).body.databases).toEqual([]);
   });
 
+  it('creates a cluster, watches its provisioning timeline move on its own, deletes it by name', async () => {
+    await openArea('Clusters');
+    const region = (await api('/v1/kubernetes/regions')).body.regions[0].code;
+    await page.locator('#k8sCreateCluster-name').fill('console-k8s');
+    await page.locator('#k8sCreateCluster-region').selectOption(region);
+    await page.locator('#k8sCreateCluster-plan_code').selectOption('k8s-cluster-dev');
+    await page
+      .locator('#k8sCreateCluster-node_pools')
+      .fill('[{"name": "pool-1", "plan_code": "k8s-node-s", "count": 1}]');
+    await page.getByRole('button', { name: 'Create cluster' }).click();
+    await page.getByRole('link', { name: 'console-k8s' }).click();
+    const cluster = (await api('/v1/kubernetes/clusters')).body.clusters[0];
+    expect(cluster).toMatchObject({ name: 'console-k8s', status: 'provisioning' });
+    const steps = page.getByRole('list', { name: 'Provisioning steps' });
+    await steps.waitFor();
+    // The first step takes five seconds on the clock: the page looks again when Fjord says it ends.
+    await expect
+      .poll(() => page.getByRole('status').filter({ hasText: 'Provisioning:' }).textContent(), {
+        timeout: 20_000,
+      })
+      .toMatch(/^Provisioning: [1-9]\d* of 10 steps done/);
+    const timeline = (await api(`/v1/kubernetes/clusters/${cluster.id}/timeline`)).body;
+    expect(timeline.steps[0]).toMatchObject({ name: 'validate', state: 'done' });
+    await shot('6-cluster-timeline');
+    await accessible('cluster');
+    await deleteHere('cluster', 'console-k8s');
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Clusters');
+    expect((await api(`/v1/kubernetes/clusters/${cluster.id}`)).body.status).toBe('deleting');
+  });
+
+  it('creates a virtual server from the API’s plans, regions and images, deletes it by name', async () => {
+    await openArea('Virtual servers');
+    const first = async (url: string, key: string) => {
+      const body = (await api(url)).body;
+      const list = (Array.isArray(body) ? body : Object.values(body).find(Array.isArray)) as Record<
+        string,
+        unknown
+      >[];
+      return String(list[0]![key]);
+    };
+    await page.locator('#vpsCreate-hostname').fill('console-vm');
+    await page.locator('#vpsCreate-plan_code').selectOption(await first('/v1/vps/plans/', 'plan_code'));
+    await page.locator('#vpsCreate-region').selectOption(await first('/v1/vps/regions', 'id'));
+    await page.locator('#vpsCreate-os_template').selectOption(await first('/v1/vps/os-templates', 'id'));
+    await page.getByRole('button', { name: 'Create server' }).click();
+    await page.getByRole('link', { name: 'console-vm' }).click();
+    const servers = (await api('/v1/vps')).body.instances;
+    expect(servers.map((v: { hostname: string }) => v.hostname)).toEqual(['console-vm']);
+    await page.getByRole('heading', { name: 'Power' }).waitFor();
+    await shot('7-server');
+    await accessible('server');
+    await deleteHere('server', 'console-vm');
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Virtual servers');
+    expect((await api(`/v1/vps/${servers[0].id}`)).status).toBe(404);
+  });
+
+  it('deploys a container app from an image, shows its logs panel, deletes it by name', async () => {
+    await openArea('Container apps');
+    await page.locator('#appsCreate-name').fill('console-app');
+    await page.locator('#appsCreate-image').fill('docker.io/library/nginx:1.27');
+    await page.getByRole('button', { name: 'Create app' }).click();
+    await page.getByRole('link', { name: 'console-app' }).click();
+    const apps = (await api('/v1/apps')).body.apps;
+    expect(apps.map((x: { name: string }) => x.name)).toEqual(['console-app']);
+    await page.getByRole('log', { name: /^Logs of/ }).waitFor();
+    await shot('8-app');
+    await accessible('app');
+    await deleteHere('app', 'console-app');
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Container apps');
+    expect((await api('/v1/apps')).body.apps).toEqual([]);
+  });
+
   it('shows every area page with its heading, accessible', async () => {
     for (const [i, name] of NAV.entries()) {
       await openArea(name);
