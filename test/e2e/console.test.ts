@@ -324,7 +324,9 @@ describe.skipIf(!found)('the web console in Chromium', () => {
     await shot('6-cluster-timeline');
     await accessible('cluster');
     await deleteHere('cluster', 'console-k8s');
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Clusters');
+    await expect
+      .poll(() => page.getByRole('heading', { level: 1 }).textContent(), { timeout: 15_000 })
+      .toBe('Clusters');
     expect((await api(`/v1/kubernetes/clusters/${cluster.id}`)).body.status).toBe('deleting');
   });
 
@@ -350,7 +352,9 @@ describe.skipIf(!found)('the web console in Chromium', () => {
     await shot('7-server');
     await accessible('server');
     await deleteHere('server', 'console-vm');
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Virtual servers');
+    await expect
+      .poll(() => page.getByRole('heading', { level: 1 }).textContent(), { timeout: 15_000 })
+      .toBe('Virtual servers');
     expect((await api(`/v1/vps/${servers[0].id}`)).status).toBe(404);
   });
 
@@ -366,7 +370,9 @@ describe.skipIf(!found)('the web console in Chromium', () => {
     await shot('8-app');
     await accessible('app');
     await deleteHere('app', 'console-app');
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Container apps');
+    await expect
+      .poll(() => page.getByRole('heading', { level: 1 }).textContent(), { timeout: 15_000 })
+      .toBe('Container apps');
     expect((await api('/v1/apps')).body.apps).toEqual([]);
   });
 
