@@ -270,6 +270,8 @@ describe.skipIf(!found)('the web console in Chromium', () => {
     await page.getByRole('button', { name: /^Edit A record www/ }).click();
     await page.locator('[id^=edit-][id$=-record]').fill('192.0.2.20');
     await page.getByRole('button', { name: 'Save record' }).click();
+    // The editing row's input holds the new value too: wait for the saved row, not the input.
+    await page.getByRole('button', { name: 'Save record' }).waitFor({ state: 'detached' });
     await page.getByRole('cell', { name: '192.0.2.20' }).waitFor();
     const records = (await api('/v1/dns/zones/console-e2e.example/records')).body.records;
     expect(
