@@ -7,6 +7,7 @@ import { SchemaForm } from '../ui/schema-form.js';
 import { DataTable, type Row } from '../ui/table.js';
 import { ConfirmDelete, Failure, Loading, Panel, SecretOnce } from '../ui/widgets.js';
 import { LogStream } from './app-logs.js';
+import { ClusterTimeline } from './cluster-timeline.js';
 import { RecordEditor } from './dns-records.js';
 import { ObjectBrowser } from './objects.js';
 
@@ -221,6 +222,18 @@ function ServerSections({ id, row, api }: Props) {
 }
 
 function ClusterSections({ id, row, api }: Props) {
+  return (
+    <>
+      <section aria-labelledby="timeline-heading">
+        <h2 id="timeline-heading">Timeline</h2>
+        <ClusterTimeline id={id} />
+      </section>
+      <ClusterAccess id={id} row={row} api={api} />
+    </>
+  );
+}
+
+function ClusterAccess({ id, row, api }: Props) {
   return (
     <section aria-labelledby="kubeconfig-heading">
       <h2 id="kubeconfig-heading">Access</h2>

@@ -103,3 +103,70 @@ function faulted(row: Timeline, now: number, phase: Phase): Phase {
       : phase;
   return { ...phase, status: 'suspended' };
 }
+
+/** One step of a cluster's timeline: when it starts and ends on the clock, and where it stands. */
+export interface TimelineStep {
+  name: string;
+  starts_at: number;
+  ends_at: number;
+  state: 'done' | 'current' | 'pending' | 'failed';
+}
+
+/**
+ * The cluster's long operation as steps on the clock — provisioning's ten steps, or an upgrade's
+ * backup and roll, or a deletion — each done, current, pending or failed, and the milliseconds
+ * until the next one changes (null when nothing is moving), so a watcher can look again exactly
+ * then instead of polling. Derived from the same timestamps as `phaseOf`.
+ */
+export function timelineOf(
+  row: Timeline,
+  now: number,
+): {
+  operation: 'provision' | 'upgrade' | 'delete';
+  steps: TimelineStep[];
+  next_change_in_ms: number | null;
+} {
+  const phase = phaseOf(row, now);
+  const steps: { name: string; starts_at: number; ends_at: number }[] = [];
+  let operation: 'provision' | 'upgrade' | 'delete' = 'provision';
+  if (row.delete_requested_at !== null) {
+    operation = 'delete';
+    steps.push({
+      name: 'teardown',
+      starts_at: row.delete_requested_at,
+      ends_at: row.delete_requested_at + DELETE_SECONDS * 1000,
+    });
+  } else if (row.upgrade_started_at !== null) {
+    operation = 'upgrade';
+    const backupEnds = row.upgrade_started_at + UPGRADE_BACKUP_SECONDS * 1000;
+    steps.push({ name: 'backup', starts_at: row.upgrade_started_at, ends_at: backupEnds });
+    steps.push({
+      name: 'upgrade',
+      starts_at: backupEnds,
+      ends_at: row.upgrade_started_at + UPGRADE_SECONDS * 1000,
+    });
+  } else {
+    let at = row.created_at;
+    for (const [name, seconds] of PROVISIONING_STEPS) {
+      steps.push({ name, starts_at: at, ends_at: at + seconds * 1000 });
+      at += seconds * 1000;
+    }
+  }
+  const failedStep = phase.status === 'error' ? phase.provisioning_step : null;
+  const held = phase.status === 'error' || phase.status === 'suspended';
+  let failedSeen = false;
+  const out = steps.map((s): TimelineStep => {
+    let state: TimelineStep['state'] = now >= s.ends_at ? 'done' : now >= s.starts_at ? 'current' : 'pending';
+    if (failedStep === s.name) {
+      state = 'failed';
+      failedSeen = true;
+    } else if (failedSeen || (held && state !== 'done')) state = 'pending';
+    return { ...s, state };
+  });
+  const upcoming = held ? null : steps.flatMap((s) => [s.starts_at, s.ends_at]).find((t) => t > now);
+  return {
+    operation,
+    steps: out,
+    next_change_in_ms: upcoming === undefined || upcoming === null ? null : upcoming - now,
+  };
+}

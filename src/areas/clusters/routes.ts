@@ -18,6 +18,7 @@ import {
   PoolView,
   RegionView,
   ScaleBody,
+  TimelineView,
   UpgradeBody,
   VersionView,
 } from './schemas.js';
@@ -150,6 +151,21 @@ export function clusterRoutes(k8s: ClusterService) {
       response: { 200: HistoryView },
       errors: [404],
       handler: async ({ principal, params }) => k8s.history(principal.customerId, params.id),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/kubernetes/clusters/:id/timeline',
+      operationId: 'k8sTimeline',
+      tag: TAG,
+      summary: 'The current long operation (provisioning, upgrade, deletion) as steps with their times',
+      description:
+        'Each step is `done`, `current`, `pending` or `failed` (an injected fault). `next_change_in_seconds` says when to look again, so a watcher needs no polling loop.',
+      access: access(false),
+      rateLimit,
+      params: ClusterParams,
+      response: { 200: TimelineView },
+      errors: [404],
+      handler: async ({ principal, params }) => k8s.timeline(principal.customerId, params.id),
     }),
     defineRoute({
       method: 'PUT',

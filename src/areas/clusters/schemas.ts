@@ -140,6 +140,31 @@ export const HistoryView = Type.Object({
     }),
   ),
 });
+export const TimelineView = Type.Object({
+  status: Type.String({ description: "The cluster's status now" }),
+  operation: Type.Union([Type.Literal('provision'), Type.Literal('upgrade'), Type.Literal('delete')], {
+    description: 'The current or last long operation: its steps follow',
+  }),
+  steps: Type.Array(
+    Type.Object({
+      name: Type.String({
+        description: 'validate, network, gateway … for provisioning; backup, upgrade; teardown',
+      }),
+      state: Type.Union([
+        Type.Literal('done'),
+        Type.Literal('current'),
+        Type.Literal('pending'),
+        Type.Literal('failed'),
+      ]),
+      starts_at: Type.String({ format: 'date-time' }),
+      ends_at: Type.String({ format: 'date-time', description: 'When the step is planned to end' }),
+    }),
+  ),
+  next_change_in_seconds: Type.Union([
+    Type.Integer({ description: 'When the next step starts or ends (look again then)' }),
+    Type.Null({ description: 'Nothing is moving' }),
+  ]),
+});
 export const UpgradeBody = Type.Object({ version: Type.String() });
 export const ApiAccessBody = Type.Object({ cidrs: Type.Array(Type.String(), { maxItems: 100 }) });
 export const PoolParams = Type.Object({ id: Type.String(), pool: Type.String() });

@@ -11,7 +11,7 @@ import { type Currency, DEFAULT_REGION, DEFAULT_VERSION, estimate, regionOf, VER
 import { changing, clusterView, poolStatus, type StoredPool } from './cluster-view.js';
 import type { ClusterDriver } from './drivers/driver.js';
 import { clusterErrors } from './errors.js';
-import { DELETE_SECONDS, phaseOf, serves, versionOf } from './lifecycle.js';
+import { DELETE_SECONDS, phaseOf, serves, timelineOf, versionOf } from './lifecycle.js';
 import type { K8sClustersTable, K8sIpsTable } from './migrations.js';
 import { ClusterRepo } from './repo.js';
 import { checkCidrs, checkClusterName, checkPools, controlPlaneOf, nodePlanOf } from './validation.js';
@@ -184,6 +184,25 @@ export class ClusterService {
         at: isoOf(h.at)!,
         details: JSON.parse(h.details),
       })),
+    };
+  }
+
+  /** The cluster's current (or last) long operation as steps on the clock: see `timelineOf`. */
+  async timeline(customerId: string, id: string) {
+    const row = await this.find(customerId, id);
+    const now = this.clock.nowMs();
+    const phase = phaseOf(row, now);
+    const t = timelineOf(row, now);
+    return {
+      status: phase.status,
+      operation: t.operation,
+      steps: t.steps.map((s) => ({
+        name: s.name,
+        state: s.state,
+        starts_at: isoOf(s.starts_at)!,
+        ends_at: isoOf(s.ends_at)!,
+      })),
+      next_change_in_seconds: t.next_change_in_ms === null ? null : Math.ceil(t.next_change_in_ms / 1000),
     };
   }
 

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 /**
@@ -320,3 +321,23 @@ export interface KmsKeyring {
     context?: string | null,
   ): Promise<Buffer>;
 }
+
+/**
+ * One S3 request by a bucket's owner, made through the control API (the console's object
+ * browser): the data plane answers it on `res` with its own handlers, as to the owner's account
+ * key. Resolves with the S3 error it refused with (nothing written yet), or null when answered.
+ */
+export type OwnerObjectRequest = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  request: {
+    customerId: string;
+    bucket: string;
+    /** null: a bucket request (a listing). */
+    key: string | null;
+    /** S3's query (`list-type=2`, `versionId` …). */
+    query: URLSearchParams;
+    /** Reads only (a PAT without `storage:write`). */
+    readOnly: boolean;
+  },
+) => Promise<{ failed: { status: number; code: string; message: string } | null }>;

@@ -1,4 +1,4 @@
-import { AppError, type FieldProblem, kernelErrors } from '../../kernel/errors.js';
+import { AppError, type ErrorKind, type FieldProblem, kernelErrors } from '../../kernel/errors.js';
 
 /** The storage area's error catalogue. The S3 data plane renders the same errors as S3 XML. */
 export const storageErrors = {
@@ -23,6 +23,9 @@ export const storageErrors = {
     ),
   objectNotFound: (key: string) =>
     new AppError('not_found', 'object_not_found', `No object ${key} in the bucket.`),
+  /** An object request through the API refused by the S3 data plane: its S3 error code, as a reason. */
+  objectRequestRefused: (status: number, s3Code: string, message: string) =>
+    new AppError(kindOfS3Status(status), 'object_request_refused', `${message} (S3 ${s3Code})`),
   objectCustomerEncrypted: (key: string) =>
     new AppError(
       'conflict',
@@ -79,3 +82,15 @@ export const storageErrors = {
       { path: '/body/region', message: 'must be "no" (or the legacy spelling "no-oslo-1")' },
     ]),
 };
+
+/** The API's error kind for an S3 status (the data plane's errors, answered through the API). */
+function kindOfS3Status(status: number): ErrorKind {
+  if (status === 403) return 'forbidden';
+  if (status === 404) return 'not_found';
+  if (status === 409 || status === 412) return 'conflict';
+  if (status === 413) return 'payload_too_large';
+  if (status === 503) return 'unavailable';
+  if (status === 507) return 'insufficient_storage';
+  if (status >= 500) return 'internal';
+  return 'bad_request';
+}

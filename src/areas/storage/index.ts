@@ -6,7 +6,12 @@ import { AccessKeyService } from './access-keys.js';
 import { ControlPlaneDirectory } from './bucket-directory.js';
 import { SIGNING_REGION } from './catalogue.js';
 import { StorageChangeNotices } from './change-notices.js';
-import type { BucketDirectory, InternalObjects, ObjectStats } from './data-plane-contract.js';
+import type {
+  BucketDirectory,
+  InternalObjects,
+  ObjectStats,
+  OwnerObjectRequest,
+} from './data-plane-contract.js';
 import { KmsKeyService } from './kms-keys.js';
 import { KmsKeyRepo } from './kms-repo.js';
 import {
@@ -21,6 +26,7 @@ import {
 import { storageMigrations } from './migrations.js';
 import { StorageRepo } from './repo.js';
 import { storageRoutes } from './routes/index.js';
+import { objectRoutes } from './routes/objects.js';
 import { createDataPlane, objectMigrations } from './s3/index.js';
 import { StorageService } from './service.js';
 
@@ -35,6 +41,8 @@ export interface DataPlane {
   signingRegions?: readonly string[];
   /** A bucket of Fjord's own, in this data plane (see `InternalObjects`). */
   internalBucket(purpose: string): InternalObjects;
+  /** Object requests by a bucket's owner through the API (the console's object browser). */
+  serveOwnerRequest?: OwnerObjectRequest;
 }
 
 export type DataPlaneFactory = (kernel: Kernel, directory: BucketDirectory) => DataPlane | Promise<DataPlane>;
@@ -126,10 +134,13 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
       const signingRegions = plane.signingRegions ?? [SIGNING_REGION, 'us-east-1'];
       return {
         service,
-        routes: storageRoutes(service, kms, endpoint, () => signingRegions, kernel.config.s3.baseDomain, {
-          maxUploadBytes: kernel.limits.of('storage.upload_bytes'),
-          maxConnectionsPerKey: kernel.limits.of('storage.connections_per_key'),
-        }),
+        routes: [
+          ...storageRoutes(service, kms, endpoint, () => signingRegions, kernel.config.s3.baseDomain, {
+            maxUploadBytes: kernel.limits.of('storage.upload_bytes'),
+            maxConnectionsPerKey: kernel.limits.of('storage.connections_per_key'),
+          }),
+          ...(plane.serveOwnerRequest ? objectRoutes(service, plane.serveOwnerRequest) : []),
+        ],
         servers: plane.servers,
         async onReset() {
           await plane.onReset?.();

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { listenerUrl, s3EndpointUrl } from '../../../config/config.js';
 import type { Kernel, RoleServer } from '../../../kernel/kernel.js';
-import type { BucketDirectory, ObjectStats } from '../data-plane-contract.js';
+import type { BucketDirectory, ObjectStats, OwnerObjectRequest } from '../data-plane-contract.js';
 import { BandwidthMeter } from '../objects/bandwidth.js';
 import type { BlobStore } from '../objects/drivers/blob-store.js';
 import { FsBlobStore } from '../objects/drivers/fs-blob-store.js';
@@ -13,6 +13,7 @@ import { ObjectRepo } from '../objects/repo.js';
 import { DataPlaneStats } from '../objects/stats.js';
 import type { S3Env } from './context.js';
 import { DirectoryCache } from './directory-cache.js';
+import { serveOwnerRequest } from './owner-requests.js';
 import { operatorBlock } from './permissions.js';
 import { S3Server } from './server.js';
 
@@ -27,6 +28,7 @@ export interface BuiltDataPlane {
   boundPort(): number | null;
   signingRegions: readonly string[];
   internalBucket(purpose: string): InternalBucket;
+  serveOwnerRequest: OwnerObjectRequest;
   /** For tests and benchmarks. */
   env: S3Env;
 }
@@ -134,6 +136,7 @@ export function createDataPlane(kernel: Kernel, directory: BucketDirectory): Bui
         region: kernel.config.s3.regions[0]!,
         nowMs: () => kernel.clock.nowMs(),
       }),
+    serveOwnerRequest: (req, res, request) => serveOwnerRequest(env, req, res, request),
     env,
   };
 }
