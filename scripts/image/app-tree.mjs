@@ -1,8 +1,22 @@
 // What goes into /opt/fjord in the image: the bundle users run (bin/fjord.js, dist/), the built
 // console, and the production dependencies, with V8 code caches made by the image's own Node so
-// the container's first start is as fast as later ones.
+// the container's first start is as fast as later ones. The dependencies change only with the
+// lock file: they are installed once per lock into the cache directory and go into a layer of
+// their own, which podman reuses while its archive is byte for byte the same.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 function run(cmd, args, options = {}) {
@@ -14,74 +28,115 @@ function run(cmd, args, options = {}) {
 const versionOf = (modules, name) =>
   JSON.parse(readFileSync(join(modules, name, 'package.json'), 'utf8')).version;
 
+/** Packages with a native addon, compiled at install time. */
+const NATIVE = ['better-sqlite3'];
+
 /**
  * Native addons are compiled at install time (better-sqlite3 would download a prebuilt binary,
  * which this build must not): the checkout's compiled copy is taken instead, when it is the same
  * version. The image's Node is Node 20 like the checkout's, so the addon's ABI matches.
  */
-function copyNativeAddons(repo, app) {
-  for (const name of ['better-sqlite3']) {
+function copyNativeAddons(repo, target) {
+  for (const name of NATIVE) {
     const from = join(repo, 'node_modules', name);
-    const to = join(app, 'node_modules', name);
+    const to = join(target, 'node_modules', name);
     if (!existsSync(to)) continue;
     if (
       !existsSync(join(from, 'build/Release')) ||
-      versionOf(join(repo, 'node_modules'), name) !== versionOf(join(app, 'node_modules'), name)
+      versionOf(join(repo, 'node_modules'), name) !== versionOf(join(target, 'node_modules'), name)
     )
       throw new Error(`${name}: the checkout has no compiled copy of the locked version (run npm ci first)`);
     mkdirSync(join(to, 'build/Release'), { recursive: true });
     for (const file of readdirSync(join(from, 'build/Release')).filter((f) => f.endsWith('.node')))
-      cpSync(join(from, 'build/Release', file), join(to, 'build/Release', file));
+      cpSync(join(from, 'build/Release', file), join(to, 'build/Release', file), {
+        preserveTimestamps: true,
+      });
   }
 }
 
-/** Builds the bundle and console from `repo` and stages the app tree in `app` (made anew). */
+/** A tar of `dir` that is the same bytes for the same files: sorted, numeric root owner, kept mtimes. */
+function tarOf(dir, out, exclude = []) {
+  const args = ['--sort=name', '--numeric-owner', '--owner=0', '--group=0', '-C', dir, '-cf', out];
+  for (const pattern of exclude) args.push(`--exclude=${pattern}`);
+  run('tar', [...args, '.']);
+}
+
+/**
+ * The production dependencies of the checkout's lock file, kept in `cacheDir/modules/<key>` (made
+ * when missing): `{ dir, tar, made }`, `dir` holding node_modules and `tar` its archive.
+ */
+export function ensureModules(repo, cacheDir) {
+  const hash = createHash('sha256');
+  hash.update(readFileSync(join(repo, 'package-lock.json')));
+  hash.update(process.versions.modules); // the native addon's ABI
+  for (const name of NATIVE) hash.update(readFileSync(join(repo, 'node_modules', name, 'package.json')));
+  const key = hash.digest('hex').slice(0, 16);
+  const kept = join(cacheDir, 'modules', key);
+  const tar = join(kept, 'node_modules.tar');
+  let made = false;
+  if (!existsSync(tar)) {
+    const temp = `${kept}.partial-${process.pid}`;
+    rmSync(temp, { recursive: true, force: true });
+    mkdirSync(temp, { recursive: true });
+    try {
+      for (const file of ['package.json', 'package-lock.json']) cpSync(join(repo, file), join(temp, file));
+      // Scripts off: the `prepare` script would build from sources, and better-sqlite3's would
+      // download; its addon is copied below. --prefer-offline: npm's cache already holds what
+      // `npm ci` fetched for the checkout.
+      run(
+        'npm',
+        [
+          'ci',
+          '--omit=dev',
+          '--ignore-scripts',
+          '--prefer-offline',
+          '--no-audit',
+          '--no-fund',
+          '--loglevel=error',
+        ],
+        { cwd: temp },
+      );
+      copyNativeAddons(repo, temp);
+      rmSync(join(temp, 'node_modules/.package-lock.json'), { force: true });
+      mkdirSync(join(temp, 'layer'));
+      renameSync(join(temp, 'node_modules'), join(temp, 'layer/node_modules'));
+      tarOf(join(temp, 'layer'), join(temp, 'node_modules.tar'));
+      rmSync(kept, { recursive: true, force: true });
+      renameSync(temp, kept);
+      made = true;
+    } catch (err) {
+      rmSync(temp, { recursive: true, force: true });
+      throw err;
+    }
+  }
+  const now = new Date();
+  utimesSync(kept, now, now);
+  // Installs for other lock files unused for a week go.
+  for (const name of readdirSync(join(cacheDir, 'modules'))) {
+    const path = join(cacheDir, 'modules', name);
+    if (name !== key && (Date.now() - statSync(path).mtimeMs) / 86_400_000 > 7)
+      rmSync(path, { recursive: true, force: true });
+  }
+  return { dir: join(kept, 'layer/node_modules'), tar, made };
+}
+
+/** Builds the bundle and console from `repo` and stages them in `app` (made anew), without node_modules. */
 export function stageApp(repo, app) {
   run(process.execPath, [join(repo, 'scripts/build.mjs')], { cwd: repo });
   rmSync(app, { recursive: true, force: true });
   mkdirSync(join(app, 'dist'), { recursive: true });
-  const copy = (path) =>
+  for (const path of ['package.json', 'bin', 'dist/fjord.cjs', 'dist/fjord.cjs.map', 'dist/console'])
     cpSync(join(repo, path), join(app, path), { recursive: true, preserveTimestamps: true });
-  for (const path of [
-    'package.json',
-    'package-lock.json',
-    'bin',
-    'dist/fjord.cjs',
-    'dist/fjord.cjs.map',
-    'dist/console',
-  ])
-    copy(path);
-  // Scripts off: the `prepare` script would rebuild from sources the image does not have, and
-  // better-sqlite3's would download; its addon is copied below. --prefer-offline: npm's cache
-  // already holds what `npm ci` fetched for the checkout.
-  run(
-    'npm',
-    [
-      'ci',
-      '--omit=dev',
-      '--ignore-scripts',
-      '--prefer-offline',
-      '--no-audit',
-      '--no-fund',
-      '--loglevel=error',
-    ],
-    {
-      cwd: app,
-    },
-  );
-  copyNativeAddons(repo, app);
-  // Without the lock file and src/, bin/fjord.js takes the bundle as it is (bin/bundle.js).
-  rmSync(join(app, 'package-lock.json'));
-  rmSync(join(app, 'node_modules/.package-lock.json'), { force: true });
+  // Without src/ and the lock file, bin/fjord.js takes the bundle as it is (bin/bundle.js).
 }
 
 /**
  * Writes the bundle's V8 code caches (bin/run-bundle.js) with the image's Node: a start that
  * reaches ready, and one command. Runs in a chroot of the image's root with `app` mounted at
- * /opt/fjord, in private mount, pid and network namespaces (only loopback, so nothing it binds is
- * reachable and no port can clash).
+ * /opt/fjord and `modules` as its node_modules, in private mount, pid and network namespaces
+ * (only loopback, so nothing it binds is reachable and no port can clash).
  */
-export function writeCodeCaches(root, app) {
+export function writeCodeCaches(root, app, modules) {
   const inside = [
     'export HOME=/tmp FJORD_DATA_DIR="$(mktemp -d)"',
     'cd /opt/fjord',
@@ -96,14 +151,33 @@ export function writeCodeCaches(root, app) {
     'node bin/fjord.js openapi > /dev/null',
     'rm -rf "$FJORD_DATA_DIR" "$FJORD_DATA_DIR.log"',
   ].join('\n');
-  const setup =
-    'ip link set lo up && mount --bind "$1" "$2/opt/fjord" && mount -t proc proc "$2/proc" && exec chroot "$2" /bin/sh -ec "$3"';
-  run('unshare', ['--mount', '--pid', '--net', '--fork', '/bin/sh', '-ec', setup, 'sh', app, root, inside], {
-    env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C.UTF-8' },
-  });
+  mkdirSync(join(app, 'node_modules'), { recursive: true });
+  const setup = [
+    'ip link set lo up',
+    'mount --bind "$1" "$3/opt/fjord"',
+    'mount --bind -o ro "$2" "$3/opt/fjord/node_modules"',
+    'mount -t proc proc "$3/proc"',
+    'exec chroot "$3" /bin/sh -ec "$4"',
+  ].join(' && ');
+  try {
+    run(
+      'unshare',
+      ['--mount', '--pid', '--net', '--fork', '/bin/sh', '-ec', setup, 'sh', app, modules, root, inside],
+      {
+        env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C.UTF-8' },
+      },
+    );
+  } finally {
+    rmSync(join(app, 'node_modules'), { recursive: true, force: true });
+  }
   const caches = readdirSync(join(app, 'dist')).filter((f) => f.endsWith('.v8cache'));
   if (caches.length < 2) throw new Error(`code caches missing: ${caches.join(', ') || 'none'}`);
   // Written under Fjord's umask 077; the container's user must read them.
   for (const file of caches) chmodSync(join(app, 'dist', file), 0o644);
   return caches;
+}
+
+/** The app's archive (everything but node_modules, which has its own layer). */
+export function appTar(app, out) {
+  tarOf(app, out, ['./node_modules']);
 }

@@ -41,7 +41,7 @@ export const PACKAGES = [
 export const FJORD_UID = 1000;
 
 /** Bump when the steps below change, so roots made by older steps are not reused. */
-const RECIPE = 1;
+const RECIPE = 2;
 
 const ENV = {
   PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
@@ -117,7 +117,9 @@ function makeRoot(dir, mirrors, debCache) {
     [
       'apt-get update -q',
       `apt-get install -y -q --no-install-recommends -o Dpkg::Options::=--force-confold ${PACKAGES.join(' ')}`,
-      `useradd --uid ${FJORD_UID} --user-group --home-dir /var/lib/fjord --create-home --shell /usr/sbin/nologin fjord`,
+      // The data dir is its home, made empty and private (no /etc/skel files Fjord would have to tighten).
+      `useradd --uid ${FJORD_UID} --user-group --home-dir /var/lib/fjord --no-create-home --shell /usr/sbin/nologin fjord`,
+      'install -d -o fjord -g fjord -m 0700 /var/lib/fjord',
       'mkdir -p /opt/fjord',
       'rm -rf /var/lib/apt/lists/* /var/cache/debconf/*-old /var/log/apt /var/log/dpkg.log /var/log/alternatives.log',
       'rm -rf /usr/share/doc/*/changelog* /usr/share/man /usr/share/info',
@@ -129,8 +131,9 @@ function makeRoot(dir, mirrors, debCache) {
 }
 
 /**
- * The kept root for this package list and mirror, made when missing. Returns `{ root, key, made }`.
- * Roots of other keys unused for `keepDays` are removed, so a machine keeps a few at most.
+ * The kept root for this package list and mirror, made when missing. Returns `{ root, key, made,
+ * removed }`. Roots of other keys unused for `keepDays` are removed (their keys in `removed`), so a
+ * machine keeps a few at most.
  */
 export function ensureBaseRoot({ cacheDir, mirrors, keepDays = 7 }) {
   const key = baseKey(mirrors);
@@ -153,13 +156,16 @@ export function ensureBaseRoot({ cacheDir, mirrors, keepDays = 7 }) {
   }
   const now = new Date();
   utimesSync(root, now, now);
+  const removed = [];
   for (const name of readdirSync(roots)) {
     if (name === key) continue;
     const path = join(roots, name);
     const idleDays = (Date.now() - statSync(path).mtimeMs) / 86_400_000;
     // A partial root of a build that died, or a root no build has used for a while.
-    if (idleDays > keepDays || (name.includes('.partial-') && idleDays > 1))
+    if (idleDays > keepDays || (name.includes('.partial-') && idleDays > 1)) {
       rmSync(path, { recursive: true, force: true });
+      if (!name.includes('.partial-')) removed.push(name);
+    }
   }
-  return { root, key, made };
+  return { root, key, made, removed };
 }

@@ -11,12 +11,12 @@
 // under a key of its package list and mirror, and imported into podman once as
 // localhost/fjord-base:<key>; later builds redo only the app layer. Prints where the time went.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, linkSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { stageApp, writeCodeCaches } from './app-tree.mjs';
+import { appTar, ensureModules, stageApp, writeCodeCaches } from './app-tree.mjs';
 import { ensureBaseRoot } from './base-root.mjs';
 import { debianMirrors } from './mirror.mjs';
 
@@ -68,26 +68,31 @@ export function buildImage({ tag = 'localhost/fjord:latest', save = null, env = 
   const mirrors = debianMirrors(env);
   const base = step('debian root', () => ensureBaseRoot({ cacheDir, mirrors }));
   times.at(-1)[0] += base.made ? ` (made, ${mirrors.archive})` : ' (cached)';
+  // Base images of roots the cache no longer keeps go too.
+  for (const old of base.removed)
+    podman(['rmi', '--force', `localhost/fjord-base:${old}`], { stdio: 'ignore' });
   const baseImage = step('base image', () => ensureBaseImage(base.root, base.key));
   times.at(-1)[0] += baseImage.imported ? ' (imported)' : ' (cached)';
+  const modules = step('dependencies', () => ensureModules(repo, cacheDir));
+  times.at(-1)[0] += modules.made ? ' (npm ci --omit=dev)' : ' (cached)';
   const work = mkdtempSync(join(tmpdir(), 'fjord-image-'));
   try {
     const app = join(work, 'app');
-    step('bundle and dependencies', () => stageApp(repo, app));
-    step('code caches', () => writeCodeCaches(base.root, app));
-    step('app layer', () => {
-      const tar = spawnSync(
-        'tar',
-        ['--numeric-owner', '--owner=0', '--group=0', '-C', app, '-cf', join(work, 'fjord-app.tar'), '.'],
-        {
-          stdio: 'inherit',
-        },
-      );
-      if (tar.status !== 0) throw new Error('tar of the app failed');
+    step('bundle', () => stageApp(repo, app));
+    step('code caches', () => writeCodeCaches(base.root, app, modules.dir));
+    step('layers', () => {
+      appTar(app, join(work, 'fjord-app.tar'));
+      // The build context must hold the archive: a hard link where the cache is on the same disk.
+      try {
+        linkSync(modules.tar, join(work, 'fjord-modules.tar'));
+      } catch {
+        copyFileSync(modules.tar, join(work, 'fjord-modules.tar'));
+      }
       mustPodman(
         [
           'build',
           '--quiet',
+          '--layers',
           '--file',
           join(repo, 'deploy/Containerfile'),
           '--build-arg',
@@ -96,9 +101,7 @@ export function buildImage({ tag = 'localhost/fjord:latest', save = null, env = 
           tag,
           work,
         ],
-        {
-          stdio: ['ignore', 'ignore', 'inherit'],
-        },
+        { stdio: ['ignore', 'ignore', 'inherit'] },
       );
     });
     if (save) {

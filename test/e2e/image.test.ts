@@ -46,7 +46,7 @@ describe.skipIf(skipReason)('the image, run with podman', () => {
   beforeAll(async () => {
     conf = podmanConf();
     work = mkdtempSync(join(tmpdir(), 'fjord-image-test-'));
-    buildImage(TAG);
+    await buildImage(TAG);
     const started = podman(conf, [
       'run',
       '--detach',

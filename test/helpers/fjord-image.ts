@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,19 +41,26 @@ export function podmanConf(): string {
 
 /**
  * Builds the image under `tag` with `npm run image`'s script and prints its report (where the time
- * went), so CI's log shows what the build cost. Throws with the build's output when it fails.
+ * went), so CI's log shows what the build cost. Rejects with the build's output when it fails.
+ * Asynchronous: a build takes minutes, and the test worker must keep answering its runner.
  */
-export function buildImage(tag: string): string {
-  const result = spawnSync(process.execPath, [join(ROOT, 'scripts/image/build.mjs'), '--tag', tag], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    maxBuffer: 256 * 1024 * 1024,
+export function buildImage(tag: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'scripts/image/build.mjs'), '--tag', tag], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c));
+    child.stderr.on('data', (c: Buffer) => (output += c));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`image build failed (${code}):\n${output.slice(-6000)}`));
+      const report = output.split('\n').filter((l) => /^\s{2}\S.*\d s$|^image /.test(l));
+      console.log(report.join('\n'));
+      resolve(output);
+    });
   });
-  const output = `${result.stdout}${result.stderr}`;
-  if (result.status !== 0) throw new Error(`image build failed:\n${output.slice(-6000)}`);
-  const report = output.split('\n').filter((l) => /^\s{2}\S.*\d s$|^image /.test(l));
-  console.log(report.join('\n'));
-  return output;
 }
 
 /** Runs podman with the containers.conf above. */
