@@ -58,12 +58,15 @@ export class FjordContainer extends GenericContainer {
 
   async start() {
     const roles = this.roles ?? ['api', 's3', 'dns', 'mqtt', 'rtmp', 'worker'];
-    const ports = [];
-    for (const role of roles) {
-      if (role === 'dns') ports.push(`${FJORD_PORTS.dns}/tcp`, `${FJORD_PORTS.dns}/udp`);
-      else if (role in FJORD_PORTS) ports.push(FJORD_PORTS[role]);
-    }
-    this.withExposedPorts(...ports).withCommand(['start', '--roles', roles.join(',')]);
+    // Every port the image exposes is published, whichever roles run: podman's Docker-compatible
+    // API reports an exposed port left unpublished as a binding without ports, which Testcontainers
+    // would wait on for ever.
+    const { api, s3, dns, mqtt, rtmp } = FJORD_PORTS;
+    this.withExposedPorts(api, s3, `${dns}/tcp`, `${dns}/udp`, mqtt, rtmp).withCommand([
+      'start',
+      '--roles',
+      roles.join(','),
+    ]);
     return new StartedFjordContainer(await super.start(), roles);
   }
 }
