@@ -4,7 +4,7 @@
 // too: resolving and reading ~60 packages' files one by one was a third of the start on a busy
 // machine (bench/start.bench.ts measures it). Packages stay imports when they find files of their
 // own at run time, are native, or are loaded only on demand and large (EXTERNAL).
-import { readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cacheFilesOf } from './run-bundle.js';
@@ -32,8 +32,12 @@ const EXTERNAL = [
   'playwright-core',
 ];
 
-/** The newest modification time under src/ (ms), or Infinity when src/ cannot be read. */
+/**
+ * The newest modification time under src/ (ms); 0 for an install without sources (the image ships
+ * only the bundle, which is then all there is to run).
+ */
 function newestSource(dir = SRC) {
+  if (dir === SRC && !existsSync(SRC)) return 0;
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);

@@ -62,6 +62,9 @@ const DEBIAN_PACKAGES = [
   { name: 'e2fsprogs', probe: 'mkfs.ext4' },
   // Virtual servers (namespace driver): debootstrap builds the Debian root, whose sshd customers log in to.
   { name: 'debootstrap', probe: 'debootstrap' },
+  // Fjord's image (test/e2e/image.test.ts): debootstrap and podman above; `ip` brings up loopback
+  // in the namespace where the image's Node writes the code caches.
+  { name: 'iproute2', probe: 'ip' },
   // …each an unprivileged container: id ranges (newuidmap), per-cgroup /proc, the tenant
   // firewall, and Debian's Python for the idmapped mount and the seccomp filter.
   { name: 'uidmap', probe: 'newuidmap' },

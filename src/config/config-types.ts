@@ -18,6 +18,10 @@ export interface Config {
   mqttListeners: { tlsPort: number | null; wsPort: number | null; tls: { cert: string; key: string } | null };
   /** The S3 endpoint as clients reach it (FJORD_S3_PUBLIC_URL); null: derived from host and port. */
   s3PublicUrl: string | null;
+  /** The broker as devices reach it (FJORD_MQTT_PUBLIC_ADDRESS); null: the API's host, the MQTT port. */
+  mqttPublicAddress: { host: string; port: number } | null;
+  /** The RTMP ingest URL encoders are handed (FJORD_RTMP_PUBLIC_URL); null: the API's host, the RTMP port. */
+  rtmpPublicUrl: string | null;
   s3: {
     /** Regions S3 requests may be signed for; the first is reported. */
     regions: string[];

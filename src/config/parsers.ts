@@ -56,6 +56,17 @@ export const asHttpUrl = urlOf('http', 'https');
 export const asRedisUrl = urlOf('redis', 'rediss');
 export const asSmtpUrl = urlOf('smtp', 'smtps');
 export const asSmppUrl = urlOf('smpp', 'ssmpp');
+export const asRtmpUrl = urlOf('rtmp', 'rtmps');
+
+/** `host:port` (an IPv6 address in brackets), as devices and encoders are handed it. */
+export function asHostPort(raw: string): { host: string; port: number } {
+  const m = raw.match(/^(\[[0-9a-f:.]+\]|[^:[\]]+):(\d+)$/i);
+  if (!m) throw new Error('expected host:port');
+  const host = m[1]!.startsWith('[') ? m[1]!.slice(1, -1) : m[1]!;
+  const port = asPort(m[2]!);
+  if (port === 0) throw new Error('the port must not be 0');
+  return { host: asHost(host), port };
+}
 
 export function asE164(raw: string): string {
   if (!/^\+[1-9]\d{6,14}$/.test(raw)) throw new Error('expected an E.164 number such as +4721000000');

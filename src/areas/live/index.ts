@@ -27,8 +27,9 @@ export const liveArea = defineArea({
     // (FJORD_RTMP_PORT=0) and the configured one in a process without the rtmp role.
     let ingest: RtmpIngest | undefined;
     const addresses = {
-      // The ingest host is the API's host name on the RTMP port.
+      // FJORD_RTMP_PUBLIC_URL behind a load balancer, else the API's host name on the RTMP port.
       ingestUrl: () =>
+        kernel.config.rtmpPublicUrl ??
         `rtmp://${new URL(kernel.baseUrl()).hostname}:${ingest?.port() ?? kernel.config.ports.rtmp}/live`,
       liveUrl: () => `${kernel.baseUrl()}/live`,
     };
