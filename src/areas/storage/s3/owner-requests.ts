@@ -3,8 +3,8 @@ import { pooledRandomBytes } from '../../../kernel/ids.js';
 import type { AccessKeyRecord } from '../data-plane-contract.js';
 import type { Principal } from './auth.js';
 import { S3Call, type S3Env } from './context.js';
-import { fromAppError, type S3Error } from './errors.js';
-import { routeBucket, routeObject } from './router.js';
+import { fromAppError, type S3Error, s3Errors } from './errors.js';
+import { levelOf, s3OperationOf } from './operations.js';
 import { toAmzDate, UNSIGNED_PAYLOAD } from './sigv4.js';
 
 /** What a read-only caller (a PAT with `storage:read` only) may do through the owner's requests. */
@@ -71,8 +71,13 @@ export async function serveOwnerRequest(
       if (res.statusCode < 300 && Number.isFinite(length)) env.bandwidth?.add(request.customerId, length);
     });
   try {
-    if (request.key === null) await routeBucket(call);
-    else await routeObject(call);
+    // The same operation table as the S3 listener: the handler and the policy action it checks.
+    const op = s3OperationOf(req.method ?? 'GET', levelOf(request.bucket, request.key), request.query, (name) =>
+      call.header(name),
+    );
+    if (!op) throw s3Errors.methodNotAllowed();
+    call.operation = op;
+    await op.run(call);
     return { failed: null };
   } catch (err) {
     const s3 = fromAppError(err, undefined);
