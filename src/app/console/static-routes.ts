@@ -31,6 +31,8 @@ export const CONSOLE_CSP = [
   "script-src 'self'",
   "style-src 'self'",
   "img-src 'self' data: blob:",
+  // The speech transcript plays the file the browser uploaded (blob:); GPU videos come from here.
+  "media-src 'self' blob:",
   "connect-src 'self'",
   "media-src 'self' blob:",
   "worker-src 'self' blob:",
