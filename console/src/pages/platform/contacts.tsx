@@ -190,11 +190,13 @@ function Csv({ rows }: { rows: Row[] }) {
           }}
         />
       </Field>
-      <ul role="status">
-        {report.map((r) => (
-          <li key={r}>{r}</li>
-        ))}
-      </ul>
+      <div role="status">
+        <ul>
+          {report.map((r) => (
+            <li key={r}>{r}</li>
+          ))}
+        </ul>
+      </div>
       <div class="actions">
         <button
           type="button"

@@ -174,7 +174,7 @@ function SenderProfiles() {
           { key: 'is_default', label: 'Default' },
           { key: 'allow_reply', label: 'Replies' },
         ]}
-        empty="No sender profiles: messages go from the shared number."
+        empty="No sender profiles yet. Add one below: messages are sent from it."
       />
       <Panel title="Add a sender profile">
         <form

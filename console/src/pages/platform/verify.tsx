@@ -1,4 +1,4 @@
-import { useQueries } from '@tanstack/preact-query';
+import { useQueries, useQueryClient } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
 import { must } from '../../api.js';
 import { useApi } from '../../context.js';
@@ -13,7 +13,9 @@ const remembered = (): string[] => JSON.parse(sessionStorage.getItem(KEY) ?? '[]
 export function VerifyPage() {
   const api = useApi();
   const [ids, setIds] = useState<string[]>(remembered);
+  const queries = useQueryClient();
   const remember = (id: string) => {
+    void queries.invalidateQueries({ queryKey: ['verify', id] });
     const next = [id, ...ids.filter((i) => i !== id)].slice(0, 50);
     sessionStorage.setItem(KEY, JSON.stringify(next));
     setIds(next);
