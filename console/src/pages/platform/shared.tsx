@@ -91,9 +91,9 @@ export function Field({ id, label, children }: { id: string; label: string; chil
 
 /** A status word as a badge, coloured by how it went. */
 export function State({ value }: { value: string }) {
-  const tone = /ready|completed|delivered|verified|active|approved|online|low/.test(value)
+  const tone = /ready|completed|delivered|verified|active|approved|online|low/i.test(value)
     ? 'good'
-    : /fail|error|undeliver|expired|cancel|reject|high|critical/.test(value)
+    : /fail|error|undeliver|expired|cancel|reject|high|critical/i.test(value)
       ? 'bad'
       : 'wait';
   return <span class={`state state-${tone}`}>{value}</span>;

@@ -132,7 +132,7 @@ function Log() {
             { key: 'direction', label: 'Direction' },
             { key: 'status', label: 'Delivery', render: (r) => <State value={String(r['status'])} /> },
             { key: 'units_count', label: 'Segments' },
-            { key: 'message', label: 'Text' },
+            { key: 'body', label: 'Text' },
             {
               key: 'created_at',
               label: 'Created',
