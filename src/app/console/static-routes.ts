@@ -34,7 +34,6 @@ export const CONSOLE_CSP = [
   // The speech transcript plays the file the browser uploaded (blob:); GPU videos come from here.
   "media-src 'self' blob:",
   "connect-src 'self'",
-  "media-src 'self' blob:",
   "worker-src 'self' blob:",
   "font-src 'self'",
   "manifest-src 'self'",
