@@ -5,6 +5,7 @@ import { ApiKeysPage } from './pages/api-keys.js';
 import { OperatorPage } from './pages/operator.js';
 import { Overview } from './pages/overview.js';
 import { OWN_PAGES } from './pages/own-pages.js';
+import { PLATFORM_PAGES } from './pages/platform/index.js';
 import { AreaPage, DetailPage } from './pages/resource.js';
 import { Link, match, useLocation } from './router.js';
 import { applyTheme, initialTheme, type Theme } from './theme.js';
@@ -46,7 +47,10 @@ export function Shell() {
       );
     else if (area.slug === 'api-keys') page = <ApiKeysPage />;
     else if (OWN_PAGES[area.slug]) page = OWN_PAGES[area.slug]!(path);
-    else if (item) page = <DetailPage key={path} area={area} id={item['item']!} />;
+    else if (PLATFORM_PAGES[area.slug]) {
+      const Platform = PLATFORM_PAGES[area.slug]!;
+      page = <Platform key={area.slug} path={path} />;
+    } else if (item) page = <DetailPage key={path} area={area} id={item['item']!} />;
     else page = <AreaPage key={area.slug} area={area} />;
   }
   useEffect(() => {

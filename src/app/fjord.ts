@@ -25,6 +25,7 @@ import { adminLimitRoutes } from './admin-limit-routes.js';
 import { adminRoutes } from './admin-routes.js';
 import { consoleSessionRoutes } from './console/session-routes.js';
 import { consoleStaticRoutes } from './console/static-routes.js';
+import { consoleUploadRoute } from './console/upload-route.js';
 import { ensureDevCredentials } from './dev-credentials.js';
 import { fixDataDirModes, securePermissions } from './files.js';
 import { buildKernel } from './kernel-factory.js';
@@ -136,6 +137,7 @@ export class Fjord {
       ...referenceRoutes(() => kernel.baseUrl()),
       ...swaggerUiRoutes(() => fjord.openapi()),
       ...consoleSessionRoutes(kernel),
+      consoleUploadRoute(() => serviceOf(areas, 'storage')?.endpoint() ?? null),
       ...consoleStaticRoutes(),
     );
     const http = await buildHttpApp(kernel, routes, metrics, idempotency);

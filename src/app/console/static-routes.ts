@@ -31,8 +31,9 @@ export const CONSOLE_CSP = [
   "script-src 'self'",
   "style-src 'self'",
   "img-src 'self' data: blob:",
-  "connect-src 'self'",
+  // The speech transcript plays the file the browser uploaded (blob:); GPU videos come from here.
   "media-src 'self' blob:",
+  "connect-src 'self'",
   "worker-src 'self' blob:",
   "font-src 'self'",
   "manifest-src 'self'",
