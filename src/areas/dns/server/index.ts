@@ -46,7 +46,12 @@ export function createDnsServer(
       'dns: unexpected error answering a query (sent SERVFAIL)',
     ),
   );
-  const notifier = new Notifier(parseTargets(cfg.notify), log);
+  const notifier = new Notifier(
+    parseTargets(cfg.notify),
+    log,
+    () => engine.tsigKeys.values(),
+    () => engine.nowSeconds(),
+  );
   const loader = new ZoneLoader(source, engine, log, wall, (zone) => notifier.notify(zone));
   const stats = new QueryStatsBatcher(sink, () => kernel.clock.now().getTime(), log);
   const deps = {
