@@ -26,6 +26,7 @@ const zones: ZoneSnapshot[] = (JSON.parse(readFileSync(process.argv[2]!, 'utf8')
   },
 }));
 const source: ZoneSource = {
+  loadTsigKeys: async () => [],
   loadAll: async () => zones,
   loadZone: async (apex) => zones.find((z) => z.apex === apex) ?? null,
   onZoneChanged: () => () => {},

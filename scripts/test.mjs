@@ -37,6 +37,8 @@ const DEBIAN_PACKAGES = [
   { name: 'bind9-dnsutils', probe: 'delv' },
   { name: 'ldnsutils', probe: 'drill' },
   { name: 'knot-dnsutils', probe: 'kdig' },
+  // Knot as a TSIG secondary (test/e2e/dns-tsig.test.ts).
+  { name: 'knot', probe: () => existsSync('/usr/sbin/knotd') },
   { name: 'dnsperf', probe: 'dnsperf' },
   { name: 'nsd', probe: 'nsd' },
   // Dynamic DNS clients.

@@ -179,4 +179,44 @@ describe('records made through the API, answered by the dns role', () => {
     expect(Object.keys(r.body.top_record_types)).toContain('A');
     expect(r.body.response_time_ms_avg).toBeGreaterThanOrEqual(0);
   });
+
+  it('verifies and signs with TSIG keys the operator makes through the API', async () => {
+    const made = await t.operator('POST', '/admin/v1/dns/tsig-keys', {
+      name: 'Secondary.Fjord.',
+      algorithm: 'hmac-sha256',
+      zones: [Z],
+      notify: ['127.0.0.1:5399'],
+    });
+    expect(made.status, made.text).toBe(201);
+    expect(made.body).toMatchObject({ name: 'secondary.fjord', algorithm: 'hmac-sha256', zones: [Z] });
+    expect(Buffer.from(made.body.key, 'base64')).toHaveLength(32);
+    const y = `hmac-sha256:secondary.fjord:${made.body.key}`;
+    // Shown once: neither the list nor the key itself gives the secret back.
+    const list = await t.operator('GET', '/admin/v1/dns/tsig-keys');
+    expect(list.body.keys).toEqual([{ ...made.body, key: undefined }].map(({ key: _, ...k }) => k));
+    expect((await t.operator('GET', '/admin/v1/dns/tsig-keys/secondary.fjord')).body.key).toBeUndefined();
+    expect((await t.operator('POST', '/admin/v1/dns/tsig-keys', { name: 'secondary.fjord' })).status).toBe(
+      409,
+    );
+    const bad = await t.operator('POST', '/admin/v1/dns/tsig-keys', {
+      name: 'x.fjord',
+      algorithm: 'hmac-md5',
+    });
+    expect([bad.status, bad.body.detail.code]).toEqual([422, 'invalid_tsig_key']);
+    // Keys reach the server through the change feed.
+    let axfr = '';
+    for (let i = 0; i < 60 && !/XFR size/.test(axfr); i++) {
+      axfr = await dig(port, '-y', y, Z, 'AXFR');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(axfr).toMatch(/XFR size: \d+ records/);
+    expect(axfr).toMatch(new RegExp(`^${Z}\\.\\s+\\d+\\s+IN\\s+SOA`, 'm'));
+    expect(axfr).not.toMatch(/failure|failed/i);
+    expect((await t.operator('DELETE', '/admin/v1/dns/tsig-keys/secondary.fjord')).status).toBe(200);
+    expect((await t.operator('DELETE', '/admin/v1/dns/tsig-keys/secondary.fjord')).status).toBe(404);
+    await eventually(Z, 'SOA', () => true);
+    let after = '';
+    for (let i = 0; i < 60 && !/BADKEY/.test(after); i++) after = await dig(port, '-y', y, Z, 'SOA');
+    expect(after).toMatch(/status: NOTAUTH/);
+  });
 });

@@ -13,6 +13,7 @@ import type {
   QueryStatsSink,
   RecordData,
   ServedRecord,
+  ServedTsigKey,
   ZoneSigningKey,
   ZoneSnapshot,
   ZoneSource,
@@ -25,6 +26,7 @@ export const run = promisify(execFile);
 
 export class MemoryZoneSource implements ZoneSource {
   readonly zones = new Map<string, ZoneSnapshot>();
+  tsigKeys: ServedTsigKey[] = [];
   private listeners = new Set<(apex: string) => void>();
 
   put(zone: ZoneSnapshot): void {
@@ -34,6 +36,9 @@ export class MemoryZoneSource implements ZoneSource {
   remove(apex: string): void {
     this.zones.delete(apex);
     for (const l of this.listeners) l(apex);
+  }
+  async loadTsigKeys() {
+    return this.tsigKeys;
   }
   async loadAll() {
     return [...this.zones.values()].filter((z) => z.status !== 'disabled');

@@ -1,11 +1,16 @@
+import type { Kysely } from 'kysely';
 import { createResolver } from '../../kernel/net/resolver.js';
 import { unitsOf } from '../../kernel/store/unit-of-work.js';
 import { defineArea } from '../wiring.js';
+import type { DnsTables } from './migrations.js';
 import { dnsMigrations } from './migrations.js';
-import { DnsRepo } from './repo.js';
+import { DnsRepo, TsigKeyRepo } from './repo.js';
 import { dnsRoutes } from './routes.js';
+import { tsigKeyRoutes } from './routes-tsig-keys.js';
 import { createDnsServer } from './server/index.js';
+import type { ServedTsigKey } from './server-contract.js';
 import { DnsService } from './service.js';
+import { TsigKeyService } from './tsig-keys.js';
 import { StoreZoneSource } from './zone-source.js';
 
 const CHECK_JOB = 'dns.delegation.check';
@@ -23,8 +28,25 @@ export const dnsArea = defineArea({
     const data = unitsOf(kernel.store, DnsRepo.over);
     const repo = data.read;
     const nameservers = kernel.config.dns.nameservers;
-    const source = new StoreZoneSource(repo, kernel.store, kernel.secrets, nameservers, kernel.log, () =>
-      kernel.clock.nowMs(),
+    const tsigKeys: TsigKeyService = new TsigKeyService(
+      unitsOf(kernel.store, (db) => new TsigKeyRepo(db as Kysely<DnsTables>)),
+      {
+        secrets: kernel.secrets,
+        clock: kernel.clock,
+        limits: kernel.limits,
+        log: kernel.log,
+        // A key change reloads everything in every DNS process: keys change rarely.
+        announce: (): Promise<void> => source.announce('*'),
+      },
+    );
+    const source = new StoreZoneSource(
+      repo,
+      kernel.store,
+      kernel.secrets,
+      nameservers,
+      kernel.log,
+      () => kernel.clock.nowMs(),
+      (): Promise<ServedTsigKey[]> => tsigKeys.served(),
     );
     const service = new DnsService(data, source, {
       clock: kernel.clock,
@@ -78,7 +100,7 @@ export const dnsArea = defineArea({
     );
     return {
       service,
-      routes: dnsRoutes(service),
+      routes: [...dnsRoutes(service), ...tsigKeyRoutes(tsigKeys)],
       servers: createDnsServer(kernel, source, service),
       async onReset() {
         await schedule();

@@ -72,7 +72,37 @@ export const dnsMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026-11-29-0700-dns-tsig-keys': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // The operator's TSIG keys (docs/dns-server.md, "TSIG"): secrets sealed with the data key,
+      // because signing needs them back.
+      await db.schema
+        .createTable('dns_tsig_keys')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('algorithm', 'text', (c) => c.notNull())
+        .addColumn('secret_sealed', 'text', (c) => c.notNull())
+        .addColumn('zones', 'text')
+        .addColumn('notify', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+  },
 };
+
+/** A TSIG key (RFC 8945) the DNS server verifies and signs with. */
+export interface DnsTsigKeysTable {
+  /** Lowercase, no trailing dot. */
+  name: string;
+  algorithm: string;
+  /** Base64 of the secret, sealed with the data key. */
+  secret_sealed: string;
+  /** JSON array of apexes the key may transfer; null for every zone. */
+  zones: string | null;
+  /** JSON array of `host:port` secondaries that get NOTIFY signed with the key. */
+  notify: string;
+  created_at: number;
+}
 
 export interface DnsZonesTable {
   id: string;
@@ -138,4 +168,5 @@ export interface DnsTables {
   dns_records: DnsRecordsTable;
   dns_keys: DnsKeysTable;
   dns_query_stats: DnsQueryStatsTable;
+  dns_tsig_keys: DnsTsigKeysTable;
 }

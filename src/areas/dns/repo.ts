@@ -6,6 +6,7 @@ import type {
   DnsQueryStatsTable,
   DnsRecordsTable,
   DnsTables,
+  DnsTsigKeysTable,
   DnsZonesTable,
 } from './migrations.js';
 
@@ -279,6 +280,25 @@ export class DnsRepo {
       .where('zone_id', '=', zoneId)
       .where('day', '>=', fromDay)
       .execute();
+  }
+}
+
+/** TSIG keys (operator-wide, not a customer's). */
+export class TsigKeyRepo {
+  constructor(readonly db: Kysely<DnsTables>) {}
+
+  all() {
+    return this.db.selectFrom('dns_tsig_keys').selectAll().orderBy('name').execute();
+  }
+  byName(name: string) {
+    return this.db.selectFrom('dns_tsig_keys').selectAll().where('name', '=', name).executeTakeFirst();
+  }
+  insert(row: DnsTsigKeysTable) {
+    return this.db.insertInto('dns_tsig_keys').values(row).execute();
+  }
+  async delete(name: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('dns_tsig_keys').where('name', '=', name).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
   }
 }
 

@@ -60,7 +60,31 @@ export interface ZoneSnapshot {
   signingKey: ZoneSigningKey | null;
 }
 
+/** TSIG algorithms the server signs and verifies with (RFC 8945 §6). */
+export const TSIG_ALGORITHM_NAMES = [
+  'hmac-sha256',
+  'hmac-sha1',
+  'hmac-sha224',
+  'hmac-sha384',
+  'hmac-sha512',
+] as const;
+export type TsigAlgorithmName = (typeof TSIG_ALGORITHM_NAMES)[number];
+
+/** A TSIG key as the server uses it: for signed queries, transfers and NOTIFY. */
+export interface ServedTsigKey {
+  /** Lowercase, no trailing dot. */
+  name: string;
+  algorithm: TsigAlgorithmName;
+  secret: Buffer;
+  /** Apexes (lowercase) the key may transfer; null for every zone. */
+  zones: string[] | null;
+  /** Secondaries (`host:port`) that get NOTIFY signed with this key for the zones it covers. */
+  notify: string[];
+}
+
 export interface ZoneSource {
+  /** The TSIG keys, loaded with every full reload ('*'). */
+  loadTsigKeys(): Promise<ServedTsigKey[]>;
   /** Every zone that should be served (disabled ones excluded). */
   loadAll(): Promise<ZoneSnapshot[]>;
   loadZone(apex: string): Promise<ZoneSnapshot | null>;

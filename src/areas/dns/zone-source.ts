@@ -7,7 +7,13 @@ import { absoluteName } from './names.js';
 import { monthOf } from './query-quota.js';
 import { recordData } from './record-content.js';
 import type { DnsRepo } from './repo.js';
-import type { ServedRecord, ZoneSigningKey, ZoneSnapshot, ZoneSource } from './server-contract.js';
+import type {
+  ServedRecord,
+  ServedTsigKey,
+  ZoneSigningKey,
+  ZoneSnapshot,
+  ZoneSource,
+} from './server-contract.js';
 import { soaFor } from './soa.js';
 
 /** Channel of zone change notices: the payload is the apex (or '*': reload everything). */
@@ -27,7 +33,13 @@ export class StoreZoneSource implements ZoneSource {
     private readonly log: Logger,
     /** The store's clock: a zone paused for its month's query quota is not served in that month. */
     private readonly now: () => number,
+    /** The TSIG keys with their secrets (tsig-keys.ts). */
+    private readonly tsigKeys: () => Promise<ServedTsigKey[]> = async () => [],
   ) {}
+
+  loadTsigKeys(): Promise<ServedTsigKey[]> {
+    return this.tsigKeys();
+  }
 
   async loadAll(): Promise<ZoneSnapshot[]> {
     const zones = await this.repo.servedZones(monthOf(this.now()));

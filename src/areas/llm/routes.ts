@@ -67,13 +67,23 @@ async function send(outcome: ChatOutcome, req: FastifyRequest, reply: FastifyRep
   return reply;
 }
 
-const chatRoute = (llm: LlmService, url: string, operationId: string, summary: string) =>
+/** Where one operation is served: OpenAI's path and Fjord's own, each with its operationId. */
+interface RoutePath {
+  url: string;
+  operationId: string;
+  summary: string;
+}
+
+/** The same route, registered under each of `paths`. */
+function underPaths<R>(paths: RoutePath[], route: (path: RoutePath) => R): R[] {
+  return paths.map(route);
+}
+
+const chatRoute = (llm: LlmService, path: RoutePath) =>
   defineRoute({
     ...openAi,
+    ...path,
     method: 'POST',
-    url,
-    operationId,
-    summary,
     description:
       '`tools` and `tool_choice` go upstream for aliases with tools enabled and are otherwise accepted and not used; `agent_id` is kept with the usage record; `region` can only be `oslo`. At most 50 requests in flight per key (the next one gets 429).',
     access: gateway('llm:write'),
@@ -108,52 +118,59 @@ export function llmRoutes(llm: LlmService, identity: IdentityService) {
     updated_at: isoOf(b.updated_at)!,
   });
   return [
-    ...[
-      ['/v1/models', 'listModels', 'List models (OpenAI-compatible path)'],
-      ['/v1/llm/models', 'listLlmModels', 'List models'],
-    ].map(([url, operationId, summary]) =>
-      defineRoute({
-        ...openAi,
-        method: 'GET',
-        url: url!,
-        operationId: operationId!,
-        summary: summary!,
-        access: gateway('llm:read'),
-        rateLimit: ['llm'],
-        response: { 200: ModelList },
-        handler: async () => llm.listModels(),
-      }),
+    ...underPaths(
+      [
+        { url: '/v1/models', operationId: 'listModels', summary: 'List models (OpenAI-compatible path)' },
+        { url: '/v1/llm/models', operationId: 'listLlmModels', summary: 'List models' },
+      ],
+      (path) =>
+        defineRoute({
+          ...openAi,
+          ...path,
+          method: 'GET',
+          access: gateway('llm:read'),
+          rateLimit: ['llm'],
+          response: { 200: ModelList },
+          handler: async () => llm.listModels(),
+        }),
     ),
-    ...[
-      ['/v1/models/:model', 'retrieveModel', 'One model (OpenAI-compatible path)'],
-      ['/v1/llm/models/:model', 'getLlmModel', 'One model'],
-    ].map(([url, operationId, summary]) =>
-      defineRoute({
-        ...openAi,
-        method: 'GET',
-        url: url!,
-        operationId: operationId!,
-        summary: summary!,
-        access: gateway('llm:read'),
-        rateLimit: ['llm'],
-        params: ModelParams,
-        response: { 200: ModelView },
-        errors: [404],
-        handler: async ({ params }) => llm.getModel(params.model),
-      }),
+    ...underPaths(
+      [
+        {
+          url: '/v1/models/:model',
+          operationId: 'retrieveModel',
+          summary: 'One model (OpenAI-compatible path)',
+        },
+        { url: '/v1/llm/models/:model', operationId: 'getLlmModel', summary: 'One model' },
+      ],
+      (path) =>
+        defineRoute({
+          ...openAi,
+          ...path,
+          method: 'GET',
+          access: gateway('llm:read'),
+          rateLimit: ['llm'],
+          params: ModelParams,
+          response: { 200: ModelView },
+          errors: [404],
+          handler: async ({ params }) => llm.getModel(params.model),
+        }),
     ),
-    chatRoute(
-      llm,
-      '/v1/chat/completions',
-      'createChatCompletion',
-      'Chat completion (OpenAI-compatible path)',
-    ),
-    chatRoute(llm, '/v1/llm/chat', 'llmChat', 'Chat completion'),
-    chatRoute(
-      llm,
-      '/v1/llm/chat/completions',
-      'llmChatCompletions',
-      'Chat completion (alias of /v1/llm/chat)',
+    ...underPaths(
+      [
+        {
+          url: '/v1/chat/completions',
+          operationId: 'createChatCompletion',
+          summary: 'Chat completion (OpenAI-compatible path)',
+        },
+        { url: '/v1/llm/chat', operationId: 'llmChat', summary: 'Chat completion' },
+        {
+          url: '/v1/llm/chat/completions',
+          operationId: 'llmChatCompletions',
+          summary: 'Chat completion (alias of /v1/llm/chat)',
+        },
+      ],
+      (path) => chatRoute(llm, path),
     ),
     defineRoute({
       ...openAi,

@@ -68,6 +68,7 @@ export const DEFAULT_LIMITS = {
     value: perPlan(1_000_000, 10_000_000, 100_000_000, null),
   },
   'dns.batch_records': { doc: 'Record changes in one batch request', value: 1000 },
+  'dns.tsig_keys': { doc: 'TSIG keys the operator holds (all customers)', value: 100 },
   // Chatbots
   'chatbot.bots': { doc: 'Chatbots per customer (ours)', value: perPlan(3, 10, 50, null) },
   'chatbot.sources_per_bot': { doc: 'Knowledge sources per chatbot (ours)', value: 100 },

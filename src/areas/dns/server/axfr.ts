@@ -1,5 +1,6 @@
 /**
- * Zone transfer (RFC 5936) over TCP to the addresses allowed by FJORD_DNS_AXFR_ALLOW: the SOA,
+ * Zone transfer (RFC 5936) over TCP to the addresses allowed by FJORD_DNS_AXFR_ALLOW, or to
+ * requests signed with a TSIG key that covers the zone: the SOA,
  * every RRset, the SOA again, packed into messages of about 16 KiB. IXFR is answered with a
  * full transfer (RFC 1995 §4 allows it). Signed zones are signed online, so no RRSIG or NSEC is
  * transferred; the DNSKEY is.
@@ -26,6 +27,11 @@ export function allowList(cidrs: string[]): BlockList {
 export function transferAllowed(list: BlockList, address: string): boolean {
   const plain = address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
   return list.check(plain, isIP(plain) === 6 ? 'ipv6' : 'ipv4');
+}
+
+/** Whether a TSIG key may transfer the zone: a key names its zones, or none for all of them. */
+export function keyCoversZone(key: { zones?: readonly string[] | null }, apexKey: string): boolean {
+  return !key.zones || key.zones.includes(apexKey);
 }
 
 /** The messages of a transfer of `zone` answering `q`. */

@@ -4,9 +4,18 @@
  * reused only for a question written the same way (no compression in it) and is patched with the
  * query's id, flags and question bytes, so the query's letter case comes back as it was sent.
  */
+import type { ServedTsigKey } from '../server-contract.js';
 import { type Answer, type AnswerKind, resolve, ZoneIndex } from './answer.js';
 import { wireLength } from './names.js';
-import { appendAdditional, tsigVerdict, unsignedTsigError } from './tsig.js';
+import {
+  appendAdditional,
+  serverTime,
+  sign,
+  type TsigVerdict,
+  tsigRecordSize,
+  unsignedTsigError,
+  verifyRequest,
+} from './tsig.js';
 import { CLASS_IN, OPCODE, RCODE, T } from './types.js';
 import { MalformedQuery, parseQuery, type Query } from './wire-reader.js';
 import { MAX_MESSAGE, MessageWriter } from './wire-writer.js';
@@ -34,6 +43,7 @@ interface CacheEntry {
 
 export class DnsEngine {
   private index = new ZoneIndex(new Map());
+  private keys: ReadonlyMap<string, ServedTsigKey> = new Map();
   private readonly cache = new Map<string, CacheEntry>();
   private readonly scratch = Buffer.alloc(MAX_MESSAGE + 512);
 
@@ -50,6 +60,30 @@ export class DnsEngine {
 
   get zones(): ReadonlyMap<string, Zone> {
     return this.index.zones;
+  }
+
+  /** The TSIG keys signed requests are checked against, by lowercase name. */
+  setKeys(keys: ReadonlyMap<string, ServedTsigKey>): void {
+    this.keys = keys;
+  }
+
+  get tsigKeys(): ReadonlyMap<string, ServedTsigKey> {
+    return this.keys;
+  }
+
+  /** Seconds since the epoch, for TSIG times (compared with the client's real clock). */
+  nowSeconds(): number {
+    return Math.floor(this.now() / 1000);
+  }
+
+  /** The verdict on a signed message (null when unsigned). */
+  verify(q: Query, msg: Buffer): TsigVerdict<ServedTsigKey> | null {
+    return verifyRequest(q, msg, this.keys, this.nowSeconds());
+  }
+
+  /** A response to a verified request, signed with its key over the request's MAC (RFC 8945 §5.3). */
+  signResponse(response: Buffer, verdict: TsigVerdict & { ok: true }): Buffer {
+    return sign(response, verdict.key, this.nowSeconds(), { previousMac: verdict.requestMac }).message;
   }
 
   /** Never throws: malformed input gives FORMERR or nothing. */
@@ -82,14 +116,29 @@ export class DnsEngine {
       zone: null,
       kind: 'error',
     });
+    // A signed message is verified before anything else (RFC 8945 §5.2).
+    const verdict = this.verify(q, msg);
+    if (verdict && !verdict.ok)
+      return { ...error(verdict.rcode), response: this.tsigError(q, verdict, transport) };
+    if (!verdict) return this.answerUnsigned(q, msg, transport, 0);
+    const h = this.answerUnsigned(q, msg, transport, tsigRecordSize(verdict.key));
+    return h.response ? { ...h, response: this.signResponse(h.response, verdict) } : h;
+  }
+
+  private answerUnsigned(q: Query, msg: Buffer, transport: 'udp' | 'tcp', reserve: number): Handled {
+    const error = (rcode: number): Handled => ({
+      response: this.render(q, null, rcode, transport === 'udp' ? udpLimit(q) : MAX_MESSAGE),
+      query: q,
+      zone: null,
+      kind: 'error',
+    });
     if (q.opcode !== OPCODE.QUERY) return error(RCODE.NOTIMP);
-    const signed = tsigVerdict(q);
-    if (signed) return { ...error(signed.rcode), response: this.tsigError(q, signed, transport) };
     if (q.edns && q.edns.version > 0) return error(16); // BADVERS (RFC 6891 §6.1.3)
     if (q.qclass !== CLASS_IN) return error(RCODE.REFUSED);
     if (q.qtype === T.AXFR || q.qtype === T.IXFR || q.qtype === T.OPT) return error(RCODE.FORMERR);
-    const limit = transport === 'udp' ? udpLimit(q) : MAX_MESSAGE;
-    const plain = q.questionEnd === 12 + wireLength(q.labels) + 4;
+    // A signed answer leaves room for its TSIG record, and is never cached (it is signed per query).
+    const limit = (transport === 'udp' ? udpLimit(q) : MAX_MESSAGE) - reserve;
+    const plain = reserve === 0 && q.questionEnd === 12 + wireLength(q.labels) + 4;
     const ednsKey = q.edns ? 1 + (q.edns.do ? 2 : 0) + (q.edns.co ? 4 : 0) : 0;
     const cacheKey = plain ? `${q.key}|${q.qtype}|${ednsKey}|${limit}` : null;
     if (cacheKey) {
@@ -118,9 +167,23 @@ export class DnsEngine {
     return { response, query: q, zone: ans.zone, kind: ans.kind };
   }
 
-  /** The answer to a signed message that failed verification, with its unsigned TSIG record. */
-  tsigError(q: Query, verdict: { rcode: number; error: number }, transport: 'udp' | 'tcp'): Buffer {
+  /**
+   * The answer to a signed message that failed verification: NOTAUTH with an unsigned TSIG
+   * record for BADKEY and BADSIG (§5.3.2); for BADTIME signed, with the request's time and
+   * ours in Other Data (§5.2.3); a MAC of an impossible length is FORMERR (§5.2.2.1).
+   */
+  tsigError(q: Query, verdict: TsigVerdict & { ok: false }, transport: 'udp' | 'tcp'): Buffer {
     const response = this.render(q, null, verdict.rcode, transport === 'udp' ? udpLimit(q) : MAX_MESSAGE);
+    if (verdict.rcode === RCODE.FORMERR) return response;
+    if (verdict.key && verdict.requestMac) {
+      const now = this.nowSeconds();
+      return sign(response, verdict.key, now, {
+        previousMac: verdict.requestMac,
+        error: verdict.error,
+        other: serverTime(now),
+        timeSigned: q.tsig!.timeSigned,
+      }).message;
+    }
     return appendAdditional(response, unsignedTsigError(q.tsig!, verdict.error));
   }
 

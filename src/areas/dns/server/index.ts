@@ -3,16 +3,16 @@
  * zones of `ZoneSource` from an in-memory view that follows its change feed, signing online
  * when a zone has a key, reporting counts to `QueryStatsSink` in batches.
  */
-import type { Socket } from 'node:dgram';
 import type { AddressInfo, Server } from 'node:net';
 import type { Kernel, RoleServer } from '../../../kernel/kernel.js';
 import type { QueryStatsSink, ZoneSource } from '../server-contract.js';
 import { allowList } from './axfr.js';
 import { DnsEngine } from './engine.js';
-import { listenTcp, listenUdp } from './listeners.js';
+import { listenTcp } from './listeners.js';
 import { Notifier, parseTargets } from './notify.js';
 import { ResponseRateLimiter } from './rrl.js';
 import { QueryStatsBatcher } from './stats.js';
+import { UdpListenerSet } from './udp-per-address.js';
 import { ZoneLoader } from './zone-loader.js';
 
 const STATS_FLUSH_MS = 5000;
@@ -28,6 +28,8 @@ export interface DnsServer extends RoleServer {
 export interface DnsServerOptions {
   /** Wall clock for signature times (validators compare with real time). */
   wallClock?: () => number;
+  /** The host's addresses, when bound to a wildcard (default: the interfaces' addresses). */
+  localAddresses?: () => string[];
 }
 
 export function createDnsServer(
@@ -46,7 +48,12 @@ export function createDnsServer(
       'dns: unexpected error answering a query (sent SERVFAIL)',
     ),
   );
-  const notifier = new Notifier(parseTargets(cfg.notify), log);
+  const notifier = new Notifier(
+    parseTargets(cfg.notify),
+    log,
+    () => engine.tsigKeys.values(),
+    () => engine.nowSeconds(),
+  );
   const loader = new ZoneLoader(source, engine, log, wall, (zone) => notifier.notify(zone));
   const stats = new QueryStatsBatcher(sink, () => kernel.clock.now().getTime(), log);
   const deps = {
@@ -57,7 +64,7 @@ export function createDnsServer(
     log,
     metrics: kernel.metrics,
   };
-  let udp: Socket | null = null;
+  let udp: UdpListenerSet | null = null;
   let tcp: Server | null = null;
 
   const server: DnsServer = {
@@ -70,10 +77,20 @@ export function createDnsServer(
       // taken for UDP, try another.
       for (let attempt = 0; ; attempt++) {
         tcp = await listenTcp(deps, host, kernel.config.ports.dns);
+        // Bound to a wildcard, UDP takes one socket per local address, so answers leave from
+        // the address that was asked (udp-per-address.ts).
+        const set = new UdpListenerSet(
+          deps,
+          host,
+          (tcp.address() as AddressInfo).port,
+          options.localAddresses,
+        );
         try {
-          udp = await listenUdp(deps, host, (tcp.address() as AddressInfo).port);
+          await set.start();
+          udp = set;
           break;
         } catch (err) {
+          set.close();
           const busy = (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
           await new Promise<void>((resolve) => tcp!.close(() => resolve()));
           tcp = null;

@@ -8,12 +8,12 @@ import type { BlockList } from 'node:net';
 import { createServer, isIP, type Server, type Socket as TcpSocket } from 'node:net';
 import type { Logger } from 'pino';
 import type { ProtocolMetrics } from '../../../kernel/observe/protocol-metrics.js';
-import { axfrMessages, transferAllowed, transferError } from './axfr.js';
+import { axfrMessages, keyCoversZone, transferAllowed, transferError } from './axfr.js';
 import type { DnsEngine, Handled } from './engine.js';
 import { wireLength } from './names.js';
 import { type ResponseRateLimiter, slipResponse } from './rrl.js';
 import type { QueryStatsBatcher } from './stats.js';
-import { tsigVerdict } from './tsig.js';
+import { sign } from './tsig.js';
 import { RCODE, T, typeName } from './types.js';
 import { parseQuery } from './wire-reader.js';
 
@@ -202,24 +202,46 @@ function transfer(deps: ListenerDeps, conn: TcpSocket, msg: Buffer, send: (m: Bu
   const zone = deps.engine.zones.get(q.key) ?? null;
   const address = conn.remoteAddress ?? '';
   // A signed transfer request is verified before anything else (RFC 8945 §5.2).
-  const signed = tsigVerdict(q);
-  if (signed) {
-    deps.log.info({ zone: q.key, address, tsig: signed.error }, 'dns: signed zone transfer refused');
-    send(deps.engine.tsigError(q, signed, 'tcp'));
+  const verdict = deps.engine.verify(q, msg);
+  if (verdict && !verdict.ok) {
+    deps.log.info({ zone: q.key, address, tsig: verdict.error }, 'dns: signed zone transfer refused');
+    send(deps.engine.tsigError(q, verdict, 'tcp'));
     return;
   }
+  const refuse = (): void => {
+    const refused = transferError(q, RCODE.REFUSED);
+    send(verdict ? deps.engine.signResponse(refused, verdict) : refused);
+  };
   if (!zone) {
-    send(transferError(q, RCODE.REFUSED));
+    refuse();
     return;
   }
-  if (!transferAllowed(deps.axfrAllow, address)) {
-    deps.log.info({ zone: zone.snapshot.apex, address }, 'dns: zone transfer refused');
-    send(transferError(q, RCODE.REFUSED));
+  // Allowed by a key that covers the zone, or (unsigned) by the source address.
+  const allowed = verdict
+    ? keyCoversZone(verdict.key, zone.apexKey)
+    : transferAllowed(deps.axfrAllow, address);
+  const key = verdict?.key.name;
+  if (!allowed) {
+    deps.log.info({ zone: zone.snapshot.apex, address, key }, 'dns: zone transfer refused');
+    refuse();
     return;
   }
   deps.log.info(
-    { zone: zone.snapshot.apex, address, serial: zone.snapshot.soa.serial },
+    { zone: zone.snapshot.apex, address, key, serial: zone.snapshot.soa.serial },
     'dns: zone transfer',
   );
-  for (const m of axfrMessages(q, zone)) send(m);
+  const messages = axfrMessages(q, zone);
+  if (!verdict) {
+    for (const m of messages) send(m);
+    return;
+  }
+  // Every message is signed: the first over the request's MAC, each later one over the MAC
+  // before it with only the timers (RFC 8945 §5.3.1).
+  const now = deps.engine.nowSeconds();
+  let previousMac = verdict.requestMac;
+  messages.forEach((m, i) => {
+    const signed = sign(m, verdict.key, now, { previousMac, timersOnly: i > 0 });
+    previousMac = signed.mac;
+    send(signed.message);
+  });
 }

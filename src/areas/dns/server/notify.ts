@@ -1,12 +1,16 @@
 /**
- * NOTIFY (RFC 1996) to the secondaries of FJORD_DNS_NOTIFY when a zone's serial changes: a
- * NOTIFY query with the zone's SOA, resent every two seconds until the secondary acknowledges
- * it (at most five times).
+ * NOTIFY (RFC 1996) to the secondaries of FJORD_DNS_NOTIFY, and to those of every TSIG key that
+ * covers the zone (signed with that key, RFC 8945), when a zone's serial changes: a NOTIFY query
+ * with the zone's SOA, resent every two seconds until the secondary acknowledges it (at most
+ * five times).
  */
 import { randomInt } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
+import type { ServedTsigKey } from '../server-contract.js';
+import { keyCoversZone } from './axfr.js';
+import { sign } from './tsig.js';
 import { OPCODE, T } from './types.js';
 import { MessageWriter } from './wire-writer.js';
 import type { Zone } from './zone-view.js';
@@ -34,10 +38,18 @@ export class Notifier {
   constructor(
     private readonly targets: NotifyTarget[],
     private readonly log: Logger,
+    /** The keys held now, whose `notify` secondaries get signed NOTIFY. */
+    private readonly keys: () => Iterable<ServedTsigKey> = () => [],
+    /** Seconds since the epoch, for the signature's time. */
+    private readonly nowSeconds: () => number = () => Math.floor(Date.now() / 1000),
   ) {}
 
   notify(zone: Zone): void {
-    for (const target of this.targets) this.send(zone, target);
+    for (const target of this.targets) this.send(zone, target, null);
+    for (const key of this.keys()) {
+      if (key.notify.length === 0 || !keyCoversZone(key, zone.apexKey)) continue;
+      for (const target of parseTargets(key.notify)) this.send(zone, target, key);
+    }
   }
 
   close(): void {
@@ -66,7 +78,7 @@ export class Notifier {
     return s;
   }
 
-  private send(zone: Zone, target: NotifyTarget): void {
+  private send(zone: Zone, target: NotifyTarget, key: ServedTsigKey | null): void {
     let id = randomInt(0, 65536);
     while (this.pending.has(id)) id = (id + 1) & 0xffff;
     const w = new MessageWriter(Buffer.alloc(1024));
@@ -80,7 +92,9 @@ export class Notifier {
     w.u16(T.SOA);
     w.u16(1);
     w.rr(zone.apexLabels, T.SOA, zone.soa.ttl, zone.soa.rrs[0]!);
-    const packet = Buffer.from(w.buf.subarray(0, w.pos));
+    const unsigned = Buffer.from(w.buf.subarray(0, w.pos));
+    // Signed once: a resend is the same message, well inside the signature's fudge.
+    const packet = key ? sign(unsigned, key, this.nowSeconds()).message : unsigned;
     const socket = this.socket(isIP(target.host) === 6 ? 6 : 4);
     let attempt = 0;
     const fire = () => {

@@ -45,6 +45,8 @@ export interface TsigRecord {
   mac: Buffer;
   originalId: number;
   error: number;
+  /** Other Data (a BADTIME answer's server time). */
+  other: Buffer;
   /** Where the TSIG record starts: what precedes it is what the MAC covers. */
   start: number;
 }
@@ -182,5 +184,16 @@ function readTsig(buf: Buffer, keyLabels: string[], at: number, length: number, 
   const error = buf.readUInt16BE(pos + 2);
   const otherLength = buf.readUInt16BE(pos + 4);
   if (pos + 6 + otherLength !== end) throw new Error('TSIG length mismatch');
-  return { keyLabels, algorithmLabels: algorithm.labels, timeSigned, fudge, mac, originalId, error, start };
+  const other = Buffer.from(buf.subarray(pos + 6, end));
+  return {
+    keyLabels,
+    algorithmLabels: algorithm.labels,
+    timeSigned,
+    fudge,
+    mac,
+    originalId,
+    error,
+    other,
+    start,
+  };
 }

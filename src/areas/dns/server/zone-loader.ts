@@ -1,6 +1,6 @@
 /**
  * Keeps the engine's zones in step with the control plane: loads every zone at start, then
- * reloads one zone (or all, on '*') whenever `onZoneChanged` fires. Reloads run one at a time,
+ * reloads one zone (or all, and the TSIG keys, on '*') whenever `onZoneChanged` fires. Reloads run one at a time,
  * in order, so an older snapshot never overwrites a newer one.
  */
 import type { Logger } from 'pino';
@@ -64,7 +64,9 @@ export class ZoneLoader {
     const zones = new Map(this.engine.zones);
     const first = !this.loadedOnce;
     if (apex === '*') {
+      const keys = await this.source.loadTsigKeys();
       const snapshots = await this.source.loadAll();
+      this.engine.setKeys(new Map(keys.map((k) => [k.name, k])));
       const fresh = new Map<string, Zone>();
       for (const s of snapshots) {
         const zone = this.build(s);
