@@ -72,8 +72,11 @@ export async function serveOwnerRequest(
     });
   try {
     // The same operation table as the S3 listener: the handler and the policy action it checks.
-    const op = s3OperationOf(req.method ?? 'GET', levelOf(request.bucket, request.key), request.query, (name) =>
-      call.header(name),
+    const op = s3OperationOf(
+      req.method ?? 'GET',
+      levelOf(request.bucket, request.key),
+      request.query,
+      (name) => call.header(name),
     );
     if (!op) throw s3Errors.methodNotAllowed();
     call.operation = op;
