@@ -69,7 +69,7 @@ const INTERNAL = 'how Fjord works inside (a cache, a batch, a retry, a read wind
 
 /** Numeric bounds in areas that are not rows, and why. */
 const NOT_ROWS = new Map<string, string>([
-  ['src/areas/sms/segmentation.ts:MAX_PARTS', PROTOCOL],
+  ['src/areas/sms/segments.ts:MAX_PARTS', PROTOCOL],
   ['src/areas/sms/service.ts:MAX_RECIPIENTS', SHAPE],
   ['src/areas/account/ssh-public-key.ts:MAX_LINE_LENGTH', PROTOCOL],
   ['src/areas/account/ssh-public-key.ts:MAX_RSA_BITS', PROTOCOL],
@@ -106,7 +106,7 @@ const NOT_ROWS = new Map<string, string>([
   ['src/areas/storage/s3/handlers/configuration.ts:MAX_BUCKET_TAGS', PROTOCOL],
   ['src/areas/storage/s3/handlers/object-headers.ts:MAX_METADATA_BYTES', PROTOCOL],
   ['src/areas/storage/s3/handlers/multipart.ts:MAX_PART_BYTES', PROTOCOL],
-  ['src/areas/storage/s3/handlers/objects.ts:MAX_KEY_BYTES', PROTOCOL],
+  ['src/areas/storage/s3/handlers/object-lookup.ts:MAX_KEY_BYTES', PROTOCOL],
   ['src/areas/storage/s3/handlers/object-lock.ts:MAX_DAYS', PROTOCOL],
   ['src/areas/storage/s3/handlers/object-lock.ts:MAX_YEARS', PROTOCOL],
   ['src/areas/storage/s3/chunked.ts:MAX_LINE', PROTOCOL],
@@ -126,6 +126,7 @@ const NOT_ROWS = new Map<string, string>([
   ['src/areas/iot/telemetry.ts:MAX_TEXT', SHAPE],
   ['src/areas/iot/telemetry.ts:MAX_POINTS_PER_MESSAGE', SHAPE],
   ['src/areas/apps/routes-logs.ts:MAX_UNSENT', INTERNAL],
+  ['src/areas/iot/routes-live.ts:MAX_UNSENT', INTERNAL],
   ['src/areas/apps/revision-settings.ts:MAX_ENV', SHAPE],
   [
     'src/areas/verify/service.ts:MAX_ATTEMPTS',
