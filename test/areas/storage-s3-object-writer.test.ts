@@ -1,7 +1,11 @@
 import {
   CreateBucketCommand,
   CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetBucketAclCommand,
   GetObjectAclCommand,
+  GetObjectCommand,
+  type Grant,
   ListMultipartUploadsCommand,
   PutBucketAclCommand,
   PutBucketOwnershipControlsCommand,
@@ -132,5 +136,170 @@ describe('a multipart upload started by another account', () => {
     expect(byKey['big']?.Initiator?.ID).toBe(b.id);
     expect(byKey['big']?.Owner?.ID).toBe(a.id);
     expect(byKey['own']?.Initiator?.ID).toBe(a.id);
+  });
+});
+
+/** Grants as `who:PERMISSION` strings, in order: an account's id, or a group's name. */
+const summary = (grants: Grant[] | undefined) =>
+  (grants ?? []).map((g) => `${g.Grantee?.ID ?? g.Grantee?.URI?.split('/').pop()}:${g.Permission}`);
+
+const ALL_USERS = 'http://acs.amazonaws.com/groups/global/AllUsers';
+
+describe('ACLs are stored exactly as given', () => {
+  it("canned ACLs stand for AWS's grant lists, on buckets and objects", async () => {
+    const s3 = await accountClient(a);
+    const name = fresh('canned');
+    await s3.send(new CreateBucketCommand({ Bucket: name, ACL: 'public-read' }));
+    expect(summary((await s3.send(new GetBucketAclCommand({ Bucket: name }))).Grants)).toEqual([
+      `${a.id}:FULL_CONTROL`,
+      'AllUsers:READ',
+    ]);
+    const cases: [string, string[]][] = [
+      ['private', [`${a.id}:FULL_CONTROL`]],
+      ['public-read', [`${a.id}:FULL_CONTROL`, 'AllUsers:READ']],
+      ['public-read-write', [`${a.id}:FULL_CONTROL`, 'AllUsers:READ', 'AllUsers:WRITE']],
+      ['authenticated-read', [`${a.id}:FULL_CONTROL`, 'AuthenticatedUsers:READ']],
+      // The writer owns the bucket: bucket-owner-full-control names one account once.
+      ['bucket-owner-full-control', [`${a.id}:FULL_CONTROL`]],
+    ];
+    for (const [acl, grants] of cases) {
+      await s3.send(new PutObjectCommand({ Bucket: name, Key: acl, Body: 'x', ACL: acl as 'private' }));
+      const got = await s3.send(new GetObjectAclCommand({ Bucket: name, Key: acl }));
+      expect([acl, summary(got.Grants)]).toEqual([acl, grants]);
+      expect(got.Owner?.ID).toBe(a.id);
+    }
+  });
+
+  it('an object ACL that leaves the owner out gives the owner no grant, yet the owner keeps its ACL', async () => {
+    const s3 = await accountClient(a);
+    const name = fresh('exact');
+    await s3.send(new CreateBucketCommand({ Bucket: name }));
+    await s3.send(new PutObjectCommand({ Bucket: name, Key: 'k', Body: 'kept' }));
+    await s3.send(
+      new PutObjectAclCommand({
+        Bucket: name,
+        Key: 'k',
+        AccessControlPolicy: {
+          Owner: { ID: a.id },
+          Grants: [{ Grantee: { Type: 'Group', URI: ALL_USERS }, Permission: 'READ' }],
+        },
+      }),
+    );
+    const acl = await s3.send(new GetObjectAclCommand({ Bucket: name, Key: 'k' }));
+    expect(summary(acl.Grants)).toEqual(['AllUsers:READ']);
+    // READ_ACP and WRITE_ACP are implicit for the owner; its keys still read the object.
+    expect(
+      await (await s3.send(new GetObjectCommand({ Bucket: name, Key: 'k' }))).Body?.transformToString(),
+    ).toBe('kept');
+    expect((await fetch(`${endpoint}/${name}/k`)).status).toBe(200);
+    await s3.send(new PutObjectAclCommand({ Bucket: name, Key: 'k', GrantRead: `id="${b.id}"` }));
+    expect(summary((await s3.send(new GetObjectAclCommand({ Bucket: name, Key: 'k' }))).Grants)).toEqual([
+      `${b.id}:READ`,
+    ]);
+    expect((await fetch(`${endpoint}/${name}/k`)).status).toBe(403);
+  });
+
+  it('a bucket ACL that leaves the owner out is shown as sent, and the owner can still replace it', async () => {
+    const s3 = await accountClient(a);
+    const name = fresh('bexact');
+    await s3.send(new CreateBucketCommand({ Bucket: name }));
+    await s3.send(
+      new PutBucketAclCommand({
+        Bucket: name,
+        AccessControlPolicy: {
+          Owner: { ID: a.id },
+          Grants: [
+            { Grantee: { Type: 'CanonicalUser', ID: a.id }, Permission: 'READ_ACP' },
+            { Grantee: { Type: 'CanonicalUser', ID: b.id }, Permission: 'WRITE' },
+          ],
+        },
+      }),
+    );
+    expect(summary((await s3.send(new GetBucketAclCommand({ Bucket: name }))).Grants)).toEqual([
+      `${a.id}:READ_ACP`,
+      `${b.id}:WRITE`,
+    ]);
+    await s3.send(new PutBucketAclCommand({ Bucket: name, ACL: 'private' }));
+    expect(summary((await s3.send(new GetBucketAclCommand({ Bucket: name }))).Grants)).toEqual([
+      `${a.id}:FULL_CONTROL`,
+    ]);
+  });
+});
+
+describe('an object another account writes (ObjectWriter)', () => {
+  it("belongs to its writer: the bucket owner reads it only through the object's grants", async () => {
+    const owner = await accountClient(a);
+    const writer = await accountClient(b);
+    const name = fresh('foreign');
+    await owner.send(new CreateBucketCommand({ Bucket: name }));
+    await owner.send(new PutBucketAclCommand({ Bucket: name, GrantWrite: `id="${b.id}"` }));
+    await writer.send(new PutObjectCommand({ Bucket: name, Key: 'mine', Body: 'b only' }));
+    await writer.send(
+      new PutObjectCommand({ Bucket: name, Key: 'shared', Body: 'both', ACL: 'bucket-owner-full-control' }),
+    );
+    await writer.send(
+      new PutObjectCommand({ Bucket: name, Key: 'peek', Body: 'r', ACL: 'bucket-owner-read' }),
+    );
+
+    const mine = await writer.send(new GetObjectAclCommand({ Bucket: name, Key: 'mine' }));
+    expect(mine.Owner?.ID).toBe(b.id);
+    expect(summary(mine.Grants)).toEqual([`${b.id}:FULL_CONTROL`]);
+    await expect(owner.send(new GetObjectCommand({ Bucket: name, Key: 'mine' }))).rejects.toMatchObject({
+      name: 'AccessDenied',
+    });
+    await expect(owner.send(new GetObjectAclCommand({ Bucket: name, Key: 'mine' }))).rejects.toMatchObject({
+      name: 'AccessDenied',
+    });
+
+    const shared = await owner.send(new GetObjectAclCommand({ Bucket: name, Key: 'shared' }));
+    expect(shared.Owner?.ID).toBe(b.id);
+    expect(summary(shared.Grants)).toEqual([`${b.id}:FULL_CONTROL`, `${a.id}:FULL_CONTROL`]);
+    const read = await owner.send(new GetObjectCommand({ Bucket: name, Key: 'shared' }));
+    expect(await read.Body?.transformToString()).toBe('both');
+
+    // bucket-owner-read: the bucket's owner reads the bytes, not the ACL.
+    expect(
+      (await owner.send(new GetObjectCommand({ Bucket: name, Key: 'peek' }))).$metadata.httpStatusCode,
+    ).toBe(200);
+    await expect(owner.send(new GetObjectAclCommand({ Bucket: name, Key: 'peek' }))).rejects.toMatchObject({
+      name: 'AccessDenied',
+    });
+
+    // The writer leaves itself out: it keeps READ_ACP/WRITE_ACP as the object's owner.
+    await writer.send(
+      new PutObjectAclCommand({
+        Bucket: name,
+        Key: 'mine',
+        AccessControlPolicy: {
+          Owner: { ID: b.id },
+          Grants: [{ Grantee: { Type: 'CanonicalUser', ID: a.id }, Permission: 'READ' }],
+        },
+      }),
+    );
+    expect(
+      summary((await writer.send(new GetObjectAclCommand({ Bucket: name, Key: 'mine' }))).Grants),
+    ).toEqual([`${a.id}:READ`]);
+    expect(
+      (await owner.send(new GetObjectCommand({ Bucket: name, Key: 'mine' }))).$metadata.httpStatusCode,
+    ).toBe(200);
+    // The bucket's owner may always delete what its bucket holds.
+    await owner.send(new DeleteObjectCommand({ Bucket: name, Key: 'mine' }));
+  });
+
+  it('under BucketOwnerPreferred, bucket-owner-full-control hands the object to the bucket owner', async () => {
+    const owner = await accountClient(a);
+    const writer = await accountClient(b);
+    const name = fresh('pref');
+    await owner.send(new CreateBucketCommand({ Bucket: name, ObjectOwnership: 'BucketOwnerPreferred' }));
+    await owner.send(new PutBucketAclCommand({ Bucket: name, GrantWrite: `id="${b.id}"` }));
+    await writer.send(
+      new PutObjectCommand({ Bucket: name, Key: 'given', Body: 'x', ACL: 'bucket-owner-full-control' }),
+    );
+    await writer.send(new PutObjectCommand({ Bucket: name, Key: 'kept', Body: 'y' }));
+    const given = await owner.send(new GetObjectAclCommand({ Bucket: name, Key: 'given' }));
+    expect(given.Owner?.ID).toBe(a.id);
+    expect(summary(given.Grants)).toEqual([`${a.id}:FULL_CONTROL`]);
+    const kept = await writer.send(new GetObjectAclCommand({ Bucket: name, Key: 'kept' }));
+    expect(kept.Owner?.ID).toBe(b.id);
   });
 });

@@ -78,7 +78,7 @@ export interface ObjectLockDefault {
   years: number | null;
 }
 
-/** One ACL grant beyond the owner's own FULL_CONTROL. Groups are S3's AllUsers and AuthenticatedUsers. */
+/** One S3 ACL grant. Groups are S3's AllUsers and AuthenticatedUsers. */
 export interface AclGrant {
   grantee:
     | { type: 'CanonicalUser'; id: string }
@@ -101,6 +101,8 @@ export interface PublicAccessBlock {
 export interface BucketAccessChange {
   isPublic?: boolean;
   acl?: AclGrant[];
+  /** The owner's own grants in the bucket ACL, exactly as sent (may be none). */
+  ownerPermissions?: AclGrant['permission'][];
   /** null: ownership controls deleted (ACLs on, as for buckets made before AWS changed its default). */
   objectOwnership?: ObjectOwnership | null;
   publicAccessBlock?: PublicAccessBlock | null;
@@ -126,8 +128,13 @@ export interface BucketRecord {
   lifecycle: LifecycleRule[] | null;
   /** S3 bucket tagging, null when the bucket has no tag set. */
   tags?: Record<string, string> | null;
-  /** Bucket ACL grants beyond the owner's and the public READ that `isPublic` stands for. */
+  /** Bucket ACL grants beyond the owner's own and the public READ that `isPublic` stands for. */
   acl: AclGrant[];
+  /**
+   * The owner's own grants in the bucket ACL; absent means FULL_CONTROL (every ACL stored before
+   * ACLs were kept exactly as sent, and every ACL that gives the owner just that).
+   */
+  ownerPermissions?: AclGrant['permission'][];
   /** null when the ownership controls were deleted (ACLs enabled). */
   objectOwnership: ObjectOwnership | null;
   /** The bucket's own public access block, null when none (the operator's default still applies). */

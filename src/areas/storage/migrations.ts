@@ -128,7 +128,10 @@ export interface StorageBucketsTable {
   default_encryption: string | null;
   /** JSON `ObjectLockDefault`, null when the bucket has no default retention. */
   object_lock_default: string | null;
-  /** JSON `AclGrant[]`: grants beyond the owner's FULL_CONTROL and the public READ of `is_public`. */
+  /**
+   * The S3 ACL beyond the public READ of `is_public` (bucket-acl.ts): a JSON `AclGrant[]` of grants
+   * beyond the owner's FULL_CONTROL, or `{v:2, owner, grants}` with the owner's own grants as sent.
+   */
   acl: string | null;
   /** S3 object ownership; null is the default (`BucketOwnerEnforced`), `none` once deleted. */
   object_ownership: string | null;

@@ -6,6 +6,7 @@ import type { Limits } from '../../kernel/limits/quotas.js';
 import { fromBool, fromJson, isUniqueViolation, toBool, toJson } from '../../kernel/store/dialect.js';
 import type { AccessKeyService } from './access-keys.js';
 import { storageAuditor } from './audit.js';
+import { encodeBucketAcl } from './bucket-acl.js';
 import { STORAGE_TIERS } from './catalogue.js';
 import type { StorageChangeNotices } from './change-notices.js';
 import type {
@@ -349,7 +350,7 @@ export class StorageService {
     const row = await this.bucketForDataPlane(bucketName);
     const changes: Parameters<StorageRepo['updateBucket']>[1] = {};
     if (change.isPublic !== undefined) changes.is_public = fromBool(change.isPublic);
-    if (change.acl !== undefined) changes.acl = change.acl.length ? toJson(change.acl) : null;
+    if (change.acl !== undefined) changes.acl = encodeBucketAcl(change.acl, change.ownerPermissions);
     if (change.objectOwnership !== undefined) changes.object_ownership = change.objectOwnership ?? 'none';
     if (change.publicAccessBlock !== undefined)
       changes.public_access_block = change.publicAccessBlock ? toJson(change.publicAccessBlock) : null;

@@ -1,7 +1,7 @@
 import { fromJson, toBool } from '../../kernel/store/dialect.js';
+import { decodeBucketAcl } from './bucket-acl.js';
 import { BUCKET_ACTIONS } from './catalogue.js';
 import type {
-  AclGrant,
   BucketRecord,
   BucketUsage,
   CorsRule,
@@ -57,7 +57,7 @@ export function bucketRecord(row: StorageBucketsTable): BucketRecord {
     cors: row.cors === null ? null : fromJson<CorsRule[]>(row.cors, []),
     lifecycle: row.lifecycle === null ? null : fromJson<LifecycleRule[]>(row.lifecycle, []),
     tags: row.tags ? fromJson<Record<string, string> | null>(row.tags, null) : null,
-    acl: fromJson<AclGrant[]>(row.acl, []),
+    ...decodeBucketAcl(row.acl),
     objectOwnership:
       row.object_ownership === null
         ? 'BucketOwnerEnforced'

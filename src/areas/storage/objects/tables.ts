@@ -20,7 +20,7 @@ export interface ObjectRow {
   sse: string | null;
   /** Retention and legal hold (lock.ts), null when nothing protects the version. */
   object_lock: string | null;
-  /** ACL grants beyond the owner's (JSON `AclGrant[]`), null when private. */
+  /** The object's ACL (s3/object-acl.ts): null or `AclGrant[]` beyond the bucket owner's FULL_CONTROL, or `{v:2, owner, grants}`. */
   acl: string | null;
   /** S3's storage class, a label (storage-class.ts); null is STANDARD. */
   storage_class: string | null;
@@ -71,7 +71,7 @@ export interface UploadRow {
   sse: string | null;
   /** The lock the completed object gets. */
   object_lock: string | null;
-  /** The ACL the completed object gets. */
+  /** The ACL the completed object gets (same shapes as `ObjectRow.acl`). */
   acl: string | null;
   /** The storage class the completed object gets; null is STANDARD. */
   storage_class: string | null;

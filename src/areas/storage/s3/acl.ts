@@ -6,8 +6,10 @@ import { asText, el, parseXml } from './xml.js';
 
 /**
  * S3 access control lists: canned ACLs, `x-amz-grant-*` headers and the AccessControlPolicy
- * document, and what a grant lets its grantee do. Every object belongs to its bucket's owner
- * (Fjord keys belong to the bucket owner's account), so `bucket-owner-*` ACLs are `private`.
+ * document, and what a grant lets its grantee do. As on AWS, an ACL is the list of grants as
+ * given: a canned ACL stands for its documented list (the owner's FULL_CONTROL first), explicit
+ * grants are kept as they are, so an owner left out of them holds no grant (only the implicit
+ * READ_ACP/WRITE_ACP every resource owner keeps).
  */
 
 const GROUPS = 'http://acs.amazonaws.com/groups/global/';
@@ -19,19 +21,36 @@ const group = (g: 'AllUsers' | 'AuthenticatedUsers', permission: Permission): Ac
   permission,
 });
 
-/** The grants a canned ACL stands for, beyond the owner's FULL_CONTROL. */
-export function cannedGrants(canned: string): AclGrant[] {
+/** A grant to one account (a canonical id: a Fjord customer id). */
+export const accountGrant = (id: string, permission: Permission): AclGrant => ({
+  grantee: { type: 'CanonicalUser', id },
+  permission,
+});
+
+/** Whether `g` names the account `id`. */
+export const grantsTo = (g: AclGrant, id: string) =>
+  g.grantee.type === 'CanonicalUser' && g.grantee.id === id;
+
+/**
+ * The grants a canned ACL stands for on a resource `owner` owns in a bucket of `bucketOwner`
+ * (the same account for a bucket: `bucket-owner-*` on a bucket is then just `private`, as AWS
+ * ignores them there).
+ */
+export function cannedGrants(canned: string, owner: string, bucketOwner: string = owner): AclGrant[] {
+  const own = accountGrant(owner, 'FULL_CONTROL');
   switch (canned) {
     case 'private':
+      return [own];
     case 'bucket-owner-read':
+      return owner === bucketOwner ? [own] : [own, accountGrant(bucketOwner, 'READ')];
     case 'bucket-owner-full-control':
-      return [];
+      return owner === bucketOwner ? [own] : [own, accountGrant(bucketOwner, 'FULL_CONTROL')];
     case 'public-read':
-      return [group('AllUsers', 'READ')];
+      return [own, group('AllUsers', 'READ')];
     case 'public-read-write':
-      return [group('AllUsers', 'READ'), group('AllUsers', 'WRITE')];
+      return [own, group('AllUsers', 'READ'), group('AllUsers', 'WRITE')];
     case 'authenticated-read':
-      return [group('AuthenticatedUsers', 'READ')];
+      return [own, group('AuthenticatedUsers', 'READ')];
     case 'aws-exec-read':
     case 'log-delivery-write':
       throw s3Errors.notImplemented(`The canned ACL ${canned} is not supported.`);
@@ -86,17 +105,20 @@ function headerGrants(call: S3Call): AclGrant[] | null {
   return out;
 }
 
-/** The ACL a write asks for (`x-amz-acl` or `x-amz-grant-*`), or null when it asks for none. */
-export function requestedAcl(call: S3Call): AclGrant[] | null {
+/**
+ * The ACL a write asks for (`x-amz-acl` or `x-amz-grant-*`) on a resource `owner` owns in a bucket
+ * of `bucketOwner`, as the full list of grants; null when it asks for none.
+ */
+export function requestedAcl(call: S3Call, owner: string, bucketOwner: string = owner): AclGrant[] | null {
   const canned = call.header('x-amz-acl');
   const grants = headerGrants(call);
   if (canned !== undefined && grants)
     throw s3Errors.invalidRequest('Specifying both Canned ACLs and Header Grants is not allowed');
-  if (canned !== undefined) return cannedGrants(canned.trim());
+  if (canned !== undefined) return cannedGrants(canned.trim(), owner, bucketOwner);
   return grants;
 }
 
-/** An AccessControlPolicy document (PutBucketAcl, PutObjectAcl); the owner's own grants are implied. */
+/** An AccessControlPolicy document (PutBucketAcl, PutObjectAcl): its grants, exactly as listed. */
 export function parseAccessControlPolicy(text: string, ownerId: string): AclGrant[] {
   const doc = parseXml(text, 'AccessControlPolicy');
   const owner = asText(doc?.Owner?.ID);
@@ -121,7 +143,6 @@ export function parseAccessControlPolicy(text: string, ownerId: string): AclGran
             ? grantee('emailAddress', email)
             : null;
     if (!parsed) throw s3Errors.malformedAcl();
-    if (parsed.type === 'CanonicalUser' && parsed.id === ownerId) continue;
     grants.push({ grantee: parsed, permission });
   }
   return grants;
@@ -135,30 +156,39 @@ const publicRead = (g: AclGrant) =>
   g.grantee.group === 'AllUsers' &&
   (g.permission === 'READ' || g.permission === 'FULL_CONTROL');
 
-/** A bucket's ACL as stored: the public READ is the control API's `is_public`, the rest is kept as grants. */
-export function splitBucketAcl(grants: AclGrant[]): { isPublic: boolean; acl: AclGrant[] } {
+/**
+ * A bucket's ACL as stored: the public READ is the control API's `is_public`, the owner's own
+ * grants are `ownerPermissions`, the rest is kept as grants.
+ */
+export function splitBucketAcl(
+  grants: AclGrant[],
+  ownerId: string,
+): { isPublic: boolean; acl: AclGrant[]; ownerPermissions: Permission[] } {
   return {
     isPublic: grants.some(publicRead),
-    acl: grants.filter((g) => !(publicRead(g) && g.permission === 'READ')),
+    acl: grants.filter((g) => !(publicRead(g) && g.permission === 'READ') && !grantsTo(g, ownerId)),
+    ownerPermissions: grants.filter((g) => grantsTo(g, ownerId)).map((g) => g.permission),
   };
 }
 
+/** A bucket's ACL as GetBucketAcl shows it: the owner's grants, the public READ, then the rest. */
 export function bucketGrants(bucket: BucketRecord): AclGrant[] {
-  return bucket.isPublic ? [group('AllUsers', 'READ'), ...bucket.acl] : bucket.acl;
+  const own = (bucket.ownerPermissions ?? ['FULL_CONTROL']).map((p) => accountGrant(bucket.customerId, p));
+  return [...own, ...(bucket.isPublic ? [group('AllUsers', 'READ')] : []), ...bucket.acl];
 }
 
+/** An AccessControlPolicy's body; the owner's name is shown on its own grants too. */
 export function aclXml(ownerId: string, ownerName: string, grants: AclGrant[]): string {
   const owner = `${el('ID', ownerId)}${el('DisplayName', ownerName)}`;
   const xsi = 'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"';
   const one = (g: AclGrant) => {
     const who =
       g.grantee.type === 'CanonicalUser'
-        ? `<Grantee ${xsi} xsi:type="CanonicalUser">${el('ID', g.grantee.id)}</Grantee>`
+        ? `<Grantee ${xsi} xsi:type="CanonicalUser">${g.grantee.id === ownerId ? owner : el('ID', g.grantee.id)}</Grantee>`
         : `<Grantee ${xsi} xsi:type="Group">${el('URI', GROUPS + g.grantee.group)}</Grantee>`;
     return `<Grant>${who}${el('Permission', g.permission)}</Grant>`;
   };
-  const ownerGrant = `<Grant><Grantee ${xsi} xsi:type="CanonicalUser">${owner}</Grantee>${el('Permission', 'FULL_CONTROL')}</Grant>`;
-  return `<Owner>${owner}</Owner><AccessControlList>${ownerGrant}${grants.map(one).join('')}</AccessControlList>`;
+  return `<Owner>${owner}</Owner><AccessControlList>${grants.map(one).join('')}</AccessControlList>`;
 }
 
 /** The ACL permission an action needs on a bucket or on an object. */

@@ -4,7 +4,6 @@ import type { Clock } from '../../../kernel/clock.js';
 import type { ProtocolMetrics } from '../../../kernel/observe/protocol-metrics.js';
 import type { SecretBox } from '../../../kernel/secrets.js';
 import type {
-  AclGrant,
   BucketDirectory,
   BucketRecord,
   ObjectOwnership,
@@ -12,12 +11,21 @@ import type {
 } from '../data-plane-contract.js';
 import type { BandwidthMeter } from '../objects/bandwidth.js';
 import type { ObjectStore } from '../objects/object-store.js';
+import { grantsTo } from './acl.js';
 import type { Principal } from './auth.js';
 import { type BodyChecksumOptions, BodyReader } from './body.js';
 import type { DirectoryCache } from './directory-cache.js';
 import { S3Error, s3Errors } from './errors.js';
+import { decodeObjectAcl } from './object-acl.js';
 import type { S3Operation } from './operations.js';
-import { type Decision, decide, policyOf, type RequestFacts } from './permissions.js';
+import {
+  type Decision,
+  decide,
+  foreignObjectAllows,
+  type ObjectJudge,
+  policyOf,
+  type RequestFacts,
+} from './permissions.js';
 import { readsExistingTags } from './policy.js';
 import { doc } from './xml.js';
 
@@ -122,6 +130,7 @@ export class S3Call {
       key === null
         ? this.decide(bucket, action, null)
         : await this.decideObject(bucket, action, key, this.query.get('versionId'));
+    if (opts.objectAcl) this.objectAclAction = action;
     if (!d.allowed) {
       if (opts.objectAcl && d.objectCheck) this.pendingObjectCheck = d;
       // DeleteObjects: each key is judged on its own when a policy may allow some keys only.
@@ -203,15 +212,24 @@ export class S3Call {
 
   /**
    * After `requireBucket(…, {objectAcl: true})`: the object's ACL decides what the bucket could
-   * not. A missing object is refused as the bucket refused (AWS answers AccessDenied, not NoSuchKey).
+   * not, and alone for an object another account owns. A missing object is refused as the bucket
+   * refused (AWS answers AccessDenied, not NoSuchKey).
    */
   async checkObjectAcl<T extends { acl: string | null }>(find: () => Promise<T>): Promise<T> {
-    const pending = this.pendingObjectCheck;
-    if (!pending) return find();
+    const pending = this.pendingObjectCheck ?? ALLOWED;
     this.pendingObjectCheck = null;
-    return objectOpenedByAcl(pending, find);
+    const bucket = this.bucket;
+    const action = this.objectAclAction;
+    if (!bucket || !action) throw new Error('checkObjectAcl without requireBucket({objectAcl: true})');
+    return objectOpenedByAcl(pending, find, this.objectJudge(bucket, action));
   }
   private pendingObjectCheck: Decision | null = null;
+  private objectAclAction: string | null = null;
+
+  /** What `objectOpenedByAcl` needs to judge an object another account owns. */
+  objectJudge(bucket: BucketRecord, action: string): ObjectJudge {
+    return { principal: this.principal, bucket, action, operator: this.env.settings.publicAccessBlock };
+  }
 
   facts(): RequestFacts {
     return {
@@ -286,23 +304,37 @@ export class S3Call {
   }
 }
 
+const ALLOWED: Decision = { allowed: true };
+
 /**
- * The object `find` returns, if the refusal `d` is lifted by the object's own ACL; a missing object
- * is refused as the bucket refused (AWS answers AccessDenied, not NoSuchKey, to who may not list).
+ * The object `find` returns, if the bucket's decision `d` allows it or the object's own ACL lifts
+ * its refusal; a missing object is refused as the bucket refused (AWS answers AccessDenied, not
+ * NoSuchKey, to who may not list). With ACLs on, an object another account owns (ObjectWriter) is
+ * judged by its ACL alone, as AWS's object context: the bucket's owner reads it only if granted.
  */
 export async function objectOpenedByAcl<T extends { acl: string | null }>(
   d: Decision,
   find: () => Promise<T>,
+  judge: ObjectJudge,
 ): Promise<T> {
-  if (d.allowed) return find();
-  if (!d.objectCheck) throw d.error;
+  const { bucket } = judge;
+  const aclsOn = bucket.objectOwnership !== 'BucketOwnerEnforced';
+  if (d.allowed && !aclsOn) return find();
+  if (!d.allowed && !d.objectCheck) throw d.error;
   let row: T;
   try {
     row = await find();
   } catch (err) {
-    if (err instanceof S3Error && err.status < 500) throw d.error;
+    if (!d.allowed && err instanceof S3Error && err.status < 500) throw d.error;
     throw err;
   }
-  if (!d.objectCheck(row.acl ? (JSON.parse(row.acl) as AclGrant[]) : [])) throw d.error;
+  const acl = decodeObjectAcl(row.acl, bucket.customerId);
+  if (acl.owner !== bucket.customerId) {
+    if (!foreignObjectAllows(judge, acl)) throw d.allowed ? s3Errors.accessDenied() : d.error;
+    return row;
+  }
+  if (d.allowed) return row;
+  // The owner's keys are judged by their own grants, never by the ACL's grant to their account.
+  if (!d.objectCheck!(acl.grants.filter((g) => !grantsTo(g, bucket.customerId)))) throw d.error;
   return row;
 }

@@ -2,6 +2,7 @@ import type { AclGrant, BucketRecord, PublicAccessBlock } from '../data-plane-co
 import { aclPermits, bucketPermissionFor, objectPermissionFor } from './acl.js';
 import { keyAllows, type Principal } from './auth.js';
 import { type S3Error, s3Errors } from './errors.js';
+import type { ObjectAcl } from './object-acl.js';
 import { type BucketPolicy, EXISTING_TAG_KEY, parsePolicy, REQUEST_TAG_KEY } from './policy.js';
 import { evaluatePolicy, isPublicPolicy } from './policy-eval.js';
 
@@ -163,6 +164,43 @@ export function decide(
       ? (acl) => aclPermits(acl, principal, objectPermission, ignorePublic)
       : null,
   };
+}
+
+/** Who asks for an object, in which bucket, for what: enough to judge it by the object's ACL. */
+export interface ObjectJudge {
+  principal: Principal;
+  bucket: BucketRecord;
+  action: string;
+  operator: PublicAccessBlock | undefined;
+}
+
+/**
+ * Whether an object another account owns (written under ObjectWriter) opens to the principal, as
+ * AWS's object context decides: its owner always reads and writes its ACL (READ_ACP and WRITE_ACP
+ * are implicit for an owner) and reads it through its own key's grants or the ACL; anyone else,
+ * the bucket's owner included, only through the ACL's grants, and the owner's keys only within
+ * their own grants as well. A Deny of the bucket policy was applied before.
+ */
+export function foreignObjectAllows(judge: ObjectJudge, acl: ObjectAcl): boolean {
+  const { principal, bucket, action } = judge;
+  const permission = objectPermissionFor(action);
+  if (!permission) return false;
+  const ignorePublic = effectiveBlock(bucket, judge.operator).ignorePublicAcls;
+  const account = principal.kind === 'key' ? principal.key.customerId : null;
+  if (principal.kind === 'key' && account === acl.owner)
+    return (
+      permission === 'READ_ACP' ||
+      permission === 'WRITE_ACP' ||
+      keyAllows(principal.key, bucket.name, action) ||
+      aclPermits(acl.grants, principal, permission, ignorePublic)
+    );
+  if (
+    principal.kind === 'key' &&
+    account === bucket.customerId &&
+    !keyAllows(principal.key, bucket.name, action)
+  )
+    return false;
+  return aclPermits(acl.grants, principal, permission, ignorePublic);
 }
 
 /** The condition keys of a request (lower-cased names), for bucket policies. */

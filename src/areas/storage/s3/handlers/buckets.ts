@@ -1,8 +1,9 @@
 import type { BucketAccessChange, ObjectOwnership } from '../../data-plane-contract.js';
 import { isS3BucketName } from '../../validation.js';
-import { isPublicGrant, requestedAcl, splitBucketAcl } from '../acl.js';
+import { accountGrant, isPublicGrant, requestedAcl, splitBucketAcl } from '../acl.js';
 import type { S3Call } from '../context.js';
 import { fromAppError, S3Error, s3Errors } from '../errors.js';
+import { grantsToOthers } from '../object-acl.js';
 import { guardVersionDelete } from '../object-lock.js';
 import { asText, el, parseXml } from '../xml.js';
 import { refOf } from './object-lookup.js';
@@ -118,7 +119,7 @@ export async function createBucket(call: S3Call): Promise<void> {
       lockHeader,
     );
   const objectLock = lockHeader?.toLowerCase() === 'true';
-  const access = accessAtCreation(call);
+  const access = accessAtCreation(call, p.key.customerId);
   try {
     await call.env.directory.createBucketViaS3(p.key.customerId, name, region, p.key.accessKeyId, objectLock);
     if (access) await call.env.directory.putBucketAccess(name, access);
@@ -194,22 +195,27 @@ export async function deleteObjects(call: S3Call): Promise<void> {
  * chose another default (FJORD_S3_DEFAULT_OBJECT_OWNERSHIP), and an ACL other than private needs
  * ACLs on.
  */
-function accessAtCreation(call: S3Call): BucketAccessChange | null {
-  const grants = requestedAcl(call) ?? [];
+function accessAtCreation(call: S3Call, owner: string): BucketAccessChange | null {
+  const grants = requestedAcl(call, owner) ?? [accountGrant(owner, 'FULL_CONTROL')];
+  const others = grantsToOthers(grants, owner, owner);
+  const split = splitBucketAcl(grants, owner);
+  const ownerAsUsual = split.ownerPermissions.length === 1 && split.ownerPermissions[0] === 'FULL_CONTROL';
   const asked = call.header('x-amz-object-ownership');
   if (asked !== undefined && !['BucketOwnerEnforced', 'BucketOwnerPreferred', 'ObjectWriter'].includes(asked))
     throw s3Errors.invalidArgument('Invalid x-amz-object-ownership header', 'x-amz-object-ownership', asked);
   const ownership = (asked ??
     call.env.settings.defaultObjectOwnership ??
     'BucketOwnerEnforced') as ObjectOwnership;
-  if (grants.length > 0 && ownership === 'BucketOwnerEnforced')
+  if (others.length > 0 && ownership === 'BucketOwnerEnforced')
     throw new S3Error(
       'InvalidBucketAclWithObjectOwnership',
       400,
       "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting",
     );
-  if (grants.some(isPublicGrant) && call.env.settings.publicAccessBlock?.blockPublicAcls)
+  if (others.some(isPublicGrant) && call.env.settings.publicAccessBlock?.blockPublicAcls)
     throw s3Errors.publicAclBlocked();
-  if (asked === undefined && grants.length === 0) return null;
-  return { ...(asked !== undefined ? { objectOwnership: ownership } : {}), ...splitBucketAcl(grants) };
+  if (asked === undefined && others.length === 0 && ownerAsUsual) return null;
+  // With ACLs off the owner's FULL_CONTROL is all a bucket's ACL can say.
+  const acl = ownership === 'BucketOwnerEnforced' ? { ...split, ownerPermissions: undefined } : split;
+  return { ...(asked !== undefined ? { objectOwnership: ownership } : {}), ...acl };
 }

@@ -236,7 +236,11 @@ export async function copySource(call: S3Call): Promise<{ row: ObjectRow; bucket
   call.checkExpectedOwner(bucket, 'x-amz-source-expected-bucket-owner');
   const action = src.versionId !== null ? 's3:GetObjectVersion' : 's3:GetObject';
   const d = await call.decideObject(bucket, action, src.key, src.versionId);
-  const row = await objectOpenedByAcl(d, () => findObject(call, bucket, src.key, src.versionId));
+  const row = await objectOpenedByAcl(
+    d,
+    () => findObject(call, bucket, src.key, src.versionId),
+    call.objectJudge(bucket, action),
+  );
   checkConditions(row, (n) => call.header(n), 'x-amz-copy-source-', 412);
   return { row, bucket };
 }

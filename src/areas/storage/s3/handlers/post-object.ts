@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ObjectAttributes } from '../../objects/object-store.js';
 import { storageClassOf } from '../../objects/storage-class.js';
-import { cannedGrants } from '../acl.js';
 import type { S3Call } from '../context.js';
 import { sealingFor } from '../encryption.js';
 import { S3Error, s3Errors } from '../errors.js';
@@ -9,7 +8,7 @@ import { readPostForm } from '../form-data.js';
 import { lockForWrite } from '../object-lock.js';
 import { authenticatePostForm } from '../post-policy.js';
 import { doc, el } from '../xml.js';
-import { checkGrants } from './access.js';
+import { aclForWrite } from './access.js';
 import { parseTagQuery, quoteEtag } from './object-headers.js';
 import { checkKey, refOf } from './object-lookup.js';
 
@@ -80,10 +79,7 @@ export async function postObject(call: S3Call): Promise<void> {
       throw s3Errors.notImplemented(`The form field ${name} is not supported on POST uploads; use PUT.`);
   const { sealing } = await sealingFor(call, bucket, (n) => fields.get(n));
   const lock = lockForWrite(call, bucket);
-  const canned = fields.get('acl');
-  const grants = canned !== undefined ? cannedGrants(canned.trim()) : [];
-  await checkGrants(call, bucket, grants);
-  const acl = grants.length ? JSON.stringify(grants) : null;
+  const acl = await aclForWrite(call, bucket, key, fields.get('acl') ?? 'private');
   const storageClass = storageClassOf(fields.get('x-amz-storage-class'));
   const done = await call.env.objects.putObject(refOf(bucket), key, body, attrs, {
     sealing,
