@@ -24,7 +24,7 @@ export function ServerTerminal({ id }: { id: string }) {
     const el = box.current;
     if (!el) return;
     adoptInlineStyles();
-    const term = new Terminal({ cursorBlink: true, fontSize: 14, convertEol: false, scrollback: 5000 });
+    const term = new Terminal({ cursorBlink: true, fontSize: 14, lineHeight: 1.15, scrollback: 5000 });
     const fit = new FitAddon();
     term.loadAddon(fit);
     term.open(el);
