@@ -102,33 +102,50 @@ describe.skipIf(skip !== null)('the virtual server terminal in Chromium', () => 
     await page.goto(`${origin}/console/servers/${id}`);
     await page.getByRole('button', { name: 'Open terminal' }).click();
     await expect
-      .poll(() => page.getByRole('status').filter({ hasText: /Connected|Disconnected/ }).textContent())
+      .poll(() =>
+        page
+          .getByRole('status')
+          .filter({ hasText: /Connected|Disconnected/ })
+          .textContent(),
+      )
       .toBe('Connected.');
-    const screen = page.locator('.xterm-rows');
+    // xterm.js draws each row as a div: the screen's text, a line per row.
+    const screen = async () =>
+      (await page.locator('.xterm-rows > div').allTextContents()).map((r) => r.trimEnd()).join('\n');
     // The prompt first (sshd's shell is up), then the command.
-    await expect.poll(() => screen.innerText(), { timeout: 20_000 }).toMatch(/#\s*$/m);
+    await expect.poll(() => screen(), { timeout: 20_000 }).toMatch(/#\s*$/m);
     await page.locator('.xterm-helper-textarea').focus();
     await page.keyboard.type('echo fjord-$((6*7)) on $(hostname)');
     await page.keyboard.press('Enter');
-    await expect.poll(() => screen.innerText(), { timeout: 20_000 }).toMatch(/^fjord-42 on term\.example\.test$/m);
+    await expect.poll(() => screen(), { timeout: 20_000 }).toMatch(/^fjord-42 on term\.example\.test$/m);
 
     // The one-connection key was taken out of the server once the login succeeded.
     await page.keyboard.type(
       'for i in $(seq 100); do grep -q fjord-terminal- /root/.ssh/authorized_keys || break; sleep 0.1; done; echo keys-left=$(grep -c fjord-terminal- /root/.ssh/authorized_keys)',
     );
     await page.keyboard.press('Enter');
-    await expect.poll(() => screen.innerText(), { timeout: 20_000 }).toMatch(/^keys-left=0$/m);
+    await expect.poll(() => screen(), { timeout: 20_000 }).toMatch(/^keys-left=0$/m);
     await page.screenshot({ path: join(ARTEFACTS, 'vps-terminal.png'), fullPage: true });
 
     // Exiting the shell closes the socket and the page says so; Reconnect opens a new session.
     await page.keyboard.type('exit');
     await page.keyboard.press('Enter');
     await expect
-      .poll(() => page.getByRole('status').filter({ hasText: /Connected|Disconnected/ }).textContent())
+      .poll(() =>
+        page
+          .getByRole('status')
+          .filter({ hasText: /Connected|Disconnected/ })
+          .textContent(),
+      )
       .toMatch(/^Disconnected\. The session ended\.$/);
     await page.getByRole('button', { name: 'Reconnect' }).click();
     await expect
-      .poll(() => page.getByRole('status').filter({ hasText: /Connected|Disconnected/ }).textContent())
+      .poll(() =>
+        page
+          .getByRole('status')
+          .filter({ hasText: /Connected|Disconnected/ })
+          .textContent(),
+      )
       .toBe('Connected.');
     expect(problems).toEqual([]);
   }, 700_000);

@@ -12,11 +12,14 @@ export function adoptInlineStyles(): void {
   if (installed) return;
   installed = true;
   const make = Document.prototype.createElement;
-  Document.prototype.createElement = function (this: Document, tag: string, options?: ElementCreationOptions) {
+  Document.prototype.createElement = function (
+    this: Document,
+    tag: string,
+    options?: ElementCreationOptions,
+  ) {
     if (String(tag).toLowerCase() !== 'style') return make.call(this, tag, options);
     const sheet = new CSSStyleSheet();
-    const doc = this;
-    doc.adoptedStyleSheets = [...doc.adoptedStyleSheets, sheet];
+    this.adoptedStyleSheets = [...this.adoptedStyleSheets, sheet];
     const placeholder = make.call(this, 'fjord-style', options);
     placeholder.hidden = true;
     let text = '';
@@ -29,7 +32,7 @@ export function adoptInlineStyles(): void {
     });
     const remove = placeholder.remove.bind(placeholder);
     placeholder.remove = () => {
-      doc.adoptedStyleSheets = doc.adoptedStyleSheets.filter((s) => s !== sheet);
+      this.adoptedStyleSheets = this.adoptedStyleSheets.filter((s) => s !== sheet);
       remove();
     };
     return placeholder;

@@ -9,8 +9,8 @@ import { ConfirmDelete, Failure, Loading, Panel, SecretOnce } from '../ui/widget
 import { LogStream } from './app-logs.js';
 import { ClusterTimeline } from './cluster-timeline.js';
 import { RecordEditor } from './dns-records.js';
-import { ServerTerminal } from './server-terminal.js';
 import { ObjectBrowser } from './objects.js';
+import { ServerTerminal } from './server-terminal.js';
 
 type Props = { id: string; row: Row; api: FjordClient };
 

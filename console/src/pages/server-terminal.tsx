@@ -45,7 +45,9 @@ export function ServerTerminal({ id }: { id: string }) {
     ws.onclose = (e) => {
       const why =
         e.reason ||
-        (e.code === 1006 ? 'The connection was refused or lost (is the server yours, and are you signed in?).' : '');
+        (e.code === 1006
+          ? 'The connection was refused or lost (is the server yours, and are you signed in?).'
+          : '');
       setState({ open: false, message: `Disconnected. ${why}`.trim() });
     };
     const input = term.onData((d) => {
