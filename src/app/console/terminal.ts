@@ -52,6 +52,10 @@ export function attachConsoleTerminal(
     maxPayload: MAX_FRAME,
     handleProtocols: (offered) => (offered.has(TERMINAL_PROTOCOL) ? TERMINAL_PROTOCOL : false),
   });
+  // Upgraded sockets are no longer the HTTP server's: they end with it.
+  server.on('close', () => {
+    for (const client of wss.clients) client.terminate();
+  });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => {});
     void (async () => {
@@ -94,6 +98,12 @@ async function relay(
   const close = (code: number, reason: string) => {
     if (ws.readyState === WebSocket.OPEN) ws.close(code, reason.slice(0, 120));
   };
+  // Keys typed before the shell is up are kept for it; a page gone meanwhile ends it all.
+  const early: Buffer[] = [];
+  const keep = (data: unknown, isBinary: boolean) => {
+    if (isBinary) early.push(Buffer.isBuffer(data) ? data : Buffer.concat(data as Buffer[]));
+  };
+  ws.on('message', keep);
   const keys = sshUtils.generateKeyPairSync('ed25519');
   let grant: Awaited<ReturnType<VpsService['grantTerminalLogin']>>;
   try {
@@ -108,14 +118,19 @@ async function relay(
   }
   const revoke = () =>
     grant.revoke().catch((err) => log.warn({ err, vps: who.vpsId }, 'terminal: removing the key failed'));
+  ws.off('message', keep);
+  if (ws.readyState !== WebSocket.OPEN) return void revoke();
   const ssh = new SshClient();
   let channel: ClientChannel | null = null;
-  const pending: Buffer[] = [];
+  const pending: Buffer[] = early;
   let size_ = size;
   const sessionCheck = setInterval(() => {
-    void kernel.consoleSessions.lookUp(who.sessionToken).then((s) => {
-      if (!s) close(4401, 'The console session has ended; sign in again.');
-    });
+    kernel.consoleSessions.lookUp(who.sessionToken).then(
+      (s) => {
+        if (!s) close(4401, 'The console session has ended; sign in again.');
+      },
+      (err) => log.warn({ err }, 'terminal: checking the session failed'),
+    );
   }, SESSION_CHECK_MS);
   sessionCheck.unref();
   const finish = () => {
