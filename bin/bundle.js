@@ -24,6 +24,7 @@ const EXTERNAL = [
   '@scalar/fastify-api-reference', // serves its own static files
   '@ip-location-db/*', // data files
   'hls.js', // served as a file to browsers
+  'ssh2', // optional native addons (its crypto binding, cpu-features) and a wasm module it loads by path
   'gpt-tokenizer', // 1 MB of encodings, loaded (its CommonJS build) on the first token count
   'acme-client', // loaded when a certificate is ordered
   'esbuild',

@@ -6959,6 +6959,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console/vps/{vps_id}/terminal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Console: a WebSocket to the server's shell (xterm.js ↔ the server's sshd)
+         * @description A WebSocket, opened by the console page. Accepted only with the console session cookie, the subprotocols `fjord-terminal` and `fjord-csrf.<csrf_token>` (a browser's WebSocket cannot send the X-Fjord-CSRF header), an `Origin` equal to Fjord's own, and a PAT with `vps:write` behind the session; otherwise 401 or 403 before the upgrade. Another customer's server, or none, is 404. `?cols=&rows=` give the first size. Once open: binary frames are terminal bytes both ways; a text frame `{"type":"resize","cols":…,"rows":…}` resizes. Close codes: 4503 where servers are simulated (nothing to log in to), 4409 when the server is not running, 4401 when the session ends, 1011 when sshd cannot be reached, 1000 when the shell exits.
+         *
+         *     No credential needed.
+         */
+        get: operations["consoleVpsTerminal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/console": {
         parameters: {
             query?: never;
@@ -57179,6 +57201,112 @@ export interface operations {
             };
             /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
             507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    consoleVpsTerminal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                vps_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching Protocols: the WebSocket is open */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description OK */
+            426: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -25,6 +25,8 @@ import { adminLimitRoutes } from './admin-limit-routes.js';
 import { adminRoutes } from './admin-routes.js';
 import { consoleSessionRoutes } from './console/session-routes.js';
 import { consoleStaticRoutes } from './console/static-routes.js';
+import { attachConsoleTerminal } from './console/terminal.js';
+import { consoleTerminalRoute } from './console/terminal-route.js';
 import { consoleUploadRoute } from './console/upload-route.js';
 import { ensureDevCredentials } from './dev-credentials.js';
 import { fixDataDirModes, securePermissions } from './files.js';
@@ -138,9 +140,11 @@ export class Fjord {
       ...swaggerUiRoutes(() => fjord.openapi()),
       ...consoleSessionRoutes(kernel),
       consoleUploadRoute(() => serviceOf(areas, 'storage')?.endpoint() ?? null),
+      consoleTerminalRoute(),
       ...consoleStaticRoutes(),
     );
     const http = await buildHttpApp(kernel, routes, metrics, idempotency);
+    attachConsoleTerminal(http.server, kernel, () => serviceOf(areas, 'vps'));
     fjord = new Fjord(kernel, areas, http, routes);
     await http.ready();
     if (config.devCredentials) fjord.devCredentialsPath = await ensureDevCredentials(kernel);

@@ -10,6 +10,7 @@ import { LogStream } from './app-logs.js';
 import { ClusterTimeline } from './cluster-timeline.js';
 import { RecordEditor } from './dns-records.js';
 import { ObjectBrowser } from './objects.js';
+import { ServerTerminal } from './server-terminal.js';
 
 type Props = { id: string; row: Row; api: FjordClient };
 
@@ -221,6 +222,26 @@ function ServerSections({ id, row, api }: Props) {
   );
 }
 
+/** The terminal is opened on demand: it logs in to the server, which a page visit should not do. */
+function ServerConsole({ id, row }: Props) {
+  const [shown, setShown] = useState(false);
+  return (
+    <section aria-labelledby="terminal-heading">
+      <h2 id="terminal-heading">Terminal</h2>
+      {shown ? (
+        <ServerTerminal id={id} />
+      ) : (
+        <>
+          <p>A shell on the server as root, in the browser. The server must be running.</p>
+          <button type="button" disabled={row['status'] !== 'running'} onClick={() => setShown(true)}>
+            Open terminal
+          </button>
+        </>
+      )}
+    </section>
+  );
+}
+
 function ClusterSections({ id, row, api }: Props) {
   return (
     <>
@@ -343,7 +364,12 @@ export const AREA_SECTIONS: Record<string, FunctionComponent<Props>> = {
   storage: StorageSections,
   dns: DnsSections,
   databases: DatabaseSections,
-  servers: ServerSections,
+  servers: (p: Props) => (
+    <>
+      <ServerSections {...p} />
+      <ServerConsole {...p} />
+    </>
+  ),
   clusters: ClusterSections,
   apps: AppSections,
   'domain-verification': DomainVerificationSections,

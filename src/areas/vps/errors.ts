@@ -102,4 +102,10 @@ export const vpsErrors = {
     }),
   badDownloadLink: () =>
     new AppError('not_found', 'download_link_invalid', 'This download link is unknown or has expired.'),
+  terminalUnavailable: () =>
+    new AppError(
+      'unavailable',
+      'terminal_unavailable',
+      'The web terminal is available only where servers really run: this install simulates them (FJORD_VPS_DRIVER=simulated), so there is no server to log in to.',
+    ),
 };

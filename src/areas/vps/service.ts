@@ -8,7 +8,7 @@ import type { AccountService } from '../account/service.js';
 import type { RegionsService } from '../regions/service.js';
 import type { InternalObjects } from '../storage/service.js';
 import { OS_TEMPLATES, PLANS, planOf, templateOf } from './catalogue.js';
-import type { ActionTiming, ServerSpec, VpsDriver } from './drivers/driver.js';
+import type { ActionTiming, LoginGrant, LoginKeys, ServerSpec, VpsDriver } from './drivers/driver.js';
 import { vpsErrors } from './errors.js';
 import type { VpsServersTable, VpsStatus } from './migrations.js';
 import { VpsRepo } from './repo.js';
@@ -297,6 +297,20 @@ export class VpsService {
       snapshot_name: name,
       message: `The disk is put back as it was at snapshot ${name}; data written since is gone.`,
     };
+  }
+
+  /**
+   * A login for one console terminal connection: `publicKey` (made for that connection) is added
+   * to the running server's login user, and taken out again by the grant's `revoke`. Another
+   * customer's server is `vps_not_found`; a driver whose servers do not really run has nothing to
+   * log in to.
+   */
+  async grantTerminalLogin(customerId: string, id: string, publicKey: string): Promise<LoginGrant> {
+    const s = settle(await this.find(customerId, id), this.clock.nowMs());
+    const keys = this.driver as VpsDriver & Partial<LoginKeys>;
+    if (this.driver.simulated || !keys.grantLogin) throw vpsErrors.terminalUnavailable();
+    if (s.status !== 'running') throw vpsErrors.invalidState('open a terminal on', s.status, ['running']);
+    return keys.grantLogin(id, publicKey);
   }
 
   /** `vm_count` of the account's SSH keys: servers that carry each key. */

@@ -83,3 +83,21 @@ export interface VpsDriver {
   /** Emulator reset: every server and its disk are gone. */
   destroyAll?(): Promise<void>;
 }
+
+/**
+ * A one-connection login to a running server: where its sshd is reached from Fjord, as whom,
+ * and how to take the key back when the connection ends.
+ */
+export interface LoginGrant {
+  host: string;
+  port: number;
+  user: string;
+  /** Removes the key from the server; safe to call more than once. */
+  revoke(): Promise<void>;
+}
+
+/** What a driver whose servers really run can do for the console's terminal. */
+export interface LoginKeys {
+  /** Adds `publicKey` to the login user's authorized keys inside the running server. */
+  grantLogin(id: string, publicKey: string): Promise<LoginGrant>;
+}

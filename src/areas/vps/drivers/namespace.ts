@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -5,7 +6,15 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { KeyedMutex } from '../../../kernel/keyed-mutex.js';
 import { planOf, type VpsPlan } from '../catalogue.js';
-import type { ActionTiming, KnownServer, ServerMetrics, ServerSpec, VpsDriver } from './driver.js';
+import type {
+  ActionTiming,
+  KnownServer,
+  LoginGrant,
+  LoginKeys,
+  ServerMetrics,
+  ServerSpec,
+  VpsDriver,
+} from './driver.js';
 import { backupOf, prepareDisk, restoreFrom, rollbackTo, writeSnapshot } from './namespace/disk.js';
 import { ensureDisk, mountDisk, unmountDisk, upperOf, withDisk, workOf } from './namespace/disk-image.js';
 import {
@@ -24,6 +33,7 @@ import { checkNamespaceHost } from './namespace/host-check.js';
 import { grantPool, idBaseOf, releaseIdRange, reserveIdRange, shiftOwnership } from './namespace/idmaps.js';
 import { MOUNT_SCRATCH } from './namespace/init.js';
 import { launchServer } from './namespace/launch.js';
+import { addLoginKey, removeLoginKey } from './namespace/login-keys.js';
 import { ServerMetricsReader } from './namespace/metrics.js';
 import { releaseSlot, reserveSlot } from './namespace/slots.js';
 import { SshForwards } from './namespace/ssh-proxy.js';
@@ -42,6 +52,8 @@ interface ServerMeta {
   id_range?: number;
 }
 
+/** The comment of every terminal key line, followed by the connection's own random part. */
+const TERMINAL_KEY_PREFIX = 'fjord-terminal-';
 /** How long a graceful stop may take before the server's processes are killed. */
 const STOP_GRACE_MS = 10_000;
 /** How long sshd may take to answer after the server is launched. */
@@ -61,7 +73,7 @@ const BOOT_TIMEOUT_MS = 30_000;
  * What is done to those files alone is in namespace/disk.ts, the network slots in
  * namespace/slots.ts, the launch itself in namespace/launch.ts.
  */
-export class NamespaceVpsDriver implements VpsDriver {
+export class NamespaceVpsDriver implements VpsDriver, LoginKeys {
   readonly name = 'namespace';
   readonly simulated = false;
   private readonly queues = new KeyedMutex();
@@ -191,6 +203,41 @@ export class NamespaceVpsDriver implements VpsDriver {
       await restoreFrom(this.dirOf(spec.id), spec, archive);
       await this.reshift(spec.id);
     });
+  }
+
+  /**
+   * A key for one terminal connection, added inside the running server (namespace/login-keys.ts)
+   * and reached on the server's own address, which answers from the host even where the loopback
+   * relay could not listen.
+   */
+  async grantLogin(id: string, publicKey: string): Promise<LoginGrant> {
+    const init = await this.initOf(id);
+    const meta = await this.meta(id);
+    if (!init || !meta) throw new Error(`server ${id} is not running`);
+    const marker = `${TERMINAL_KEY_PREFIX}${randomBytes(8).toString('hex')}`;
+    await addLoginKey(init, publicKey, marker);
+    let revoked: Promise<void> | null = null;
+    return {
+      host: addressesOf(meta.slot).server,
+      port: 22,
+      user: 'root',
+      revoke: () => {
+        revoked ??= (async () => {
+          const now = await this.initOf(id);
+          // A server stopped meanwhile keeps the line until it runs again: adopt() removes it.
+          if (now) await removeLoginKey(now, marker);
+        })();
+        return revoked;
+      },
+    };
+  }
+
+  /** The server's PID 1 on the host (the one child of its `unshare`), or null when it is down. */
+  private async initOf(id: string): Promise<number | null> {
+    const pid = await this.pidOf(id);
+    if (!pid) return null;
+    const [init] = await childrenOf(pid);
+    return init ?? null;
   }
 
   async recover(known: KnownServer[]): Promise<void> {
@@ -359,6 +406,12 @@ export class NamespaceVpsDriver implements VpsDriver {
     await reserveSlot(this.log, id, this.dirOf(id), meta.slot);
     const a = addressesOf(meta.slot);
     await this.forwards.open(id, a.loopback, a.server);
+    // Terminal keys a stop or a crashed Fjord left behind: no connection of this run uses them.
+    const init = await this.initOf(id);
+    if (init)
+      await removeLoginKey(init, TERMINAL_KEY_PREFIX).catch((err) =>
+        this.log.warn({ err, vps: id }, 'cannot remove old terminal keys'),
+      );
   }
 
   /**
