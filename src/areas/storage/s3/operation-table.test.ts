@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { S3_OPERATIONS, type S3Level, s3OperationOf } from './operations.js';
+import { s3OperationOf } from './operation-lookup.js';
+import { S3_OPERATIONS, type S3Level } from './operations.js';
 
 const lookup = (method: string, level: S3Level, query = '', headers: Record<string, string> = {}) =>
   s3OperationOf(method, level, new URLSearchParams(query), (n) => headers[n])?.name ?? null;

@@ -4,7 +4,7 @@ import type { AccessKeyRecord } from '../data-plane-contract.js';
 import type { Principal } from './auth.js';
 import { S3Call, type S3Env } from './context.js';
 import { fromAppError, type S3Error, s3Errors } from './errors.js';
-import { levelOf, s3OperationOf } from './operations.js';
+import { levelOf, s3OperationOf } from './operation-lookup.js';
 import { toAmzDate, UNSIGNED_PAYLOAD } from './sigv4.js';
 
 /** What a read-only caller (a PAT with `storage:read` only) may do through the owner's requests. */

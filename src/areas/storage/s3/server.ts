@@ -9,7 +9,7 @@ import { S3Call, type S3Env } from './context.js';
 import { actualHeaders, findRule, preflightHeaders } from './cors.js';
 import { fromAppError, S3Error, s3Errors } from './errors.js';
 import { internalUpload, isInternalUpload } from './internal-upload.js';
-import { levelOf, s3OperationOf } from './operations.js';
+import { levelOf, s3OperationOf } from './operation-lookup.js';
 import { el, XML_HEADER } from './xml.js';
 
 /** Splits a request into bucket and key: virtual-host style under the base domain, else path style. */
