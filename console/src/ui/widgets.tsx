@@ -110,6 +110,21 @@ export function Failure({ error }: { error: unknown }) {
   );
 }
 
+/** The three states of a query every list and detail shows: loading, failed, and its data. */
+export function QueryView<T>({
+  query,
+  what,
+  children,
+}: {
+  query: { isLoading: boolean; error: unknown; data: T | undefined };
+  what: string;
+  children: (data: T) => ComponentChildren;
+}) {
+  if (query.isLoading) return <Loading what={what} />;
+  if (query.error) return <Failure error={query.error} />;
+  return <>{children(query.data as T)}</>;
+}
+
 /** A collapsible panel (a native `details`): forms stay out of the way until wanted. */
 export function Panel({
   title,
