@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { onTestFinished } from 'vitest';
-import { Fjord } from '../../src/app/fjord.js';
+import { ALL_MIGRATIONS, Fjord } from '../../src/app/fjord.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/kernel/log.js';
 import type { AreaModule } from '../../src/kernel/wiring.js';
@@ -51,7 +51,8 @@ export class TestFjord {
     env: Record<string, string> = {},
     opts: { fetchImpl?: typeof fetch; areas?: AreaModule[] } = {},
   ): Promise<TestFjord> {
-    const handle = await freshTestStore();
+    // The store comes migrated (a copy of a template) when this Fjord runs every area, as most do.
+    const handle = await freshTestStore(opts.areas ? {} : { migrations: () => ALL_MIGRATIONS() });
     const config = loadConfig({
       FJORD_DATA_DIR: handle.dataDir,
       FJORD_LOG_LEVEL: 'info',
