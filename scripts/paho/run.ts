@@ -8,7 +8,7 @@
 //   npx tsx scripts/paho/run.ts --paho ~/paho.mqtt.testing                  # a throwaway Fjord
 //   npx tsx scripts/paho/run.ts --paho … --api https://fjord.example --key fjp_…  # a running one
 //   npx tsx scripts/paho/run.ts --paho … --target mosquitto                  # Debian's mosquitto
-//   options: --versions 3.1.1,5  --json out.json  --python python3  [test names…]
+//   options: --versions 3.1.1,5  --json out.json  --python python3  --connack-wait 0.5  [test names…]
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,7 +43,8 @@ export interface SuiteResult {
 /** The directory holding client_test.py, given the checkout or that directory itself. */
 export function interopDir(paho: string): string {
   for (const dir of [join(paho, 'interoperability'), paho]) {
-    if (existsSync(join(dir, 'client_test5.py')) && existsSync(join(dir, 'client_test.py'))) return resolve(dir);
+    if (existsSync(join(dir, 'client_test5.py')) && existsSync(join(dir, 'client_test.py')))
+      return resolve(dir);
   }
   throw new Error(`${paho}: no interoperability/client_test.py and client_test5.py in it`);
 }
@@ -56,7 +57,8 @@ export async function fjordLogin(api: string, key: string, deviceId: string): Pr
     body: JSON.stringify({ name: 'Paho interoperability', device_id: deviceId }),
   });
   const body = (await r.json()) as { mqtt_credentials?: Record<string, string | number> };
-  if (r.status !== 201 || !body.mqtt_credentials) throw new Error(`device: ${r.status} ${JSON.stringify(body)}`);
+  if (r.status !== 201 || !body.mqtt_credentials)
+    throw new Error(`device: ${r.status} ${JSON.stringify(body)}`);
   const c = body.mqtt_credentials;
   const root = String(c.topic_root);
   return {
@@ -66,7 +68,10 @@ export async function fjordLogin(api: string, key: string, deviceId: string): Pr
     password: String(c.password),
     topicRoot: root.endsWith('/') ? root : `${root}/`,
     async stop() {
-      await fetch(new URL(`/v1/iot/devices/${deviceId}`, api), { method: 'DELETE', headers: { 'x-api-key': key } });
+      await fetch(new URL(`/v1/iot/devices/${deviceId}`, api), {
+        method: 'DELETE',
+        headers: { 'x-api-key': key },
+      });
     },
   };
 }
@@ -112,7 +117,9 @@ export async function mosquittoLogin(): Promise<Login> {
       '',
     ].join('\n'),
   );
-  const child = spawn('mosquitto', ['-c', join(dir, 'mosquitto.conf')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn('mosquitto', ['-c', join(dir, 'mosquitto.conf')], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   process.once('exit', () => child.kill('SIGKILL'));
   await new Promise((r) => setTimeout(r, 300));
   if (child.exitCode !== null) throw new Error(`mosquitto exited with ${child.exitCode}`);
@@ -134,7 +141,7 @@ export function runSuite(
   interop: string,
   version: Version,
   login: Login,
-  opts: { python?: string; tests?: string[]; echo?: boolean; verbose?: boolean } = {},
+  opts: { python?: string; tests?: string[]; echo?: boolean; verbose?: boolean; connackWait?: string } = {},
 ): Promise<SuiteResult> {
   const argv = [
     join(HERE, 'fjord_paho.py'),
@@ -152,6 +159,7 @@ export function runSuite(
     login.password,
     '--topic-root',
     login.topicRoot,
+    ...(opts.connackWait ? ['--connack-wait', opts.connackWait] : []),
     ...(opts.tests ?? []),
   ];
   const child = spawn(opts.python ?? 'python3', argv, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -243,6 +251,7 @@ async function main() {
       python: { type: 'string', default: 'python3' },
       json: { type: 'string' },
       verbose: { type: 'boolean', default: false },
+      'connack-wait': { type: 'string' },
     },
   });
   if (!values.paho) throw new Error('--paho <checkout of eclipse/paho.mqtt.testing> is required');
@@ -266,6 +275,7 @@ async function main() {
         tests: positionals,
         echo: true,
         verbose: values.verbose,
+        connackWait: values['connack-wait'],
       });
       const retried = r.retried.length ? ` (${r.retried.length} only on retry: ${r.retried.join(', ')})` : '';
       console.log(`${values.target} MQTT ${version}: ${r.passed} of ${r.total} passed${retried}`);

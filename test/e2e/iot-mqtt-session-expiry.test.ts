@@ -82,7 +82,9 @@ it('honours MQTT 5 session expiry across a kill -9', { timeout: 120_000 }, async
   expect(long.present).toBe(true);
 
   // The long session kept its subscription: a message to it arrives.
-  const got = new Promise<string>((resolve) => long.client.on('message', (_t, payload) => resolve(String(payload))));
+  const got = new Promise<string>((resolve) =>
+    long.client.on('message', (_t, payload) => resolve(String(payload))),
+  );
   await short.client.publishAsync(`${d.topic_root}/long`, 'still here', { qos: 1 });
   expect(await got).toBe('still here');
   await stopFjordProcess(second, 'SIGTERM');

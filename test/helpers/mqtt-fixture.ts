@@ -100,7 +100,10 @@ export function processEnv(store: TestStoreHandle): Record<string, string> {
  * Starts Fjord with the api and mqtt roles on `store`; resolves with its API address and MQTT
  * port from the banner. `children` collects it, for the file's afterAll to kill.
  */
-export function startFjordProcess(store: TestStoreHandle, children: Set<ChildProcess>): Promise<FjordProcess> {
+export function startFjordProcess(
+  store: TestStoreHandle,
+  children: Set<ChildProcess>,
+): Promise<FjordProcess> {
   const child = spawn(process.execPath, [FJORD_BIN, 'start', '--roles', 'api,mqtt'], {
     env: processEnv(store),
     stdio: 'pipe',
@@ -129,12 +132,20 @@ export async function stopFjordProcess(p: FjordProcess, signal: 'SIGTERM' | 'SIG
 }
 
 /** A customer (through `fjord admin customer create`) and a device of it, on a running Fjord process. */
-export async function processDevice(store: TestStoreHandle, p: FjordProcess, deviceId: string): Promise<DeviceCreds> {
+export async function processDevice(
+  store: TestStoreHandle,
+  p: FjordProcess,
+  deviceId: string,
+): Promise<DeviceCreds> {
   const { pat } = JSON.parse(
-    execFileSync(process.execPath, [FJORD_BIN, 'admin', 'customer', 'create', '--email', `${deviceId}@example.test`], {
-      env: processEnv(store),
-      encoding: 'utf8',
-    }),
+    execFileSync(
+      process.execPath,
+      [FJORD_BIN, 'admin', 'customer', 'create', '--email', `${deviceId}@example.test`],
+      {
+        env: processEnv(store),
+        encoding: 'utf8',
+      },
+    ),
   ) as { pat: string };
   const r = await fetch(`${p.url}/v1/iot/devices`, {
     method: 'POST',

@@ -88,7 +88,9 @@ export class SessionDeadlines {
       await this.db
         .insertInto('iot_mqtt_session_expiry')
         .values({ client_id: clientId, interval_s: intervalS, expires_at: deadline })
-        .onConflict((oc) => oc.column('client_id').doUpdateSet({ interval_s: intervalS, expires_at: deadline }))
+        .onConflict((oc) =>
+          oc.column('client_id').doUpdateSet({ interval_s: intervalS, expires_at: deadline }),
+        )
         .execute();
     });
     this.arm(clientId, deadline);
@@ -118,7 +120,9 @@ export class SessionDeadlines {
         this.timers.delete(clientId);
         if (this.stopped || this.ends.connected(clientId)) return;
         if (deadline > this.now()) return this.arm(clientId, deadline);
-        void this.settle(clientId).catch((err) => this.log.error({ err, client: clientId }, 'mqtt: session expiry'));
+        void this.settle(clientId).catch((err) =>
+          this.log.error({ err, client: clientId }, 'mqtt: session expiry'),
+        );
       },
       Math.min(Math.max(0, deadline - this.now()), LONGEST_TIMER_MS),
     );
