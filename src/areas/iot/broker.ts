@@ -15,6 +15,7 @@ import {
   startWebSocketListener,
 } from './mqtt/listeners.js';
 import { PublishGate } from './mqtt/publish-gate.js';
+import { SessionDeadlines } from './mqtt/session-deadlines.js';
 import type { StorePersistence } from './mqtt/store-persistence.js';
 import type { PemPair } from './self-signed.js';
 import { type IotService, topicRootOf } from './service.js';
@@ -49,6 +50,7 @@ export class MqttBroker implements RoleServer {
   readonly name = 'mqtt broker';
   private broker: Aedes | null = null;
   private persistence: StorePersistence | null = null;
+  private deadlines: SessionDeadlines | null = null;
   private server: Server | null = null;
   private tlsListener: Listener | null = null;
   private wsListener: Listener | null = null;
@@ -119,7 +121,18 @@ export class MqttBroker implements RoleServer {
       sessionExpiryIntervalLimit: wide(MQTT_LIMITS.sessionExpiryMax),
       pendingSessionsLimit: wide(MQTT_LIMITS.expiringSessions),
       preConnect: login.preConnect,
-      authenticate: login.authenticate,
+      // A session whose MQTT 5 expiry passed unnoticed (a late timer) ends before it could resume.
+      authenticate: (client, username, password, done) =>
+        login.authenticate(client, username, password, (err, ok) => {
+          if (err || !ok || !this.deadlines) return done(err, ok);
+          this.deadlines.settle(client.id).then(
+            () => done(null, true),
+            (e) => {
+              this.log.error({ err: e, client: client.id }, 'mqtt: session expiry');
+              done(null, true);
+            },
+          );
+        }),
       authorizePublish: this.gate.authorizePublish,
       // Every delivery is checked here: never above the QoS its subscriptions were granted.
       authorizeForward: (client, packet) => {
@@ -144,6 +157,14 @@ export class MqttBroker implements RoleServer {
     (broker as unknown as NodeJS.EventEmitter).on('error', (err: Error) =>
       this.log.error({ err }, 'mqtt: broker error'),
     );
+    // After aedes loaded the kept sessions (setup), before anyone may connect: sessions that
+    // expired while no broker ran are ended, the others timed again.
+    this.deadlines = new SessionDeadlines(
+      persistence.tables,
+      { wipe: (id) => persistence.wipeSession(id), connected: (id) => this.clients.has(id) },
+      this.log,
+    );
+    await this.deadlines.resume();
     await this.serve(broker);
   }
 
@@ -151,11 +172,15 @@ export class MqttBroker implements RoleServer {
     broker.on('client', (client: DeviceClient) => {
       if (!client.device) return;
       this.clients.set(client.id, client);
+      const v5 = client as DeviceClient & { version: number; sessionExpiryInterval: number };
+      this.deadlines?.connected(client.id, v5.version, v5.sessionExpiryInterval);
       void this.iot.connection(client.device, true).catch((err) => this.log.error({ err }, 'mqtt: state'));
     });
     broker.on('clientDisconnect', (client: DeviceClient) => {
       if (!client.device || this.clients.get(client.id) !== client) return;
       this.clients.delete(client.id);
+      const v5 = client as DeviceClient & { version: number; sessionExpiryInterval: number };
+      this.deadlines?.disconnected(client.id, v5.version, v5.sessionExpiryInterval);
       // Online while any session of the device is.
       if (this.sessionsOf(client.device.mqtt_username).length > 0) return;
       void this.iot.connection(client.device, false).catch((err) => this.log.error({ err }, 'mqtt: state'));
@@ -237,6 +262,7 @@ export class MqttBroker implements RoleServer {
   async stop(): Promise<void> {
     this.iot.revocations.off('revoke', this.revoke);
     this.iot.commandSink = null;
+    this.deadlines?.stop();
     for (const client of this.clients.values()) client.close();
     this.clients.clear();
     await Promise.all([closeListener(this.tlsListener), closeListener(this.wsListener)]);

@@ -47,12 +47,25 @@ export interface MqttWillsTable {
   packet: string;
 }
 
+/**
+ * MQTT 5 sessions that end on their own (a Session Expiry Interval above 0): the interval, and
+ * the time the session ends while no connection holds it (null while one does). Kept so that a
+ * restart or a kill -9 neither forgets the deadline nor keeps the session forever.
+ */
+export interface MqttSessionExpiryTable {
+  client_id: string;
+  interval_s: number;
+  /** Epoch milliseconds; null while connected. */
+  expires_at: number | null;
+}
+
 export interface MqttSessionTables {
   iot_mqtt_retained: MqttRetainedTable;
   iot_mqtt_subscriptions: MqttSubscriptionsTable;
   iot_mqtt_outgoing: MqttOutgoingTable;
   iot_mqtt_incoming: MqttIncomingTable;
   iot_mqtt_wills: MqttWillsTable;
+  iot_mqtt_session_expiry: MqttSessionExpiryTable;
 }
 
 export const MQTT_SESSION_TABLES = [
@@ -61,6 +74,7 @@ export const MQTT_SESSION_TABLES = [
   'iot_mqtt_outgoing',
   'iot_mqtt_incoming',
   'iot_mqtt_wills',
+  'iot_mqtt_session_expiry',
 ] as const;
 
 export const mqttSessionMigrations: Record<string, Migration> = {
@@ -101,6 +115,16 @@ export const mqttSessionMigrations: Record<string, Migration> = {
         .addColumn('client_id', 'text', (c) => c.primaryKey())
         .addColumn('broker_id', 'text', (c) => c.notNull())
         .addColumn('packet', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
+  '2026-11-29-1100-iot-mqtt-session-expiry': {
+    async up(db: AnyDb) {
+      await db.schema
+        .createTable('iot_mqtt_session_expiry')
+        .addColumn('client_id', 'text', (c) => c.primaryKey())
+        .addColumn('interval_s', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint')
         .execute();
     },
   },

@@ -370,6 +370,25 @@ export class StorePersistence {
     );
   }
 
+  // --- sessions that expired -----------------------------------------------------------------------
+
+  /**
+   * Everything kept for one session (subscriptions, queued and in-flight messages, its will): what
+   * an MQTT 5 session leaves when it expires while its broker was not running to time it.
+   */
+  async wipeSession(clientId: string): Promise<void> {
+    await this.cleanSubscriptions({ id: clientId });
+    await this.db.deleteFrom('iot_mqtt_outgoing').where('client_id', '=', clientId).execute();
+    this.queued.delete(clientId);
+    await this.cleanIncoming({ id: clientId });
+    await this.db.deleteFrom('iot_mqtt_wills').where('client_id', '=', clientId).execute();
+  }
+
+  /** The store's handle on the broker tables, for the session deadlines kept beside them. */
+  get tables(): Kysely<MqttSessionTables> {
+    return this.db;
+  }
+
   async destroy(): Promise<void> {
     if (this.destroyed) throw new Error('destroyed called twice!');
     this.destroyed = true;
