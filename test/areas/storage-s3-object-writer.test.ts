@@ -7,6 +7,9 @@ import {
   GetObjectCommand,
   type Grant,
   ListMultipartUploadsCommand,
+  ListObjectsCommand,
+  ListObjectsV2Command,
+  ListObjectVersionsCommand,
   PutBucketAclCommand,
   PutBucketOwnershipControlsCommand,
   PutObjectAclCommand,
@@ -301,5 +304,31 @@ describe('an object another account writes (ObjectWriter)', () => {
     expect(summary(given.Grants)).toEqual([`${a.id}:FULL_CONTROL`]);
     const kept = await writer.send(new GetObjectAclCommand({ Bucket: name, Key: 'kept' }));
     expect(kept.Owner?.ID).toBe(b.id);
+  });
+});
+
+describe("listings of a bucket holding another account's objects", () => {
+  it("name each object's owner (fetch-owner, ListObjects, ListObjectVersions), not the bucket's", async () => {
+    const owner = await accountClient(a);
+    const writer = await accountClient(b);
+    const name = fresh('owners');
+    await owner.send(new CreateBucketCommand({ Bucket: name }));
+    await owner.send(
+      new PutBucketAclCommand({ Bucket: name, GrantWrite: `id="${b.id}"`, GrantRead: `id="${b.id}"` }),
+    );
+    await owner.send(new PutObjectCommand({ Bucket: name, Key: 'a-own', Body: 'x' }));
+    await writer.send(new PutObjectCommand({ Bucket: name, Key: 'b-foreign', Body: 'y' }));
+    const expected = [`a-own:${a.id}`, `b-foreign:${b.id}`];
+    const owners = (list: { Key?: string; Owner?: { ID?: string } }[] | undefined) =>
+      (list ?? []).map((o) => `${o.Key}:${o.Owner?.ID}`);
+
+    const v2 = await owner.send(new ListObjectsV2Command({ Bucket: name, FetchOwner: true }));
+    expect(owners(v2.Contents)).toEqual(expected);
+    const plain = await owner.send(new ListObjectsV2Command({ Bucket: name }));
+    expect(owners(plain.Contents)).toEqual([`a-own:undefined`, `b-foreign:undefined`]);
+    expect(owners((await owner.send(new ListObjectsCommand({ Bucket: name }))).Contents)).toEqual(expected);
+    expect(owners((await writer.send(new ListObjectsCommand({ Bucket: name }))).Contents)).toEqual(expected);
+    const versions = await owner.send(new ListObjectVersionsCommand({ Bucket: name }));
+    expect(owners(versions.Versions)).toEqual(expected);
   });
 });
