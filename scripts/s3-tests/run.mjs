@@ -3,7 +3,7 @@
 // did to a JSON summary that scripts/s3-tests/render.mjs turns into docs/s3.md's conformance table.
 //
 //   node scripts/s3-tests/run.mjs <s3-tests checkout> [--out FILE] [--target DATA_DIR]
-//        [--rerun-failed SUMMARY] [--python /usr/bin/python3] [--keep] [-- extra pytest arguments]
+//        [--rerun-failed SUMMARY] [--timeout SECONDS] [--python /usr/bin/python3] [--keep] [-- extra pytest arguments]
 //
 // The checkout is the operator's: nothing is downloaded here. Without --target a Fjord is started
 // on a fresh data directory (roles api and s3, free ports, FJORD_S3_DEFAULT_OBJECT_OWNERSHIP=
@@ -61,6 +61,8 @@ function parseArgs(argv) {
   args.python = '/usr/bin/python3'; // Debian's, with its python3-* modules (not a pyenv or venv one)
   args.keep = false;
   args.rerun = null;
+  // Seconds per test: the tests that write 1000+ objects take two minutes on a loaded machine
+  args.timeout = '300';
   args.pytest = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -71,6 +73,7 @@ function parseArgs(argv) {
     if (a === '--out') args.out = resolve(argv[++i]);
     else if (a === '--target') args.target = resolve(argv[++i]);
     else if (a === '--rerun-failed') args.rerun = resolve(argv[++i]);
+    else if (a === '--timeout') args.timeout = argv[++i];
     else if (a === '--python') args.python = argv[++i];
     else if (a === '--keep') args.keep = true;
     else if (!a.startsWith('-') && !args.checkout) args.checkout = resolve(a);
@@ -300,7 +303,7 @@ async function main() {
           .map(([name]) => `s3tests/functional/${name.replace('::', '.py::')}`)
       : FILES;
     // -v: a line per test as it ends, so a long run shows where it is
-    const pytestArgs = ['-m', 'pytest', '-p', 'no:cacheprovider', '--timeout', '60', '-v', '-rN'];
+    const pytestArgs = ['-m', 'pytest', '-p', 'no:cacheprovider', '--timeout', args.timeout, '-v', '-rN'];
     pytestArgs.push(
       '-o',
       'junit_family=xunit1',
