@@ -25,16 +25,13 @@ function encoder(call: S3Call): (s: string) => string {
   return type === 'url' ? (s) => encodeURIComponent(s).replace(/%2F/g, '/') : (s) => s;
 }
 
-export function ownerXml(call: S3Call, bucket: BucketRecord): string {
-  return `<Owner>${accountXml(call, bucket.customerId)}</Owner>`;
-}
-
 /**
- * The `Owner` of each listed object version: the account that owns it, which in a bucket with ACLs
- * on (ObjectWriter) is its writer, not the bucket's owner. Rows without an ACL of their own (the
+ * The `Owner` of each listed object version (or of the object an upload will make, as AWS's
+ * ListMultipartUploads and ListParts show it): the account that owns it, which in a bucket with
+ * ACLs on (ObjectWriter) is its writer, not the bucket's owner. Rows without an ACL of their own (the
  * common case) belong to the bucket's owner, so the ACL is decoded only when there is one.
  */
-function objectOwnerXml(call: S3Call, bucket: BucketRecord): (row: { acl: string | null }) => string {
+export function objectOwnerXml(call: S3Call, bucket: BucketRecord): (row: { acl: string | null }) => string {
   const byAccount = new Map<string, string>();
   const forAccount = (id: string) => {
     let xml = byAccount.get(id);
@@ -226,7 +223,7 @@ export async function listMultipartUploads(call: S3Call): Promise<void> {
         limit,
       ),
   });
-  const owner = ownerXml(call, bucket);
+  const owner = objectOwnerXml(call, bucket);
   let xml = el('Bucket', bucket.name) + el('KeyMarker', enc(keyMarker)) + el('UploadIdMarker', uploadMarker);
   if (page.truncated) {
     xml += el('NextKeyMarker', enc(page.lastKey ?? ''));
@@ -238,7 +235,7 @@ export async function listMultipartUploads(call: S3Call): Promise<void> {
   if (call.query.get('encoding-type')) xml += el('EncodingType', 'url');
   for (const u of page.entries) {
     const initiator = initiatorXml(call, bucket, u);
-    xml += `<Upload>${el('Key', enc(u.key))}${el('UploadId', u.upload_id)}${initiator}${owner}${el('StorageClass', reportedClass(u.storage_class))}${el('Initiated', iso(u.initiated_at))}${uploadChecksumXml(u)}</Upload>`;
+    xml += `<Upload>${el('Key', enc(u.key))}${el('UploadId', u.upload_id)}${initiator}${owner(u)}${el('StorageClass', reportedClass(u.storage_class))}${el('Initiated', iso(u.initiated_at))}${uploadChecksumXml(u)}</Upload>`;
   }
   for (const p of page.prefixes) xml += `<CommonPrefixes>${el('Prefix', enc(p))}</CommonPrefixes>`;
   call.xml(200, 'ListMultipartUploadsResult', xml);
