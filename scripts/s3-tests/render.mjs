@@ -45,7 +45,8 @@ export function render(summary, causes) {
   const c = summary.counts;
   const short = (t) => `\`${t.split('::').pop()}\``;
   const cell = (s) => s.replace(/\|/g, '\\|');
-  const row = (label, k) => `| ${label} | ${k.selected} | ${k.passed} | ${k.failed} | ${k.error} | ${k.skipped} |`;
+  const row = (label, k) =>
+    `| ${label} | ${k.selected} | ${k.passed} | ${k.failed} | ${k.error} | ${k.skipped} |`;
   const setting = summary.objectOwnership
     ? `, \`FJORD_S3_DEFAULT_OBJECT_OWNERSHIP=${summary.objectOwnership}\``
     : '';
@@ -78,7 +79,7 @@ export function render(summary, causes) {
     ),
     '',
     END,
-  ];
+  );
   return { text: lines.join('\n'), unexplained };
 }
 

@@ -286,6 +286,8 @@ async function main() {
   const work = mkdtempSync(join(tmpdir(), 'fjord-s3-tests-'));
   const dataDir = args.target ?? join(work, 'data');
   let fjord = null;
+  // The commit under test is the one Fjord starts from, not whatever is checked out when it ends
+  const fjordCommit = (await git(REPO, 'describe', '--always', '--dirty')) || null;
   try {
     if (!args.target) fjord = await startFjord(dataDir);
     const conf = join(work, 's3tests.conf');
@@ -339,7 +341,7 @@ async function main() {
     });
     const summary = {
       date: new Date().toISOString(),
-      fjord: (await git(REPO, 'describe', '--always', '--dirty')) || null,
+      fjord: fjordCommit,
       suite: (await git(args.checkout, 'rev-parse', '--short', 'HEAD')) || null,
       boto3,
       files: FILES,
