@@ -4,9 +4,15 @@ import {
   DeleteObjectCommand,
   GetBucketAclCommand,
   GetObjectAclCommand,
+  GetObjectAttributesCommand,
   GetObjectCommand,
+  GetObjectTaggingCommand,
   type Grant,
   ListMultipartUploadsCommand,
+  ListObjectsCommand,
+  ListObjectsV2Command,
+  ListObjectVersionsCommand,
+  ListPartsCommand,
   PutBucketAclCommand,
   PutBucketOwnershipControlsCommand,
   PutObjectAclCommand,
@@ -123,19 +129,24 @@ describe('a grant to a canonical id', () => {
 });
 
 describe('a multipart upload started by another account', () => {
-  it('names that account as its Initiator, and the bucket owner as its Owner', async () => {
+  it('names that account as its Initiator and as its Owner (the owner of the object it makes)', async () => {
     const owner = await accountClient(a);
     const writer = await accountClient(b);
     const name = fresh('init');
     await owner.send(new CreateBucketCommand({ Bucket: name }));
     await owner.send(new PutBucketAclCommand({ Bucket: name, GrantWrite: `id="${b.id}"` }));
-    await writer.send(new CreateMultipartUploadCommand({ Bucket: name, Key: 'big' }));
+    const big = await writer.send(new CreateMultipartUploadCommand({ Bucket: name, Key: 'big' }));
     await owner.send(new CreateMultipartUploadCommand({ Bucket: name, Key: 'own' }));
     const list = await owner.send(new ListMultipartUploadsCommand({ Bucket: name }));
     const byKey = Object.fromEntries((list.Uploads ?? []).map((u) => [u.Key, u]));
     expect(byKey['big']?.Initiator?.ID).toBe(b.id);
-    expect(byKey['big']?.Owner?.ID).toBe(a.id);
+    expect(byKey['big']?.Owner?.ID).toBe(b.id);
     expect(byKey['own']?.Initiator?.ID).toBe(a.id);
+    expect(byKey['own']?.Owner?.ID).toBe(a.id);
+    const parts = await owner.send(
+      new ListPartsCommand({ Bucket: name, Key: 'big', UploadId: big.UploadId }),
+    );
+    expect([parts.Initiator?.ID, parts.Owner?.ID]).toEqual([b.id, b.id]);
   });
 });
 
@@ -301,5 +312,64 @@ describe('an object another account writes (ObjectWriter)', () => {
     expect(summary(given.Grants)).toEqual([`${a.id}:FULL_CONTROL`]);
     const kept = await writer.send(new GetObjectAclCommand({ Bucket: name, Key: 'kept' }));
     expect(kept.Owner?.ID).toBe(b.id);
+  });
+});
+
+describe("listings of a bucket holding another account's objects", () => {
+  it("name each object's owner (fetch-owner, ListObjects, ListObjectVersions), not the bucket's", async () => {
+    const owner = await accountClient(a);
+    const writer = await accountClient(b);
+    const name = fresh('owners');
+    await owner.send(new CreateBucketCommand({ Bucket: name }));
+    await owner.send(
+      new PutBucketAclCommand({ Bucket: name, GrantWrite: `id="${b.id}"`, GrantRead: `id="${b.id}"` }),
+    );
+    await owner.send(new PutObjectCommand({ Bucket: name, Key: 'a-own', Body: 'x' }));
+    await writer.send(new PutObjectCommand({ Bucket: name, Key: 'b-foreign', Body: 'y' }));
+    const expected = [`a-own:${a.id}`, `b-foreign:${b.id}`];
+    const owners = (list: { Key?: string; Owner?: { ID?: string } }[] | undefined) =>
+      (list ?? []).map((o) => `${o.Key}:${o.Owner?.ID}`);
+
+    const v2 = await owner.send(new ListObjectsV2Command({ Bucket: name, FetchOwner: true }));
+    expect(owners(v2.Contents)).toEqual(expected);
+    const plain = await owner.send(new ListObjectsV2Command({ Bucket: name }));
+    expect(owners(plain.Contents)).toEqual([`a-own:undefined`, `b-foreign:undefined`]);
+    expect(owners((await owner.send(new ListObjectsCommand({ Bucket: name }))).Contents)).toEqual(expected);
+    expect(owners((await writer.send(new ListObjectsCommand({ Bucket: name }))).Contents)).toEqual(expected);
+    const versions = await owner.send(new ListObjectVersionsCommand({ Bucket: name }));
+    expect(owners(versions.Versions)).toEqual(expected);
+  });
+});
+
+describe("an object another account owns, read by the bucket's owner", () => {
+  it('keeps its tags and attributes from the bucket owner unless its ACL grants a read', async () => {
+    const owner = await accountClient(a);
+    const writer = await accountClient(b);
+    const name = fresh('foreign-meta');
+    await owner.send(new CreateBucketCommand({ Bucket: name }));
+    await owner.send(new PutBucketAclCommand({ Bucket: name, GrantWrite: `id="${b.id}"` }));
+    await writer.send(new PutObjectCommand({ Bucket: name, Key: 'mine', Body: 'b', Tagging: 'k=v' }));
+    await writer.send(
+      new PutObjectCommand({ Bucket: name, Key: 'shared', Body: 'both', ACL: 'bucket-owner-full-control' }),
+    );
+    const attributes = (Key: string) =>
+      owner.send(new GetObjectAttributesCommand({ Bucket: name, Key, ObjectAttributes: ['ObjectSize'] }));
+    await expect(
+      owner.send(new GetObjectTaggingCommand({ Bucket: name, Key: 'mine' })),
+    ).rejects.toMatchObject({
+      name: 'AccessDenied',
+    });
+    await expect(attributes('mine')).rejects.toMatchObject({ name: 'AccessDenied' });
+    // FULL_CONTROL opens reads of the object (its attributes), not its tags: no ACL grants those.
+    expect((await attributes('shared')).ObjectSize).toBe(4);
+    await expect(
+      owner.send(new GetObjectTaggingCommand({ Bucket: name, Key: 'shared' })),
+    ).rejects.toMatchObject({
+      name: 'AccessDenied',
+    });
+    // The bucket owner's own objects are unchanged.
+    await owner.send(new PutObjectCommand({ Bucket: name, Key: 'own', Body: 'a', Tagging: 'x=y' }));
+    const own = await owner.send(new GetObjectTaggingCommand({ Bucket: name, Key: 'own' }));
+    expect(own.TagSet).toEqual([{ Key: 'x', Value: 'y' }]);
   });
 });

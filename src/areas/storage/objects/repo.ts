@@ -250,6 +250,7 @@ export class ObjectRepo extends MultipartRepo {
         'version_id',
         'checksum',
         'storage_class',
+        'acl', // its owner, for ListObjects' Owner (an ObjectWriter bucket's objects are their writers')
       ])
       .where('bucket_id', '=', bucketId)
       .where(sql<boolean>`is_latest = 1`);

@@ -184,7 +184,6 @@ export interface ObjectJudge {
 export function foreignObjectAllows(judge: ObjectJudge, acl: ObjectAcl): boolean {
   const { principal, bucket, action } = judge;
   const permission = objectPermissionFor(action);
-  if (!permission) return false;
   const ignorePublic = effectiveBlock(bucket, judge.operator).ignorePublicAcls;
   const account = principal.kind === 'key' ? principal.key.customerId : null;
   if (principal.kind === 'key' && account === acl.owner)
@@ -192,8 +191,10 @@ export function foreignObjectAllows(judge: ObjectJudge, acl: ObjectAcl): boolean
       permission === 'READ_ACP' ||
       permission === 'WRITE_ACP' ||
       keyAllows(principal.key, bucket.name, action) ||
-      aclPermits(acl.grants, principal, permission, ignorePublic)
+      (permission !== undefined && aclPermits(acl.grants, principal, permission, ignorePublic))
     );
+  // An action no ACL permission stands for (GetObjectTagging …) is its owner's alone.
+  if (!permission) return false;
   if (
     principal.kind === 'key' &&
     account === bucket.customerId &&

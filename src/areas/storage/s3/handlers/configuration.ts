@@ -99,8 +99,12 @@ export async function putVersioning(call: S3Call): Promise<void> {
 // ---- object tagging ------------------------------------------------------------------
 
 export async function getObjectTagging(call: S3Call): Promise<void> {
-  const bucket = await call.requireBucket();
-  const row = await findObject(call, bucket, call.key!, call.query.get('versionId'));
+  // With ACLs on, an object another account owns answers to its ACL, which grants no tag reads:
+  // its tags are its owner's alone, as on AWS (the bucket's owner included).
+  const bucket = await call.requireBucket({ objectAcl: true });
+  const row = await call.checkObjectAcl(() =>
+    findObject(call, bucket, call.key!, call.query.get('versionId')),
+  );
   const tags = JSON.parse(row.tags) as Record<string, string>;
   const headers: Record<string, string> =
     row.version_id !== 'null' ? { 'x-amz-version-id': row.version_id } : {};

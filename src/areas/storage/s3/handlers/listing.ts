@@ -5,6 +5,7 @@ import type { UploadRow } from '../../objects/tables.js';
 import type { S3Call } from '../context.js';
 import { s3Errors } from '../errors.js';
 import { checksumOfUpload } from '../multipart-checksums.js';
+import { decodeObjectAcl } from '../object-acl.js';
 import { el } from '../xml.js';
 import { quoteEtag } from './object-headers.js';
 
@@ -24,8 +25,23 @@ function encoder(call: S3Call): (s: string) => string {
   return type === 'url' ? (s) => encodeURIComponent(s).replace(/%2F/g, '/') : (s) => s;
 }
 
-export function ownerXml(call: S3Call, bucket: BucketRecord): string {
-  return `<Owner>${accountXml(call, bucket.customerId)}</Owner>`;
+/**
+ * The `Owner` of each listed object version (or of the object an upload will make, as AWS's
+ * ListMultipartUploads and ListParts show it): the account that owns it, which in a bucket with
+ * ACLs on (ObjectWriter) is its writer, not the bucket's owner. Rows without an ACL of their own (the
+ * common case) belong to the bucket's owner, so the ACL is decoded only when there is one.
+ */
+export function objectOwnerXml(call: S3Call, bucket: BucketRecord): (row: { acl: string | null }) => string {
+  const byAccount = new Map<string, string>();
+  const forAccount = (id: string) => {
+    let xml = byAccount.get(id);
+    if (xml === undefined) {
+      xml = `<Owner>${accountXml(call, id)}</Owner>`;
+      byAccount.set(id, xml);
+    }
+    return xml;
+  };
+  return (row) => forAccount(row.acl ? decodeObjectAcl(row.acl, bucket.customerId).owner : bucket.customerId);
 }
 
 /** An account's `ID` and `DisplayName`: its name to its own keys, its id to anyone else. */
@@ -79,7 +95,7 @@ export async function listObjects(call: S3Call): Promise<void> {
     fetch: (from, limit) => repo.listCurrent(bucket.id, prefix, from, limit),
     hidden: (r) => r.is_delete_marker === 1,
   });
-  const owner = !v2 || call.query.get('fetch-owner') === 'true' ? ownerXml(call, bucket) : '';
+  const owner = !v2 || call.query.get('fetch-owner') === 'true' ? objectOwnerXml(call, bucket) : () => '';
   let xml = el('Name', bucket.name) + el('Prefix', enc(prefix));
   if (v2) {
     if (token !== null) xml += el('ContinuationToken', token);
@@ -97,7 +113,7 @@ export async function listObjects(call: S3Call): Promise<void> {
     else xml += el('NextMarker', enc(page.lastKey));
   }
   for (const r of page.entries) {
-    xml += `<Contents>${el('Key', enc(r.key))}${el('LastModified', iso(r.last_modified))}${el('ETag', quoteEtag(r.etag))}${el('Size', Number(r.size))}${owner}${el('StorageClass', reportedClass(r.storage_class))}</Contents>`;
+    xml += `<Contents>${el('Key', enc(r.key))}${el('LastModified', iso(r.last_modified))}${el('ETag', quoteEtag(r.etag))}${el('Size', Number(r.size))}${owner(r)}${el('StorageClass', reportedClass(r.storage_class))}</Contents>`;
   }
   for (const p of page.prefixes) xml += `<CommonPrefixes>${el('Prefix', enc(p))}</CommonPrefixes>`;
   call.xml(200, 'ListBucketResult', xml);
@@ -146,7 +162,7 @@ export async function listObjectVersions(call: S3Call): Promise<void> {
         limit,
       ),
   });
-  const owner = ownerXml(call, bucket);
+  const owner = objectOwnerXml(call, bucket);
   let xml =
     el('Name', bucket.name) +
     el('Prefix', enc(prefix)) +
@@ -166,9 +182,9 @@ export async function listObjectVersions(call: S3Call): Promise<void> {
       el('VersionId', r.version_id) +
       el('IsLatest', r.is_latest === 1) +
       el('LastModified', iso(r.last_modified));
-    if (r.is_delete_marker) xml += `<DeleteMarker>${common}${owner}</DeleteMarker>`;
+    if (r.is_delete_marker) xml += `<DeleteMarker>${common}${owner(r)}</DeleteMarker>`;
     else
-      xml += `<Version>${common}${el('ETag', quoteEtag(r.etag))}${el('Size', Number(r.size))}${el('StorageClass', reportedClass(r.storage_class))}${owner}</Version>`;
+      xml += `<Version>${common}${el('ETag', quoteEtag(r.etag))}${el('Size', Number(r.size))}${el('StorageClass', reportedClass(r.storage_class))}${owner(r)}</Version>`;
   }
   for (const p of page.prefixes) xml += `<CommonPrefixes>${el('Prefix', enc(p))}</CommonPrefixes>`;
   call.xml(200, 'ListVersionsResult', xml);
@@ -207,7 +223,7 @@ export async function listMultipartUploads(call: S3Call): Promise<void> {
         limit,
       ),
   });
-  const owner = ownerXml(call, bucket);
+  const owner = objectOwnerXml(call, bucket);
   let xml = el('Bucket', bucket.name) + el('KeyMarker', enc(keyMarker)) + el('UploadIdMarker', uploadMarker);
   if (page.truncated) {
     xml += el('NextKeyMarker', enc(page.lastKey ?? ''));
@@ -219,7 +235,7 @@ export async function listMultipartUploads(call: S3Call): Promise<void> {
   if (call.query.get('encoding-type')) xml += el('EncodingType', 'url');
   for (const u of page.entries) {
     const initiator = initiatorXml(call, bucket, u);
-    xml += `<Upload>${el('Key', enc(u.key))}${el('UploadId', u.upload_id)}${initiator}${owner}${el('StorageClass', reportedClass(u.storage_class))}${el('Initiated', iso(u.initiated_at))}${uploadChecksumXml(u)}</Upload>`;
+    xml += `<Upload>${el('Key', enc(u.key))}${el('UploadId', u.upload_id)}${initiator}${owner(u)}${el('StorageClass', reportedClass(u.storage_class))}${el('Initiated', iso(u.initiated_at))}${uploadChecksumXml(u)}</Upload>`;
   }
   for (const p of page.prefixes) xml += `<CommonPrefixes>${el('Prefix', enc(p))}</CommonPrefixes>`;
   call.xml(200, 'ListMultipartUploadsResult', xml);

@@ -29,7 +29,7 @@ import {
 import { lockForWrite } from '../object-lock.js';
 import { asText, el, parseXml } from '../xml.js';
 import { aclForWrite } from './access.js';
-import { initiatorXml, maxKeysOf, ownerXml } from './listing.js';
+import { initiatorXml, maxKeysOf, objectOwnerXml } from './listing.js';
 import { attributesFromHeaders, parseRange, quoteEtag } from './object-headers.js';
 import { checkKey, refOf } from './object-lookup.js';
 import { bodyFromStream, conditionalWrite, copySource } from './objects.js';
@@ -306,7 +306,7 @@ export async function listParts(call: S3Call): Promise<void> {
   const rows = await call.env.objects.repo.parts(uploadId, marker, maxParts + 1);
   const truncated = rows.length > maxParts;
   const page = rows.slice(0, maxParts);
-  const owner = ownerXml(call, bucket);
+  const owner = objectOwnerXml(call, bucket)(upload);
   let xml = el('Bucket', bucket.name) + el('Key', upload.key) + el('UploadId', uploadId);
   xml += initiatorXml(call, bucket, upload) + owner + el('StorageClass', reportedClass(upload.storage_class));
   xml += el('PartNumberMarker', marker);

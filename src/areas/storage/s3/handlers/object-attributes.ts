@@ -17,7 +17,9 @@ const ATTRIBUTES = ['ETag', 'Checksum', 'ObjectParts', 'StorageClass', 'ObjectSi
  */
 export async function getObjectAttributes(call: S3Call): Promise<void> {
   const versionId = call.query.get('versionId');
-  const bucket = await call.requireBucket();
+  // Judged as a read of the object: with ACLs on, its own ACL decides for an object another
+  // account owns (the bucket's owner reads it only if granted), and READ opens it to others.
+  const bucket = await call.requireBucket({ objectAcl: true });
   const wanted = (call.header('x-amz-object-attributes') ?? '')
     .split(',')
     .map((a) => a.trim())
@@ -28,7 +30,7 @@ export async function getObjectAttributes(call: S3Call): Promise<void> {
       'x-amz-object-attributes',
       wanted.join(','),
     );
-  const row = await findObject(call, bucket, call.key!, versionId);
+  const row = await call.checkObjectAcl(() => findObject(call, bucket, call.key!, versionId));
   // An SSE-C object's attributes need its key, as its bytes do.
   await keyToOpen(call, row.sse, '', false);
   let xml = '';
