@@ -205,7 +205,9 @@ function Create() {
                 body: { type, engine: chosen, inputs, ...(preset ? { preset } : {}) },
               }),
             );
-            setSent(`Job ${job.id} is ${job.status}${job.waiting_reason ? `: ${job.waiting_reason}` : ''}.`);
+            // The API's reason is a sentence with its own full stop: end ours only when it has none.
+            const said = `Job ${job.id} is ${job.status}${job.waiting_reason ? `: ${job.waiting_reason}` : ''}`;
+            setSent(/[.!?]$/.test(said) ? said : `${said}.`);
             await queries.invalidateQueries({ queryKey: ['gpu', 'jobs'] });
           } catch (err) {
             setError(err);
