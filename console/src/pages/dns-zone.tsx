@@ -97,9 +97,7 @@ function Dnssec({ zone, enabled, api }: { zone: string; enabled: boolean; api: F
             Give your registrar this DS record (algorithm {ds.algorithm}); it links the parent zone to this
             zone’s signing key.
           </p>
-          <pre class="code ds-record">
-            {ds.records.join('\n')}
-          </pre>
+          <pre class="code ds-record">{ds.records.join('\n')}</pre>
         </>
       )}
       {problem ? <Failure error={problem} /> : null}
