@@ -189,25 +189,31 @@ function Metrics({ state, samples, uptime }: { state: string; samples: Sample[];
             %, disk {latest!.disk.toFixed(1)} %. Charted every two seconds while this page is open.
           </p>
           <div class="chart-pair">
-            <TimeChart
-              label="CPU, memory and disk use, percent"
-              times={times}
-              unit=" %"
-              series={[
-                { label: 'CPU', values: samples.map((s) => s.cpu) },
-                { label: 'Memory', values: samples.map((s) => s.memory) },
-                { label: 'Disk', values: samples.map((s) => s.disk) },
-              ]}
-            />
-            <TimeChart
-              label="Network traffic, bytes per second"
-              times={times}
-              unit=" B/s"
-              series={[
-                { label: 'In', values: samples.map((s) => s.rx) },
-                { label: 'Out', values: samples.map((s) => s.tx) },
-              ]}
-            />
+            <figure>
+              <figcaption>CPU, memory and disk (%)</figcaption>
+              <TimeChart
+                label="CPU, memory and disk use, percent"
+                times={times}
+                unit=" %"
+                series={[
+                  { label: 'CPU', values: samples.map((s) => s.cpu) },
+                  { label: 'Memory', values: samples.map((s) => s.memory) },
+                  { label: 'Disk', values: samples.map((s) => s.disk) },
+                ]}
+              />
+            </figure>
+            <figure>
+              <figcaption>Network (bytes per second)</figcaption>
+              <TimeChart
+                label="Network traffic, bytes per second"
+                times={times}
+                unit=" B/s"
+                series={[
+                  { label: 'In', values: samples.map((s) => s.rx) },
+                  { label: 'Out', values: samples.map((s) => s.tx) },
+                ]}
+              />
+            </figure>
           </div>
         </>
       )}
