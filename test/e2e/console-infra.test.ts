@@ -48,7 +48,7 @@ beforeAll(async () => {
   origin = new URL(t.kernel.baseUrl()).origin;
   browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-  context.setDefaultTimeout(10_000);
+  context.setDefaultTimeout(20_000); // generous: CI runs several browsers on two cores
   page = await context.newPage();
   page.on('pageerror', (err) => problems.push(`script error: ${err.message}`));
   page.on('console', (m) => {
@@ -115,6 +115,7 @@ describe.skipIf(!found)('the infrastructure areas’ pages in Chromium', () => {
   it('imports and exports a zone file, turns DNSSEC on with its DS record and off, charts queries', async () => {
     await call('POST', '/v1/dns/zones', { domain: ZONE });
     await page.goto(`${origin}/console/dns/${ZONE}`);
+    await page.getByRole('heading', { name: 'Zone file' }).waitFor();
     await page
       .getByLabel('Zone file (BIND format)')
       .fill('www 300 IN A 192.0.2.10\nmail 300 IN A 192.0.2.25\n');
