@@ -154,7 +154,9 @@ describe.skipIf(!found)('the infrastructure areas’ pages in Chromium', () => {
     expect(stats.top_record_types).toMatchObject({ A: 5, MX: 1 });
     await page.reload();
     const bars = page.getByRole('table', { name: 'Queries this month by record type' });
-    await expect.poll(() => bars.getByRole('row').allTextContents()).toEqual(['A5', 'MX1']);
+    await expect
+      .poll(() => bars.getByRole('row').allTextContents(), { timeout: 15_000 })
+      .toEqual(['A5', 'MX1']);
     await page.getByText(`${stats.queries_today} queries today`).waitFor();
     await shot('dns-zone');
     await accessible('zone');

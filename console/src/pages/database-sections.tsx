@@ -9,7 +9,11 @@ import { Failure, Panel, QueryView, SecretOnce } from '../ui/widgets.js';
 type Props = { id: string; row: Row; api: FjordClient };
 type DbType = 'postgresql' | 'mariadb';
 
-/** A database's page below its facts: size, connecting, firewall, snapshots. */
+/**
+ * A database's page below its facts: size, connecting, firewall, snapshots. Their queries are
+ * keyed apart from `['databases']`, which deleting the database invalidates: they are not read
+ * again for a database that is gone.
+ */
 export function DatabaseSections({ id, api }: Props) {
   const [db_type, db_name] = id.split('/') as [DbType, string];
   const db = { db_type, db_name };
@@ -29,7 +33,7 @@ const at = (db: Db) => ({ params: { path: db } });
 /** The database's size against the plan's allowance, and its connections against its limit. */
 function DatabaseSize({ db, api }: { db: Db; api: FjordClient }) {
   const info = useQuery({
-    queryKey: ['databases', 'info', db.db_type, db.db_name],
+    queryKey: ['database-detail', db.db_type, db.db_name, 'info'],
     queryFn: () => must(api.GET('/v1/databases/{db_type}/{db_name}/info', at(db))),
     refetchInterval: 30_000,
   });
@@ -82,7 +86,7 @@ function DatabaseSize({ db, api }: { db: Db; api: FjordClient }) {
  */
 function Connecting({ db, api }: { db: Db; api: FjordClient }) {
   const creds = useQuery({
-    queryKey: ['databases', 'credentials', db.db_type, db.db_name],
+    queryKey: ['database-detail', db.db_type, db.db_name, 'credentials'],
     queryFn: () => must(api.GET('/v1/databases/{db_type}/{db_name}/credentials', at(db))),
   });
   const [secret, setSecret] = useState<string | null>(null);
@@ -149,7 +153,7 @@ function Connecting({ db, api }: { db: Db; api: FjordClient }) {
 /** The addresses allowed to connect: add one (the API's validation at the field), remove one. */
 function Firewall({ db, api }: { db: Db; api: FjordClient }) {
   const queries = useQueryClient();
-  const key = ['databases', 'firewall', db.db_type, db.db_name];
+  const key = ['database-detail', db.db_type, db.db_name, 'firewall'];
   const rules = useQuery({
     queryKey: key,
     queryFn: () => must(api.GET('/v1/databases/{db_type}/{db_name}/firewall', at(db))),
@@ -249,7 +253,7 @@ function useElapsed(running: boolean): number {
  */
 function Snapshots({ db, api }: { db: Db; api: FjordClient }) {
   const queries = useQueryClient();
-  const key = ['databases', 'snapshots', db.db_type, db.db_name];
+  const key = ['database-detail', db.db_type, db.db_name, 'snapshots'];
   const [work, setWork] = useState<string | null>(null);
   const elapsed = useElapsed(work !== null);
   const [problem, setProblem] = useState<unknown>(null);
@@ -272,6 +276,7 @@ function Snapshots({ db, api }: { db: Db; api: FjordClient }) {
       setProblem(err);
     } finally {
       setWork(null);
+      await queries.invalidateQueries({ queryKey: ['database-detail', db.db_type, db.db_name] });
       await queries.invalidateQueries({ queryKey: ['databases'] });
     }
   };

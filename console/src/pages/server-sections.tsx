@@ -54,7 +54,7 @@ const STATE_SENTENCE: Record<string, string> = {
 export function ServerSections({ id, row, api }: Props) {
   const queries = useQueryClient();
   const status = useQuery({
-    queryKey: ['servers', 'status', id],
+    queryKey: ['server-detail', id, 'status'],
     queryFn: () => must(api.GET('/v1/vps/{vps_id}/status', { params: { path: { vps_id: id } } })),
     refetchInterval: EVERY_MS,
   });
@@ -145,6 +145,7 @@ function Power({
       } finally {
         setBusy(false);
       }
+      await queries.invalidateQueries({ queryKey: ['server-detail', id] });
       await queries.invalidateQueries({ queryKey: ['servers'] });
     };
   const moving = ['provisioning', 'starting', 'stopping'].includes(state);
@@ -240,7 +241,7 @@ function Working({ what }: { what: string | null }) {
 
 function Snapshots({ id, api, can }: { id: string; api: FjordClient; can: ReturnType<typeof allowed> }) {
   const queries = useQueryClient();
-  const key = ['servers', 'snapshots', id];
+  const key = ['server-detail', id, 'snapshots'];
   const snaps = useQuery({
     queryKey: key,
     queryFn: () => must(api.GET('/v1/vps/{vps_id}/snapshots', { params: { path: { vps_id: id } } })),
@@ -260,6 +261,7 @@ function Snapshots({ id, api, can }: { id: string; api: FjordClient; can: Return
       throw err;
     } finally {
       setWork(null);
+      await queries.invalidateQueries({ queryKey: ['server-detail', id] });
       await queries.invalidateQueries({ queryKey: ['servers'] });
     }
   };
@@ -357,13 +359,13 @@ function Backups({ id, api, can }: { id: string; api: FjordClient; can: ReturnTy
   const queries = useQueryClient();
   const [work, setWork] = useState<string | null>(null);
   const backups = useQuery({
-    queryKey: ['servers', 'backups', id],
+    queryKey: ['server-detail', id, 'backups'],
     queryFn: () => must(api.GET('/v1/vps/{vps_id}/backups', { params: { path: { vps_id: id } } })),
     refetchInterval: (q) =>
       work !== null || q.state.data?.backups.some((b) => b.status === 'creating') ? 1000 : false,
   });
   const usage = useQuery({
-    queryKey: ['servers', 'backup-usage', id],
+    queryKey: ['server-detail', id, 'backup-usage'],
     queryFn: () => must(api.GET('/v1/vps/{vps_id}/backup-usage', { params: { path: { vps_id: id } } })),
   });
   const [name, setName] = useState('');
@@ -380,6 +382,7 @@ function Backups({ id, api, can }: { id: string; api: FjordClient; can: ReturnTy
       throw err;
     } finally {
       setWork(null);
+      await queries.invalidateQueries({ queryKey: ['server-detail', id] });
       await queries.invalidateQueries({ queryKey: ['servers'] });
     }
   };
