@@ -297,7 +297,9 @@ describe.skipIf(!found)('the web console in Chromium', () => {
     await accessible('databases');
     await page.getByRole('link', { name: 'consoledb' }).click();
     await deleteHere('database', 'consoledb');
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Databases');
+    await expect
+      .poll(() => page.getByRole('heading', { level: 1 }).textContent(), { timeout: 15_000 })
+      .toBe('Databases');
     expect((await api('/v1/databases')).body.databases).toEqual([]);
   });
 

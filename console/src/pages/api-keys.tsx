@@ -4,7 +4,7 @@ import { must } from '../api.js';
 import { useApi } from '../context.js';
 import { SchemaForm } from '../ui/schema-form.js';
 import { DataTable, type Row } from '../ui/table.js';
-import { ConfirmDelete, Failure, Loading, Panel, SecretOnce } from '../ui/widgets.js';
+import { ConfirmDelete, Panel, QueryView, SecretOnce } from '../ui/widgets.js';
 
 /** Personal access tokens and service keys (secret shown once, revocable), and SSH keys with fingerprints. */
 export function ApiKeysPage() {
@@ -50,46 +50,44 @@ export function ApiKeysPage() {
           />
         </Panel>
         {secret && <SecretOnce label="Token" value={secret} onDone={() => setSecret(null)} />}
-        {keys.isLoading ? (
-          <Loading what="keys" />
-        ) : keys.error ? (
-          <Failure error={keys.error} />
-        ) : (
-          <DataTable
-            name="keys"
-            label="Access keys"
-            rows={(keys.data ?? []).filter((k) => k['is_active'] !== false)}
-            columns={[
-              { key: 'description', label: 'Name', render: nameOf },
-              { key: 'key_prefix', label: 'Starts with' },
-              { key: 'key_type', label: 'Kind' },
-              {
-                key: 'scopes',
-                label: 'Scopes',
-                render: (r) => (r['scopes'] as string[] | undefined)?.join(', ') ?? '—',
-              },
-              { key: 'expires_at', label: 'Expires' },
-              { key: 'last_used_at', label: 'Last used' },
-            ]}
-            actions={(r) => (
-              <ConfirmDelete
-                name={nameOf(r)}
-                what="key"
-                action="Revoke"
-                onConfirm={async () => {
-                  await must(
-                    api.DELETE('/v1/account/api-keys/{key_id}', {
-                      params: { path: { key_id: String(r['id']) } },
-                    }),
-                  );
-                  setNotice(`The key ${nameOf(r)} was revoked.`);
-                  await refresh();
-                }}
-              />
-            )}
-            empty={<p>No keys. Create a token above to use the API or the CLI.</p>}
-          />
-        )}
+        <QueryView query={keys} what="keys">
+          {(data) => (
+            <DataTable
+              name="keys"
+              label="Access keys"
+              rows={(data ?? []).filter((k) => k['is_active'] !== false)}
+              columns={[
+                { key: 'description', label: 'Name', render: nameOf },
+                { key: 'key_prefix', label: 'Starts with' },
+                { key: 'key_type', label: 'Kind' },
+                {
+                  key: 'scopes',
+                  label: 'Scopes',
+                  render: (r) => (r['scopes'] as string[] | undefined)?.join(', ') ?? '—',
+                },
+                { key: 'expires_at', label: 'Expires' },
+                { key: 'last_used_at', label: 'Last used' },
+              ]}
+              actions={(r) => (
+                <ConfirmDelete
+                  name={nameOf(r)}
+                  what="key"
+                  action="Revoke"
+                  onConfirm={async () => {
+                    await must(
+                      api.DELETE('/v1/account/api-keys/{key_id}', {
+                        params: { path: { key_id: String(r['id']) } },
+                      }),
+                    );
+                    setNotice(`The key ${nameOf(r)} was revoked.`);
+                    await refresh();
+                  }}
+                />
+              )}
+              empty={<p>No keys. Create a token above to use the API or the CLI.</p>}
+            />
+          )}
+        </QueryView>
       </section>
       <section aria-labelledby="ssh-heading">
         <h2 id="ssh-heading">SSH keys</h2>
@@ -105,37 +103,37 @@ export function ApiKeysPage() {
             }}
           />
         </Panel>
-        {ssh.isLoading ? (
-          <Loading what="SSH keys" />
-        ) : (
-          <DataTable
-            name="ssh"
-            label="SSH keys"
-            rows={ssh.data ?? []}
-            columns={[
-              { key: 'name', label: 'Name' },
-              { key: 'key_type', label: 'Type' },
-              { key: 'fingerprint', label: 'Fingerprint' },
-              { key: 'vm_count', label: 'Servers' },
-            ]}
-            actions={(r) => (
-              <ConfirmDelete
-                name={String(r['name'])}
-                what="SSH key"
-                onConfirm={async () => {
-                  await must(
-                    api.DELETE('/v1/account/ssh-keys/{key_id}', {
-                      params: { path: { key_id: String(r['id']) } },
-                    }),
-                  );
-                  setNotice(`The SSH key ${String(r['name'])} was deleted.`);
-                  await refresh();
-                }}
-              />
-            )}
-            empty={<p>No SSH keys. Add your public key to log in to the servers you create.</p>}
-          />
-        )}
+        <QueryView query={ssh} what="SSH keys">
+          {(data) => (
+            <DataTable
+              name="ssh"
+              label="SSH keys"
+              rows={data ?? []}
+              columns={[
+                { key: 'name', label: 'Name' },
+                { key: 'key_type', label: 'Type' },
+                { key: 'fingerprint', label: 'Fingerprint' },
+                { key: 'vm_count', label: 'Servers' },
+              ]}
+              actions={(r) => (
+                <ConfirmDelete
+                  name={String(r['name'])}
+                  what="SSH key"
+                  onConfirm={async () => {
+                    await must(
+                      api.DELETE('/v1/account/ssh-keys/{key_id}', {
+                        params: { path: { key_id: String(r['id']) } },
+                      }),
+                    );
+                    setNotice(`The SSH key ${String(r['name'])} was deleted.`);
+                    await refresh();
+                  }}
+                />
+              )}
+              empty={<p>No SSH keys. Add your public key to log in to the servers you create.</p>}
+            />
+          )}
+        </QueryView>
       </section>
     </section>
   );

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { type ApiProblem, must } from '../api.js';
 import { useApi } from '../context.js';
 import { SchemaForm } from '../ui/schema-form.js';
-import { Failure, Loading } from '../ui/widgets.js';
+import { QueryView } from '../ui/widgets.js';
 
 interface DnsRecord {
   id: string;
@@ -53,80 +53,81 @@ export function RecordEditor({ zone }: { zone: string }) {
           }}
         />
       </details>
-      {records.isLoading && <Loading what="records" />}
-      {records.error && <Failure error={records.error} />}
-      {records.data && records.data.length === 0 && (
-        <p class="empty">No records yet. Add the first one above.</p>
-      )}
-      {records.data && records.data.length > 0 && (
-        <table>
-          <caption class="visually-hidden">Records of {zone}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Host</th>
-              <th scope="col">Type</th>
-              <th scope="col">Value</th>
-              <th scope="col">TTL</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {records.data.map((r) =>
-              editing === r.id ? (
-                <tr key={r.id}>
-                  <td colSpan={5}>
-                    <SchemaForm
-                      operationId="updateDnsRecord"
-                      idPrefix={`edit-${r.id}`}
-                      fields={['host', 'record', 'ttl', 'priority']}
-                      labels={{ host: 'Host', record: 'Value', ttl: 'TTL (seconds)' }}
-                      initial={{
-                        host: hostOf(r.name, zone),
-                        record: r.content,
-                        ttl: r.ttl,
-                        ...(r.priority !== null ? { priority: r.priority } : {}),
-                      }}
-                      submitLabel="Save record"
-                      onSubmit={async (body) => {
-                        await must(
-                          api.PUT('/v1/dns/zones/{zone_name}/records/{record_id}', {
-                            params: { path: { zone_name: zone, record_id: r.id } },
-                            body: body as never,
-                          }),
-                        );
-                        setEditing(null);
-                        await refresh();
-                      }}
-                    />
-                    <button type="button" onClick={() => setEditing(null)}>
-                      Cancel
-                    </button>
-                  </td>
+      <QueryView query={records} what="records">
+        {(list) =>
+          list.length === 0 ? (
+            <p class="empty">No records yet. Add the first one above.</p>
+          ) : (
+            <table>
+              <caption class="visually-hidden">Records of {zone}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Host</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Value</th>
+                  <th scope="col">TTL</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
                 </tr>
-              ) : (
-                <tr key={r.id}>
-                  <td>{r.name}</td>
-                  <td>{r.type}</td>
-                  <td class="wrap">{r.content}</td>
-                  <td>{r.ttl}</td>
-                  <td class="row-actions">
-                    <button
-                      type="button"
-                      aria-label={`Edit ${r.type} record ${r.name}`}
-                      onClick={() => setEditing(r.id)}
-                    >
-                      Edit
-                    </button>
-                    <DeleteRecord zone={zone} record={r} onDone={refresh} />
-                  </td>
-                </tr>
-              ),
-            )}
-          </tbody>
-        </table>
-      )}
+              </thead>
+              <tbody>
+                {list.map((r) =>
+                  editing === r.id ? (
+                    <tr key={r.id}>
+                      <td colSpan={5}>
+                        <SchemaForm
+                          operationId="updateDnsRecord"
+                          idPrefix={`edit-${r.id}`}
+                          fields={['host', 'record', 'ttl', 'priority']}
+                          labels={{ host: 'Host', record: 'Value', ttl: 'TTL (seconds)' }}
+                          initial={{
+                            host: hostOf(r.name, zone),
+                            record: r.content,
+                            ttl: r.ttl,
+                            ...(r.priority !== null ? { priority: r.priority } : {}),
+                          }}
+                          submitLabel="Save record"
+                          onSubmit={async (body) => {
+                            await must(
+                              api.PUT('/v1/dns/zones/{zone_name}/records/{record_id}', {
+                                params: { path: { zone_name: zone, record_id: r.id } },
+                                body: body as never,
+                              }),
+                            );
+                            setEditing(null);
+                            await refresh();
+                          }}
+                        />
+                        <button type="button" onClick={() => setEditing(null)}>
+                          Cancel
+                        </button>
+                      </td>
+                    </tr>
+                  ) : (
+                    <tr key={r.id}>
+                      <td>{r.name}</td>
+                      <td>{r.type}</td>
+                      <td class="wrap">{r.content}</td>
+                      <td>{r.ttl}</td>
+                      <td class="row-actions">
+                        <button
+                          type="button"
+                          aria-label={`Edit ${r.type} record ${r.name}`}
+                          onClick={() => setEditing(r.id)}
+                        >
+                          Edit
+                        </button>
+                        <DeleteRecord zone={zone} record={r} onDone={refresh} />
+                      </td>
+                    </tr>
+                  ),
+                )}
+              </tbody>
+            </table>
+          )
+        }
+      </QueryView>
     </section>
   );
 }

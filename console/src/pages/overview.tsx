@@ -4,7 +4,7 @@ import { must } from '../api.js';
 import { useApi } from '../context.js';
 import { Link } from '../router.js';
 import { DataTable, type Row } from '../ui/table.js';
-import { Failure, Loading } from '../ui/widgets.js';
+import { QueryView } from '../ui/widgets.js';
 
 /** This month's usage of the areas that meter it: a line per area, each fetched on its own. */
 async function usage(api: FjordClient): Promise<{ area: string; href: string; facts: [string, string][] }[]> {
@@ -83,24 +83,22 @@ export function Overview() {
       <h1>Overview</h1>
       <section aria-labelledby="services-heading">
         <h2 id="services-heading">Your services</h2>
-        {services.isLoading ? (
-          <Loading what="services" />
-        ) : services.error ? (
-          <Failure error={services.error} />
-        ) : (
-          <DataTable
-            name="services"
-            label="Services"
-            rows={services.data ?? []}
-            columns={[
-              { key: 'name', label: 'Name' },
-              { key: 'service_type', label: 'Type' },
-              { key: 'status', label: 'Status' },
-              { key: 'region', label: 'Region' },
-            ]}
-            empty={<p>No services yet. Pick an area on the left to create the first resource.</p>}
-          />
-        )}
+        <QueryView query={services} what="services">
+          {(data) => (
+            <DataTable
+              name="services"
+              label="Services"
+              rows={data ?? []}
+              columns={[
+                { key: 'name', label: 'Name' },
+                { key: 'service_type', label: 'Type' },
+                { key: 'status', label: 'Status' },
+                { key: 'region', label: 'Region' },
+              ]}
+              empty={<p>No services yet. Pick an area on the left to create the first resource.</p>}
+            />
+          )}
+        </QueryView>
       </section>
       <section aria-labelledby="simulated-heading">
         <h2 id="simulated-heading">Simulated on this install</h2>
@@ -120,24 +118,27 @@ export function Overview() {
       </section>
       <section aria-labelledby="usage-heading">
         <h2 id="usage-heading">This month’s usage</h2>
-        {month.isLoading && <Loading what="usage" />}
-        <div class="cards">
-          {month.data?.map((u) => (
-            <article class="card" key={u.area} aria-labelledby={`usage-${u.href.slice(1)}`}>
-              <h3 id={`usage-${u.href.slice(1)}`}>
-                <Link href={u.href}>{u.area}</Link>
-              </h3>
-              <dl class="facts">
-                {u.facts.map(([k, v]) => (
-                  <div key={k}>
-                    <dt>{k}</dt>
-                    <dd>{v}</dd>
-                  </div>
-                ))}
-              </dl>
-            </article>
-          ))}
-        </div>
+        <QueryView query={month} what="usage">
+          {(areas) => (
+            <div class="cards">
+              {areas?.map((u) => (
+                <article class="card" key={u.area} aria-labelledby={`usage-${u.href.slice(1)}`}>
+                  <h3 id={`usage-${u.href.slice(1)}`}>
+                    <Link href={u.href}>{u.area}</Link>
+                  </h3>
+                  <dl class="facts">
+                    {u.facts.map(([k, v]) => (
+                      <div key={k}>
+                        <dt>{k}</dt>
+                        <dd>{v}</dd>
+                      </div>
+                    ))}
+                  </dl>
+                </article>
+              ))}
+            </div>
+          )}
+        </QueryView>
       </section>
     </section>
   );

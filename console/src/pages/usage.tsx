@@ -3,7 +3,7 @@ import type { FjordClient } from '../../../sdk/index.js';
 import { must } from '../api.js';
 import { useApi } from '../context.js';
 import { type Series, TimeChart } from '../ui/chart.js';
-import { Failure, Loading } from '../ui/widgets.js';
+import { QueryView } from '../ui/widgets.js';
 
 interface AreaUsage {
   area: string;
@@ -157,70 +157,72 @@ export function UsagePage() {
         This month’s usage of each area, and its cost where the area prices it
         {currency ? `, in ${currency}` : ''}.
       </p>
-      {month.isLoading ? (
-        <Loading what="usage" />
-      ) : month.error ? (
-        <Failure error={month.error} />
-      ) : (
-        <>
-          {priced.length > 0 && (
-            <figure>
-              <figcaption>Cost this month by area{currency ? ` (${currency})` : ''}</figcaption>
-              <ul class="bars">
-                {priced.map((r) => (
-                  <li key={r.area}>
-                    <span class="bar-label">{r.area}</span>
-                    <span
-                      class="bar"
-                      style={{
-                        width: `${(100 * (r.cost ?? 0)) / Math.max(...priced.map((p) => p.cost ?? 0), 1e-9)}%`,
-                      }}
-                    />
-                    <span class="bar-value">
-                      {(r.cost ?? 0).toFixed(2)} {currency}
-                    </span>
-                  </li>
-                ))}
-              </ul>
-            </figure>
-          )}
-          <figure>
-            <figcaption>Cost per day{currency ? ` (${currency})` : ''}</figcaption>
-            {perDay.isLoading ? (
-              <Loading what="the days" />
-            ) : perDay.data?.series.length ? (
-              <TimeChart
-                label={`Cost per day this month: ${perDay.data.series.map((x) => `${x.label} ${x.values.reduce<number>((n, v) => n + (v ?? 0), 0).toFixed(2)}`).join(', ')}`}
-                times={perDay.data.days}
-                series={perDay.data.series}
-                bars
-                height={200}
-              />
-            ) : (
-              <p>No priced usage this month.</p>
+      <QueryView query={month} what="usage">
+        {() => (
+          <>
+            {priced.length > 0 && (
+              <figure>
+                <figcaption>Cost this month by area{currency ? ` (${currency})` : ''}</figcaption>
+                <ul class="bars">
+                  {priced.map((r) => (
+                    <li key={r.area}>
+                      <span class="bar-label">{r.area}</span>
+                      <span
+                        class="bar"
+                        style={{
+                          width: `${(100 * (r.cost ?? 0)) / Math.max(...priced.map((p) => p.cost ?? 0), 1e-9)}%`,
+                        }}
+                      />
+                      <span class="bar-value">
+                        {(r.cost ?? 0).toFixed(2)} {currency}
+                      </span>
+                    </li>
+                  ))}
+                </ul>
+              </figure>
             )}
-          </figure>
-          <table>
-            <caption>Usage this month</caption>
-            <thead>
-              <tr>
-                <th scope="col">Area</th>
-                <th scope="col">Usage</th>
-                <th scope="col">Cost</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <tr key={r.area}>
-                  <th scope="row">{r.area}</th>
-                  <td>{r.measures.map(([k, v]) => `${v} ${k}`).join(', ')}</td>
-                  <td>{r.cost === null ? 'not priced' : `${r.cost.toFixed(2)} ${r.currency ?? currency}`}</td>
+            <figure>
+              <figcaption>Cost per day{currency ? ` (${currency})` : ''}</figcaption>
+              <QueryView query={perDay} what="the days">
+                {(d) =>
+                  d?.series.length ? (
+                    <TimeChart
+                      label={`Cost per day this month: ${d.series.map((x) => `${x.label} ${x.values.reduce<number>((n, v) => n + (v ?? 0), 0).toFixed(2)}`).join(', ')}`}
+                      times={d.days}
+                      series={d.series}
+                      bars
+                      height={200}
+                    />
+                  ) : (
+                    <p>No priced usage this month.</p>
+                  )
+                }
+              </QueryView>
+            </figure>
+            <table>
+              <caption>Usage this month</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Area</th>
+                  <th scope="col">Usage</th>
+                  <th scope="col">Cost</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </>
-      )}
+              </thead>
+              <tbody>
+                {rows.map((r) => (
+                  <tr key={r.area}>
+                    <th scope="row">{r.area}</th>
+                    <td>{r.measures.map(([k, v]) => `${v} ${k}`).join(', ')}</td>
+                    <td>
+                      {r.cost === null ? 'not priced' : `${r.cost.toFixed(2)} ${r.currency ?? currency}`}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </>
+        )}
+      </QueryView>
     </section>
   );
 }

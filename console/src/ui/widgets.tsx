@@ -120,9 +120,18 @@ export function QueryView<T>({
   what: string;
   children: (data: T) => ComponentChildren;
 }) {
+  return pending(query, what) ?? <>{children(query.data as T)}</>;
+}
+
+/**
+ * QueryView's loading or failure block, or null once the data is there: for a component that
+ * returns early (`const wait = pending(q, 'models'); if (wait) return wait;`) rather than
+ * wrapping its whole body in a QueryView.
+ */
+export function pending(query: { isLoading: boolean; error: unknown }, what: string) {
   if (query.isLoading) return <Loading what={what} />;
   if (query.error) return <Failure error={query.error} />;
-  return <>{children(query.data as T)}</>;
+  return null;
 }
 
 /** A collapsible panel (a native `details`): forms stay out of the way until wanted. */

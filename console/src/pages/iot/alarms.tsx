@@ -4,7 +4,7 @@ import { must } from '../../api.js';
 import { useApi } from '../../context.js';
 import { Link, setQuery, useLocation } from '../../router.js';
 import { DataTable, type Row } from '../../ui/table.js';
-import { Facts, Failure, Loading } from '../../ui/widgets.js';
+import { Facts, Failure, QueryView } from '../../ui/widgets.js';
 
 const STATUSES = ['', 'active', 'acknowledged', 'resolved'] as const;
 const when = (v: unknown) => (typeof v === 'string' ? new Date(v).toLocaleString() : '—');
@@ -50,30 +50,28 @@ export function AlarmsPage() {
           ))}
         </select>
       </label>
-      {alarms.isLoading ? (
-        <Loading what="alarms" />
-      ) : alarms.error ? (
-        <Failure error={alarms.error} />
-      ) : (
-        <DataTable
-          name="alarms"
-          label="Alarms"
-          rows={alarms.data ?? []}
-          href={(r) => `/iot/alarms/${encodeURIComponent(String(r['id']))}`}
-          columns={[
-            { key: 'rule_name', label: 'Rule' },
-            {
-              key: 'severity',
-              label: 'Severity',
-              render: (r) => <span class={`sev-${String(r['severity'])}`}>{String(r['severity'])}</span>,
-            },
-            { key: 'status', label: 'Status' },
-            { key: 'device_id', label: 'Device' },
-            { key: 'created_at', label: 'Raised', render: (r) => when(r['created_at']) },
-          ]}
-          empty={<p>No alarms. Alarm rules raise them when their conditions hold.</p>}
-        />
-      )}
+      <QueryView query={alarms} what="alarms">
+        {(data) => (
+          <DataTable
+            name="alarms"
+            label="Alarms"
+            rows={data ?? []}
+            href={(r) => `/iot/alarms/${encodeURIComponent(String(r['id']))}`}
+            columns={[
+              { key: 'rule_name', label: 'Rule' },
+              {
+                key: 'severity',
+                label: 'Severity',
+                render: (r) => <span class={`sev-${String(r['severity'])}`}>{String(r['severity'])}</span>,
+              },
+              { key: 'status', label: 'Status' },
+              { key: 'device_id', label: 'Device' },
+              { key: 'created_at', label: 'Raised', render: (r) => when(r['created_at']) },
+            ]}
+            empty={<p>No alarms. Alarm rules raise them when their conditions hold.</p>}
+          />
+        )}
+      </QueryView>
     </section>
   );
 }
@@ -109,52 +107,54 @@ export function AlarmPage({ id }: { id: string }) {
         <Link href="/iot/alarms">Alarms</Link> / <span>{id}</span>
       </p>
       <h1>Alarm: {a ? `${String(a['rule_name'])} on ${String(a['device_id'])}` : id}</h1>
-      {alarm.isLoading && <Loading what="the alarm" />}
-      {alarm.error && <Failure error={alarm.error} />}
-      {a && (
-        <>
-          <Facts
-            data={a}
-            keys={[
-              'severity',
-              'status',
-              'acknowledged',
-              'device_id',
-              'rule_name',
-              'created_at',
-              'acknowledged_at',
-              'resolved_at',
-            ]}
-          />
-          <div class="actions">
-            {a['status'] === 'active' && (
-              <button type="button" onClick={act('acknowledge')}>
-                Acknowledge
-              </button>
-            )}
-            {a['status'] !== 'resolved' && (
-              <button type="button" onClick={act('resolve')}>
-                Resolve
-              </button>
-            )}
-            {a['status'] === 'resolved' && (
-              <button type="button" onClick={act('reopen')}>
-                Reopen
-              </button>
-            )}
-          </div>
-          {problem ? <Failure error={problem} /> : null}
-          <h2>Timeline</h2>
-          <ol class="timeline" aria-label="Alarm timeline">
-            {(timeline.data?.events ?? []).map((e, i) => (
-              <li key={i}>
-                <time dateTime={e.at}>{when(e.at)}</time> <strong>{e.event}</strong> by {e.actor}
-                {Object.keys(e.details ?? {}).length > 0 && <code> {JSON.stringify(e.details)}</code>}
-              </li>
-            ))}
-          </ol>
-        </>
-      )}
+      <QueryView query={alarm} what="the alarm">
+        {() =>
+          a && (
+            <>
+              <Facts
+                data={a}
+                keys={[
+                  'severity',
+                  'status',
+                  'acknowledged',
+                  'device_id',
+                  'rule_name',
+                  'created_at',
+                  'acknowledged_at',
+                  'resolved_at',
+                ]}
+              />
+              <div class="actions">
+                {a['status'] === 'active' && (
+                  <button type="button" onClick={act('acknowledge')}>
+                    Acknowledge
+                  </button>
+                )}
+                {a['status'] !== 'resolved' && (
+                  <button type="button" onClick={act('resolve')}>
+                    Resolve
+                  </button>
+                )}
+                {a['status'] === 'resolved' && (
+                  <button type="button" onClick={act('reopen')}>
+                    Reopen
+                  </button>
+                )}
+              </div>
+              {problem ? <Failure error={problem} /> : null}
+              <h2>Timeline</h2>
+              <ol class="timeline" aria-label="Alarm timeline">
+                {(timeline.data?.events ?? []).map((e, i) => (
+                  <li key={i}>
+                    <time dateTime={e.at}>{when(e.at)}</time> <strong>{e.event}</strong> by {e.actor}
+                    {Object.keys(e.details ?? {}).length > 0 && <code> {JSON.stringify(e.details)}</code>}
+                  </li>
+                ))}
+              </ol>
+            </>
+          )
+        }
+      </QueryView>
     </section>
   );
 }

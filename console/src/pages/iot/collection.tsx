@@ -5,7 +5,7 @@ import type { FjordClient } from '../../../../sdk/index.js';
 import { useApi } from '../../context.js';
 import { SchemaForm } from '../../ui/schema-form.js';
 import { type Column, DataTable, type Row } from '../../ui/table.js';
-import { Failure, Loading, Panel } from '../../ui/widgets.js';
+import { Panel, QueryView } from '../../ui/widgets.js';
 
 /**
  * A list of one kind of IoT resource with its create form (drawn from the API's schema) and, per
@@ -59,20 +59,18 @@ export function Collection({
       <p role="status" class="notice">
         {note}
       </p>
-      {list.isLoading ? (
-        <Loading what={`${noun}s`} />
-      ) : list.error ? (
-        <Failure error={list.error} />
-      ) : (
-        <DataTable
-          name={name}
-          label={`${noun.replace(/^./, (c) => c.toUpperCase())}s`}
-          rows={list.data ?? []}
-          columns={columns}
-          actions={actions ? (r) => actions(r, api, done) : undefined}
-          empty={<p>{empty}</p>}
-        />
-      )}
+      <QueryView query={list} what={`${noun}s`}>
+        {(data) => (
+          <DataTable
+            name={name}
+            label={`${noun.replace(/^./, (c) => c.toUpperCase())}s`}
+            rows={data ?? []}
+            columns={columns}
+            actions={actions ? (r) => actions(r, api, done) : undefined}
+            empty={<p>{empty}</p>}
+          />
+        )}
+      </QueryView>
     </>
   );
 }

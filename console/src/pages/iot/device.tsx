@@ -4,7 +4,7 @@ import { must } from '../../api.js';
 import { useApi } from '../../context.js';
 import { Link, navigate } from '../../router.js';
 import type { Row } from '../../ui/table.js';
-import { ConfirmDelete, Facts, Failure, Loading, SecretOnce } from '../../ui/widgets.js';
+import { ConfirmDelete, Facts, Failure, QueryView, SecretOnce } from '../../ui/widgets.js';
 import { MqttSettings, OnlineState } from './devices.js';
 import { TelemetryHistory } from './history.js';
 import { LiveTelemetry } from './live-telemetry.js';
@@ -31,56 +31,58 @@ export function DevicePage({ id }: { id: string }) {
         <Link href="/iot">IoT</Link> / <span>{d ? String(d['name']) : id}</span>
       </p>
       <h1>Device: {d ? String(d['name']) : id}</h1>
-      {device.isLoading && <Loading what="the device" />}
-      {device.error && <Failure error={device.error} />}
-      {d && (
-        <>
-          <p>
-            <OnlineState online={online ?? d['is_online'] === true} />
-            {health.data && (
-              <>
-                {' '}
-                · Health score <strong>{health.data.health_score}</strong> ({health.data.health_status})
-              </>
-            )}
-          </p>
-          <Facts
-            data={d}
-            keys={[
-              'device_id',
-              'device_type',
-              'connection_status',
-              'last_seen',
-              'firmware_version',
-              'messages_24h',
-            ]}
-          />
-          {health.data && <Facts data={health.data.components as Record<string, unknown>} />}
-          <section aria-labelledby="live-heading">
-            <h2 id="live-heading">Live telemetry</h2>
-            <LiveTelemetry device={id} onState={onState} />
-          </section>
-          <section aria-labelledby="history-heading">
-            <h2 id="history-heading">History</h2>
-            <TelemetryHistory device={id} />
-          </section>
-          <Attributes id={id} metadata={(d['metadata'] ?? {}) as Record<string, unknown>} />
-          <Commands id={id} />
-          <Credentials id={id} />
-          <section class="danger-zone" aria-labelledby="danger-heading">
-            <h2 id="danger-heading">Delete</h2>
-            <ConfirmDelete
-              name={id}
-              what="device"
-              onConfirm={async () => {
-                await must(api.DELETE('/v1/iot/devices/{device_id}', path));
-                await queries.invalidateQueries({ queryKey: ['iot'] });
-                navigate('/iot');
-              }}
-            />
-          </section>
-        </>
-      )}
+      <QueryView query={device} what="the device">
+        {() =>
+          d && (
+            <>
+              <p>
+                <OnlineState online={online ?? d['is_online'] === true} />
+                {health.data && (
+                  <>
+                    {' '}
+                    · Health score <strong>{health.data.health_score}</strong> ({health.data.health_status})
+                  </>
+                )}
+              </p>
+              <Facts
+                data={d}
+                keys={[
+                  'device_id',
+                  'device_type',
+                  'connection_status',
+                  'last_seen',
+                  'firmware_version',
+                  'messages_24h',
+                ]}
+              />
+              {health.data && <Facts data={health.data.components as Record<string, unknown>} />}
+              <section aria-labelledby="live-heading">
+                <h2 id="live-heading">Live telemetry</h2>
+                <LiveTelemetry device={id} onState={onState} />
+              </section>
+              <section aria-labelledby="history-heading">
+                <h2 id="history-heading">History</h2>
+                <TelemetryHistory device={id} />
+              </section>
+              <Attributes id={id} metadata={(d['metadata'] ?? {}) as Record<string, unknown>} />
+              <Commands id={id} />
+              <Credentials id={id} />
+              <section class="danger-zone" aria-labelledby="danger-heading">
+                <h2 id="danger-heading">Delete</h2>
+                <ConfirmDelete
+                  name={id}
+                  what="device"
+                  onConfirm={async () => {
+                    await must(api.DELETE('/v1/iot/devices/{device_id}', path));
+                    await queries.invalidateQueries({ queryKey: ['iot'] });
+                    navigate('/iot');
+                  }}
+                />
+              </section>
+            </>
+          )
+        }
+      </QueryView>
     </section>
   );
 }

@@ -4,7 +4,7 @@ import { must } from '../../api.js';
 import { useApi } from '../../context.js';
 import { SchemaForm } from '../../ui/schema-form.js';
 import { DataTable, type Row } from '../../ui/table.js';
-import { Failure, Loading, Panel, SecretOnce } from '../../ui/widgets.js';
+import { Panel, QueryView, SecretOnce } from '../../ui/widgets.js';
 
 const when = (v: unknown) => (typeof v === 'string' ? new Date(v).toLocaleString() : '—');
 
@@ -67,35 +67,33 @@ export function DevicesPage() {
           />
         </>
       )}
-      {devices.isLoading ? (
-        <Loading what="devices" />
-      ) : devices.error ? (
-        <Failure error={devices.error} />
-      ) : (
-        <DataTable
-          label="Devices"
-          rows={devices.data ?? []}
-          href={(r) => `/iot/devices/${encodeURIComponent(String(r['device_id']))}`}
-          columns={[
-            { key: 'name', label: 'Name' },
-            { key: 'device_id', label: 'Device id' },
-            {
-              key: 'is_online',
-              label: 'State',
-              render: (r) => <OnlineState online={r['is_online'] === true} />,
-            },
-            {
-              key: 'health_score',
-              label: 'Health',
-              render: (r) =>
-                r['health_score'] === null ? '—' : `${r['health_score']} (${String(r['health_status'])})`,
-            },
-            { key: 'messages_24h', label: 'Messages (24 h)' },
-            { key: 'last_seen', label: 'Last seen', render: (r) => when(r['last_seen']) },
-          ]}
-          empty={<p>No devices yet. Register one above; it connects with the MQTT password shown once.</p>}
-        />
-      )}
+      <QueryView query={devices} what="devices">
+        {(data) => (
+          <DataTable
+            label="Devices"
+            rows={data ?? []}
+            href={(r) => `/iot/devices/${encodeURIComponent(String(r['device_id']))}`}
+            columns={[
+              { key: 'name', label: 'Name' },
+              { key: 'device_id', label: 'Device id' },
+              {
+                key: 'is_online',
+                label: 'State',
+                render: (r) => <OnlineState online={r['is_online'] === true} />,
+              },
+              {
+                key: 'health_score',
+                label: 'Health',
+                render: (r) =>
+                  r['health_score'] === null ? '—' : `${r['health_score']} (${String(r['health_status'])})`,
+              },
+              { key: 'messages_24h', label: 'Messages (24 h)' },
+              { key: 'last_seen', label: 'Last seen', render: (r) => when(r['last_seen']) },
+            ]}
+            empty={<p>No devices yet. Register one above; it connects with the MQTT password shown once.</p>}
+          />
+        )}
+      </QueryView>
     </section>
   );
 }

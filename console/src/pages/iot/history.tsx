@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { must } from '../../api.js';
 import { useApi } from '../../context.js';
 import { TimeChart } from '../../ui/chart.js';
-import { Failure, Loading } from '../../ui/widgets.js';
+import { QueryView } from '../../ui/widgets.js';
 import { align } from './live-telemetry.js';
 
 const RANGES = [
@@ -99,20 +99,20 @@ export function TelemetryHistory({ device }: { device: string }) {
           </select>
         </label>
       </div>
-      {history.isLoading ? (
-        <Loading what="history" />
-      ) : history.error ? (
-        <Failure error={history.error} />
-      ) : series.length ? (
-        <TimeChart
-          label={`Telemetry history of ${device} (${aggregation} per interval)`}
-          times={times}
-          series={series}
-          bars={times.length < 40}
-        />
-      ) : (
-        <p>No numeric telemetry in this range.</p>
-      )}
+      <QueryView query={history} what="history">
+        {() =>
+          series.length ? (
+            <TimeChart
+              label={`Telemetry history of ${device} (${aggregation} per interval)`}
+              times={times}
+              series={series}
+              bars={times.length < 40}
+            />
+          ) : (
+            <p>No numeric telemetry in this range.</p>
+          )
+        }
+      </QueryView>
     </>
   );
 }

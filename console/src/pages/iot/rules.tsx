@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { type ApiProblem, must } from '../../api.js';
 import { useApi } from '../../context.js';
 import { DataTable, type Row } from '../../ui/table.js';
-import { Failure, Loading, Panel } from '../../ui/widgets.js';
+import { Panel, QueryView } from '../../ui/widgets.js';
 import { DeleteButton } from './collection.js';
 
 const SEVERITIES = ['critical', 'major', 'minor', 'warning'] as const;
@@ -81,62 +81,60 @@ export function RulesPage() {
       <p role="status" class="notice">
         {note}
       </p>
-      {rules.isLoading ? (
-        <Loading what="rules" />
-      ) : rules.error ? (
-        <Failure error={rules.error} />
-      ) : (
-        <DataTable
-          name="rules"
-          label="Alarm rules"
-          rows={rules.data ?? []}
-          columns={[
-            { key: 'name', label: 'Name' },
-            { key: 'enabled', label: 'Enabled', render: (r) => (r['enabled'] ? 'yes' : 'no') },
-            {
-              key: 'target',
-              label: 'Applies to',
-              render: (r) => {
-                const t = r['target'] as Row;
-                return t['value'] ? `${String(t['type'])} ${String(t['value'])}` : String(t['type']);
+      <QueryView query={rules} what="rules">
+        {(data) => (
+          <DataTable
+            name="rules"
+            label="Alarm rules"
+            rows={data ?? []}
+            columns={[
+              { key: 'name', label: 'Name' },
+              { key: 'enabled', label: 'Enabled', render: (r) => (r['enabled'] ? 'yes' : 'no') },
+              {
+                key: 'target',
+                label: 'Applies to',
+                render: (r) => {
+                  const t = r['target'] as Row;
+                  return t['value'] ? `${String(t['type'])} ${String(t['value'])}` : String(t['type']);
+                },
               },
-            },
-            { key: 'severities', label: 'Condition', render: describe },
-          ]}
-          actions={(r) => {
-            const path = { params: { path: { rule_id: String(r['id']) } } };
-            return (
-              <>
-                <button
-                  type="button"
-                  aria-label={`${r['enabled'] ? 'Disable' : 'Enable'} rule ${String(r['name'])}`}
-                  onClick={async () => {
-                    await must(
-                      r['enabled']
-                        ? api.POST('/v1/iot/rules/{rule_id}/disable', path)
-                        : api.POST('/v1/iot/rules/{rule_id}/enable', path),
-                    );
-                    await refresh(
-                      `The rule ${String(r['name'])} was ${r['enabled'] ? 'disabled' : 'enabled'}.`,
-                    );
-                  }}
-                >
-                  {r['enabled'] ? 'Disable' : 'Enable'}
-                </button>{' '}
-                <DeleteButton
-                  what="rule"
-                  name={String(r['name'])}
-                  onDelete={async () => {
-                    await must(api.DELETE('/v1/iot/rules/{rule_id}', path));
-                    await refresh(`The rule ${String(r['name'])} was deleted.`);
-                  }}
-                />
-              </>
-            );
-          }}
-          empty={<p>No alarm rules yet. Create one above: a condition on telemetry raises an alarm.</p>}
-        />
-      )}
+              { key: 'severities', label: 'Condition', render: describe },
+            ]}
+            actions={(r) => {
+              const path = { params: { path: { rule_id: String(r['id']) } } };
+              return (
+                <>
+                  <button
+                    type="button"
+                    aria-label={`${r['enabled'] ? 'Disable' : 'Enable'} rule ${String(r['name'])}`}
+                    onClick={async () => {
+                      await must(
+                        r['enabled']
+                          ? api.POST('/v1/iot/rules/{rule_id}/disable', path)
+                          : api.POST('/v1/iot/rules/{rule_id}/enable', path),
+                      );
+                      await refresh(
+                        `The rule ${String(r['name'])} was ${r['enabled'] ? 'disabled' : 'enabled'}.`,
+                      );
+                    }}
+                  >
+                    {r['enabled'] ? 'Disable' : 'Enable'}
+                  </button>{' '}
+                  <DeleteButton
+                    what="rule"
+                    name={String(r['name'])}
+                    onDelete={async () => {
+                      await must(api.DELETE('/v1/iot/rules/{rule_id}', path));
+                      await refresh(`The rule ${String(r['name'])} was deleted.`);
+                    }}
+                  />
+                </>
+              );
+            }}
+            empty={<p>No alarm rules yet. Create one above: a condition on telemetry raises an alarm.</p>}
+          />
+        )}
+      </QueryView>
     </section>
   );
 }

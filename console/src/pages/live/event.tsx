@@ -6,7 +6,7 @@ import { Link, navigate } from '../../router.js';
 import { TimeChart } from '../../ui/chart.js';
 import { SchemaForm } from '../../ui/schema-form.js';
 import { DataTable, type Row } from '../../ui/table.js';
-import { ConfirmDelete, Facts, Failure, Loading, Panel, SecretOnce } from '../../ui/widgets.js';
+import { ConfirmDelete, Facts, Failure, Panel, QueryView, SecretOnce } from '../../ui/widgets.js';
 import { Player } from './player.js';
 
 const when = (v: unknown) => (typeof v === 'string' ? new Date(v).toLocaleString() : '—');
@@ -44,99 +44,101 @@ export function EventPage({ id }: { id: string }) {
         <Link href="/live">Live events</Link> / <span>{e ? String(e['name']) : id}</span>
       </p>
       <h1>Live event: {e ? String(e['name']) : id}</h1>
-      {event.isLoading && <Loading what="the event" />}
-      {event.error && <Failure error={event.error} />}
-      {e && (
-        <>
-          <p>
-            The event is <strong class={`live-${String(e['status'])}`}>{String(e['status'])}</strong>. Watch
-            page: <a href={String(e['watch_url'])}>{String(e['watch_url'])}</a>
-          </p>
-          <div class="actions">
-            <button type="button" onClick={act('/v1/live-events/events/{event_id}/live/start')}>
-              Go live
-            </button>
-            <button type="button" onClick={act('/v1/live-events/events/{event_id}/live/stop')}>
-              End the event
-            </button>
-          </div>
-          {problem ? <Failure error={problem} /> : null}
-          <section aria-labelledby="player-heading">
-            <h2 id="player-heading">Player</h2>
-            <Player slug={String(e['slug'])} live={e['status'] === 'live'} />
-          </section>
-          <Ingest id={id} />
-          <Health id={id} />
-          <Sessions id={id} />
-          <Recordings id={id} />
-          <Tokens id={id} />
-          <section aria-labelledby="edit-heading">
-            <h2 id="edit-heading">Settings</h2>
-            <Facts
-              data={e}
-              keys={[
-                'visibility_mode',
-                'scheduled_start_at',
-                'record_enabled',
-                'replay_enabled',
-                'embed_enabled',
-                'auto_start_on_ingest',
-                'max_bitrate_kbps',
-              ]}
-            />
-            <Panel title="Edit the event">
-              <SchemaForm
-                operationId="updateLiveEvent"
-                fields={[
-                  'name',
-                  'description',
-                  'scheduled_start_at',
-                  'visibility_mode',
-                  'record_enabled',
-                  'replay_enabled',
-                  'embed_enabled',
-                  'auto_start_on_ingest',
-                ]}
-                labels={{ visibility_mode: 'Who may watch', scheduled_start_at: 'Starts at (ISO time)' }}
-                initial={Object.fromEntries(
-                  [
-                    'name',
-                    'description',
-                    'scheduled_start_at',
+      <QueryView query={event} what="the event">
+        {() =>
+          e && (
+            <>
+              <p>
+                The event is <strong class={`live-${String(e['status'])}`}>{String(e['status'])}</strong>.
+                Watch page: <a href={String(e['watch_url'])}>{String(e['watch_url'])}</a>
+              </p>
+              <div class="actions">
+                <button type="button" onClick={act('/v1/live-events/events/{event_id}/live/start')}>
+                  Go live
+                </button>
+                <button type="button" onClick={act('/v1/live-events/events/{event_id}/live/stop')}>
+                  End the event
+                </button>
+              </div>
+              {problem ? <Failure error={problem} /> : null}
+              <section aria-labelledby="player-heading">
+                <h2 id="player-heading">Player</h2>
+                <Player slug={String(e['slug'])} live={e['status'] === 'live'} />
+              </section>
+              <Ingest id={id} />
+              <Health id={id} />
+              <Sessions id={id} />
+              <Recordings id={id} />
+              <Tokens id={id} />
+              <section aria-labelledby="edit-heading">
+                <h2 id="edit-heading">Settings</h2>
+                <Facts
+                  data={e}
+                  keys={[
                     'visibility_mode',
+                    'scheduled_start_at',
                     'record_enabled',
                     'replay_enabled',
                     'embed_enabled',
                     'auto_start_on_ingest',
-                  ]
-                    .filter((k) => e[k] !== null && e[k] !== undefined)
-                    .map((k) => [k, e[k]]),
-                )}
-                idPrefix="edit-event"
-                submitLabel="Save event"
-                onSubmit={async (body) => {
-                  await must(
-                    api.PATCH('/v1/live-events/events/{event_id}', { ...path, body: body as never }),
-                  );
-                  await queries.invalidateQueries({ queryKey: ['live'] });
-                }}
-              />
-            </Panel>
-          </section>
-          <section class="danger-zone" aria-labelledby="danger-heading">
-            <h2 id="danger-heading">Delete</h2>
-            <ConfirmDelete
-              name={String(e['name'])}
-              what="event"
-              onConfirm={async () => {
-                await must(api.DELETE('/v1/live-events/events/{event_id}', path));
-                await queries.invalidateQueries({ queryKey: ['live'] });
-                navigate('/live');
-              }}
-            />
-          </section>
-        </>
-      )}
+                    'max_bitrate_kbps',
+                  ]}
+                />
+                <Panel title="Edit the event">
+                  <SchemaForm
+                    operationId="updateLiveEvent"
+                    fields={[
+                      'name',
+                      'description',
+                      'scheduled_start_at',
+                      'visibility_mode',
+                      'record_enabled',
+                      'replay_enabled',
+                      'embed_enabled',
+                      'auto_start_on_ingest',
+                    ]}
+                    labels={{ visibility_mode: 'Who may watch', scheduled_start_at: 'Starts at (ISO time)' }}
+                    initial={Object.fromEntries(
+                      [
+                        'name',
+                        'description',
+                        'scheduled_start_at',
+                        'visibility_mode',
+                        'record_enabled',
+                        'replay_enabled',
+                        'embed_enabled',
+                        'auto_start_on_ingest',
+                      ]
+                        .filter((k) => e[k] !== null && e[k] !== undefined)
+                        .map((k) => [k, e[k]]),
+                    )}
+                    idPrefix="edit-event"
+                    submitLabel="Save event"
+                    onSubmit={async (body) => {
+                      await must(
+                        api.PATCH('/v1/live-events/events/{event_id}', { ...path, body: body as never }),
+                      );
+                      await queries.invalidateQueries({ queryKey: ['live'] });
+                    }}
+                  />
+                </Panel>
+              </section>
+              <section class="danger-zone" aria-labelledby="danger-heading">
+                <h2 id="danger-heading">Delete</h2>
+                <ConfirmDelete
+                  name={String(e['name'])}
+                  what="event"
+                  onConfirm={async () => {
+                    await must(api.DELETE('/v1/live-events/events/{event_id}', path));
+                    await queries.invalidateQueries({ queryKey: ['live'] });
+                    navigate('/live');
+                  }}
+                />
+              </section>
+            </>
+          )
+        }
+      </QueryView>
     </section>
   );
 }

@@ -5,7 +5,7 @@ import { useApi } from '../../context.js';
 import { match } from '../../router.js';
 import { SchemaForm } from '../../ui/schema-form.js';
 import { DataTable, type Row } from '../../ui/table.js';
-import { Failure, Loading, Panel, SecretOnce } from '../../ui/widgets.js';
+import { Panel, QueryView, SecretOnce } from '../../ui/widgets.js';
 import { EventPage } from './event.js';
 
 const when = (v: unknown) => (typeof v === 'string' ? new Date(v).toLocaleString() : '—');
@@ -56,24 +56,22 @@ function EventsPage() {
         />
       </Panel>
       {key && <SecretOnce label="Stream key" value={key} onDone={() => setKey(null)} />}
-      {events.isLoading ? (
-        <Loading what="events" />
-      ) : events.error ? (
-        <Failure error={events.error} />
-      ) : (
-        <DataTable
-          label="Events"
-          rows={events.data ?? []}
-          href={(r) => `/live/${encodeURIComponent(String(r['id']))}`}
-          columns={[
-            { key: 'name', label: 'Name' },
-            { key: 'status', label: 'Status' },
-            { key: 'visibility_mode', label: 'Who may watch' },
-            { key: 'scheduled_start_at', label: 'Starts', render: (r) => when(r['scheduled_start_at']) },
-          ]}
-          empty={<p>No live events yet. Create one above; its stream key goes into OBS or ffmpeg.</p>}
-        />
-      )}
+      <QueryView query={events} what="events">
+        {(data) => (
+          <DataTable
+            label="Events"
+            rows={data ?? []}
+            href={(r) => `/live/${encodeURIComponent(String(r['id']))}`}
+            columns={[
+              { key: 'name', label: 'Name' },
+              { key: 'status', label: 'Status' },
+              { key: 'visibility_mode', label: 'Who may watch' },
+              { key: 'scheduled_start_at', label: 'Starts', render: (r) => when(r['scheduled_start_at']) },
+            ]}
+            empty={<p>No live events yet. Create one above; its stream key goes into OBS or ffmpeg.</p>}
+          />
+        )}
+      </QueryView>
     </section>
   );
 }

@@ -4,7 +4,7 @@ import { must } from '../../api.js';
 import { useApi } from '../../context.js';
 import { Link, navigate } from '../../router.js';
 import { DataTable, type Row } from '../../ui/table.js';
-import { ConfirmDelete, Facts, Failure, Loading, Panel } from '../../ui/widgets.js';
+import { ConfirmDelete, Facts, Failure, Panel, QueryView } from '../../ui/widgets.js';
 import { Field, readEvents, State, subPath } from './shared.js';
 
 export function ChatbotsPage({ path }: { path: string }) {
@@ -64,28 +64,26 @@ function Bots() {
           {error ? <Failure error={error} /> : null}
         </form>
       </Panel>
-      {bots.isLoading ? (
-        <Loading what="bots" />
-      ) : bots.error ? (
-        <Failure error={bots.error} />
-      ) : (
-        <DataTable
-          label="Bots"
-          rows={(bots.data ?? []) as Row[]}
-          href={(r) => `/chatbots/${r['slug']}`}
-          columns={[
-            { key: 'name', label: 'Name' },
-            { key: 'status', label: 'Status', render: (r) => <State value={String(r['status'])} /> },
-            { key: 'model', label: 'Model' },
-            {
-              key: 'sources_ready',
-              label: 'Sources ready',
-              render: (r) => `${r['sources_ready']} of ${r['sources']}`,
-            },
-          ]}
-          empty="No chatbots yet. Create one above, then give it knowledge to answer from."
-        />
-      )}
+      <QueryView query={bots} what="bots">
+        {(data) => (
+          <DataTable
+            label="Bots"
+            rows={(data ?? []) as Row[]}
+            href={(r) => `/chatbots/${r['slug']}`}
+            columns={[
+              { key: 'name', label: 'Name' },
+              { key: 'status', label: 'Status', render: (r) => <State value={String(r['status'])} /> },
+              { key: 'model', label: 'Model' },
+              {
+                key: 'sources_ready',
+                label: 'Sources ready',
+                render: (r) => `${r['sources_ready']} of ${r['sources']}`,
+              },
+            ]}
+            empty="No chatbots yet. Create one above, then give it knowledge to answer from."
+          />
+        )}
+      </QueryView>
     </section>
   );
 }
@@ -102,35 +100,33 @@ function Bot({ id }: { id: string }) {
         <Link href="/chatbots">Chatbots</Link> /
       </p>
       <h1>Chatbots: {bot.data?.name ?? id}</h1>
-      {bot.isLoading ? (
-        <Loading what="the bot" />
-      ) : bot.error ? (
-        <Failure error={bot.error} />
-      ) : bot.data ? (
-        <>
-          <Facts
-            data={bot.data as unknown as Row}
-            keys={['slug', 'status', 'model', 'simulated', 'language', 'temperature', 'citation_style']}
-          />
-          <div class="two">
-            <div>
-              <Sources bot={bot.data.slug} />
+      <QueryView query={bot} what="the bot">
+        {(b) => (
+          <>
+            <Facts
+              data={b as unknown as Row}
+              keys={['slug', 'status', 'model', 'simulated', 'language', 'temperature', 'citation_style']}
+            />
+            <div class="two">
+              <div>
+                <Sources bot={b.slug} />
+              </div>
+              <div>
+                <Chat bot={b.slug} />
+              </div>
             </div>
-            <div>
-              <Chat bot={bot.data.slug} />
-            </div>
-          </div>
-          <h2>Delete</h2>
-          <ConfirmDelete
-            name={bot.data.name}
-            what="bot"
-            onConfirm={async () => {
-              await must(api.DELETE('/v1/chatbot/bots/{bot_id}', { params: { path: { bot_id: id } } }));
-              navigate('/chatbots');
-            }}
-          />
-        </>
-      ) : null}
+            <h2>Delete</h2>
+            <ConfirmDelete
+              name={b.name}
+              what="bot"
+              onConfirm={async () => {
+                await must(api.DELETE('/v1/chatbot/bots/{bot_id}', { params: { path: { bot_id: id } } }));
+                navigate('/chatbots');
+              }}
+            />
+          </>
+        )}
+      </QueryView>
     </section>
   );
 }
@@ -156,45 +152,45 @@ function Sources({ bot }: { bot: string }) {
   return (
     <>
       <h2>Knowledge</h2>
-      {sources.isLoading ? (
-        <Loading what="sources" />
-      ) : (
-        <DataTable
-          name="sources"
-          label="Knowledge sources"
-          rows={(sources.data ?? []) as Row[]}
-          columns={[
-            { key: 'title', label: 'Title' },
-            { key: 'kind', label: 'Kind' },
-            {
-              key: 'status',
-              label: 'Indexing',
-              render: (r) => (
-                <>
-                  <State value={String(r['status'])} /> {r['error'] ? String(r['error']) : ''}
-                </>
-              ),
-            },
-            { key: 'chunks', label: 'Passages' },
-          ]}
-          actions={(r) => (
-            <button
-              type="button"
-              onClick={async () => {
-                await must(
-                  api.POST('/v1/chatbot/bots/{bot_id}/sources/{source_id}/reindex', {
-                    params: { path: { bot_id: bot, source_id: String(r['id']) } },
-                  }),
-                );
-                await queries.invalidateQueries({ queryKey: ['chatbots', 'sources', bot] });
-              }}
-            >
-              Re-index {String(r['title'])}
-            </button>
-          )}
-          empty="No knowledge yet. Add a text, a web page or a file below."
-        />
-      )}
+      <QueryView query={sources} what="sources">
+        {(data) => (
+          <DataTable
+            name="sources"
+            label="Knowledge sources"
+            rows={(data ?? []) as Row[]}
+            columns={[
+              { key: 'title', label: 'Title' },
+              { key: 'kind', label: 'Kind' },
+              {
+                key: 'status',
+                label: 'Indexing',
+                render: (r) => (
+                  <>
+                    <State value={String(r['status'])} /> {r['error'] ? String(r['error']) : ''}
+                  </>
+                ),
+              },
+              { key: 'chunks', label: 'Passages' },
+            ]}
+            actions={(r) => (
+              <button
+                type="button"
+                onClick={async () => {
+                  await must(
+                    api.POST('/v1/chatbot/bots/{bot_id}/sources/{source_id}/reindex', {
+                      params: { path: { bot_id: bot, source_id: String(r['id']) } },
+                    }),
+                  );
+                  await queries.invalidateQueries({ queryKey: ['chatbots', 'sources', bot] });
+                }}
+              >
+                Re-index {String(r['title'])}
+              </button>
+            )}
+            empty="No knowledge yet. Add a text, a web page or a file below."
+          />
+        )}
+      </QueryView>
       <Panel title="Add knowledge" open={sources.data?.length === 0}>
         <form
           class="form"

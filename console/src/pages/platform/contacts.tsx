@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { must } from '../../api.js';
 import { useApi } from '../../context.js';
 import { DataTable, type Row } from '../../ui/table.js';
-import { Failure, Loading, Panel } from '../../ui/widgets.js';
+import { Failure, Panel, QueryView } from '../../ui/widgets.js';
 import { saveFile } from '../sections.js';
 import { Field } from './shared.js';
 
@@ -60,25 +60,23 @@ export function ContactsPage() {
       <Create />
       <Csv rows={(contacts.data ?? []) as unknown as Row[]} />
       <h2>Contacts</h2>
-      {contacts.isLoading ? (
-        <Loading what="contacts" />
-      ) : contacts.error ? (
-        <Failure error={contacts.error} />
-      ) : (
-        <DataTable
-          name="contacts"
-          label="Contacts"
-          rows={(contacts.data ?? []) as unknown as Row[]}
-          columns={[
-            { key: 'name', label: 'Name' },
-            { key: 'type', label: 'Type' },
-            { key: 'phone_number', label: 'Phone' },
-            { key: 'email', label: 'E-mail' },
-            { key: 'tags', label: 'Tags', render: (r) => ((r['tags'] as string[]) ?? []).join(', ') },
-          ]}
-          empty="No contacts yet. Add one above or import a CSV file."
-        />
-      )}
+      <QueryView query={contacts} what="contacts">
+        {(data) => (
+          <DataTable
+            name="contacts"
+            label="Contacts"
+            rows={(data ?? []) as unknown as Row[]}
+            columns={[
+              { key: 'name', label: 'Name' },
+              { key: 'type', label: 'Type' },
+              { key: 'phone_number', label: 'Phone' },
+              { key: 'email', label: 'E-mail' },
+              { key: 'tags', label: 'Tags', render: (r) => ((r['tags'] as string[]) ?? []).join(', ') },
+            ]}
+            empty="No contacts yet. Add one above or import a CSV file."
+          />
+        )}
+      </QueryView>
       <Groups contacts={(contacts.data ?? []) as unknown as Row[]} />
     </section>
   );

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { must } from '../../api.js';
 import { useApi } from '../../context.js';
 import { DataTable, type Row } from '../../ui/table.js';
-import { Failure, Loading, Panel } from '../../ui/widgets.js';
+import { Failure, Panel, pending, QueryView } from '../../ui/widgets.js';
 import { Field, fmt, State } from './shared.js';
 
 type JobType = 'image' | 'video' | 'text-to-speech';
@@ -36,33 +36,33 @@ export function GpuPage() {
       <Create />
       <Engines />
       <h2>Queue</h2>
-      {jobs.isLoading ? (
-        <Loading what="jobs" />
-      ) : jobs.error ? (
-        <Failure error={jobs.error} />
-      ) : (
-        <DataTable
-          name="jobs"
-          label="GPU jobs"
-          rows={all.filter((j) => j['status'] !== 'completed')}
-          columns={[
-            { key: 'id', label: 'Job' },
-            { key: 'type', label: 'Type' },
-            { key: 'engine', label: 'Engine' },
-            { key: 'status', label: 'Status', render: (r) => <State value={String(r['status'])} /> },
-            { key: 'progress', label: 'Progress', render: (r) => `${r['progress']} %` },
-            {
-              key: 'waiting_reason',
-              label: 'Why it waits',
-              render: (r) => String(r['waiting_reason'] ?? r['error_message'] ?? '—'),
-            },
-          ]}
-          actions={(r) =>
-            r['status'] === 'queued' || r['status'] === 'processing' ? <Cancel id={String(r['id'])} /> : null
-          }
-          empty="Nothing queued."
-        />
-      )}
+      <QueryView query={jobs} what="jobs">
+        {() => (
+          <DataTable
+            name="jobs"
+            label="GPU jobs"
+            rows={all.filter((j) => j['status'] !== 'completed')}
+            columns={[
+              { key: 'id', label: 'Job' },
+              { key: 'type', label: 'Type' },
+              { key: 'engine', label: 'Engine' },
+              { key: 'status', label: 'Status', render: (r) => <State value={String(r['status'])} /> },
+              { key: 'progress', label: 'Progress', render: (r) => `${r['progress']} %` },
+              {
+                key: 'waiting_reason',
+                label: 'Why it waits',
+                render: (r) => String(r['waiting_reason'] ?? r['error_message'] ?? '—'),
+              },
+            ]}
+            actions={(r) =>
+              r['status'] === 'queued' || r['status'] === 'processing' ? (
+                <Cancel id={String(r['id'])} />
+              ) : null
+            }
+            empty="Nothing queued."
+          />
+        )}
+      </QueryView>
       <h2>Gallery</h2>
       {done.length === 0 ? (
         <p class="empty">Finished images and videos appear here.</p>
@@ -134,26 +134,26 @@ function Engines() {
   return (
     <>
       <h2>Workers</h2>
-      {engines.isLoading ? (
-        <Loading what="engines" />
-      ) : (
-        <DataTable
-          name="engines"
-          label="Engines and their workers"
-          rows={(engines.data ?? []) as unknown as Row[]}
-          columns={[
-            { key: 'name', label: 'Engine' },
-            { key: 'type', label: 'Type' },
-            {
-              key: 'available',
-              label: 'Workers',
-              render: (r) => <State value={r['available'] ? 'online' : 'no worker'} />,
-            },
-            { key: 'tier_required', label: 'Tier' },
-          ]}
-          empty="No engines in this install's catalogue."
-        />
-      )}
+      <QueryView query={engines} what="engines">
+        {(data) => (
+          <DataTable
+            name="engines"
+            label="Engines and their workers"
+            rows={(data ?? []) as unknown as Row[]}
+            columns={[
+              { key: 'name', label: 'Engine' },
+              { key: 'type', label: 'Type' },
+              {
+                key: 'available',
+                label: 'Workers',
+                render: (r) => <State value={r['available'] ? 'online' : 'no worker'} />,
+              },
+              { key: 'tier_required', label: 'Tier' },
+            ]}
+            empty="No engines in this install's catalogue."
+          />
+        )}
+      </QueryView>
     </>
   );
 }
@@ -179,8 +179,8 @@ function Create() {
   const [currency, setCurrency] = useState('NOK');
   const [error, setError] = useState<unknown>(null);
   const [sent, setSent] = useState('');
-  if (meta.isLoading) return <Loading what="engines and presets" />;
-  if (meta.error || !meta.data) return <Failure error={meta.error} />;
+  const wait = pending(meta, 'engines and presets');
+  if (wait || !meta.data) return wait;
   const engines = meta.data.engines.filter((e) => e.type === type);
   const chosen = engine && engines.some((e) => e.engine === engine) ? engine : (engines[0]?.engine ?? '');
   const presets = meta.data.presets.filter((p) => p.type === type);
@@ -205,7 +205,9 @@ function Create() {
                 body: { type, engine: chosen, inputs, ...(preset ? { preset } : {}) },
               }),
             );
-            setSent(`Job ${job.id} is ${job.status}${job.waiting_reason ? `: ${job.waiting_reason}` : ''}.`);
+            // The API's reason is a sentence with its own full stop: end ours only when it has none.
+            const said = `Job ${job.id} is ${job.status}${job.waiting_reason ? `: ${job.waiting_reason}` : ''}`;
+            setSent(/[.!?]$/.test(said) ? said : `${said}.`);
             await queries.invalidateQueries({ queryKey: ['gpu', 'jobs'] });
           } catch (err) {
             setError(err);

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { must } from '../../api.js';
 import { useApi } from '../../context.js';
 import { DataTable, type Row } from '../../ui/table.js';
-import { Facts, Failure, Loading, Panel } from '../../ui/widgets.js';
+import { Facts, Failure, Panel, pending } from '../../ui/widgets.js';
 import { Field, State } from './shared.js';
 
 type Summary = {
@@ -37,8 +37,8 @@ function Quota() {
     queryKey: ['ip', 'subscription'],
     queryFn: () => must(api.GET('/v1/ip/subscription')),
   });
-  if (sub.isLoading) return <Loading what="the subscription" />;
-  if (sub.error || !sub.data) return <Failure error={sub.error} />;
+  const wait = pending(sub, 'the subscription');
+  if (wait || !sub.data) return wait;
   const s = sub.data;
   return (
     <p>

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { must } from '../../api.js';
 import { useApi } from '../../context.js';
 import { DataTable, type Row } from '../../ui/table.js';
-import { Failure, Loading, Panel } from '../../ui/widgets.js';
+import { Failure, Panel, pending, QueryView } from '../../ui/widgets.js';
 import { BarChart, Field, fmt, readEvents } from './shared.js';
 
 const CURRENCIES = ['NOK', 'SEK', 'DKK', 'EUR', 'USD'] as const;
@@ -80,8 +80,8 @@ function Playground({ currency }: { currency: Currency }) {
   };
   const update = (fn: (r: Reply) => Reply) =>
     setReplies((rs) => [...rs.slice(0, -1), fn(rs[rs.length - 1]!)]);
-  if (models.isLoading) return <Loading what="models" />;
-  if (models.error) return <Failure error={models.error} />;
+  const wait = pending(models, 'models');
+  if (wait) return wait;
   if (!models.data?.length) return <p class="empty">No models are configured on this install.</p>;
   return (
     <>
@@ -240,24 +240,22 @@ function Usage({ currency }: { currency: Currency }) {
   return (
     <>
       <h2>This month’s usage per model</h2>
-      {usage.isLoading ? (
-        <Loading what="usage" />
-      ) : usage.error ? (
-        <Failure error={usage.error} />
-      ) : (
-        <>
-          <BarChart
-            title="Tokens this month"
-            unit="tokens"
-            bars={rows.map((r) => ({ label: r.model, value: r.total_tokens }))}
-          />
-          <BarChart
-            title="Cost this month"
-            unit={currency}
-            bars={rows.map((r) => ({ label: r.model, value: r.cost[currency] }))}
-          />
-        </>
-      )}
+      <QueryView query={usage} what="usage">
+        {() => (
+          <>
+            <BarChart
+              title="Tokens this month"
+              unit="tokens"
+              bars={rows.map((r) => ({ label: r.model, value: r.total_tokens }))}
+            />
+            <BarChart
+              title="Cost this month"
+              unit={currency}
+              bars={rows.map((r) => ({ label: r.model, value: r.cost[currency] }))}
+            />
+          </>
+        )}
+      </QueryView>
     </>
   );
 }
@@ -282,37 +280,37 @@ function Budgets() {
     <>
       <h2>Budgets</h2>
       <p>A key that has spent its monthly budget gets 429 until the month ends.</p>
-      {budgets.isLoading ? (
-        <Loading what="budgets" />
-      ) : (
-        <DataTable
-          name="budgets"
-          label="Budgets"
-          rows={(budgets.data ?? []) as Row[]}
-          columns={[
-            { key: 'key_id', label: 'Key' },
-            { key: 'monthly_limit', label: 'Monthly limit' },
-            { key: 'spent_this_month', label: 'Spent this month' },
-            { key: 'currency', label: 'Currency' },
-          ]}
-          empty="No budgets. Give a key one below."
-          actions={(r) => (
-            <button
-              type="button"
-              onClick={async () => {
-                await must(
-                  api.DELETE('/v1/llm/budgets/{key_id}', {
-                    params: { path: { key_id: String(r['key_id']) } },
-                  }),
-                );
-                await queries.invalidateQueries({ queryKey: ['llm', 'budgets'] });
-              }}
-            >
-              Remove budget
-            </button>
-          )}
-        />
-      )}
+      <QueryView query={budgets} what="budgets">
+        {(data) => (
+          <DataTable
+            name="budgets"
+            label="Budgets"
+            rows={(data ?? []) as Row[]}
+            columns={[
+              { key: 'key_id', label: 'Key' },
+              { key: 'monthly_limit', label: 'Monthly limit' },
+              { key: 'spent_this_month', label: 'Spent this month' },
+              { key: 'currency', label: 'Currency' },
+            ]}
+            empty="No budgets. Give a key one below."
+            actions={(r) => (
+              <button
+                type="button"
+                onClick={async () => {
+                  await must(
+                    api.DELETE('/v1/llm/budgets/{key_id}', {
+                      params: { path: { key_id: String(r['key_id']) } },
+                    }),
+                  );
+                  await queries.invalidateQueries({ queryKey: ['llm', 'budgets'] });
+                }}
+              >
+                Remove budget
+              </button>
+            )}
+          />
+        )}
+      </QueryView>
       <Panel title="Set a budget">
         <form
           class="form"

@@ -5,7 +5,7 @@ import { segment } from '../../../../src/areas/sms/segments.js';
 import { must } from '../../api.js';
 import { useApi } from '../../context.js';
 import { DataTable, type Row } from '../../ui/table.js';
-import { Failure, Loading, Panel } from '../../ui/widgets.js';
+import { Failure, Panel, QueryView } from '../../ui/widgets.js';
 import { Field, fmt, State } from './shared.js';
 
 const PENDING = /QUEUED|SCHEDULED|SENT|ENROUTE|ACCEPTED/;
@@ -117,31 +117,29 @@ function Log() {
   return (
     <>
       <h2>Messages</h2>
-      {messages.isLoading ? (
-        <Loading what="messages" />
-      ) : messages.error ? (
-        <Failure error={messages.error} />
-      ) : (
-        <DataTable
-          name="messages"
-          label="Messages"
-          rows={(messages.data ?? []) as unknown as Row[]}
-          columns={[
-            { key: 'to_number', label: 'To' },
-            { key: 'from_number', label: 'From' },
-            { key: 'direction', label: 'Direction' },
-            { key: 'status', label: 'Delivery', render: (r) => <State value={String(r['status'])} /> },
-            { key: 'units_count', label: 'Segments' },
-            { key: 'body', label: 'Text' },
-            {
-              key: 'created_at',
-              label: 'Created',
-              render: (r) => (r['created_at'] ? new Date(String(r['created_at'])).toLocaleString() : '—'),
-            },
-          ]}
-          empty="No messages yet. Send one above."
-        />
-      )}
+      <QueryView query={messages} what="messages">
+        {(data) => (
+          <DataTable
+            name="messages"
+            label="Messages"
+            rows={(data ?? []) as unknown as Row[]}
+            columns={[
+              { key: 'to_number', label: 'To' },
+              { key: 'from_number', label: 'From' },
+              { key: 'direction', label: 'Direction' },
+              { key: 'status', label: 'Delivery', render: (r) => <State value={String(r['status'])} /> },
+              { key: 'units_count', label: 'Segments' },
+              { key: 'body', label: 'Text' },
+              {
+                key: 'created_at',
+                label: 'Created',
+                render: (r) => (r['created_at'] ? new Date(String(r['created_at'])).toLocaleString() : '—'),
+              },
+            ]}
+            empty="No messages yet. Send one above."
+          />
+        )}
+      </QueryView>
     </>
   );
 }
@@ -224,22 +222,22 @@ function Keywords() {
   return (
     <>
       <h2>Keywords</h2>
-      {keywords.isLoading ? (
-        <Loading what="keywords" />
-      ) : (
-        <DataTable
-          name="keywords"
-          label="Keywords"
-          rows={(keywords.data ?? []) as unknown as Row[]}
-          columns={[
-            { key: 'keyword', label: 'Keyword' },
-            { key: 'is_active', label: 'Active' },
-            { key: 'auto_reply_message', label: 'Auto-reply' },
-            { key: 'messages_received', label: 'Received' },
-          ]}
-          empty="No keywords. Reserve one so replies starting with it reach you."
-        />
-      )}
+      <QueryView query={keywords} what="keywords">
+        {(data) => (
+          <DataTable
+            name="keywords"
+            label="Keywords"
+            rows={(data ?? []) as unknown as Row[]}
+            columns={[
+              { key: 'keyword', label: 'Keyword' },
+              { key: 'is_active', label: 'Active' },
+              { key: 'auto_reply_message', label: 'Auto-reply' },
+              { key: 'messages_received', label: 'Received' },
+            ]}
+            empty="No keywords. Reserve one so replies starting with it reach you."
+          />
+        )}
+      </QueryView>
       <Panel title="Reserve a keyword">
         <form
           class="form"

@@ -4,7 +4,7 @@ import { must } from '../../api.js';
 import { useApi, useConsole } from '../../context.js';
 import { Link, navigate } from '../../router.js';
 import { DataTable, type Row } from '../../ui/table.js';
-import { Failure, Loading, Panel } from '../../ui/widgets.js';
+import { Failure, Panel, QueryView } from '../../ui/widgets.js';
 import { Field, State, subPath } from './shared.js';
 
 /**
@@ -43,34 +43,32 @@ function SpeechList() {
         <Upload />
       </Panel>
       <h2>Jobs</h2>
-      {jobs.isLoading ? (
-        <Loading what="jobs" />
-      ) : jobs.error ? (
-        <Failure error={jobs.error} />
-      ) : (
-        <DataTable
-          label="Transcription jobs"
-          rows={(jobs.data ?? []) as Row[]}
-          href={(r) => `/speech/${r['job_id']}`}
-          columns={[
-            { key: 'original_filename', label: 'File' },
-            { key: 'status', label: 'Status', render: (r) => <State value={String(r['status'])} /> },
-            { key: 'language', label: 'Language' },
-            {
-              key: 'audio_duration_sec',
-              label: 'Length',
-              render: (r) =>
-                r['audio_duration_sec'] == null ? '—' : `${Number(r['audio_duration_sec']).toFixed(1)} s`,
-            },
-            {
-              key: 'created_at',
-              label: 'Created',
-              render: (r) => new Date(String(r['created_at'])).toLocaleString(),
-            },
-          ]}
-          empty="No transcription jobs yet. Upload a recording above."
-        />
-      )}
+      <QueryView query={jobs} what="jobs">
+        {(data) => (
+          <DataTable
+            label="Transcription jobs"
+            rows={(data ?? []) as Row[]}
+            href={(r) => `/speech/${r['job_id']}`}
+            columns={[
+              { key: 'original_filename', label: 'File' },
+              { key: 'status', label: 'Status', render: (r) => <State value={String(r['status'])} /> },
+              { key: 'language', label: 'Language' },
+              {
+                key: 'audio_duration_sec',
+                label: 'Length',
+                render: (r) =>
+                  r['audio_duration_sec'] == null ? '—' : `${Number(r['audio_duration_sec']).toFixed(1)} s`,
+              },
+              {
+                key: 'created_at',
+                label: 'Created',
+                render: (r) => new Date(String(r['created_at'])).toLocaleString(),
+              },
+            ]}
+            empty="No transcription jobs yet. Upload a recording above."
+          />
+        )}
+      </QueryView>
     </section>
   );
 }
@@ -211,27 +209,25 @@ function SpeechJob({ id }: { id: string }) {
         <Link href="/speech">Speech</Link> /
       </p>
       <h1>Speech: {j?.original_filename ?? id}</h1>
-      {job.isLoading ? (
-        <Loading what="the job" />
-      ) : job.error ? (
-        <Failure error={job.error} />
-      ) : j ? (
-        <>
-          <p aria-live="polite">
-            Status: <State value={j.status} />
-            {j.audio_duration_sec != null && ` · ${j.audio_duration_sec.toFixed(1)} s of audio`}
-            {j.processing_time_ms != null &&
-              ` · transcribed in ${(j.processing_time_ms / 1000).toFixed(1)} s`}
-            {j.error_message && ` · ${j.error_message}`}
-          </p>
-          {j.status === 'ready' && (
-            <>
-              <Transcript id={id} words={(j.segments ?? []).flatMap((s) => s.words)} />
-              <Exports id={id} />
-            </>
-          )}
-        </>
-      ) : null}
+      <QueryView query={job} what="the job">
+        {(j) => (
+          <>
+            <p aria-live="polite">
+              Status: <State value={j.status} />
+              {j.audio_duration_sec != null && ` · ${j.audio_duration_sec.toFixed(1)} s of audio`}
+              {j.processing_time_ms != null &&
+                ` · transcribed in ${(j.processing_time_ms / 1000).toFixed(1)} s`}
+              {j.error_message && ` · ${j.error_message}`}
+            </p>
+            {j.status === 'ready' && (
+              <>
+                <Transcript id={id} words={(j.segments ?? []).flatMap((s) => s.words)} />
+                <Exports id={id} />
+              </>
+            )}
+          </>
+        )}
+      </QueryView>
     </section>
   );
 }
