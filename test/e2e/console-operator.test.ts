@@ -58,7 +58,7 @@ describe.skipIf(!found)('the operator’s console pages', () => {
     await page.getByText('Create a customer').click();
     await page.locator('#adminCreateCustomer-email').fill('ops-made@example.test');
     await page.getByRole('button', { name: 'Create customer' }).click();
-    const pat = await page.locator("output[aria-label=\"Customer's token\"]").textContent();
+    const pat = await page.locator('output[aria-label="Customer\'s token"]').textContent();
     expect((await t.request('GET', '/v1/dns/zones', { key: pat! })).status).toBe(200);
     await page.getByRole('button', { name: 'Done' }).click();
     const row = page.getByRole('row', { name: /ops-made@example\.test/ });
@@ -102,7 +102,10 @@ describe.skipIf(!found)('the operator’s console pages', () => {
     await b.shot('operator-2-clock');
     await b.accessible('clock');
     await open('Emulator inbox');
-    await page.getByText(/No messages|Messages/).first().waitFor();
+    await page
+      .getByText(/No messages|Messages/)
+      .first()
+      .waitFor();
     await b.accessible('inbox');
   });
 

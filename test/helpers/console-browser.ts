@@ -41,7 +41,7 @@ export class ConsoleBrowser {
       viewport: { width: 1280, height: 900 },
       acceptDownloads: true,
     });
-    context.setDefaultTimeout(10_000);
+    context.setDefaultTimeout(20_000); // generous: the machine is shared, and a step that cannot happen still fails with its own message
     const page = await context.newPage();
     const b = new ConsoleBrowser(browser, context, page);
     page.on('pageerror', (err) => b.problems.push(`script error: ${err.message}`));

@@ -16,7 +16,8 @@ export const OPERATOR_PAGES = [
 ];
 
 export function OperatorPage({ slug, name }: { slug: string; name: string }) {
-  const Page = { customers: Customers, plans: Plans, clock: Clock, inbox: Inbox, reset: Reset }[slug] ?? Customers;
+  const Page =
+    { customers: Customers, plans: Plans, clock: Clock, inbox: Inbox, reset: Reset }[slug] ?? Customers;
   return (
     <section>
       <h1>{name}</h1>
@@ -154,7 +155,8 @@ function Customers() {
 }
 
 type LimitValue = number | null | Record<string, number | null>;
-const shown = (v: number | null | undefined) => (v === null ? 'unlimited' : v === undefined ? '—' : String(v));
+const shown = (v: number | null | undefined) =>
+  v === null ? 'unlimited' : v === undefined ? '—' : String(v);
 
 /** The limits table in force: each plan's quotas side by side, and the limits that are one number. */
 function Plans() {
@@ -172,8 +174,8 @@ function Plans() {
         return (
           <>
             <p>
-              Plans: {data.plans.join(', ')}. A customer's plan is chosen on the Customers page; its quotas apply
-              from the next create. Change the values with <code>FJORD_LIMITS</code>.
+              Plans: {data.plans.join(', ')}. A customer's plan is chosen on the Customers page; its quotas
+              apply from the next create. Change the values with <code>FJORD_LIMITS</code>.
             </p>
             <DataTable
               label="Limits by plan"
@@ -292,11 +294,16 @@ function Reset() {
     >
       <p>
         Erases all state of this emulator: customers, their resources and objects, jobs, and the console
-        sessions (yours too). The clock goes back to real time; the seed file and the development
-        credentials are restored. This cannot be undone.
+        sessions (yours too). The clock goes back to real time; the seed file and the development credentials
+        are restored. This cannot be undone.
       </p>
       <label for="reset-confirm">Type {RESET_PHRASE} to confirm</label>
-      <input id="reset-confirm" value={typed} autoComplete="off" onInput={(e) => setTyped(e.currentTarget.value)} />
+      <input
+        id="reset-confirm"
+        value={typed}
+        autoComplete="off"
+        onInput={(e) => setTyped(e.currentTarget.value)}
+      />
       <div class="actions">
         <button type="submit" class="danger" disabled={typed !== RESET_PHRASE || busy}>
           Reset Fjord
