@@ -34,7 +34,8 @@ describe.skipIf(!found)('shared links in the object browser', () => {
   it('makes a presigned link with the chosen expiry; it downloads the object, then expires', async () => {
     const page = b.page;
     expect(
-      (await t.request('POST', '/v1/storage/buckets', { key: a.pat, body: { name: 'shared-docs' } })).status,
+      (await t.request('POST', '/v1/storage/buckets', { key: a.pat, body: { bucket_name: 'shared-docs' } }))
+        .status,
     ).toBe(201);
     const put = await t.request('PUT', '/v1/storage/buckets/shared-docs/object', {
       key: a.pat,
