@@ -2,19 +2,13 @@ import { useEffect, useState } from 'preact/hooks';
 import { AREAS, DOMAIN_VERIFICATION } from './areas.js';
 import { useConsole } from './context.js';
 import { ApiKeysPage } from './pages/api-keys.js';
-import { OperatorPage } from './pages/operator.js';
+import { OPERATOR_PAGES, OperatorPage } from './pages/operator.js';
 import { Overview } from './pages/overview.js';
 import { OWN_PAGES } from './pages/own-pages.js';
 import { PLATFORM_PAGES } from './pages/platform/index.js';
 import { AreaPage, DetailPage } from './pages/resource.js';
 import { Link, match, useLocation } from './router.js';
 import { applyTheme, initialTheme, type Theme } from './theme.js';
-
-const OPERATOR_PAGES = [
-  { slug: 'customers', name: 'Customers' },
-  { slug: 'clock', name: 'Emulator clock' },
-  { slug: 'inbox', name: 'Emulator inbox' },
-];
 
 /** The frame of every signed-in page: the navigation by area, the theme switch, sign-out. */
 export function Shell() {

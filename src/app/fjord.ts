@@ -23,6 +23,7 @@ import {
 } from '../kernel/wiring.js';
 import { adminLimitRoutes } from './admin-limit-routes.js';
 import { adminRoutes } from './admin-routes.js';
+import { consoleOidcRoutes } from './console/oidc-routes.js';
 import { consoleSessionRoutes } from './console/session-routes.js';
 import { consoleStaticRoutes } from './console/static-routes.js';
 import { attachConsoleTerminal } from './console/terminal.js';
@@ -139,6 +140,7 @@ export class Fjord {
       ...referenceRoutes(() => kernel.baseUrl()),
       ...swaggerUiRoutes(() => fjord.openapi()),
       ...consoleSessionRoutes(kernel),
+      ...consoleOidcRoutes(kernel),
       consoleUploadRoute(() => serviceOf(areas, 'storage')?.endpoint() ?? null),
       consoleTerminalRoute(),
       ...consoleStaticRoutes(),

@@ -76,6 +76,7 @@ export function buildKernel({
     identity,
     auth: new Authenticator(identity, oidc, () => operatorToken, clock, consoleSessions),
     consoleSessions,
+    oidc,
     limiter: new RateLimiter(buildRateLimitTable(config.rateLimitOverrides), redis),
     limits: new Limits(config.limitOverrides),
     jobs,

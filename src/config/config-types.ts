@@ -47,7 +47,16 @@ export interface Config {
   redisUrl: string | null;
   operatorToken: string | null;
   dataKey: string | null;
-  oidc: { issuer: string; audience: string | null; jwksUrl: string | null } | null;
+  oidc: {
+    issuer: string;
+    audience: string | null;
+    jwksUrl: string | null;
+    /** The console's client at the issuer: null, no "Sign in with …". */
+    clientId: string | null;
+    clientSecret: string | null;
+    /** Shown on the sign-in button. */
+    name: string;
+  } | null;
   emulator: boolean;
   devCredentials: boolean;
   seedFile: string | null;

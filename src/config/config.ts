@@ -107,6 +107,9 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
           issuer,
           audience: value('FJORD_OIDC_AUDIENCE', asString) ?? null,
           jwksUrl: value('FJORD_OIDC_JWKS_URL', asHttpUrl) ?? null,
+          clientId: value('FJORD_OIDC_CLIENT_ID', asString) ?? null,
+          clientSecret: value('FJORD_OIDC_CLIENT_SECRET', asString) ?? null,
+          name: value('FJORD_OIDC_NAME', asString) ?? new URL(issuer).hostname,
         }
       : null,
     emulator: value('FJORD_EMULATOR', asBoolean) ?? false,

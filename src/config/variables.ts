@@ -198,6 +198,19 @@ export const VARIABLES = {
     kind: 'url',
     doc: 'JWKS address, when the issuer publishes no discovery document.',
   },
+  FJORD_OIDC_CLIENT_ID: {
+    kind: 'string',
+    doc: 'The console’s client id at the issuer: set, the console’s sign-in page offers “Sign in with …” (authorization code with PKCE; register `<public URL>/console/oidc/callback` as its redirect address).',
+  },
+  FJORD_OIDC_CLIENT_SECRET: {
+    kind: 'string',
+    secret: true,
+    doc: 'The console client’s secret, for an issuer that registers it as a confidential client (sent with HTTP Basic to the token endpoint). Unset: a public client, PKCE only.',
+  },
+  FJORD_OIDC_NAME: {
+    kind: 'string',
+    doc: 'The issuer’s name on the console’s sign-in button (“Sign in with <name>”). Unset: the issuer’s host name.',
+  },
   FJORD_EMULATOR: {
     kind: 'boolean',
     default: 'false',

@@ -4,6 +4,7 @@ import type { AuditTrail } from './audit/audit.js';
 import type { Authenticator } from './auth/authenticate.js';
 import type { ConsoleSessions } from './auth/console-sessions.js';
 import type { IdentityService } from './auth/identity.js';
+import type { OidcVerifier } from './auth/oidc.js';
 import type { AdjustableClock } from './clock.js';
 import type { ClockPersistence } from './clock-persistence.js';
 import type { JobQueue } from './jobs/queue.js';
@@ -27,6 +28,8 @@ export interface Kernel {
   auth: Authenticator;
   /** Console sign-ins: a PAT or the operator token exchanged for a session cookie. */
   consoleSessions: ConsoleSessions;
+  /** The configured OIDC issuer's token checks (bearer tokens, the console's sign-in); null without one. */
+  oidc: OidcVerifier | null;
   limiter: RateLimiter;
   /** The table of limits and plan quotas (limits/quotas.ts). */
   limits: Limits;

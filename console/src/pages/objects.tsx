@@ -5,7 +5,7 @@ import { must, problemOf } from '../api.js';
 import { useConsole } from '../context.js';
 import { Link, useLocation } from '../router.js';
 import { DataTable, type Row } from '../ui/table.js';
-import { ConfirmDelete, Failure, Loading } from '../ui/widgets.js';
+import { ConfirmDelete, Failure, QueryView } from '../ui/widgets.js';
 
 /** One entry of a listing: a folder (a common prefix), an object, a version or a delete marker. */
 interface Entry extends Row {
@@ -133,6 +133,87 @@ function upload(
   });
 }
 
+/** The expiries offered for a shared link (SigV4 allows at most 7 days). */
+const EXPIRIES = [
+  { seconds: 3600, label: '1 hour' },
+  { seconds: 86400, label: '1 day' },
+  { seconds: 7 * 86400, label: '7 days' },
+];
+
+/**
+ * A presigned download link to one object, made by Fjord (the page holds no S3 secret): anyone
+ * with the link can download the object from the S3 endpoint until it expires.
+ */
+function ShareLink({ bucket, entry, onClose }: { bucket: string; entry: Entry; onClose(): void }) {
+  const { api } = useConsole();
+  const [expires, setExpires] = useState(3600);
+  const [link, setLink] = useState<{ url: string; expires_at: string } | null>(null);
+  const [problem, setProblem] = useState<unknown>(null);
+  const [copied, setCopied] = useState(false);
+  return (
+    <section class="panel share" aria-label={`Share ${entry.name}`}>
+      <h2>Share {entry.name}</h2>
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setProblem(null);
+          setCopied(false);
+          try {
+            setLink(
+              await must(
+                api.POST('/v1/storage/buckets/{bucket_name}/presign', {
+                  params: { path: { bucket_name: bucket } },
+                  body: { key: entry.key, expires_in_seconds: expires },
+                }),
+              ),
+            );
+          } catch (err) {
+            setProblem(err);
+          }
+        }}
+      >
+        <label for="share-expiry">Link works for</label>{' '}
+        <select id="share-expiry" value={expires} onChange={(e) => setExpires(Number(e.currentTarget.value))}>
+          {EXPIRIES.map((x) => (
+            <option key={x.seconds} value={x.seconds}>
+              {x.label}
+            </option>
+          ))}
+        </select>{' '}
+        <button type="submit" class="primary">
+          Create link
+        </button>{' '}
+        <button type="button" onClick={onClose}>
+          Close
+        </button>
+      </form>
+      {problem ? <Failure error={problem} /> : null}
+      {link && (
+        <>
+          <p class="warning">
+            Anyone with this link can download the object until{' '}
+            <time dateTime={link.expires_at}>{new Date(link.expires_at).toLocaleString()}</time>.
+          </p>
+          <output class="secret-value" aria-label="Presigned link">
+            {link.url}
+          </output>
+          <div class="actions">
+            <button
+              type="button"
+              onClick={async () => {
+                await navigator.clipboard.writeText(link.url);
+                setCopied(true);
+              }}
+            >
+              {copied ? 'Copied' : 'Copy link'}
+            </button>
+          </div>
+        </>
+      )}
+    </section>
+  );
+}
+
 interface Upload {
   name: string;
   size: number;
@@ -160,6 +241,7 @@ export function ObjectBrowser({ bucket }: { bucket: string }) {
   const [notice, setNotice] = useState('');
   const [problem, setProblem] = useState<unknown>(null);
   const [dragging, setDragging] = useState(false);
+  const [sharing, setSharing] = useState<Entry | null>(null);
   const listKey = ['storage', 'objects', bucket, prefix, versions, pages];
   const listing = useQuery({
     queryKey: listKey,
@@ -316,76 +398,86 @@ export function ObjectBrowser({ bucket }: { bucket: string }) {
       <p>
         <Link href={here(prefix, !versions)}>{versions ? 'Hide versions' : 'Show every version'}</Link>
       </p>
-      {listing.isLoading ? (
-        <Loading what="objects" />
-      ) : listing.error ? (
-        <Failure error={listing.error} />
-      ) : (
-        <>
-          <DataTable
-            name="objects"
-            label={versions ? 'Object versions' : 'Objects'}
-            rows={listing.data?.entries ?? []}
-            columns={[
-              {
-                key: 'name',
-                label: 'Name',
-                render: (r) =>
-                  (r as Entry).kind === 'folder' ? (
-                    <Link href={here(String(r['key']))}>{String(r['name'])}</Link>
-                  ) : (
-                    String(r['name'])
-                  ),
-              },
-              { key: 'size', label: 'Size', render: (r) => bytes(r['size'] as number | null) },
-              {
-                key: 'modified',
-                label: 'Modified',
-                render: (r) => (r['modified'] ? new Date(String(r['modified'])).toLocaleString() : '—'),
-              },
-              { key: 'storage_class', label: 'Class' },
-              { key: 'etag', label: 'ETag' },
-              ...(versions
-                ? [
-                    { key: 'version_id', label: 'Version' },
-                    {
-                      key: 'latest',
-                      label: 'Latest',
-                      render: (r: Row) =>
-                        (r as Entry).kind === 'marker' ? 'delete marker' : r['latest'] ? 'yes' : '',
-                    },
-                  ]
-                : []),
-            ]}
-            actions={(r) => {
-              const e = r as Entry;
-              if (e.kind === 'folder') return null;
-              const what = e.kind === 'object' ? 'object' : 'version';
-              return (
-                <div class="actions">
-                  {e.kind !== 'marker' && (
-                    <button type="button" onClick={() => void download(e)} aria-label={`Download ${e.name}`}>
-                      Download
-                    </button>
-                  )}
-                  <ConfirmDelete name={e.name} what={what} onConfirm={() => remove(e)} />
-                </div>
-              );
-            }}
-            empty={
-              <p>
-                {prefix ? 'This folder is empty.' : 'No objects yet.'} Upload files above, or with any S3
-                client and a bucket key (below).
-              </p>
-            }
-          />
-          {listing.data?.next && (
-            <button type="button" onClick={() => setLoaded({ at, pages: [...pages, listing.data!.next] })}>
-              Load more objects
-            </button>
-          )}
-        </>
+      {sharing && (
+        <ShareLink key={sharing.key} bucket={bucket} entry={sharing} onClose={() => setSharing(null)} />
       )}
+      <QueryView query={listing} what="objects">
+        {(data) => (
+          <>
+            <DataTable
+              name="objects"
+              label={versions ? 'Object versions' : 'Objects'}
+              rows={data.entries}
+              columns={[
+                {
+                  key: 'name',
+                  label: 'Name',
+                  render: (r) =>
+                    (r as Entry).kind === 'folder' ? (
+                      <Link href={here(String(r['key']))}>{String(r['name'])}</Link>
+                    ) : (
+                      String(r['name'])
+                    ),
+                },
+                { key: 'size', label: 'Size', render: (r) => bytes(r['size'] as number | null) },
+                {
+                  key: 'modified',
+                  label: 'Modified',
+                  render: (r) => (r['modified'] ? new Date(String(r['modified'])).toLocaleString() : '—'),
+                },
+                { key: 'storage_class', label: 'Class' },
+                { key: 'etag', label: 'ETag' },
+                ...(versions
+                  ? [
+                      { key: 'version_id', label: 'Version' },
+                      {
+                        key: 'latest',
+                        label: 'Latest',
+                        render: (r: Row) =>
+                          (r as Entry).kind === 'marker' ? 'delete marker' : r['latest'] ? 'yes' : '',
+                      },
+                    ]
+                  : []),
+              ]}
+              actions={(r) => {
+                const e = r as Entry;
+                if (e.kind === 'folder') return null;
+                const what = e.kind === 'object' ? 'object' : 'version';
+                return (
+                  <div class="actions">
+                    {e.kind !== 'marker' && (
+                      <button
+                        type="button"
+                        onClick={() => void download(e)}
+                        aria-label={`Download ${e.name}`}
+                      >
+                        Download
+                      </button>
+                    )}
+                    {e.kind === 'object' && (
+                      <button type="button" onClick={() => setSharing(e)} aria-label={`Share ${e.name}`}>
+                        Share
+                      </button>
+                    )}
+                    <ConfirmDelete name={e.name} what={what} onConfirm={() => remove(e)} />
+                  </div>
+                );
+              }}
+              empty={
+                <p>
+                  {prefix ? 'This folder is empty.' : 'No objects yet.'} Upload files above, or with any S3
+                  client and a bucket key (below).
+                </p>
+              }
+            />
+            {data.next && (
+              <button type="button" onClick={() => setLoaded({ at, pages: [...pages, data.next] })}>
+                Load more objects
+              </button>
+            )}
+          </>
+        )}
+      </QueryView>
     </>
   );
 }

@@ -1,5 +1,18 @@
+import { useQuery } from '@tanstack/preact-query';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { publicApi, type Session } from '../api.js';
+import { must, publicApi, type Session } from '../api.js';
+import { QueryView } from '../ui/widgets.js';
+
+/** Why a sign-in through the issuer came back without a session (`?sign_in_error=`, set by Fjord). */
+const OIDC_PROBLEMS: Record<string, string> = {
+  issuer: 'The sign-in service could not be reached. Try again, or sign in with a token.',
+  denied: 'The sign-in service did not sign you in.',
+  expired: 'That sign-in took too long or was not started here. Try again.',
+  exchange: 'The sign-in service refused to complete the sign-in. Try again.',
+  token: 'The sign-in service’s answer could not be verified.',
+  no_customer:
+    'You signed in, but no Fjord account is linked to that identity (or it is suspended). Ask the operator.',
+};
 
 /**
  * The sign-in form: a PAT (or the operator token) exchanged for a session cookie. The token is
@@ -9,6 +22,16 @@ import { publicApi, type Session } from '../api.js';
 export function SignIn({ onSignedIn }: { onSignedIn(s: Session): void }) {
   const [token, setToken] = useState('');
   const [error, setError] = useState('');
+  const oidc = useQuery({
+    queryKey: ['oidc-sign-in'],
+    queryFn: () => must(publicApi.GET('/console/oidc')),
+    staleTime: Number.POSITIVE_INFINITY,
+  });
+  // Read once, then dropped from the address: a reload should not show it again.
+  const [oidcProblem] = useState(() => new URLSearchParams(location.search).get('sign_in_error'));
+  useEffect(() => {
+    if (oidcProblem) history.replaceState(history.state, '', location.pathname);
+  }, [oidcProblem]);
   const [busy, setBusy] = useState(false);
   const field = useRef<HTMLInputElement>(null);
   useEffect(() => {
@@ -18,6 +41,24 @@ export function SignIn({ onSignedIn }: { onSignedIn(s: Session): void }) {
   return (
     <main class="sign-in">
       <h1>Fjord console</h1>
+      {oidcProblem && (
+        <p class="error" role="alert">
+          {OIDC_PROBLEMS[oidcProblem] ?? 'Signing in failed. Try again.'}
+        </p>
+      )}
+      <QueryView query={oidc} what="sign-in options">
+        {(o) =>
+          o.available && o.start_url ? (
+            <p class="oidc">
+              {/* A link, not a form: the page's form-action CSP would refuse the redirect to the issuer. */}
+              <a class="button primary" href={o.start_url}>
+                Sign in with {o.name}
+              </a>
+              <span class="help"> or with a token:</span>
+            </p>
+          ) : null
+        }
+      </QueryView>
       <form
         onSubmit={async (e) => {
           e.preventDefault();

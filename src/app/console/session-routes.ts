@@ -25,6 +25,10 @@ const SessionView = Type.Object({
   }),
 });
 
+/** The session cookie's Set-Cookie value (also set by the sign-in through the OIDC issuer). */
+export const sessionCookie = (kernel: Kernel, value: string, maxAgeSeconds: number) =>
+  `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${kernel.baseUrl().startsWith('https:') ? '; Secure' : ''}`;
+
 const view = (session: ConsoleSession, csrf: string) => ({
   kind: session.kind,
   customer_id: session.customerId,
@@ -38,9 +42,7 @@ const view = (session: ConsoleSession, csrf: string) => ({
  * `GET` tells the page who is signed in and its CSRF token after a reload; `DELETE` signs out.
  */
 export function consoleSessionRoutes(kernel: Kernel) {
-  const secure = () => kernel.baseUrl().startsWith('https:');
-  const cookie = (value: string, maxAgeSeconds: number) =>
-    `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure() ? '; Secure' : ''}`;
+  const cookie = (value: string, maxAgeSeconds: number) => sessionCookie(kernel, value, maxAgeSeconds);
   const sessionToken = (req: FastifyRequest) => cookieValue(req.headers.cookie, SESSION_COOKIE);
   const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store');
   return [

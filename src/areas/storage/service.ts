@@ -24,6 +24,7 @@ import type {
 import { storageErrors } from './errors.js';
 import type { StorageBucketsTable } from './migrations.js';
 import type { StorageRepo } from './repo.js';
+import { presignUrl } from './s3/sigv4.js';
 import {
   type CorsDialect,
   type CorsRuleInput,
@@ -83,6 +84,34 @@ export class StorageService {
   }
 
   /** The customer's live bucket, or 404 (also for another customer's bucket). */
+  /**
+   * A presigned GET link to one object of the customer's bucket, for sharing: SigV4 in the query
+   * string, signed with the account's S3 key (the older form's, made on first use), so any HTTP
+   * client can fetch it from the S3 endpoint until it expires or that key is deleted.
+   */
+  async presignDownload(
+    customerId: string,
+    actor: Credential,
+    bucketName: string,
+    key: string,
+    expiresSeconds: number,
+  ): Promise<{ url: string; expires_at: string }> {
+    await this.bucket(customerId, bucketName);
+    const creds = await this.keys.legacyCredentials(customerId, actor);
+    const now = this.clock.nowMs();
+    const url = presignUrl({
+      method: 'GET',
+      endpoint: creds.endpoint_url,
+      path: `/${bucketName}/${key}`,
+      accessKeyId: creds.access_key_id,
+      secret: creds.secret_access_key,
+      region: creds.region,
+      nowMs: now,
+      expiresSeconds,
+    });
+    return { url, expires_at: new Date(now + expiresSeconds * 1000).toISOString() };
+  }
+
   async bucket(customerId: string, name: string): Promise<StorageBucketsTable> {
     const row = await this.repo.customerBucket(customerId, name);
     if (!row) throw storageErrors.bucketNotFound();

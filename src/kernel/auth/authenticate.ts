@@ -127,7 +127,10 @@ export class Authenticator {
     if (access.kind !== 'customer' || !principal) return;
     const { credential } = principal;
     if (credential.kind === 'oidc') {
-      if (!access.oidc)
+      // A console session from the issuer acts with the customer's full rights (as an OIDC token
+      // does) wherever a person's credential is accepted: every route a PAT may call.
+      const personal = credential.viaConsole === true && (access.scopes?.length ?? 0) > 0;
+      if (!access.oidc && !personal)
         throw kernelErrors.forbidden('This endpoint does not accept OIDC tokens; use an API key.');
     } else if (credential.kind === 'service_key') {
       const ok = access.services === 'any' || (access.services ?? []).includes(credential.service);

@@ -47,12 +47,12 @@ export class ConsoleSessions {
   }
 
   /** Exchanges a PAT or the operator token for a session; 401 for anything else. */
-  async signIn(token: string): Promise<{ token: string; csrf: string; session: ConsoleSession }> {
+  async signIn(token: string): Promise<SignedIn> {
     const now = this.now();
     const operator = this.operatorToken();
     let row: KernelTables['console_sessions'];
-    const sessionToken = `fjs_${randomBytes(32).toString('base64url')}`;
-    const base = { token_hash: hashToken(sessionToken), created_at: now };
+    const sessionToken = newSessionToken();
+    const base = { token_hash: hashToken(sessionToken), created_at: now, oidc_identity: null };
     if (operator && constantTimeEqual(token, operator)) {
       row = {
         ...base,
@@ -76,9 +76,31 @@ export class ConsoleSessions {
         expires_at: Math.min(now + SESSION_SECONDS * 1000, patExpiry),
       };
     }
+    return this.start(sessionToken, row);
+  }
+
+  /**
+   * A session for a customer whose identity the OIDC issuer has just vouched for (the console's
+   * authorization-code sign-in). It lives while that identity stays linked to an active customer.
+   */
+  async signInOidc(customerId: string, issuer: string, subject: string): Promise<SignedIn> {
+    const now = this.now();
+    const sessionToken = newSessionToken();
+    return this.start(sessionToken, {
+      token_hash: hashToken(sessionToken),
+      created_at: now,
+      customer_id: customerId,
+      key_hash: null,
+      operator_hash: null,
+      oidc_identity: `${issuer}#${subject}`,
+      expires_at: now + SESSION_SECONDS * 1000,
+    });
+  }
+
+  private async start(sessionToken: string, row: KernelTables['console_sessions']): Promise<SignedIn> {
     await this.db.insertInto('console_sessions').values(row).execute();
     // Expired sessions are cleared as new ones start: no job needed for a table this small.
-    await this.db.deleteFrom('console_sessions').where('expires_at', '<=', now).execute();
+    await this.db.deleteFrom('console_sessions').where('expires_at', '<=', row.created_at).execute();
     return { token: sessionToken, csrf: ConsoleSessions.csrfOf(sessionToken), session: sessionOf(row) };
   }
 
@@ -98,6 +120,21 @@ export class ConsoleSessions {
       return {
         ...sessionOf(row),
         principal: { customerId: null, credential: { kind: 'operator', id: 'operator' } },
+      };
+    }
+    if (row.oidc_identity !== null) {
+      // The issuer's URL holds no `#`: the subject is everything after the first one.
+      const at = row.oidc_identity.indexOf('#');
+      const issuer = row.oidc_identity.slice(0, at);
+      const subject = row.oidc_identity.slice(at + 1);
+      const customerId = await this.identity.customerForOidc(issuer, subject, null);
+      if (!customerId || customerId !== row.customer_id) return null;
+      return {
+        ...sessionOf(row),
+        principal: {
+          customerId,
+          credential: { kind: 'oidc', id: row.oidc_identity, issuer, subject, viaConsole: true },
+        },
       };
     }
     const found = row.key_hash ? await this.identity.authenticateKeyHash(row.key_hash) : null;
@@ -123,6 +160,9 @@ export class ConsoleSessions {
     await this.db.deleteFrom('console_sessions').where('token_hash', '=', hashToken(sessionToken)).execute();
   }
 }
+
+type SignedIn = { token: string; csrf: string; session: ConsoleSession };
+const newSessionToken = () => `fjs_${randomBytes(32).toString('base64url')}`;
 
 const sessionOf = (row: KernelTables['console_sessions']): ConsoleSession => ({
   kind: row.operator_hash !== null ? 'operator' : 'customer',

@@ -4,7 +4,14 @@ import type { ServiceName } from './catalogue.js';
 export type Credential =
   | { kind: 'service_key'; id: string; service: ServiceName }
   | { kind: 'pat'; id: string; scopes: string[]; expiresAt: number | null }
-  | { kind: 'oidc'; id: string; issuer: string; subject: string }
+  | {
+      kind: 'oidc';
+      id: string;
+      issuer: string;
+      subject: string;
+      /** A console session signed in through the issuer: it opens every route a PAT may call. */
+      viaConsole?: true;
+    }
   | { kind: 'operator'; id: 'operator' };
 
 export interface Principal {

@@ -184,4 +184,11 @@ export const kernelMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026-11-29-1100-kernel-console-oidc-sessions': {
+    // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the raw schema
+    async up(db: Kysely<any>) {
+      // A console session signed in through the OIDC issuer: `issuer#subject`, checked on every call.
+      await db.schema.alterTable('console_sessions').addColumn('oidc_identity', 'text').execute();
+    },
+  },
 };

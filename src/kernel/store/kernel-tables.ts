@@ -126,6 +126,8 @@ export interface ConsoleSessionsTable {
   key_hash: string | null;
   /** The hash of the operator token signed in with: a changed token ends the session. */
   operator_hash: string | null;
+  /** `issuer#subject` of a sign-in through the OIDC issuer: the session lives while that identity stays linked. */
+  oidc_identity: string | null;
   created_at: number;
   expires_at: number;
 }

@@ -197,5 +197,43 @@ export function objectRoutes(storage: StorageService, serve: OwnerObjectRequest)
         await run(principal, params.bucket_name, query.key, q, raw.raw, reply);
       },
     }),
+    defineRoute({
+      method: 'POST',
+      url: '/v1/storage/buckets/:bucket_name/presign',
+      operationId: 'presignStorageObject',
+      tag: TAG,
+      summary: 'A presigned download link to an object, valid for a chosen time',
+      description:
+        "The link is SigV4 in the query string (`X-Amz-Expires`), on the S3 endpoint, signed with the account's S3 key (the key of `GET /v1/storage/credentials`, made on first use and listed under `/v1/storage/keys`): anyone holding the link can download the object until it expires, at most 7 days, or until that key is deleted. It names the object's latest version.",
+      access: storageWrite,
+      params: BucketParams,
+      body: Type.Object(
+        {
+          key: Type.String({ minLength: 1, maxLength: 1024, description: "The object's key" }),
+          expires_in_seconds: Type.Integer({
+            minimum: 1,
+            maximum: 604800,
+            description: 'How long the link works (SigV4 allows at most 7 days)',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+      idempotency: false,
+      response: {
+        200: Type.Object({
+          url: Type.String({ description: 'The presigned GET address' }),
+          expires_at: Type.String({ format: 'date-time' }),
+        }),
+      },
+      errors: [404],
+      handler: async ({ principal, params, body }) =>
+        storage.presignDownload(
+          principal.customerId,
+          principal.credential,
+          params.bucket_name,
+          body.key,
+          body.expires_in_seconds,
+        ),
+    }),
   ];
 }
