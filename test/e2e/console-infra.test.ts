@@ -193,7 +193,10 @@ describe.skipIf(!found)('the infrastructure areas’ pages in Chromium', () => {
     await poll(pools).toEqual(['pool-1:1', 'pool-2:3']);
     await t.advance(600);
     await page.reload();
-    await page.getByRole('button', { name: 'Remove node pool', exact: true }).click();
+    await page
+      .getByRole('row', { name: /pool-2/ })
+      .getByRole('button', { name: 'Remove node pool', exact: true })
+      .click();
     await page.getByLabel('Type pool-2 to confirm').fill('pool-2');
     await page.getByRole('button', { name: 'Remove node pool pool-2' }).click();
     await poll(pools).toEqual(['pool-1:1']);
