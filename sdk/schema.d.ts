@@ -5081,6 +5081,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/kubernetes/clusters/{id}/restores": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The cluster’s latest restores with their progress, newest first
+         * @description Accepts a PAT with `kubernetes:read`, or an OIDC token.
+         */
+        get: operations["k8sListRestores"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/kubernetes/clusters/{id}/fault": {
         parameters: {
             query?: never;
@@ -42679,6 +42699,116 @@ export interface operations {
             };
             /** @description Insufficient storage: the server’s disk is full; retry once space is freed */
             507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    k8sListRestores: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        restores: {
+                            id: string;
+                            name: string;
+                            backup_id: string;
+                            /** @description `InProgress` or `Completed` */
+                            status: string;
+                            /** @description The namespaces restored; null for all the backup holds */
+                            namespaces: string[] | null;
+                            started_at: string;
+                            /** @description When the restore completes (or completed) */
+                            completes_at: string;
+                            progress_percent: number;
+                            /** @description Seconds until the restore completes; null once it has */
+                            next_change_in_seconds: number | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential without the needed service or scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for other customers’ resources) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter is longer than the router accepts (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request failed validation */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Request line and headers over 16 KB */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };

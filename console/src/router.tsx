@@ -21,6 +21,18 @@ export function navigate(to: string, replace = false) {
   if (!replace) scrollTo(0, 0);
 }
 
+/**
+ * For an action that outlives a page visit (an upload, a create): a navigate that goes only if
+ * the reader is still on the page the action started from, so a finished upload does not pull
+ * someone who has moved on back to its result.
+ */
+export function navigateIfStillHere(): (to: string) => void {
+  const from = location.pathname;
+  return (to) => {
+    if (location.pathname === from) navigate(to);
+  };
+}
+
 /** The path under /console (`/storage/buckets/x`) and the query, re-rendered on navigation. */
 export function useLocation(): { path: string; query: URLSearchParams } {
   const [, setTick] = useState(0);

@@ -2,11 +2,11 @@ import { useQuery, useQueryClient } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
 import type { AreaDef } from '../areas.js';
 import { useApi } from '../context.js';
-import { Link, navigate } from '../router.js';
+import { Link, navigateIfStillHere } from '../router.js';
 import { SchemaForm } from '../ui/schema-form.js';
 import { DataTable, type Row } from '../ui/table.js';
-import { ConfirmDelete, Facts, Failure, Loading, Panel, SecretOnce } from '../ui/widgets.js';
-import { AREA_SECTIONS } from './sections.js';
+import { ConfirmDelete, Facts, Panel, QueryView, SecretOnce } from '../ui/widgets.js';
+import { AREA_LIST_EXTRAS, AREA_SECTIONS } from './sections.js';
 
 /** An area's page: what it is, its list (search, sort, pages in the address) and a create form. */
 export function AreaPage({ area }: { area: AreaDef }) {
@@ -57,24 +57,24 @@ export function AreaPage({ area }: { area: AreaDef }) {
         {created}
       </p>
       {secret && <SecretOnce label={secret.label} value={secret.value} onDone={() => setSecret(null)} />}
-      {area.list &&
-        (list.isLoading ? (
-          <Loading what={`${area.noun}s`} />
-        ) : list.error ? (
-          <Failure error={list.error} />
-        ) : (
-          <DataTable
-            label={`${area.noun.replace(/^./, (c) => c.toUpperCase())}s`}
-            rows={list.data ?? []}
-            columns={area.list.columns}
-            href={
-              area.list.id && area.detail
-                ? (r) => `/${area.slug}/${encodeURIComponent(area.list!.id!(r))}`
-                : undefined
-            }
-            empty={<p>{area.list.empty}</p>}
-          />
-        ))}
+      {AREA_LIST_EXTRAS[area.slug]?.()}
+      {area.list && (
+        <QueryView query={list} what={`${area.noun}s`}>
+          {(rows) => (
+            <DataTable
+              label={`${area.noun.replace(/^./, (c) => c.toUpperCase())}s`}
+              rows={rows ?? []}
+              columns={area.list!.columns}
+              href={
+                area.list!.id && area.detail
+                  ? (r) => `/${area.slug}/${encodeURIComponent(area.list!.id!(r))}`
+                  : undefined
+              }
+              empty={<p>{area.list!.empty}</p>}
+            />
+          )}
+        </QueryView>
+      )}
     </section>
   );
 }
@@ -100,28 +100,30 @@ export function DetailPage({ area, id }: { area: AreaDef; id: string }) {
       <h1>
         {area.name}: {name}
       </h1>
-      {detail.isLoading && <Loading what={area.noun} />}
-      {detail.error && <Failure error={detail.error} />}
-      {row && (
-        <>
-          <Facts data={row} />
-          {Sections && <Sections id={id} row={row} api={api} />}
-          {area.remove && (
-            <section class="danger-zone" aria-labelledby="danger-heading">
-              <h2 id="danger-heading">Delete</h2>
-              <ConfirmDelete
-                name={name}
-                what={area.noun}
-                onConfirm={async () => {
-                  await area.remove!(api, id, row);
-                  await queries.invalidateQueries({ queryKey: [area.slug] });
-                  navigate(`/${area.slug}`);
-                }}
-              />
-            </section>
-          )}
-        </>
-      )}
+      <QueryView query={detail} what={area.noun}>
+        {() => (
+          <>
+            <Facts data={row!} />
+            {Sections && <Sections id={id} row={row!} api={api} />}
+            {area.remove && (
+              <section class="danger-zone" aria-labelledby="danger-heading">
+                <h2 id="danger-heading">Delete</h2>
+                <ConfirmDelete
+                  name={name}
+                  what={area.noun}
+                  onConfirm={async () => {
+                    // Deleting may take a moment: back to the list only if the reader is still here.
+                    const go = navigateIfStillHere();
+                    await area.remove!(api, id, row!);
+                    await queries.invalidateQueries({ queryKey: [area.slug] });
+                    go(`/${area.slug}`);
+                  }}
+                />
+              </section>
+            )}
+          </>
+        )}
+      </QueryView>
     </section>
   );
 }

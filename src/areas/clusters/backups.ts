@@ -11,7 +11,12 @@ import { type Cron, CronError, nextRun, parseCron } from './cron.js';
 import type { ClusterDriver } from './drivers/driver.js';
 import { clusterErrors } from './errors.js';
 import { phaseOf, serves } from './lifecycle.js';
-import type { K8sBackupPoliciesTable, K8sBackupsTable, K8sClustersTable } from './migrations.js';
+import type {
+  K8sBackupPoliciesTable,
+  K8sBackupsTable,
+  K8sClustersTable,
+  K8sRestoresTable,
+} from './migrations.js';
 import { ClusterRepo } from './repo.js';
 import { actorOf, customerLock, historyEntry, presentCluster } from './service.js';
 
@@ -190,6 +195,18 @@ export class BackupService {
     });
   }
 
+  /**
+   * The latest restores with their progress, derived like everything else here from stored
+   * times and the clock: a restore is `InProgress` until the driver's time for it has passed.
+   */
+  async restores(customerId: string, id: string) {
+    const repo = ClusterRepo.of(this.store);
+    const now = this.clock.nowMs();
+    await presentCluster(repo, customerId, id, now);
+    const rows = await repo.restores(id, RESTORES_LISTED);
+    return { restores: rows.map((r) => restoreView(r, now)) };
+  }
+
   /** Job: takes the scheduled backups that came due (catching up after a clock jump) and expires old ones. */
   async runDue(): Promise<{ taken: number; expired: number }> {
     const now = this.clock.nowMs();
@@ -333,6 +350,28 @@ function backupDetails(b: K8sBackupsTable) {
     namespaces: b.namespaces === null ? null : JSON.parse(b.namespaces),
     include_volumes: b.include_volumes === 1,
     expires_at: isoOf(b.expires_at),
+  };
+}
+
+/** How many restores the list shows: the latest, which is what a person follows. */
+const RESTORES_LISTED = 20;
+
+function restoreView(r: K8sRestoresTable, now: number) {
+  const started = Number(r.started_at);
+  const ends = Number(r.completed_at);
+  const done = now >= ends;
+  return {
+    id: r.id,
+    name: r.name,
+    backup_id: r.backup_id,
+    status: done ? 'Completed' : 'InProgress',
+    namespaces: r.namespaces === null ? null : (JSON.parse(r.namespaces) as string[]),
+    started_at: isoOf(started)!,
+    completes_at: isoOf(ends)!,
+    progress_percent: done
+      ? 100
+      : Math.floor((100 * Math.max(0, now - started)) / Math.max(1, ends - started)),
+    next_change_in_seconds: done ? null : Math.ceil((ends - now) / 1000),
   };
 }
 

@@ -166,6 +166,16 @@ export class ClusterRepo {
       .limit(1)
       .executeTakeFirst();
   }
+  /** The cluster's latest restores, newest first. */
+  restores(clusterId: string, limit: number) {
+    return this.db
+      .selectFrom('k8s_restores')
+      .selectAll()
+      .where('cluster_id', '=', clusterId)
+      .orderBy('started_at', 'desc')
+      .limit(limit)
+      .execute();
+  }
   async insertRestore(row: K8sRestoresTable) {
     await this.db.insertInto('k8s_restores').values(row).execute();
   }

@@ -17,6 +17,7 @@ import {
   NamespacesBody,
   PtrBody,
   PublicIp,
+  RestoreView,
 } from './schemas.js';
 
 const TAG = 'Managed clusters';
@@ -179,6 +180,19 @@ export function clusterExtraRoutes(deps: {
         reply.code(202);
         return backups.restore(principal, params.id, params.backup, body?.namespaces ?? null);
       },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/v1/kubernetes/clusters/:id/restores',
+      operationId: 'k8sListRestores',
+      tag: TAG,
+      summary: 'The cluster’s latest restores with their progress, newest first',
+      access: access(false),
+      rateLimit,
+      params: ClusterParams,
+      response: { 200: Type.Object({ restores: Type.Array(RestoreView) }) },
+      errors: [404],
+      handler: async ({ principal, params }) => backups.restores(principal.customerId, params.id),
     }),
   ];
 }

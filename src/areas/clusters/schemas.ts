@@ -207,6 +207,21 @@ export const BackupPolicyBody = Type.Object({
   include_volumes: Type.Optional(Type.Boolean()),
   namespaces: Type.Optional(Type.Union([Namespaces, Type.Null()])),
 });
+export const RestoreView = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  backup_id: Type.String(),
+  status: Type.String({ description: '`InProgress` or `Completed`' }),
+  namespaces: Type.Union([Type.Array(Type.String()), Type.Null()], {
+    description: 'The namespaces restored; null for all the backup holds',
+  }),
+  started_at: Type.String(),
+  completes_at: Type.String({ description: 'When the restore completes (or completed)' }),
+  progress_percent: Type.Integer({ minimum: 0, maximum: 100 }),
+  next_change_in_seconds: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'Seconds until the restore completes; null once it has',
+  }),
+});
 export const BackupView = Type.Object({
   id: Type.String(),
   kind: Type.String({ description: '`scheduled`, `manual` or `pre-upgrade`' }),

@@ -2,7 +2,7 @@ import { useQuery, useQueryClient } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
 import { must } from '../../api.js';
 import { useApi } from '../../context.js';
-import { Link, navigate } from '../../router.js';
+import { Link, navigate, navigateIfStillHere } from '../../router.js';
 import { DataTable, type Row } from '../../ui/table.js';
 import { ConfirmDelete, Facts, Failure, Panel, QueryView } from '../../ui/widgets.js';
 import { Field, readEvents, State, subPath } from './shared.js';
@@ -34,6 +34,7 @@ function Bots() {
           onSubmit={async (e) => {
             e.preventDefault();
             setError(null);
+            const go = navigateIfStillHere();
             try {
               const bot = await must(
                 api.POST('/v1/chatbot/bots', {
@@ -41,7 +42,7 @@ function Bots() {
                 }),
               );
               await queries.invalidateQueries({ queryKey: ['chatbots'] });
-              navigate(`/chatbots/${bot.slug}`);
+              go(`/chatbots/${bot.slug}`);
             } catch (err) {
               setError(err);
             }

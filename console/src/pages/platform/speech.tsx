@@ -2,7 +2,7 @@ import { useQuery, useQueryClient } from '@tanstack/preact-query';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { must } from '../../api.js';
 import { useApi, useConsole } from '../../context.js';
-import { Link, navigate } from '../../router.js';
+import { Link, navigateIfStillHere } from '../../router.js';
 import { DataTable, type Row } from '../../ui/table.js';
 import { Failure, Panel, QueryView } from '../../ui/widgets.js';
 import { Field, State, subPath } from './shared.js';
@@ -94,6 +94,7 @@ function Upload() {
         e.preventDefault();
         if (!file) return;
         setError(null);
+        const go = navigateIfStillHere();
         try {
           setStep('Creating the job…');
           const job = await must(
@@ -121,7 +122,7 @@ function Upload() {
             }),
           );
           await queries.invalidateQueries({ queryKey: ['speech'] });
-          navigate(`/speech/${job.job_id}`);
+          go(`/speech/${job.job_id}`);
         } catch (err) {
           setError(err);
           setStep('');
