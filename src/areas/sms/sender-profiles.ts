@@ -1,11 +1,11 @@
 import type { Clock } from '../../kernel/clock.js';
 import { isoOf } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
+import type { Units } from '../../kernel/store/unit-of-work.js';
 import { smsErrors } from './errors.js';
 import type { ApprovalStatus, SenderProfilesTable } from './migrations.js';
 import { toE164 } from './phone.js';
 import { CUSTOM_SENDER_MONTHLY_PRICE } from './pricing.js';
-import type { Units } from '../../kernel/store/unit-of-work.js';
 import type { SenderProfileRepo } from './sender-profile-repo.js';
 
 export interface NewProfile {

@@ -138,7 +138,8 @@ export async function runUnit<T>(
         continue;
       }
       const code = (err as { code?: unknown }).code;
-      if (store.kind !== 'postgres' || ++conflicts >= MAX_ATTEMPTS || !RETRYABLE_PG.has(String(code))) throw err;
+      if (store.kind !== 'postgres' || ++conflicts >= MAX_ATTEMPTS || !RETRYABLE_PG.has(String(code)))
+        throw err;
     }
   }
 }
