@@ -1,5 +1,5 @@
 import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
-import { onPostgres } from '../../kernel/store/compiled.js';
+import type { StoreKind } from '../../kernel/store/store.js';
 import type { AnyDb, UnitDb } from '../../kernel/store/unit-of-work.js';
 import type { ContactGroupsTable, ContactsTable, ContactsTables } from './migrations.js';
 
@@ -39,13 +39,14 @@ const isForeignKeyViolation = (err: unknown) => {
  */
 export class ContactsRepo {
   /** PostgreSQL sorts text by the database's locale; "C" gives code-point order, as SQLite does. */
-  private readonly byCodePoint: boolean;
-  constructor(private readonly db: UnitDb<ContactsTables>) {
-    this.byCodePoint = onPostgres(db);
-  }
+  constructor(
+    private readonly db: UnitDb<ContactsTables>,
+    private readonly byCodePoint: boolean,
+  ) {}
 
-  static over(db: AnyDb): ContactsRepo {
-    return new ContactsRepo(db);
+  /** Binds repos to the store or a unit's transaction on a store of this kind. */
+  static on(kind: StoreKind): (db: AnyDb) => ContactsRepo {
+    return (db) => new ContactsRepo(db, kind === 'postgres');
   }
 
   /** An ORDER BY expression; text columns sort by code point on both engines. */

@@ -55,7 +55,7 @@ export class ContactsService {
     private readonly audit: AuditTrail,
     private readonly clock: Clock,
   ) {
-    const data = unitsOf(store, ContactsRepo.over);
+    const data = unitsOf(store, ContactsRepo.on(store.kind));
     this.data = data;
     this.repo = data.read;
     this.groups = new ContactGroups(data, clock, this.record);
