@@ -2,6 +2,7 @@ import type { Credential } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import { insertUnique } from '../../kernel/store/dialect.js';
+import type { Units } from '../../kernel/store/unit-of-work.js';
 import { contactsErrors } from './errors.js';
 import type { ContactGroupsTable } from './migrations.js';
 import type { ContactsRepo, GroupRow } from './repo.js';
@@ -39,11 +40,14 @@ const groupView = (g: GroupRow): GroupView => ({
  * keeps its contacts.
  */
 export class ContactGroups {
+  private readonly repo: ContactsRepo;
   constructor(
-    private readonly repo: ContactsRepo,
+    private readonly data: Units<ContactsRepo>,
     private readonly clock: Clock,
     private readonly record: AuditRecorder,
-  ) {}
+  ) {
+    this.repo = data.read;
+  }
 
   async list(customerId: string) {
     return { groups: (await this.repo.groups(customerId)).map(groupView) };
@@ -102,7 +106,7 @@ export class ContactGroups {
   }
 
   async delete(customerId: string, actor: Credential, id: string) {
-    const removed = await this.repo.deleteGroup(customerId, id);
+    const removed = await this.data.run([], (repo) => repo.deleteGroup(customerId, id));
     if (removed === null) throw contactsErrors.groupNotFound();
     await this.record(customerId, actor, 'contact_group.deleted', 'contact_group', id, {
       members_removed: removed,

@@ -1,5 +1,6 @@
-import { type ExpressionBuilder, type Kysely, sql, type Transaction } from 'kysely';
-import type { Store } from '../../kernel/store/store.js';
+import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
+import type { StoreKind } from '../../kernel/store/store.js';
+import type { AnyDb, UnitDb } from '../../kernel/store/unit-of-work.js';
 import type { ContactGroupsTable, ContactsTable, ContactsTables } from './migrations.js';
 
 type Db = Kysely<ContactsTables>;
@@ -31,13 +32,21 @@ const isForeignKeyViolation = (err: unknown) => {
   return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
 };
 
+/**
+ * Every query of contacts and groups. Bound to the store for reads or to a unit's transaction
+ * (`ContactsRepo.over`); the writes of several rows that must land together are run in a unit by
+ * the service, never opened here.
+ */
 export class ContactsRepo {
-  private readonly db: Db;
   /** PostgreSQL sorts text by the database's locale; "C" gives code-point order, as SQLite does. */
-  private readonly byCodePoint: boolean;
-  constructor(private readonly store: Store) {
-    this.db = store.typed<ContactsTables>();
-    this.byCodePoint = store.kind === 'postgres';
+  constructor(
+    private readonly db: UnitDb<ContactsTables>,
+    private readonly byCodePoint: boolean,
+  ) {}
+
+  /** Binds repos to the store or a unit's transaction on a store of this kind. */
+  static on(kind: StoreKind): (db: AnyDb) => ContactsRepo {
+    return (db) => new ContactsRepo(db, kind === 'postgres');
   }
 
   /** An ORDER BY expression; text columns sort by code point on both engines. */
@@ -46,11 +55,9 @@ export class ContactsRepo {
   }
 
   async insertContact(row: ContactsTable, tagKeys: string[]): Promise<void> {
-    await this.store.unitOfWork({}, async ({ tx }) => {
-      const trx = tx as Transaction<ContactsTables>;
-      await trx.insertInto('contacts').values(row).execute();
-      await this.writeTags(trx, row.customer_id, row.id, tagKeys);
-    });
+    const trx = this.db;
+    await trx.insertInto('contacts').values(row).execute();
+    await this.writeTags(trx, row.customer_id, row.id, tagKeys);
   }
 
   /** Changes the given columns of an active contact; tags are rewritten when `tagKeys` is given. */
@@ -60,22 +67,20 @@ export class ContactsRepo {
     patch: ContactPatch,
     tagKeys: string[] | undefined,
   ): Promise<boolean> {
-    return this.store.unitOfWork({}, async ({ tx }) => {
-      const trx = tx as Transaction<ContactsTables>;
-      const r = await trx
-        .updateTable('contacts')
-        .set(patch)
-        .where('customer_id', '=', customerId)
-        .where('id', '=', id)
-        .where(active)
-        .executeTakeFirst();
-      if (Number(r.numUpdatedRows) === 0) return false;
-      if (tagKeys) {
-        await trx.deleteFrom('contact_tags').where('contact_id', '=', id).execute();
-        await this.writeTags(trx, customerId, id, tagKeys);
-      }
-      return true;
-    });
+    const trx = this.db;
+    const r = await trx
+      .updateTable('contacts')
+      .set(patch)
+      .where('customer_id', '=', customerId)
+      .where('id', '=', id)
+      .where(active)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) return false;
+    if (tagKeys) {
+      await trx.deleteFrom('contact_tags').where('contact_id', '=', id).execute();
+      await this.writeTags(trx, customerId, id, tagKeys);
+    }
+    return true;
   }
 
   private async writeTags(trx: Db, customerId: string, contactId: string, tagKeys: string[]) {
@@ -188,32 +193,30 @@ export class ContactsRepo {
    * transaction. Answers the number of memberships removed, or null when it was already erased.
    */
   async anonymize(customerId: string, id: string, now: number): Promise<number | null> {
-    return this.store.unitOfWork({}, async ({ tx }) => {
-      const trx = tx as Transaction<ContactsTables>;
-      const r = await trx
-        .updateTable('contacts')
-        .set({
-          name: null,
-          company_name: null,
-          phone_number: null,
-          email: null,
-          notes: null,
-          tags: '[]',
-          search_text: '',
-          sort_name: '',
-          anonymized_at: now,
-          updated_at: now,
-          deleted_at: sql<number>`COALESCE(deleted_at, ${now})`,
-        })
-        .where('customer_id', '=', customerId)
-        .where('id', '=', id)
-        .where('anonymized_at', 'is', null)
-        .executeTakeFirst();
-      if (Number(r.numUpdatedRows) === 0) return null;
-      await trx.deleteFrom('contact_tags').where('contact_id', '=', id).execute();
-      const m = await trx.deleteFrom('contact_group_members').where('contact_id', '=', id).executeTakeFirst();
-      return Number(m.numDeletedRows);
-    });
+    const trx = this.db;
+    const r = await trx
+      .updateTable('contacts')
+      .set({
+        name: null,
+        company_name: null,
+        phone_number: null,
+        email: null,
+        notes: null,
+        tags: '[]',
+        search_text: '',
+        sort_name: '',
+        anonymized_at: now,
+        updated_at: now,
+        deleted_at: sql<number>`COALESCE(deleted_at, ${now})`,
+      })
+      .where('customer_id', '=', customerId)
+      .where('id', '=', id)
+      .where('anonymized_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) return null;
+    await trx.deleteFrom('contact_tags').where('contact_id', '=', id).execute();
+    const m = await trx.deleteFrom('contact_group_members').where('contact_id', '=', id).executeTakeFirst();
+    return Number(m.numDeletedRows);
   }
 
   // Groups
@@ -277,19 +280,17 @@ export class ContactsRepo {
 
   /** Deletes a group and its memberships; the contacts stay. Null when there was no such group. */
   async deleteGroup(customerId: string, id: string): Promise<number | null> {
-    return this.store.unitOfWork({}, async ({ tx }) => {
-      const trx = tx as Transaction<ContactsTables>;
-      const g = await trx
-        .selectFrom('contact_groups')
-        .select('id')
-        .where('customer_id', '=', customerId)
-        .where('id', '=', id)
-        .executeTakeFirst();
-      if (!g) return null;
-      const m = await trx.deleteFrom('contact_group_members').where('group_id', '=', id).executeTakeFirst();
-      await trx.deleteFrom('contact_groups').where('id', '=', id).execute();
-      return Number(m.numDeletedRows);
-    });
+    const trx = this.db;
+    const g = await trx
+      .selectFrom('contact_groups')
+      .select('id')
+      .where('customer_id', '=', customerId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!g) return null;
+    const m = await trx.deleteFrom('contact_group_members').where('group_id', '=', id).executeTakeFirst();
+    await trx.deleteFrom('contact_groups').where('id', '=', id).execute();
+    return Number(m.numDeletedRows);
   }
 
   async members(groupId: string, limit: number, offset: number) {

@@ -4,6 +4,7 @@ import type { Clock } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import { toJson } from '../../kernel/store/dialect.js';
 import type { Store } from '../../kernel/store/store.js';
+import { type Units, unitsOf } from '../../kernel/store/unit-of-work.js';
 import { contactsErrors } from './errors.js';
 import { type AuditRecorder, ContactGroups } from './groups.js';
 import type { ContactsTable } from './migrations.js';
@@ -43,6 +44,7 @@ export interface Recipient {
  * `findByPhone` and `onErase` (the SMS area masks erased numbers in its history).
  */
 export class ContactsService {
+  private readonly data: Units<ContactsRepo>;
   private readonly repo: ContactsRepo;
   private readonly erasureListeners: ErasureListener[] = [];
   /** Contact groups and their members. */
@@ -53,8 +55,10 @@ export class ContactsService {
     private readonly audit: AuditTrail,
     private readonly clock: Clock,
   ) {
-    this.repo = new ContactsRepo(store);
-    this.groups = new ContactGroups(this.repo, clock, this.record);
+    const data = unitsOf(store, ContactsRepo.on(store.kind));
+    this.data = data;
+    this.repo = data.read;
+    this.groups = new ContactGroups(data, clock, this.record);
   }
 
   // Interfaces for other areas
@@ -159,7 +163,7 @@ export class ContactsService {
       deleted_at: null,
       anonymized_at: null,
     };
-    await this.repo.insertContact(row, tags.map(fold));
+    await this.data.run([], (repo) => repo.insertContact(row, tags.map(fold)));
     await this.record(customerId, actor, 'contact.created', 'contact', row.id);
     return contactView(row);
   }
@@ -184,7 +188,7 @@ export class ContactsService {
     if (Object.keys(patch).length === 0) return contactView(current);
     const next = { ...current, ...patch, updated_at: this.clock.nowMs() };
     Object.assign(patch, derived(next), { updated_at: next.updated_at });
-    if (!(await this.repo.updateContact(customerId, id, patch, tagKeys)))
+    if (!(await this.data.run([], (repo) => repo.updateContact(customerId, id, patch, tagKeys))))
       throw contactsErrors.contactNotFound();
     await this.record(customerId, actor, 'contact.updated', 'contact', id, { fields: Object.keys(input) });
     return contactView(next);
@@ -218,7 +222,7 @@ export class ContactsService {
       }
     }
     const now = this.clock.nowMs();
-    const removed = await this.repo.anonymize(customerId, id, now);
+    const removed = await this.data.run([], (repo) => repo.anonymize(customerId, id, now));
     if (removed === null) {
       // Erased by a concurrent call in the meantime.
       const again = await this.repo.anyContact(customerId, id);

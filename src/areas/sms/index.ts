@@ -1,4 +1,5 @@
 import type { Kernel, RoleServer } from '../../kernel/kernel.js';
+import { unitsOf } from '../../kernel/store/unit-of-work.js';
 import { defineArea } from '../wiring.js';
 import { smsAdminRoutes } from './admin-routes.js';
 import type { SmsDriver } from './drivers/driver.js';
@@ -7,7 +8,7 @@ import { SmppDriver } from './drivers/smpp.js';
 import { KeywordRepo } from './keyword-repo.js';
 import { keywordRoutes } from './keyword-routes.js';
 import { SmsKeywords } from './keywords.js';
-import { smsMigrations } from './migrations.js';
+import { type SmsTables, smsMigrations } from './migrations.js';
 import { SmsPipeline } from './pipeline.js';
 import { SmsRepo } from './repo.js';
 import { SmsReporting } from './reporting.js';
@@ -47,11 +48,13 @@ export const smsArea = defineArea({
   setup(kernel, deps) {
     const { config, clock } = kernel;
     const currency = config.sms.currency;
-    const repo = new SmsRepo(kernel.store);
-    const profileRepo = new SenderProfileRepo(kernel.store);
-    const keywordRepo = new KeywordRepo(kernel.store);
+    const messages = unitsOf(kernel.store, SmsRepo.over);
+    const repo = messages.read;
+    const profileData = unitsOf(kernel.store, SenderProfileRepo.over);
+    const profileRepo = profileData.read;
+    const keywordRepo = new KeywordRepo(kernel.store.typed<SmsTables>());
     const pipeline = new SmsPipeline<SmsKeywords>(
-      repo,
+      messages,
       profileRepo,
       kernel.jobs,
       kernel.webhooks,
@@ -71,7 +74,7 @@ export const smsArea = defineArea({
       simulated: driver.simulated,
       detail: driver.detail,
     });
-    const profiles = new SenderProfiles(profileRepo, clock, currency);
+    const profiles = new SenderProfiles(profileData, clock, currency);
     const contacts: ContactsPort | null = deps.contacts ?? null;
     const service = new SmsService(repo, pipeline, profiles, clock, currency, contacts, kernel.webhooks);
     const reporting = new SmsReporting(repo, profileRepo, clock, currency, async (customerId) =>

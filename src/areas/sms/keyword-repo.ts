@@ -3,15 +3,11 @@
  * a message comes in, and counted as messages reach it. Apart from the message queries in
  * `repo.ts` because keywords are a table and a customer-facing resource of their own.
  */
-import type { Kysely } from 'kysely';
-import type { Store } from '../../kernel/store/store.js';
+import type { UnitDb } from '../../kernel/store/unit-of-work.js';
 import type { KeywordsTable, SmsTables } from './migrations.js';
 
 export class KeywordRepo {
-  private readonly db: Kysely<SmsTables>;
-  constructor(store: Store) {
-    this.db = store.typed<SmsTables>();
-  }
+  constructor(private readonly db: UnitDb<SmsTables>) {}
 
   insertKeyword(row: KeywordsTable) {
     return this.db.insertInto('sms_keywords').values(row).execute();

@@ -3,6 +3,7 @@ import type { Clock } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import type { JobQueue } from '../../kernel/jobs/queue.js';
 import { GroupCommit } from '../../kernel/store/group-commit.js';
+import type { Units } from '../../kernel/store/unit-of-work.js';
 import type { WebhookService } from '../../kernel/webhooks/webhooks.js';
 import {
   type DriverSink,
@@ -65,8 +66,10 @@ export class SmsPipeline<Keywords extends KeywordRouter = KeywordRouter> impleme
   readonly driver: SmsDriver;
   readonly keywords: Keywords;
 
+  private readonly repo: SmsRepo;
+
   constructor(
-    private readonly repo: SmsRepo,
+    private readonly data: Units<SmsRepo>,
     private readonly profiles: SenderProfileRepo,
     private readonly jobs: JobQueue,
     private readonly webhooks: WebhookService,
@@ -79,6 +82,7 @@ export class SmsPipeline<Keywords extends KeywordRouter = KeywordRouter> impleme
       keywords: (pipeline: SmsPipeline<Keywords>) => Keywords;
     },
   ) {
+    this.repo = data.read;
     this.driver = parts.driver(this);
     this.keywords = parts.keywords(this);
     jobs.register<{ messageId: string }>(SUBMIT_JOB, {
@@ -146,12 +150,12 @@ export class SmsPipeline<Keywords extends KeywordRouter = KeywordRouter> impleme
 
   /** One transaction: an accepted message always has its job. */
   private async writeAccepted(rows: MessagesTable[]): Promise<void> {
-    await this.repo.unit(async (trx) => {
-      await this.repo.insertMessages(rows, trx);
+    await this.data.run([], async (repo, { tx }) => {
+      await repo.insertMessages(rows);
       await this.jobs.enqueueMany(
         SUBMIT_JOB,
         rows.map((row) => ({ payload: { messageId: row.id }, runAt: row.scheduled_at ?? undefined })),
-        { db: trx },
+        { db: tx },
       );
     });
     if (rows.some((r) => r.scheduled_at === null)) this.jobs.wake(SUBMIT_JOB);
@@ -256,9 +260,9 @@ export class SmsPipeline<Keywords extends KeywordRouter = KeywordRouter> impleme
     const now = this.clock.nowMs();
     const patch = { sent_at: now, updated_at: now };
     let moved = false;
-    await this.repo.unit(async (trx) => {
-      if (parts.length > 0) await this.repo.insertParts(parts, trx);
-      moved = await this.repo.transition(msg.id, ['SENDING'], 'SENT', patch, trx);
+    await this.data.run([], async (repo) => {
+      if (parts.length > 0) await repo.insertParts(parts);
+      moved = await repo.transition(msg.id, ['SENDING'], 'SENT', patch);
     });
     if (moved) await this.notify(msg, 'SENT', patch);
   }

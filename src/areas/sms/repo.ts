@@ -4,8 +4,7 @@
  * `sender-profile-repo.ts`, keywords in `keyword-repo.ts`; every query on the SMS tables is in
  * one of the three.
  */
-import type { Kysely } from 'kysely';
-import type { Store } from '../../kernel/store/store.js';
+import type { AnyDb, UnitDb } from '../../kernel/store/unit-of-work.js';
 import type { MessageStatus, MessagesTable, PartsTable, SmsTables } from './migrations.js';
 
 export interface MessageFilter {
@@ -25,24 +24,21 @@ export interface CountRow {
   units: number;
 }
 
+/** Bound to the store for reads, or to a unit's transaction (`SmsRepo.over`, through `unitsOf`). */
 export class SmsRepo {
-  readonly db: Kysely<SmsTables>;
-  constructor(private readonly store: Store) {
-    this.db = store.typed<SmsTables>();
-  }
+  constructor(readonly db: UnitDb<SmsTables>) {}
 
-  /** Runs `work` in a unit of work (one transaction; see kernel/store/unit-of-work.ts). */
-  unit<T>(work: (trx: Kysely<SmsTables>) => Promise<T>): Promise<T> {
-    return this.store.unitOfWork({}, ({ tx }) => work(tx as Kysely<SmsTables>));
+  static over(db: AnyDb): SmsRepo {
+    return new SmsRepo(db);
   }
 
   // ---- messages
 
-  async insertMessages(rows: MessagesTable[], db: Kysely<SmsTables> = this.db) {
+  async insertMessages(rows: MessagesTable[]) {
     if (rows.length === 0) return;
     // PostgreSQL takes at most 65535 bind parameters per statement.
     for (let i = 0; i < rows.length; i += 500) {
-      await db
+      await this.db
         .insertInto('sms_messages')
         .values(rows.slice(i, i + 500))
         .execute();
@@ -65,9 +61,8 @@ export class SmsRepo {
     from: readonly MessageStatus[],
     to: MessageStatus,
     patch: Partial<MessagesTable>,
-    db: Kysely<SmsTables> = this.db,
   ): Promise<boolean> {
-    const r = await db
+    const r = await this.db
       .updateTable('sms_messages')
       .set({ ...patch, status: to })
       .where('id', '=', id)
@@ -193,8 +188,8 @@ export class SmsRepo {
 
   // ---- parts
 
-  insertParts(rows: PartsTable[], db: Kysely<SmsTables> = this.db) {
-    return db
+  insertParts(rows: PartsTable[]) {
+    return this.db
       .insertInto('sms_parts')
       .values(rows)
       .onConflict((oc) => oc.column('smsc_message_id').doNothing())

@@ -1,32 +1,21 @@
 /**
  * Queries on sender profiles: the customer's own, the one default (kept unique by a partial
- * index, so its writes run in a transaction that is tried again on a clash), and the operator's
- * review queue. Apart from the message queries in `repo.ts`: profiles have rules of their own
+ * index; its writes run in a unit under the customer's profile lock, `sender-profiles.ts`), and
+ * the operator's review queue. Apart from the message queries in `repo.ts`: profiles have rules of their own
  * (`sender-profiles.ts`), and the pipeline, service and reports only look them up.
  */
-import type { Kysely, Transaction } from 'kysely';
-import { isUniqueViolation } from '../../kernel/store/dialect.js';
-import type { Store } from '../../kernel/store/store.js';
+import type { AnyDb, UnitDb } from '../../kernel/store/unit-of-work.js';
 import type { SenderProfilesTable, SmsTables } from './migrations.js';
 
+/** Bound to the store for reads, or to a unit's transaction (`SenderProfileRepo.over`). */
 export class SenderProfileRepo {
-  private readonly db: Kysely<SmsTables>;
-  constructor(private readonly store: Store) {
-    this.db = store.typed<SmsTables>();
-  }
+  constructor(private readonly db: UnitDb<SmsTables>) {}
 
-  /** Runs `work` in a transaction, again when a concurrent one took the default first (PostgreSQL). */
-  async profileTransaction<T>(work: (trx: Kysely<SmsTables>) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.store.unitOfWork({}, ({ tx }) => work(tx as Transaction<SmsTables>));
-      } catch (err) {
-        if (attempt >= 5 || !isUniqueViolation(err)) throw err;
-      }
-    }
+  static over(db: AnyDb): SenderProfileRepo {
+    return new SenderProfileRepo(db);
   }
-  insertProfile(row: SenderProfilesTable, db: Kysely<SmsTables> = this.db) {
-    return db.insertInto('sms_sender_profiles').values(row).execute();
+  insertProfile(row: SenderProfilesTable) {
+    return this.db.insertInto('sms_sender_profiles').values(row).execute();
   }
   listProfiles(customerId: string) {
     return this.db
@@ -37,8 +26,8 @@ export class SenderProfileRepo {
       .orderBy('id')
       .execute();
   }
-  profile(customerId: string, id: string, db: Kysely<SmsTables> = this.db) {
-    return db
+  profile(customerId: string, id: string) {
+    return this.db
       .selectFrom('sms_sender_profiles')
       .selectAll()
       .where('customer_id', '=', customerId)
@@ -48,8 +37,8 @@ export class SenderProfileRepo {
   profileById(id: string) {
     return this.db.selectFrom('sms_sender_profiles').selectAll().where('id', '=', id).executeTakeFirst();
   }
-  defaultProfile(customerId: string, db: Kysely<SmsTables> = this.db) {
-    return db
+  defaultProfile(customerId: string) {
+    return this.db
       .selectFrom('sms_sender_profiles')
       .selectAll()
       .where('customer_id', '=', customerId)
@@ -57,22 +46,22 @@ export class SenderProfileRepo {
       .executeTakeFirst();
   }
   /** Makes `id` the customer's one default profile (clears the old one first: the unique index). */
-  async makeDefault(customerId: string, id: string, db: Kysely<SmsTables> = this.db) {
-    await db
+  async makeDefault(customerId: string, id: string) {
+    await this.db
       .updateTable('sms_sender_profiles')
       .set({ is_default: 0 })
       .where('customer_id', '=', customerId)
       .where('is_default', '=', 1)
       .where('id', '<>', id)
       .execute();
-    await db.updateTable('sms_sender_profiles').set({ is_default: 1 }).where('id', '=', id).execute();
+    await this.db.updateTable('sms_sender_profiles').set({ is_default: 1 }).where('id', '=', id).execute();
   }
   /**
    * Makes `id` the default only when the customer has none; answers whether it did. With the
    * partial unique index, a concurrent transaction doing the same fails instead of making two.
    */
-  async makeDefaultIfNone(customerId: string, id: string, db: Kysely<SmsTables>): Promise<boolean> {
-    const r = await db
+  async makeDefaultIfNone(customerId: string, id: string): Promise<boolean> {
+    const r = await this.db
       .updateTable('sms_sender_profiles')
       .set({ is_default: 1 })
       .where('id', '=', id)
@@ -90,8 +79,8 @@ export class SenderProfileRepo {
     return Number(r.numUpdatedRows) > 0;
   }
   /** The customer's oldest profile. */
-  oldestProfile(customerId: string, db: Kysely<SmsTables>) {
-    return db
+  oldestProfile(customerId: string) {
+    return this.db
       .selectFrom('sms_sender_profiles')
       .selectAll()
       .where('customer_id', '=', customerId)
@@ -99,16 +88,16 @@ export class SenderProfileRepo {
       .orderBy('id')
       .executeTakeFirst();
   }
-  async deleteProfile(customerId: string, id: string, db: Kysely<SmsTables> = this.db): Promise<boolean> {
-    const r = await db
+  async deleteProfile(customerId: string, id: string): Promise<boolean> {
+    const r = await this.db
       .deleteFrom('sms_sender_profiles')
       .where('customer_id', '=', customerId)
       .where('id', '=', id)
       .executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
-  countProfiles(customerId: string, db: Kysely<SmsTables>) {
-    return db
+  countProfiles(customerId: string) {
+    return this.db
       .selectFrom('sms_sender_profiles')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('customer_id', '=', customerId)

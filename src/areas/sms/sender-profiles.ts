@@ -1,6 +1,7 @@
 import type { Clock } from '../../kernel/clock.js';
 import { isoOf } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
+import type { Units } from '../../kernel/store/unit-of-work.js';
 import { smsErrors } from './errors.js';
 import type { ApprovalStatus, SenderProfilesTable } from './migrations.js';
 import { toE164 } from './phone.js';
@@ -44,6 +45,9 @@ export function classifySenderId(raw: string): { kind: 'number' | 'alphanumeric'
   return { kind: 'alphanumeric', value };
 }
 
+/** Serialises the writes to one customer's profiles (creating, deleting, choosing the default). */
+const profilesLock = (customerId: string) => `sms:sender-profiles:${customerId}`;
+
 export function profileView(p: SenderProfilesTable) {
   return {
     id: p.id,
@@ -66,11 +70,14 @@ export function profileView(p: SenderProfilesTable) {
  * default is deleted. The only profile cannot be deleted while it is the default.
  */
 export class SenderProfiles {
+  private readonly repo: SenderProfileRepo;
   constructor(
-    private readonly repo: SenderProfileRepo,
+    private readonly data: Units<SenderProfileRepo>,
     private readonly clock: Clock,
     private readonly currency: string,
-  ) {}
+  ) {
+    this.repo = data.read;
+  }
 
   async list(customerId: string) {
     return (await this.repo.listProfiles(customerId)).map(profileView);
@@ -95,34 +102,32 @@ export class SenderProfiles {
       created_at: this.clock.nowMs(),
       reviewed_at: null,
     };
-    // The profile and the choice of default in one transaction; the store's unique index on the
-    // default makes two concurrent first profiles one default and one not (the loser retries).
-    const isDefault = await this.repo.profileTransaction(async (trx) => {
-      await this.repo.insertProfile(row, trx);
+    // The profile and the choice of default in one unit under the customer's profile lock, so
+    // two concurrent first profiles make one default and one not (the store's unique index on
+    // the default stands behind it).
+    const isDefault = await this.data.run([profilesLock(customerId)], async (repo) => {
+      await repo.insertProfile(row);
       if (input.is_default) {
-        await this.repo.makeDefault(customerId, row.id, trx);
+        await repo.makeDefault(customerId, row.id);
         return true;
       }
-      return this.repo.makeDefaultIfNone(customerId, row.id, trx);
+      return repo.makeDefaultIfNone(customerId, row.id);
     });
     return profileView({ ...row, is_default: isDefault ? 1 : 0 });
   }
 
   async delete(customerId: string, id: string) {
-    await this.repo.profileTransaction(async (trx) => {
-      const profile = await this.repo.profile(customerId, id, trx);
+    await this.data.run([profilesLock(customerId)], async (repo) => {
+      const profile = await repo.profile(customerId, id);
       if (!profile) throw smsErrors.profileNotFound();
-      if (profile.is_default === 1 && (await this.repo.countProfiles(customerId, trx)) === 1) {
+      if (profile.is_default === 1 && (await repo.countProfiles(customerId)) === 1) {
         throw smsErrors.onlyDefaultProfile();
       }
-      await this.repo.deleteProfile(customerId, id, trx);
-      // The oldest profile left becomes the default, unless one is already. On PostgreSQL that
-      // profile may be deleted by a concurrent transaction meanwhile: then look again.
-      for (let tries = 0; tries < 5; tries++) {
-        const next = await this.repo.oldestProfile(customerId, trx);
-        if (!next || (await this.repo.makeDefaultIfNone(customerId, next.id, trx))) break;
-        if (await this.repo.defaultProfile(customerId, trx)) break;
-      }
+      await repo.deleteProfile(customerId, id);
+      // The oldest profile left becomes the default, unless one is already. The lock keeps any
+      // other change to the customer's profiles out until the unit ends.
+      const next = await repo.oldestProfile(customerId);
+      if (next) await repo.makeDefaultIfNone(customerId, next.id);
     });
     return { message: 'Sender profile deleted.', profile_id: id };
   }

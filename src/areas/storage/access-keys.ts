@@ -1,4 +1,3 @@
-import type { Transaction } from 'kysely';
 import type { AuditTrail } from '../../kernel/audit/audit.js';
 import type { Credential } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
@@ -6,11 +5,12 @@ import { newId } from '../../kernel/ids.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
 import type { SecretBox } from '../../kernel/secrets.js';
 import { fromBool, insertUnique, toJson } from '../../kernel/store/dialect.js';
+import type { Units } from '../../kernel/store/unit-of-work.js';
 import { storageAuditor } from './audit.js';
 import { ACCOUNT_ACTIONS, SIGNING_REGION } from './catalogue.js';
 import type { StorageChangeNotices } from './change-notices.js';
 import { storageErrors } from './errors.js';
-import type { StorageBucketsTable, StorageKeysTable, StorageTables } from './migrations.js';
+import type { StorageBucketsTable, StorageKeysTable } from './migrations.js';
 import type { StorageRepo } from './repo.js';
 import { checkAccountActions, checkBucketActions, newAccessKeyId, newSecretKey } from './validation.js';
 import { accountKeyView, bucketKeyView, type StoredGrant, storedGrants } from './views.js';
@@ -26,15 +26,18 @@ export interface GrantInput {
  * SigV4 verification needs them back; the API shows them once.
  */
 export class AccessKeyService {
+  private readonly repo: StorageRepo;
   constructor(
-    private readonly repo: StorageRepo,
+    private readonly data: Units<StorageRepo>,
     private readonly secrets: SecretBox,
     private readonly clock: Clock,
     private readonly audit: AuditTrail,
     private readonly notices: StorageChangeNotices,
     private readonly endpoint: () => string,
     private readonly limits: Limits,
-  ) {}
+  ) {
+    this.repo = data.read;
+  }
 
   /** A fresh key row with its secret; `secret` is returned to the caller once. */
   private newKey(
@@ -67,13 +70,13 @@ export class AccessKeyService {
   /** Inserts, retrying the astronomically unlikely access-key-id collision. */
   private async insert(
     make: () => { row: StorageKeysTable; secret: string },
-    trx?: Transaction<StorageTables>,
+    repo: StorageRepo = this.repo,
   ): Promise<{ row: StorageKeysTable; secret: string }> {
     for (let attempt = 0; ; attempt++) {
       const key = make();
       try {
         await insertUnique(
-          () => this.repo.insertKey(key.row, trx),
+          () => repo.insertKey(key.row),
           () => new Error('access key id collision'),
         );
         return key;
@@ -84,7 +87,7 @@ export class AccessKeyService {
   }
 
   /** The default key made with a bucket (inside the bucket's transaction). */
-  createDefaultKey(trx: Transaction<StorageTables>, bucket: StorageBucketsTable) {
+  createDefaultKey(repo: StorageRepo, bucket: StorageBucketsTable) {
     return this.insert(
       () =>
         this.newKey(bucket.customer_id, {
@@ -97,7 +100,7 @@ export class AccessKeyService {
           grants: '[]',
           is_default: 1,
         }),
-      trx,
+      repo,
     );
   }
 
@@ -115,8 +118,8 @@ export class AccessKeyService {
     const actions = input.actions === null ? null : checkBucketActions(input.actions, '/body/actions');
     const max = this.limits.of('storage.keys_per_bucket');
     // Counted and written under the bucket's lock: 110 requests at once make exactly the limit.
-    const { row, secret } = await this.repo.transaction([`storage:bucket-keys:${bucket.id}`], async (trx) => {
-      if (max !== null && (await this.repo.countKeysOfBucket(bucket.id, trx)) >= max)
+    const { row, secret } = await this.data.run([`storage:bucket-keys:${bucket.id}`], async (repo) => {
+      if (max !== null && (await repo.countKeysOfBucket(bucket.id)) >= max)
         throw storageErrors.keyLimit(max, 'bucket');
       return this.insert(
         () =>
@@ -129,7 +132,7 @@ export class AccessKeyService {
             actions: toJson(actions ?? []),
             grants: '[]',
           }),
-        trx,
+        repo,
       );
     });
     await this.record(bucket.customer_id, actor, 'storage.key.created', row.id, {
@@ -196,26 +199,23 @@ export class AccessKeyService {
     const actions = checkAccountActions(input.actions, '/body/actions');
     const grants = await this.checkGrants(customerId, input.buckets);
     const max = this.limits.of('storage.account_keys');
-    const { row, secret } = await this.repo.transaction(
-      [`storage:account-keys:${customerId}`],
-      async (trx) => {
-        if (max !== null && (await this.repo.countAccountKeys(customerId, trx)) >= max)
-          throw storageErrors.keyLimit(max, 'account');
-        return this.insert(
-          () =>
-            this.newKey(customerId, {
-              kind: 'account',
-              bucket_id: null,
-              name: input.name.trim(),
-              description: input.description,
-              full_access: 0,
-              actions: toJson(actions),
-              grants: toJson(grants),
-            }),
-          trx,
-        );
-      },
-    );
+    const { row, secret } = await this.data.run([`storage:account-keys:${customerId}`], async (repo) => {
+      if (max !== null && (await repo.countAccountKeys(customerId)) >= max)
+        throw storageErrors.keyLimit(max, 'account');
+      return this.insert(
+        () =>
+          this.newKey(customerId, {
+            kind: 'account',
+            bucket_id: null,
+            name: input.name.trim(),
+            description: input.description,
+            full_access: 0,
+            actions: toJson(actions),
+            grants: toJson(grants),
+          }),
+        repo,
+      );
+    });
     await this.record(customerId, actor, 'storage.account_key.created', row.id, {
       access_key: row.access_key_id,
       actions,
@@ -291,29 +291,25 @@ export class AccessKeyService {
   }
 
   /** Drops a deleted bucket from every account key's grants (in the deletion's transaction). */
-  async forgetBucket(
-    trx: Transaction<StorageTables>,
-    customerId: string,
-    bucketName: string,
-  ): Promise<string[]> {
+  async forgetBucket(repo: StorageRepo, customerId: string, bucketName: string): Promise<string[]> {
     const changed: string[] = [];
-    for (const row of await this.repo.accountKeys(customerId, trx)) {
+    for (const row of await repo.accountKeys(customerId)) {
       const grants = storedGrants(row);
       const kept = grants.filter((g) => g.bucket !== bucketName);
       if (kept.length === grants.length) continue;
-      await this.repo.updateKey(row.id, { grants: toJson(kept) }, this.clock.nowMs(), trx);
+      await repo.updateKey(row.id, { grants: toJson(kept) }, this.clock.nowMs());
       changed.push(row.access_key_id);
     }
     return changed;
   }
 
   /** Gives an account key full access to a bucket it created through S3 (as Garage does). */
-  async grantCreatedBucket(trx: Transaction<StorageTables>, accessKeyId: string, bucketName: string) {
-    const row = await this.repo.keyByAccessKeyId(accessKeyId, trx);
+  async grantCreatedBucket(repo: StorageRepo, accessKeyId: string, bucketName: string) {
+    const row = await repo.keyByAccessKeyId(accessKeyId);
     if (!row || row.kind !== 'account') return;
     const grants = storedGrants(row).filter((g) => g.bucket !== bucketName);
     grants.push({ bucket: bucketName, full_access: true, actions: [] });
-    await this.repo.updateKey(row.id, { grants: toJson(grants) }, this.clock.nowMs(), trx);
+    await repo.updateKey(row.id, { grants: toJson(grants) }, this.clock.nowMs());
   }
 
   private async checkGrants(customerId: string, input: GrantInput[]): Promise<StoredGrant[]> {

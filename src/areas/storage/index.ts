@@ -1,5 +1,6 @@
 import { s3EndpointUrl } from '../../config/config.js';
 import type { Kernel, RoleServer } from '../../kernel/kernel.js';
+import { unitsOf } from '../../kernel/store/unit-of-work.js';
 import type { AreaModule } from '../../kernel/wiring.js';
 import { defineArea } from '../wiring.js';
 import { AccessKeyService } from './access-keys.js';
@@ -53,12 +54,13 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
     // The data plane's tables (objects, versions, uploads) migrate with the area.
     migrations: { ...storageMigrations, ...objectMigrations },
     async setup(kernel) {
-      const repo = new StorageRepo(kernel.store);
+      const data = unitsOf(kernel.store, StorageRepo.over);
+      const repo = data.read;
       const notices = new StorageChangeNotices(kernel.store);
       let dataPlane: DataPlane | null = null;
       const endpoint = () => s3EndpointUrl(kernel.config, dataPlane?.boundPort?.() ?? undefined);
       const keys = new AccessKeyService(
-        repo,
+        data,
         kernel.secrets,
         kernel.clock,
         kernel.audit,
@@ -67,7 +69,7 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
         kernel.limits,
       );
       const service = new StorageService(
-        repo,
+        data,
         keys,
         () => {
           if (!dataPlane) throw new Error('the storage data plane is not built yet');
@@ -92,7 +94,7 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
       );
       service.directory = directory;
       const kms = new KmsKeyService(
-        new KmsKeyRepo(kernel.store),
+        unitsOf(kernel.store, KmsKeyRepo.over),
         kernel.secrets,
         kernel.clock,
         kernel.audit,

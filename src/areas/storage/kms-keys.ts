@@ -5,6 +5,7 @@ import type { Clock } from '../../kernel/clock.js';
 import type { JobQueue } from '../../kernel/jobs/queue.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
 import type { SecretBox } from '../../kernel/secrets.js';
+import type { Units } from '../../kernel/store/unit-of-work.js';
 import { storageAuditor } from './audit.js';
 import { SIGNING_REGION } from './catalogue.js';
 import type { KmsDataKey, KmsKeyring } from './data-plane-contract.js';
@@ -45,15 +46,18 @@ const aad = (keyId: string, version: number, context: string | null) =>
  * customer's key is reported as missing, never as forbidden.
  */
 export class KmsKeyService implements KmsKeyring {
+  private readonly repo: KmsKeyRepo;
   constructor(
-    private readonly repo: KmsKeyRepo,
+    private readonly data: Units<KmsKeyRepo>,
     private readonly secrets: SecretBox,
     private readonly clock: Clock,
     private readonly audit: AuditTrail,
     private readonly limits: Limits,
     private readonly planOf: (customerId: string) => Promise<string | undefined>,
     private readonly jobs: Pick<JobQueue, 'enqueue'>,
-  ) {}
+  ) {
+    this.repo = data.read;
+  }
 
   arn(customerId: string, keyId: string): string {
     return `arn:aws:kms:${SIGNING_REGION}:${customerId}:key/${keyId}`;
@@ -120,13 +124,11 @@ export class KmsKeyService implements KmsKeyring {
         { path: '/body/alias', message: 'must be alias/ then letters, digits, / _ -, not alias/aws/…' },
       ]);
     const max = this.limits.of('storage.kms_keys', await this.planOf(customerId));
-    const row = await this.repo.transaction([`storage:kms-keys:${customerId}`], async (trx) => {
-      if (max !== null && (await this.repo.count(customerId, trx)) >= max)
-        throw storageErrors.kmsKeyLimit(max);
-      if (alias !== null && (await this.repo.byAlias(customerId, alias, trx)))
-        throw storageErrors.kmsAliasTaken(alias);
+    const row = await this.data.run([`storage:kms-keys:${customerId}`], async (repo) => {
+      if (max !== null && (await repo.count(customerId)) >= max) throw storageErrors.kmsKeyLimit(max);
+      if (alias !== null && (await repo.byAlias(customerId, alias))) throw storageErrors.kmsAliasTaken(alias);
       const row = this.newRow(customerId, alias, input.description, false);
-      await this.repo.insert(row, trx);
+      await repo.insert(row);
       return row;
     });
     await this.record(customerId, actor, 'storage.kms_key.created', row.id, { alias });
@@ -134,13 +136,13 @@ export class KmsKeyService implements KmsKeyring {
   }
 
   async rotate(customerId: string, actor: Credential | null, keyId: string) {
-    const row = await this.repo.transaction([`storage:kms-keys:${customerId}`], async (trx) => {
-      const row = await this.find(customerId, keyId, trx);
+    const row = await this.data.run([`storage:kms-keys:${customerId}`], async (repo) => {
+      const row = await this.find(customerId, keyId, repo);
       this.notPending(row);
       const versions = versionsOf(row);
       versions.push(this.newVersion(versions.at(-1)!.version + 1));
       const changes = { versions: JSON.stringify(versions), rotated_at: this.clock.nowMs() };
-      await this.repo.update(row.id, { ...changes, updated_at: changes.rotated_at }, trx);
+      await repo.update(row.id, { ...changes, updated_at: changes.rotated_at });
       return { ...row, ...changes };
     });
     await this.record(customerId, actor, 'storage.kms_key.rotated', row.id, {
@@ -150,11 +152,11 @@ export class KmsKeyService implements KmsKeyring {
   }
 
   async setState(customerId: string, actor: Credential | null, keyId: string, state: 'Enabled' | 'Disabled') {
-    const row = await this.repo.transaction([`storage:kms-keys:${customerId}`], async (trx) => {
-      const row = await this.find(customerId, keyId, trx);
+    const row = await this.data.run([`storage:kms-keys:${customerId}`], async (repo) => {
+      const row = await this.find(customerId, keyId, repo);
       // As on AWS KMS: a key pending deletion is only taken back by cancelling the deletion.
       this.notPending(row);
-      await this.repo.update(row.id, { state, updated_at: this.clock.nowMs() }, trx);
+      await repo.update(row.id, { state, updated_at: this.clock.nowMs() });
       return row;
     });
     await this.record(customerId, actor, `storage.kms_key.${state.toLowerCase()}`, row.id);
@@ -167,17 +169,17 @@ export class KmsKeyService implements KmsKeyring {
    * deletion is cancelled. The default key cannot be deleted (as AWS-managed keys cannot).
    */
   async scheduleDeletion(customerId: string, actor: Credential | null, keyId: string, days: number) {
-    const row = await this.repo.transaction([`storage:kms-keys:${customerId}`], async (trx) => {
-      const row = await this.find(customerId, keyId, trx);
+    const row = await this.data.run([`storage:kms-keys:${customerId}`], async (repo, { tx }) => {
+      const row = await this.find(customerId, keyId, repo);
       if (row.is_default === 1) throw storageErrors.kmsKeyNotDeletable();
       this.notPending(row);
       const now = this.clock.nowMs();
       const changes = { state: 'PendingDeletion', deletion_date: now + days * DAY_MS, updated_at: now };
-      await this.repo.update(row.id, changes, trx);
+      await repo.update(row.id, changes);
       await this.jobs.enqueue(
         KMS_DESTROY_JOB,
         { customer_id: customerId, key_id: row.id },
-        { db: trx, runAt: changes.deletion_date, uniqueKey: `${row.id}:${changes.deletion_date}` },
+        { db: tx, runAt: changes.deletion_date, uniqueKey: `${row.id}:${changes.deletion_date}` },
       );
       return { ...row, ...changes };
     });
@@ -190,12 +192,12 @@ export class KmsKeyService implements KmsKeyring {
 
   /** Takes back a scheduled deletion; the key is `Disabled` until enabled, as on AWS KMS. */
   async cancelDeletion(customerId: string, actor: Credential | null, keyId: string) {
-    const row = await this.repo.transaction([`storage:kms-keys:${customerId}`], async (trx) => {
-      const row = await this.find(customerId, keyId, trx);
+    const row = await this.data.run([`storage:kms-keys:${customerId}`], async (repo) => {
+      const row = await this.find(customerId, keyId, repo);
       if (row.state !== 'PendingDeletion')
         throw storageErrors.kmsKeyInvalidState(this.arn(customerId, row.id), 'is not pending deletion');
       const changes = { state: 'Disabled', deletion_date: null, updated_at: this.clock.nowMs() };
-      await this.repo.update(row.id, changes, trx);
+      await repo.update(row.id, changes);
       return { ...row, ...changes };
     });
     await this.record(customerId, actor, 'storage.kms_key.deletion_cancelled', row.id);
@@ -209,11 +211,11 @@ export class KmsKeyService implements KmsKeyring {
    */
   async destroyIfDue(customerId: string, keyId: string): Promise<boolean> {
     const now = this.clock.nowMs();
-    const done = await this.repo.transaction([`storage:kms-keys:${customerId}`], async (trx) => {
-      const row = await this.repo.byId(customerId, keyId, trx);
+    const done = await this.data.run([`storage:kms-keys:${customerId}`], async (repo) => {
+      const row = await repo.byId(customerId, keyId);
       if (!row || row.state !== 'PendingDeletion' || row.deletion_date == null) return false;
       if (Number(row.deletion_date) > now) return false;
-      await this.repo.update(row.id, { state: 'Deleted', versions: '[]', alias: null, updated_at: now }, trx);
+      await repo.update(row.id, { state: 'Deleted', versions: '[]', alias: null, updated_at: now });
       return true;
     });
     if (done) await this.record(customerId, null, 'storage.kms_key.deleted', keyId);
@@ -226,7 +228,7 @@ export class KmsKeyService implements KmsKeyring {
   }
 
   /** A key by id (UUID), ARN, or alias; another customer's ARN is not found. */
-  private async find(customerId: string, ref: string, db?: Parameters<KmsKeyRepo['byId']>[2]) {
+  private async find(customerId: string, ref: string, repo: KmsKeyRepo = this.repo) {
     let local = ref;
     const arn = ARN.exec(ref);
     if (arn) {
@@ -234,9 +236,9 @@ export class KmsKeyService implements KmsKeyring {
       local = arn[3]!.startsWith('key/') ? arn[3]!.slice(4) : arn[3]!;
     }
     const row = local.startsWith('alias/')
-      ? await this.repo.byAlias(customerId, local, db)
+      ? await repo.byAlias(customerId, local)
       : UUID.test(local)
-        ? await this.repo.byId(customerId, local, db)
+        ? await repo.byId(customerId, local)
         : undefined;
     if (!row || row.state === 'Deleted') throw storageErrors.kmsKeyNotFound(ref);
     return row;
@@ -246,11 +248,11 @@ export class KmsKeyService implements KmsKeyring {
   private async defaultKey(customerId: string) {
     const found = await this.repo.defaultKey(customerId);
     if (found) return found;
-    const { row, made } = await this.repo.transaction([`storage:kms-keys:${customerId}`], async (trx) => {
-      const again = await this.repo.defaultKey(customerId, trx);
+    const { row, made } = await this.data.run([`storage:kms-keys:${customerId}`], async (repo) => {
+      const again = await repo.defaultKey(customerId);
       if (again) return { row: again, made: false };
       const row = this.newRow(customerId, DEFAULT_ALIAS, 'Default key for S3 (SSE-KMS)', true);
-      await this.repo.insert(row, trx);
+      await repo.insert(row);
       return { row, made: true };
     });
     if (made)

@@ -1,23 +1,17 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Store } from '../../kernel/store/store.js';
+import type { AnyDb, UnitDb } from '../../kernel/store/unit-of-work.js';
 import type { StorageKmsKeysTable, StorageTables } from './migrations.js';
-
-type Db = Kysely<StorageTables> | Transaction<StorageTables>;
 
 /** Every query of the SSE-KMS key service. */
 export class KmsKeyRepo {
-  readonly db: Kysely<StorageTables>;
-  constructor(private readonly store: Store) {
-    this.db = store.typed<StorageTables>();
+  constructor(readonly db: UnitDb<StorageTables>) {}
+
+  /** Bound to a unit's transaction (units are opened by the services, through `unitsOf`). */
+  static over(db: AnyDb): KmsKeyRepo {
+    return new KmsKeyRepo(db);
   }
 
-  /** Runs `fn` in a unit of work holding `locks` (see kernel/store/unit-of-work.ts). */
-  transaction<T>(locks: string[], fn: (trx: Transaction<StorageTables>) => Promise<T>): Promise<T> {
-    return this.store.unitOfWork({ locks }, ({ tx }) => fn(tx as Transaction<StorageTables>));
-  }
-
-  async count(customerId: string, db: Db = this.db): Promise<number> {
-    const row = await db
+  async count(customerId: string): Promise<number> {
+    const row = await this.db
       .selectFrom('storage_kms_keys')
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
       .where('customer_id', '=', customerId)
@@ -40,8 +34,8 @@ export class KmsKeyRepo {
       .execute();
   }
 
-  byId(customerId: string, id: string, db: Db = this.db) {
-    return db
+  byId(customerId: string, id: string) {
+    return this.db
       .selectFrom('storage_kms_keys')
       .selectAll()
       .where('customer_id', '=', customerId)
@@ -49,8 +43,8 @@ export class KmsKeyRepo {
       .executeTakeFirst();
   }
 
-  byAlias(customerId: string, alias: string, db: Db = this.db) {
-    return db
+  byAlias(customerId: string, alias: string) {
+    return this.db
       .selectFrom('storage_kms_keys')
       .selectAll()
       .where('customer_id', '=', customerId)
@@ -58,8 +52,8 @@ export class KmsKeyRepo {
       .executeTakeFirst();
   }
 
-  defaultKey(customerId: string, db: Db = this.db) {
-    return db
+  defaultKey(customerId: string) {
+    return this.db
       .selectFrom('storage_kms_keys')
       .selectAll()
       .where('customer_id', '=', customerId)
@@ -67,11 +61,11 @@ export class KmsKeyRepo {
       .executeTakeFirst();
   }
 
-  insert(row: StorageKmsKeysTable, db: Db = this.db) {
-    return db.insertInto('storage_kms_keys').values(row).execute();
+  insert(row: StorageKmsKeysTable) {
+    return this.db.insertInto('storage_kms_keys').values(row).execute();
   }
 
-  update(id: string, changes: Partial<StorageKmsKeysTable>, db: Db = this.db) {
-    return db.updateTable('storage_kms_keys').set(changes).where('id', '=', id).execute();
+  update(id: string, changes: Partial<StorageKmsKeysTable>) {
+    return this.db.updateTable('storage_kms_keys').set(changes).where('id', '=', id).execute();
   }
 }

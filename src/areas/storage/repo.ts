@@ -1,23 +1,17 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Store } from '../../kernel/store/store.js';
+import type { AnyDb, UnitDb } from '../../kernel/store/unit-of-work.js';
 import type { StorageBucketsTable, StorageKeysTable, StorageTables } from './migrations.js';
-
-type Db = Kysely<StorageTables> | Transaction<StorageTables>;
 
 /** Every query of the storage control plane. Live buckets are those with `deleted_at` null. */
 export class StorageRepo {
-  readonly db: Kysely<StorageTables>;
-  constructor(private readonly store: Store) {
-    this.db = store.typed<StorageTables>();
+  constructor(readonly db: UnitDb<StorageTables>) {}
+
+  /** Bound to a unit's transaction (units are opened by the services, through `unitsOf`). */
+  static over(db: AnyDb): StorageRepo {
+    return new StorageRepo(db);
   }
 
-  /** Runs `fn` in a unit of work holding `locks` (see kernel/store/unit-of-work.ts). */
-  transaction<T>(locks: string[], fn: (trx: Transaction<StorageTables>) => Promise<T>): Promise<T> {
-    return this.store.unitOfWork({ locks }, ({ tx }) => fn(tx as Transaction<StorageTables>));
-  }
-
-  async countBuckets(customerId: string, db: Db = this.db): Promise<number> {
-    const row = await db
+  async countBuckets(customerId: string): Promise<number> {
+    const row = await this.db
       .selectFrom('storage_buckets')
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
       .where('customer_id', '=', customerId)
@@ -28,8 +22,8 @@ export class StorageRepo {
 
   // Buckets
 
-  insertBucket(row: StorageBucketsTable, db: Db = this.db) {
-    return db.insertInto('storage_buckets').values(row).execute();
+  insertBucket(row: StorageBucketsTable) {
+    return this.db.insertInto('storage_buckets').values(row).execute();
   }
 
   listBuckets(customerId: string) {
@@ -115,15 +109,15 @@ export class StorageRepo {
   }
 
   /** Marks the bucket deleted (its name stays taken) and drops its keys, in one transaction. */
-  async retireBucket(id: string, now: number, db: Db): Promise<boolean> {
-    const r = await db
+  async retireBucket(id: string, now: number): Promise<boolean> {
+    const r = await this.db
       .updateTable('storage_buckets')
       .set({ deleted_at: now, updated_at: now, cors: null, lifecycle: null })
       .where('id', '=', id)
       .where('deleted_at', 'is', null)
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) === 0) return false;
-    await db.deleteFrom('storage_keys').where('bucket_id', '=', id).execute();
+    await this.db.deleteFrom('storage_keys').where('bucket_id', '=', id).execute();
     return true;
   }
 
@@ -140,8 +134,8 @@ export class StorageRepo {
 
   // Keys
 
-  insertKey(row: StorageKeysTable, db: Db = this.db) {
-    return db.insertInto('storage_keys').values(row).execute();
+  insertKey(row: StorageKeysTable) {
+    return this.db.insertInto('storage_keys').values(row).execute();
   }
 
   keysOfBucket(bucketId: string) {
@@ -154,8 +148,8 @@ export class StorageRepo {
       .execute();
   }
 
-  async countKeysOfBucket(bucketId: string, db: Db = this.db): Promise<number> {
-    const row = await db
+  async countKeysOfBucket(bucketId: string): Promise<number> {
+    const row = await this.db
       .selectFrom('storage_keys')
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
       .where('bucket_id', '=', bucketId)
@@ -172,8 +166,8 @@ export class StorageRepo {
       .executeTakeFirst();
   }
 
-  accountKeys(customerId: string, db: Db = this.db) {
-    return db
+  accountKeys(customerId: string) {
+    return this.db
       .selectFrom('storage_keys')
       .selectAll()
       .where('customer_id', '=', customerId)
@@ -183,8 +177,8 @@ export class StorageRepo {
       .execute();
   }
 
-  async countAccountKeys(customerId: string, db: Db = this.db): Promise<number> {
-    const row = await db
+  async countAccountKeys(customerId: string): Promise<number> {
+    const row = await this.db
       .selectFrom('storage_keys')
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
       .where('customer_id', '=', customerId)
@@ -213,8 +207,8 @@ export class StorageRepo {
       .executeTakeFirst();
   }
 
-  keyByAccessKeyId(accessKeyId: string, db: Db = this.db) {
-    return db
+  keyByAccessKeyId(accessKeyId: string) {
+    return this.db
       .selectFrom('storage_keys')
       .selectAll()
       .where('access_key_id', '=', accessKeyId)
@@ -225,9 +219,8 @@ export class StorageRepo {
     id: string,
     changes: Partial<Pick<StorageKeysTable, 'name' | 'description' | 'full_access' | 'actions' | 'grants'>>,
     now: number,
-    db: Db = this.db,
   ) {
-    await db
+    await this.db
       .updateTable('storage_keys')
       .set({ ...changes, updated_at: now })
       .where('id', '=', id)

@@ -4,6 +4,7 @@ import type { Clock } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
 import { fromBool, fromJson, isUniqueViolation, toBool, toJson } from '../../kernel/store/dialect.js';
+import type { Units } from '../../kernel/store/unit-of-work.js';
 import type { AccessKeyService } from './access-keys.js';
 import { storageAuditor } from './audit.js';
 import { encodeBucketAcl } from './bucket-acl.js';
@@ -56,8 +57,9 @@ export class StorageService {
     throw new Error('the storage data plane is not built yet');
   };
 
+  private readonly repo: StorageRepo;
   constructor(
-    private readonly repo: StorageRepo,
+    private readonly data: Units<StorageRepo>,
     readonly keys: AccessKeyService,
     private readonly stats: () => ObjectStats,
     private readonly clock: Clock,
@@ -69,7 +71,9 @@ export class StorageService {
     private readonly operatorBlocksPublicAcls = false,
     /** FJORD_S3_DEFAULT_OBJECT_OWNERSHIP: what a bucket created without `x-amz-object-ownership` gets. */
     private readonly defaultObjectOwnership: ObjectOwnership = 'BucketOwnerEnforced',
-  ) {}
+  ) {
+    this.repo = data.read;
+  }
 
   // Buckets
 
@@ -196,12 +200,12 @@ export class StorageService {
     };
     try {
       // Counted and written under the customer's lock: requests at once cannot pass the limit together.
-      const key = await this.repo.transaction([`storage:buckets:${customerId}`], async (trx) => {
-        if (maxBuckets !== null && (await this.repo.countBuckets(customerId, trx)) >= maxBuckets)
+      const key = await this.data.run([`storage:buckets:${customerId}`], async (repo) => {
+        if (maxBuckets !== null && (await repo.countBuckets(customerId)) >= maxBuckets)
           throw storageErrors.bucketLimit(maxBuckets);
-        await this.repo.insertBucket(bucket, trx);
-        if (creatorKey) await this.keys.grantCreatedBucket(trx, creatorKey, bucket.name);
-        return this.keys.createDefaultKey(trx, bucket);
+        await repo.insertBucket(bucket);
+        if (creatorKey) await this.keys.grantCreatedBucket(repo, creatorKey, bucket.name);
+        return this.keys.createDefaultKey(repo, bucket);
       });
       await this.notices.bucketChanged(bucket.name);
       if (creatorKey) await this.notices.keyChanged(creatorKey);
@@ -218,14 +222,13 @@ export class StorageService {
     const row = await this.bucket(customerId, name);
     if (!(await this.stats().isEmpty(row.id))) throw storageErrors.bucketNotEmpty();
     const keys = await this.repo.keysOfBucket(row.id);
-    const changedAccountKeys = await this.repo.transaction([`storage:bucket:${row.id}`], async (trx) => {
+    const changedAccountKeys = await this.data.run([`storage:bucket:${row.id}`], async (repo, { tx }) => {
       // Retiring takes the bucket row's lock; every write of the data plane takes it first too,
       // so emptiness checked here holds: a write racing the delete either landed (409 here) or
       // will find the bucket gone (NoSuchBucket there). Nothing acknowledged is purged.
-      if (!(await this.repo.retireBucket(row.id, this.clock.nowMs(), trx)))
-        throw storageErrors.bucketNotFound();
-      if (!(await this.stats().isEmpty(row.id, trx))) throw storageErrors.bucketNotEmpty();
-      return this.keys.forgetBucket(trx, customerId, row.name);
+      if (!(await repo.retireBucket(row.id, this.clock.nowMs()))) throw storageErrors.bucketNotFound();
+      if (!(await this.stats().isEmpty(row.id, tx))) throw storageErrors.bucketNotEmpty();
+      return this.keys.forgetBucket(repo, customerId, row.name);
     });
     // Drops what an abandoned upload of the dead bucket might still reference (nothing normally).
     await this.stats().purgeBucket(row.id);

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../kernel/clock.js';
 import { isAppError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
+import type { Units } from '../../kernel/store/unit-of-work.js';
 import type { MailDriver } from './drivers/mail.js';
 import type { CallReport, VoiceDriver } from './drivers/voice.js';
 import { verifyErrors } from './errors.js';
@@ -26,6 +27,8 @@ export const NO_VERIFIED_DOMAINS: VerifiedSenderDomains = { emailDomainsOf: asyn
 
 export interface DeliveryDeps {
   repo: VerifyRepo;
+  /** The repo bound to a unit, for writes that land together. */
+  units: Units<VerifyRepo>;
   clock: Clock;
   log: Logger;
   sms: () => VerifySmsPort | null;
@@ -93,10 +96,12 @@ export class Delivery {
           kind: 'VERIFY',
         });
         const cost = typeof sent.cost === 'number' ? { amount: sent.cost, currency: s.currency } : sent.cost;
-        await this.d.repo.handedOver(
-          s.id,
-          sent.messageId,
-          this.chargeRow(s, sent.units, toMinor(cost.amount), cost.currency),
+        await this.d.units.run([], (repo) =>
+          repo.handedOver(
+            s.id,
+            sent.messageId,
+            this.chargeRow(s, sent.units, toMinor(cost.amount), cost.currency),
+          ),
         );
         return 'pending';
       }
@@ -108,7 +113,7 @@ export class Delivery {
           locale,
           script: voiceScript(locale, code),
         });
-        await this.d.repo.handedOver(s.id, callId, null);
+        await this.d.units.run([], (repo) => repo.handedOver(s.id, callId, null));
         return 'pending';
       }
       const content = emailContent(locale, code, (s.expires_at - s.created_at) / 1000);
@@ -122,10 +127,12 @@ export class Delivery {
       });
       // E-mail delivery is included in the session price: a zero delivery line keeps the record whole.
       const now = this.d.clock.nowMs();
-      await this.d.repo.delivered(
-        s.id,
-        { delivered_at: now, delivery_ref: messageId },
-        this.chargeRow(s, 1, 0, s.currency),
+      await this.d.units.run([], (repo) =>
+        repo.delivered(
+          s.id,
+          { delivered_at: now, delivery_ref: messageId },
+          this.chargeRow(s, 1, 0, s.currency),
+        ),
       );
       return 'delivered';
     } catch (err) {
@@ -149,7 +156,7 @@ export class Delivery {
       // A call that was answered is billed even when the session ended meanwhile.
       const minutes = voiceMinutes(report.durationSeconds);
       const charge = this.chargeRow(s, minutes, voiceCost(s.currency, minutes * 60), s.currency);
-      const moved = await this.d.repo.delivered(s.id, { delivered_at: now }, charge);
+      const moved = await this.d.units.run([], (repo) => repo.delivered(s.id, { delivered_at: now }, charge));
       if (!moved) this.d.log.debug({ session: s.id }, 'call answered after the session ended');
       return;
     }

@@ -1,3 +1,4 @@
+import { unitsOf } from '../../kernel/store/unit-of-work.js';
 import { defineArea } from '../wiring.js';
 import { Delivery } from './delivery.js';
 import { type MailDriver, SimulatedMailDriver, SmtpMailDriver } from './drivers/mail.js';
@@ -43,9 +44,11 @@ export const verifyArea = defineArea({
         ? 'FJORD_SMTP_URL is unset: e-mail is kept in memory'
         : `SMTP ${new URL(config.smtpUrl!).host}`,
     });
-    const repo = new VerifyRepo(kernel.store);
+    const units = unitsOf(kernel.store, VerifyRepo.over);
+    const repo = units.read;
     const delivery = new Delivery({
       repo,
+      units,
       clock: kernel.clock,
       log: kernel.log,
       sms,
@@ -61,7 +64,7 @@ export const verifyArea = defineArea({
         emailDomainsOf: (customerId) => domains.verifiedDomains(customerId, 'email'),
       };
     const service = new VerifyService(
-      repo,
+      units,
       kernel.clock,
       kernel.limiter,
       delivery,

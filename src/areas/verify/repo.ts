@@ -1,14 +1,19 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
-import type { Store } from '../../kernel/store/store.js';
+import { sql } from 'kysely';
+import type { AnyDb, UnitDb } from '../../kernel/store/unit-of-work.js';
 import type { SessionStatus, VerifyChargesTable, VerifySessionsTable, VerifyTables } from './migrations.js';
 
 /** Statuses in which a session still waits for its code. */
 export const OPEN_STATUSES: readonly SessionStatus[] = ['pending', 'delivered'];
 
+/**
+ * Every query of verification. Bound to the store for reads or to a unit's transaction
+ * (`VerifyRepo.over`): writes that land together run in a unit the caller opens.
+ */
 export class VerifyRepo {
-  private readonly db: Kysely<VerifyTables>;
-  constructor(private readonly store: Store) {
-    this.db = store.typed<VerifyTables>();
+  constructor(private readonly db: UnitDb<VerifyTables>) {}
+
+  static over(db: AnyDb): VerifyRepo {
+    return new VerifyRepo(db);
   }
 
   session(customerId: string, id: string) {
@@ -61,30 +66,26 @@ export class VerifyRepo {
 
   /** A new session and its session fee, committed together. */
   async insertSessionWithFee(row: VerifySessionsTable, fee: VerifyChargesTable) {
-    await this.store.unitOfWork({}, async ({ tx }) => {
-      const trx = tx as Transaction<VerifyTables>;
-      await trx.insertInto('verify_sessions').values(row).execute();
-      await trx.insertInto('verify_charges').values(fee).execute();
-    });
+    const trx = this.db;
+    await trx.insertInto('verify_sessions').values(row).execute();
+    await trx.insertInto('verify_charges').values(fee).execute();
   }
 
   /** Marks a hand-over done and bills it, committed together; false when the session had ended. */
   async delivered(id: string, patch: Partial<VerifySessionsTable>, charge: VerifyChargesTable) {
-    return this.store.unitOfWork({}, async ({ tx }) => {
-      const trx = tx as Transaction<VerifyTables>;
-      const r = await trx
-        .updateTable('verify_sessions')
-        .set({ ...patch, status: 'delivered' })
-        .where('id', '=', id)
-        .where('status', '=', 'pending')
-        .executeTakeFirst();
-      await trx
-        .insertInto('verify_charges')
-        .values(charge)
-        .onConflict((oc) => oc.columns(['session_id', 'item']).doNothing())
-        .execute();
-      return Number(r.numUpdatedRows) > 0;
-    });
+    const trx = this.db;
+    const r = await trx
+      .updateTable('verify_sessions')
+      .set({ ...patch, status: 'delivered' })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    await trx
+      .insertInto('verify_charges')
+      .values(charge)
+      .onConflict((oc) => oc.columns(['session_id', 'item']).doNothing())
+      .execute();
+    return Number(r.numUpdatedRows) > 0;
   }
 
   /** Moves a session from one of `from` to a new status; false when it was no longer in `from`. */
@@ -107,21 +108,19 @@ export class VerifyRepo {
    * is recorded at most once per session and item, so a retried job cannot bill twice.
    */
   async handedOver(id: string, deliveryRef: string, charge: VerifyChargesTable | null) {
-    await this.store.unitOfWork({}, async ({ tx }) => {
-      const trx = tx as Transaction<VerifyTables>;
+    const trx = this.db;
+    await trx
+      .updateTable('verify_sessions')
+      .set({ delivery_ref: deliveryRef })
+      .where('id', '=', id)
+      .execute();
+    if (charge) {
       await trx
-        .updateTable('verify_sessions')
-        .set({ delivery_ref: deliveryRef })
-        .where('id', '=', id)
+        .insertInto('verify_charges')
+        .values(charge)
+        .onConflict((oc) => oc.columns(['session_id', 'item']).doNothing())
         .execute();
-      if (charge) {
-        await trx
-          .insertInto('verify_charges')
-          .values(charge)
-          .onConflict((oc) => oc.columns(['session_id', 'item']).doNothing())
-          .execute();
-      }
-    });
+    }
   }
 
   /** How many sessions the customer has had, and since when: for the account's services list. */

@@ -6,6 +6,7 @@ import { AppError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import type { RateLimiter } from '../../kernel/limits/rate-limiter.js';
 import { fromJson, toJson } from '../../kernel/store/dialect.js';
+import type { Units } from '../../kernel/store/unit-of-work.js';
 import { codeMatches, generateCode, hashCode } from './codes.js';
 import type { Delivery } from './delivery.js';
 import { verifyErrors } from './errors.js';
@@ -55,8 +56,9 @@ export interface CheckResult {
  * from the kernel clock whenever a session is looked at, so moving the clock expires it at once.
  */
 export class VerifyService {
+  private readonly repo: VerifyRepo;
   constructor(
-    private readonly repo: VerifyRepo,
+    private readonly data: Units<VerifyRepo>,
     private readonly clock: Clock,
     private readonly limiter: RateLimiter,
     readonly delivery: Delivery,
@@ -66,7 +68,9 @@ export class VerifyService {
     private readonly ipReputation: IpReputation,
     /** The deployment's billing currency (the SMS area's FJORD_SMS_CURRENCY). */
     private readonly currency: string = DEFAULT_CURRENCY,
-  ) {}
+  ) {
+    this.repo = data.read;
+  }
 
   /** For other areas: sends a notification e-mail through Fjord's mail delivery (SMTP or the inbox). */
   sendNotificationMail(customerId: string, mail: { to: string; subject: string; text: string }) {
@@ -120,17 +124,19 @@ export class VerifyService {
       verified_at: null,
       ended_at: null,
     };
-    await this.repo.insertSessionWithFee(row, {
-      id: newId(),
-      customer_id: customerId,
-      session_id: row.id,
-      item: 'session',
-      channel,
-      quantity: 1,
-      amount_minor: sessionFee(currency),
-      currency,
-      created_at: now,
-    });
+    await this.data.run([], (repo) =>
+      repo.insertSessionWithFee(row, {
+        id: newId(),
+        customer_id: customerId,
+        session_id: row.id,
+        item: 'session',
+        channel,
+        quantity: 1,
+        amount_minor: sessionFee(currency),
+        currency,
+        created_at: now,
+      }),
+    );
     const status = await this.delivery.deliver(row, code);
     return {
       session_id: row.id,

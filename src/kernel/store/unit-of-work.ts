@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type Kysely, sql } from 'kysely';
+import { isUniqueViolation } from './dialect.js';
 import { holdSqlite, releaseSqlite, type SqliteStatements } from './sqlite-direct.js';
 
 /**
@@ -34,7 +35,21 @@ export type AnyDb = Kysely<any>;
 export interface UnitOptions {
   /** Names serialised against each other, e.g. `dns:zones:<customer id>`. */
   locks?: readonly string[];
+  /**
+   * Attempts for a unit that may lose a race on a unique key to a concurrent one it takes no lock
+   * against (the data plane's writers, which serialise on a bucket's row instead of a named lock):
+   * the unit runs again, from scratch, while its failure is a unique violation. Default 1 (no
+   * retry). The only retry of a unit besides PostgreSQL's serialisation failures and deadlocks.
+   */
+  attemptsOnUniqueRace?: number;
 }
+
+/**
+ * A unit's transaction narrowed to an area's tables: what a repo bound to a unit holds. The unit
+ * hands it out untyped (`AnyDb`, which serves every area), and it is assignable to this with no
+ * cast, so repos take `UnitDb<Tables>` and are built with `Repo.over(unit.tx)` or `unitsOf`.
+ */
+export type UnitDb<Tables> = Kysely<Tables>;
 
 export interface Unit {
   /** The transaction: every query of the unit goes through it. */
@@ -111,12 +126,20 @@ export async function runUnit<T>(
     }
     return fn(outer);
   }
-  for (let attempt = 1; ; attempt++) {
+  const uniqueAttempts = opts.attemptsOnUniqueRace ?? 1;
+  let conflicts = 0;
+  let races = 0;
+  for (;;) {
     try {
       return await runOnce(store, locks, fn);
     } catch (err) {
+      if (isUniqueViolation(err)) {
+        if (++races >= uniqueAttempts) throw err;
+        continue;
+      }
       const code = (err as { code?: unknown }).code;
-      if (store.kind !== 'postgres' || attempt >= MAX_ATTEMPTS || !RETRYABLE_PG.has(String(code))) throw err;
+      if (store.kind !== 'postgres' || ++conflicts >= MAX_ATTEMPTS || !RETRYABLE_PG.has(String(code)))
+        throw err;
     }
   }
 }
@@ -194,7 +217,11 @@ export interface Units<R> {
   /** The repos outside any unit: reads, and single-statement writes that check nothing. */
   readonly read: R;
   /** Runs `fn` in a unit holding `locks`, with the repos bound to its transaction. */
-  run<T>(locks: readonly string[], fn: (repos: R, unit: Unit) => Promise<T>): Promise<T>;
+  run<T>(
+    locks: readonly string[],
+    fn: (repos: R, unit: Unit) => Promise<T>,
+    opts?: Omit<UnitOptions, 'locks'>,
+  ): Promise<T>;
 }
 
 export function unitsOf<R>(
@@ -203,6 +230,6 @@ export function unitsOf<R>(
 ): Units<R> {
   return {
     read: bind(store.db),
-    run: (locks, fn) => store.unitOfWork({ locks }, (unit) => fn(bind(unit.tx), unit)),
+    run: (locks, fn, opts) => store.unitOfWork({ ...opts, locks }, (unit) => fn(bind(unit.tx), unit)),
   };
 }
