@@ -295,7 +295,12 @@ function keyedPublic(kernel: Kernel, mounted: MountedRoute) {
   return (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     req.mounted = mounted;
     reply.header('x-request-id', req.id);
-    const presented = presentedCredential(req.headers);
+    let presented: PresentedCredential | null;
+    try {
+      presented = presentedCredential(req.headers);
+    } catch (err) {
+      return done(err as Error);
+    }
     if (!presented) return done();
     slowly(reply, presented).then(() => done(), done);
   };
