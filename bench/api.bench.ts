@@ -207,7 +207,11 @@ async function main() {
       'by CPU/req (median of rounds)': cpuRatios[i] === null ? 'n/a' : `${cpuRatios[i]!.toFixed(2)}×`,
     }));
     console.table(rows);
-    console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')} (${cpus().length} CPUs)`);
+    console.log(
+      `load average at the end: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')} (${cpus().length} CPUs)`,
+    );
     const below = figures.filter((f, i) => i > 0 && !f.target.reference && ratios[i]! < TARGET_RATIO);
     console.log(
       below.length === 0
