@@ -37,6 +37,26 @@ describe.skipIf(TEST_STORE !== 'sqlite')('credentials cached in memory stay exac
     expect((await t.request('GET', '/v1/regions', { key })).status).toBe(401);
   });
 
+  it('refuses a key revoked through the API on the very next request, in the same turn too', async () => {
+    const { key, view } = await t.kernel.identity.createPat(c.id, ['regions:read'], null);
+    // Used twice: the second answer comes from the cache, by the secret itself.
+    expect((await t.request('GET', '/v1/regions', { key })).status).toBe(200);
+    expect((await t.request('GET', '/v1/regions', { key })).status).toBe(200);
+    const revoked = await t.request('DELETE', `/v1/account/api-keys/${view.id}`, { key: c.pat });
+    expect(revoked.status).toBe(200);
+    // No turn of the event loop in between: this process's own write clears what it cached.
+    expect(t.kernel.identity.authenticateKeyNow(key)).toBeUndefined();
+    expect((await t.request('GET', '/v1/regions', { key })).status).toBe(401);
+    expect((await t.request('GET', '/v1/regions', { key })).status).toBe(401);
+  });
+
+  it('does not answer for a secret it has not seen, even one differing by a character', async () => {
+    const { key } = await t.kernel.identity.createPat(c.id, ['regions:read'], null);
+    expect((await t.request('GET', '/v1/regions', { key })).status).toBe(200);
+    const other = `${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`;
+    expect((await t.request('GET', '/v1/regions', { key: other })).status).toBe(401);
+  });
+
   it('sees a suspension made by another process on the very next request', async () => {
     expect((await t.request('GET', '/v1/account/profile', { key: c.pat })).status).toBe(200);
     await elsewhere("UPDATE customers SET status = 'suspended' WHERE id = ?", c.id);

@@ -36,7 +36,8 @@ export function accountRoutes(account_: AccountService, registry: Registry) {
       summary: 'Get the account profile',
       access: account('account:read'),
       response: { 200: Profile },
-      handler: async ({ principal }) => account_.profile(principal.customerId),
+      // Not async: the service's promise is returned as it is, not wrapped in another.
+      handler: ({ principal }) => account_.profile(principal.customerId),
     }),
     defineRoute({
       method: 'GET',

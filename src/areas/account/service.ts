@@ -6,6 +6,7 @@ import {
   scopesSatisfy,
 } from '../../kernel/auth/catalogue.js';
 import type { IdentityService } from '../../kernel/auth/identity.js';
+import type { CustomerRow } from '../../kernel/auth/identity-repo.js';
 import type { Credential } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
 import { AppError, kernelErrors } from '../../kernel/errors.js';
@@ -60,19 +61,15 @@ export class AccountService {
     this.repo = new AccountRepo(store);
   }
 
-  async profile(customerId: string) {
-    const c = await this.identity.getCustomer(customerId);
-    if (!c) throw accountErrors.customerNotFound();
-    return {
-      customer_id: c.id,
-      email: c.email,
-      first_name: c.first_name,
-      last_name: c.last_name,
-      company: c.company,
-      customer_type: c.customer_type as 'private' | 'business',
-      status: c.status,
-      created_at: new Date(c.created_at).toISOString(),
-    };
+  profile(customerId: string): Promise<Profile> {
+    // A cached customer row answers without a promise chain of its own, and its profile is built
+    // once per row: the cache hands out a new row object whenever the customer may have changed.
+    const cached = this.identity.getCustomerNow(customerId);
+    if (cached) return Promise.resolve(profileOf(cached));
+    return this.identity.getCustomer(customerId).then((c) => {
+      if (!c) throw accountErrors.customerNotFound();
+      return profileOf(c);
+    });
   }
 
   listApiKeys(customerId: string) {
@@ -244,4 +241,34 @@ function sshKeyView(r: SshKeysTable, vmCount: number): SshKeyView {
     created_at: new Date(r.created_at).toISOString(),
     vm_count: vmCount,
   };
+}
+
+interface Profile {
+  customer_id: string;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  company: string | null;
+  customer_type: 'private' | 'business';
+  status: string;
+  created_at: string;
+}
+
+const profiles = new WeakMap<CustomerRow, Profile>();
+function profileOf(c: CustomerRow): Profile {
+  let profile = profiles.get(c);
+  if (!profile) {
+    profile = {
+      customer_id: c.id,
+      email: c.email,
+      first_name: c.first_name,
+      last_name: c.last_name,
+      company: c.company,
+      customer_type: c.customer_type as 'private' | 'business',
+      status: c.status,
+      created_at: new Date(c.created_at).toISOString(),
+    };
+    profiles.set(c, profile);
+  }
+  return profile;
 }

@@ -11,6 +11,12 @@ import type { ApiKeyWithCustomer, CustomerRow } from './identity-repo.js';
 export class CredentialCache {
   private readonly keys = new Map<string, ApiKeyWithCustomer>();
   private readonly customers = new Map<string, CustomerRow>();
+  /**
+   * The same key rows by the secret presented, so a cached key costs no SHA-256 per request (the
+   * largest single item of an authenticated request's CPU profile). Only secrets that matched a
+   * stored key are kept, and only as long as their row is: the same clears drop both.
+   */
+  private readonly byToken = new Map<string, ApiKeyWithCustomer>();
   private seenVersion: number | null = null;
   /** Bumped by every clear, so a lookup that raced a write never stores its stale row. */
   private generation = 0;
@@ -53,6 +59,10 @@ export class CredentialCache {
     return this.keys.get(hash);
   }
 
+  keyByToken(token: string): ApiKeyWithCustomer | undefined {
+    return this.byToken.get(token);
+  }
+
   customer(id: string): CustomerRow | undefined {
     return this.customers.get(id);
   }
@@ -61,6 +71,13 @@ export class CredentialCache {
     if (!this.enabled || generation !== this.generation) return;
     if (this.keys.size >= this.maxEntries) this.keys.clear();
     this.keys.set(hash, row);
+  }
+
+  /** Remembers which cached row a presented secret hashed to (the row must be the cached one). */
+  putToken(token: string, row: ApiKeyWithCustomer, generation: number): void {
+    if (!this.enabled || generation !== this.generation) return;
+    if (this.byToken.size >= this.maxEntries) this.byToken.clear();
+    this.byToken.set(token, row);
   }
 
   putCustomer(row: CustomerRow, generation: number): void {
@@ -72,6 +89,7 @@ export class CredentialCache {
   clear(): void {
     this.generation++;
     this.keys.clear();
+    this.byToken.clear();
     this.customers.clear();
   }
 }

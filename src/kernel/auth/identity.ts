@@ -135,6 +135,13 @@ export class IdentityService {
     if (row) this.cache.putCustomer(row, generation);
     return row;
   }
+  /** `getCustomer` answered from the cache, without a promise; undefined when only the store can say. */
+  getCustomerNow(id: string): CustomerRow | undefined {
+    if (!this.cache.enabled) return undefined;
+    this.cache.check();
+    return this.cache.customer(id);
+  }
+
   /**
    * The rule every credential kind follows, the API's and the areas' own (S3 keys, router tokens,
    * device and worker credentials): it works only while its customer is active. Exact from the
@@ -236,7 +243,17 @@ export class IdentityService {
 
   /** Resolves an API key (service key or PAT). Returns null for anything that is not a live key. */
   async authenticateKey(token: string): Promise<{ customerId: string; credential: Credential } | null> {
-    return this.authenticateKeyHash(hashToken(token));
+    const generation = this.cache.check();
+    const known = this.cache.keyByToken(token);
+    if (known) return this.acceptKey(known);
+    const hash = hashToken(token);
+    let row = this.cache.key(hash);
+    if (!row) {
+      row = await this.repo.apiKeyByHash(hash);
+      if (row) this.cache.putKey(hash, row, generation);
+    }
+    if (row) this.cache.putToken(token, row, generation);
+    return row ? this.acceptKey(row) : null;
   }
 
   /**
@@ -259,9 +276,14 @@ export class IdentityService {
    */
   authenticateKeyNow(token: string): { customerId: string; credential: Credential } | null | undefined {
     if (!this.cache.enabled) return undefined;
-    this.cache.check();
-    const row = this.cache.key(hashToken(token));
-    return row ? this.acceptKey(row) : undefined;
+    const generation = this.cache.check();
+    let row = this.cache.keyByToken(token);
+    if (!row) {
+      row = this.cache.key(hashToken(token));
+      if (!row) return undefined;
+      this.cache.putToken(token, row, generation);
+    }
+    return this.acceptKey(row);
   }
 
   /** The key's principal if it is active, unexpired and its customer active; records its use. */

@@ -9,7 +9,7 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
-import { presentedCredential } from '../auth/authenticate.js';
+import { type PresentedCredential, presentedCredential } from '../auth/authenticate.js';
 import type { OperatorPrincipal, Principal } from '../auth/principal.js';
 import { AppError, kernelErrors } from '../errors.js';
 import type { Kernel } from '../kernel.js';
@@ -18,7 +18,7 @@ import { makeValidatorCompiler } from './ajv.js';
 import { clientErrorFormatOf } from './client-error-format.js';
 import { toHttpError } from './errors-to-http.js';
 import { IdempotencyStore } from './idempotency.js';
-import type { HttpMetrics } from './metrics.js';
+import type { HttpMetrics, RouteSeries } from './metrics.js';
 import { openApiRouteSchema, SHARED_SCHEMAS, SWAGGER_OPTIONS } from './openapi.js';
 import { type AnyRoute, successStatus } from './route.js';
 
@@ -26,6 +26,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | OperatorPrincipal | null;
     idempotency: { scope: string; key: string } | null;
+    /** The matched route, set by its first hook (null until then, and when none matched). */
+    mounted: MountedRoute | null;
   }
   interface FastifyContextConfig {
     route?: AnyRoute;
@@ -33,6 +35,12 @@ declare module 'fastify' {
 }
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,200}$/;
+
+/** What a request needs of its route after routing: the contract and its metrics series. */
+interface MountedRoute {
+  readonly def: AnyRoute;
+  readonly series: RouteSeries;
+}
 
 /** Builds the API server: one Fastify app with every route's contract, auth, limits and errors wired in. */
 export async function buildHttpApp(
@@ -92,6 +100,7 @@ export async function buildHttpApp(
   app.setValidatorCompiler(makeValidatorCompiler());
   app.decorateRequest('principal', null);
   app.decorateRequest('idempotency', null);
+  app.decorateRequest('mounted', null);
 
   // JSON only: Fastify's text/plain parser would hand a string to the body schema (a 422, not a 415).
   app.removeContentTypeParser('text/plain');
@@ -135,12 +144,11 @@ export async function buildHttpApp(
   });
 
   // Global hooks are callback-style: on every request an async hook costs a promise and a tick.
-  app.addHook('onRequest', (req, reply, done) => {
-    reply.header('x-request-id', req.id);
-    done();
-  });
+  // There is no global onRequest: each route's own first hook sets X-Request-Id (see `mount`),
+  // and the not-found handler, the error handler and frameworkErrors set it where no route did.
   app.addHook('onResponse', (req, reply, done) => {
-    metrics.end(req, reply);
+    const mounted = req.mounted;
+    metrics.end(req, reply, mounted ? mounted.series : metrics.unmatched);
     // A 500 is Fjord's fault; a 502-504 it chose to answer (a back end down, still starting) is not.
     const level = reply.statusCode === 500 ? 'error' : reply.statusCode > 500 ? 'warn' : 'info';
     // Checked first: the line's object is not even built at a level that drops it.
@@ -149,7 +157,7 @@ export async function buildHttpApp(
         {
           reqId: req.id,
           method: req.method,
-          url: req.routeOptions.url ?? req.url.split('?')[0], // query strings may carry secrets
+          url: mounted ? mounted.def.url : req.url.split('?')[0], // query strings may carry secrets
           status: reply.statusCode,
           ms: reply.elapsedTime,
         },
@@ -174,6 +182,7 @@ export async function buildHttpApp(
     else if (http.status >= 500 && err instanceof AppError && err.cause !== undefined)
       req.log.warn({ err: err.cause, code: err.code, reqId: req.id }, 'a back end failed the request');
     const format = route?.errorFormat;
+    if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', req.id);
     reply
       .code(http.status)
       .headers(http.headers)
@@ -181,7 +190,7 @@ export async function buildHttpApp(
   });
   app.setNotFoundHandler((req, reply) => {
     const http = toHttpError(kernelErrors.routeNotFound(req.method, req.url.split('?')[0]!));
-    reply.code(http.status).send(http.body);
+    reply.code(http.status).header('x-request-id', req.id).send(http.body);
   });
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
@@ -192,12 +201,13 @@ export async function buildHttpApp(
 
   const mount = (target: FastifyInstance, route: AnyRoute) => {
     const status = successStatus(route);
+    const mounted: MountedRoute = { def: route, series: metrics.forRoute(route.url) };
     target.route({
       method: route.method,
       url: route.url,
       schema: openApiRouteSchema(route),
       config: { route },
-      onRequest: route.access.kind === 'public' ? keyedPublic(kernel, route) : authoriser(kernel, route),
+      onRequest: route.access.kind === 'public' ? keyedPublic(kernel, mounted) : authoriser(kernel, mounted),
       // A body declared Type.Optional(...) may be left out: it is then validated as `{}`.
       preValidation: route.body && OptionalKind in route.body ? emptyBodyAsObject : undefined,
       preHandler:
@@ -205,20 +215,23 @@ export async function buildHttpApp(
           ? (req, reply) => beginIdempotency(idempotency, req, reply)
           : undefined,
       onSend: route.method === 'POST' && route.idempotency !== false ? recordIdempotent : undefined,
-      handler: async (req, reply) => {
-        const result = await route.handler({
-          params: req.params as never,
-          query: req.query as never,
-          body: req.body as never,
-          principal: req.principal as never,
-          raw: req,
-          reply,
-        });
-        if (reply.sent) return reply;
-        // A handler may name the exact type (a download's image/png); `produces` is the default.
-        if (route.produces && !reply.hasHeader('content-type')) reply.type(route.produces);
-        return reply.code(status).send(result);
-      },
+      // Not an async function: the handler's own promise is the only one a request waits on.
+      handler: (req, reply) =>
+        route
+          .handler({
+            params: req.params as never,
+            query: req.query as never,
+            body: req.body as never,
+            principal: req.principal as never,
+            raw: req,
+            reply,
+          })
+          .then((result) => {
+            if (reply.sent) return reply;
+            // A handler may name the exact type (a download's image/png); `produces` is the default.
+            if (route.produces && !reply.hasHeader('content-type')) reply.type(route.produces);
+            return reply.code(status).send(result);
+          }),
     });
   };
   for (const route of routes) if (!route.rawBody) mount(app, route);
@@ -256,12 +269,11 @@ function emptyBodyAsObject(req: FastifyRequest, _reply: FastifyReply, done: () =
  * answered with X-RateLimit-* like every keyed request; a key that does not identify anyone is
  * ignored, since the route needs none. Without a credential nothing is done.
  */
-function keyedPublic(kernel: Kernel, route: AnyRoute) {
+function keyedPublic(kernel: Kernel, mounted: MountedRoute) {
+  const route = mounted.def;
   const buckets = route.rateLimit ?? [bucketOfTag(route.tag)];
   const anyCustomer = { kind: 'customer', services: 'any', oidc: true, bearer: true } as const;
-  return async (req: FastifyRequest, reply: FastifyReply) => {
-    const presented = presentedCredential(req.headers);
-    if (!presented) return;
+  const slowly = async (reply: FastifyReply, presented: PresentedCredential) => {
     let principal: Principal | OperatorPrincipal | null | undefined;
     try {
       // The credential cache first, as on every other route: verifying a key afresh is slow.
@@ -279,6 +291,19 @@ function keyedPublic(kernel: Kernel, route: AnyRoute) {
     reply.header('x-ratelimit-reset', outcome.reset);
     if (!outcome.allowed) throw kernelErrors.rateLimited(outcome);
   };
+  // Callback-style, so that a request without a credential (the common case) pays no promise.
+  return (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    req.mounted = mounted;
+    reply.header('x-request-id', req.id);
+    let presented: PresentedCredential | null;
+    try {
+      presented = presentedCredential(req.headers);
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (!presented) return done();
+    slowly(reply, presented).then(() => done(), done);
+  };
 }
 
 /**
@@ -287,7 +312,8 @@ function keyedPublic(kernel: Kernel, route: AnyRoute) {
  * in-memory counters, the common case — so most requests pay no promise for it; the rest take
  * the asynchronous one.
  */
-function authoriser(kernel: Kernel, route: AnyRoute) {
+function authoriser(kernel: Kernel, mounted: MountedRoute) {
+  const route = mounted.def;
   const buckets = route.rateLimit ?? [route.access.kind === 'operator' ? 'admin' : bucketOfTag(route.tag)];
   const limitAndAuthorise = (
     principal: Principal | OperatorPrincipal,
@@ -307,6 +333,8 @@ function authoriser(kernel: Kernel, route: AnyRoute) {
     limitAndAuthorise(principal, reply, await kernel.limiter.consume(buckets, principal.credential.id));
   };
   return (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    req.mounted = mounted;
+    reply.header('x-request-id', req.id);
     try {
       const principal = kernel.auth.identifyNow(route.access, presentedCredential(req.headers));
       if (principal === undefined) return void slowly(req, reply).then(() => done(), done);

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
-import { KeyedHistogram } from '../observe/keyed-histogram.js';
+import { type HistogramSeries, KeyedHistogram } from '../observe/keyed-histogram.js';
 
 const statusTexts: string[] = [];
 /** A status as a label value, made once per status. */
@@ -29,12 +29,35 @@ export class HttpMetrics {
     });
   }
 
-  end(req: FastifyRequest, reply: FastifyReply): void {
+  /**
+   * What a route keeps to record its requests: its series by method and status, so that the
+   * common case builds no label key (`routeOptions` alone, a getter that builds an object, was
+   * a measurable share of a small request).
+   */
+  forRoute(url: string | null): RouteSeries {
+    return { route: url ?? 'unmatched', byMethod: new Map() };
+  }
+
+  /** The series of requests that matched no route. */
+  readonly unmatched: RouteSeries = this.forRoute(null);
+
+  /** Records a finished request of the route `of` (`forRoute`, or `unmatched`). */
+  end(req: FastifyRequest, reply: FastifyReply, of: RouteSeries): void {
     const status = reply.statusCode;
-    this.duration.observe(
-      [req.method, req.routeOptions.url ?? 'unmatched', statusText(status)],
-      reply.elapsedTime / 1000,
-    );
+    let byStatus = of.byMethod.get(req.method);
+    if (!byStatus) {
+      byStatus = new Map();
+      of.byMethod.set(req.method, byStatus);
+    }
+    const kept = byStatus.get(status);
+    const series = kept ?? this.duration.seriesOf([req.method, of.route, statusText(status)]);
+    const counted = this.duration.observeIn(series, reply.elapsedTime / 1000);
+    if (counted !== kept) byStatus.set(status, counted);
     if (status === 401 || status === 403) this.authFailures.inc({ reason: String(status) });
   }
+}
+
+export interface RouteSeries {
+  readonly route: string;
+  readonly byMethod: Map<string, Map<number, HistogramSeries>>;
 }

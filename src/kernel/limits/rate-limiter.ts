@@ -93,10 +93,12 @@ export class RateLimiter {
   private consumeInMemory(bucket: string, row: RateLimitRow, subject: string): RateLimitOutcome {
     const { count, endsAt } = this.memory.hit(`${bucket}:${subject}`, row.duration);
     const reset = Math.ceil(endsAt / 1000);
-    const state = { limit: row.points, remaining: Math.max(0, row.points - count), reset };
-    if (count <= row.points + (row.burst ?? 0)) return { allowed: true, ...state };
+    const limit = row.points;
+    const remaining = Math.max(0, row.points - count);
+    // One object per call (no spread of a shared state): this runs on every keyed request.
+    if (count <= row.points + (row.burst ?? 0)) return { allowed: true, limit, remaining, reset };
     const retryAfter = Math.max(1, Math.ceil((endsAt - Date.now()) / 1000));
-    return { allowed: false, ...state, retryAfter, window: row.duration };
+    return { allowed: false, limit, remaining, reset, retryAfter, window: row.duration };
   }
 
   private limiterFor(bucket: string, row: RateLimitRow) {

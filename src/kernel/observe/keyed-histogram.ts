@@ -1,11 +1,17 @@
 import type { Metric, Registry } from 'prom-client';
 
+/** One label set's counts; opaque to callers, who only hand it back to `observeIn`. */
+export type HistogramSeries = Series;
+
 interface Series {
+  values: readonly string[];
   labels: Record<string, string>;
   /** Observations per bucket (not cumulative), the last one past every bound (+Inf). */
   counts: number[];
   sum: number;
   count: number;
+  /** Set by `reset`: whoever kept this series must look it up again. */
+  dropped: boolean;
 }
 
 /**
@@ -32,7 +38,14 @@ export class KeyedHistogram<L extends string> {
 
   /** Counts `value` under the label values given in `labelNames` order. */
   observe(values: readonly string[], value: number): void {
-    if (!Number.isFinite(value)) return;
+    if (Number.isFinite(value)) this.observeIn(this.seriesOf(values), value);
+  }
+
+  /**
+   * The series of these label values, made on first use: a caller that knows its labels ahead
+   * (a route, by method and status) keeps it and counts with `observeIn`, with no key to build.
+   */
+  seriesOf(values: readonly string[]): HistogramSeries {
     const key = values.length === 1 ? values[0]! : values.join('\u0000');
     let s = this.series.get(key);
     if (!s) {
@@ -40,14 +53,32 @@ export class KeyedHistogram<L extends string> {
       this.labelNames.forEach((name, i) => {
         labels[name] = values[i] ?? '';
       });
-      s = { labels, counts: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0 };
+      s = {
+        values: [...values],
+        labels,
+        counts: new Array<number>(this.bounds.length + 1).fill(0),
+        sum: 0,
+        count: 0,
+        dropped: false,
+      };
       this.series.set(key, s);
     }
+    return s;
+  }
+
+  /**
+   * Counts `value` in a series `seriesOf` gave; returns the series it was counted in, which is
+   * another one after a `reset` dropped the old (keep the returned one).
+   */
+  observeIn(series: HistogramSeries, value: number): HistogramSeries {
+    const s = series.dropped ? this.seriesOf(series.values) : series;
+    if (!Number.isFinite(value)) return s;
     let i = 0;
     while (i < this.bounds.length && value > this.bounds[i]!) i++;
     s.counts[i]!++;
     s.sum += value;
     s.count++;
+    return s;
   }
 
   /** What prom-client's registry reads to write the exposition (the shape its Histogram returns). */
@@ -82,6 +113,7 @@ export class KeyedHistogram<L extends string> {
   }
 
   reset(): void {
+    for (const s of this.series.values()) s.dropped = true;
     this.series.clear();
   }
 }
