@@ -8,6 +8,7 @@
 // A failed test that no group names is listed as not yet explained; a group's test that passed
 // is left out of it (and said on stderr, so a stale group is seen). --check exits 1 when
 // docs/s3.md is not what the summary renders to, or when a failure is unexplained.
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,6 +84,12 @@ export function render(summary, causes) {
   return { text: lines.join('\n'), unexplained };
 }
 
+/** The document as biome formats it (it aligns Markdown tables). */
+function formatted(markdown) {
+  const biome = resolve(HERE, '../../node_modules/.bin/biome');
+  return execFileSync(biome, ['format', `--stdin-file-path=${DOC}`], { input: markdown, encoding: 'utf8' });
+}
+
 function main() {
   const args = process.argv.slice(2);
   const check = args.includes('--check');
@@ -94,7 +101,8 @@ function main() {
   const from = doc.indexOf(BEGIN);
   const to = doc.indexOf(END);
   if (from < 0 || to < from) throw new Error(`docs/s3.md has no ${BEGIN} … ${END} section`);
-  const next = doc.slice(0, from) + text + doc.slice(to + END.length);
+  // Formatted as the repository's formatter formats every doc, so --check and `biome check` agree.
+  const next = formatted(doc.slice(0, from) + text + doc.slice(to + END.length));
   if (unexplained.length) console.error(`render: ${unexplained.length} failures not yet explained`);
   if (check) {
     if (next !== doc || unexplained.length) {

@@ -24,7 +24,8 @@ import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
  * `$FJORD_TEST_ARTIFACTS/console-clusters-apps`.
  */
 const found = existsSync(CHROMIUM);
-if (!found) console.warn(`console-clusters-apps: skipped, no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+if (!found)
+  console.warn(`console-clusters-apps: skipped, no Chromium at ${CHROMIUM} (apt-get install chromium)`);
 const ARTEFACTS = join(
   process.env['FJORD_TEST_ARTIFACTS'] ?? join(tmpdir(), 'fjord-test-artifacts'),
   'console-clusters-apps',

@@ -312,7 +312,10 @@ describe.skipIf(!found)('the platform areas in the console', () => {
     // No worker has called yet: the queue says why the job waits.
     await page.getByRole('cell', { name: /No worker serves the engine reference-image/ }).waitFor();
     // The API's reason is a sentence with its own full stop: the notice ends in one, not two.
-    const notice = await page.getByRole('status').filter({ hasText: /^Job \S+ is queued/ }).textContent();
+    const notice = await page
+      .getByRole('status')
+      .filter({ hasText: /^Job \S+ is queued/ })
+      .textContent();
     expect(notice).toMatch(/No worker serves the engine reference-image.*[^.]\.$/);
     await shot('gpu-waiting');
     expect(
