@@ -161,6 +161,32 @@ describe('MQTT 5 messages', () => {
     expect(props.messageExpiryInterval).toBeLessThanOrEqual(300);
   });
 
+  it('publishes a will with its message properties and without the Will Delay Interval, which is no PUBLISH property', async () => {
+    const d = await f.device('v5-will');
+    const sub = await f.connect(d, v5({ clientId: `${d.client_id}-sub` }));
+    await sub.subscribeAsync(`${d.topic_root}/last-words`, { qos: 1 });
+    const got = new Promise<Record<string, unknown>>((resolve) =>
+      sub.once('message', (_t, _p, packet) => resolve(packet.properties ?? {})),
+    );
+    const dying = await f.connect(
+      d,
+      v5({
+        will: {
+          topic: `${d.topic_root}/last-words`,
+          payload: Buffer.from('gone'),
+          qos: 1,
+          retain: false,
+          properties: { willDelayInterval: 0, userProperties: { a: '2' }, contentType: 'text/plain' },
+        },
+      }),
+    );
+    dying.stream.destroy(); // no DISCONNECT: the will is published
+    const props = await got;
+    // Paho's v5 client refuses a PUBLISH carrying it (MQTT 5, 3.3.2.3 lists what a PUBLISH has).
+    expect(props).not.toHaveProperty('willDelayInterval');
+    expect(props).toMatchObject({ userProperties: { a: '2' }, contentType: 'text/plain' });
+  });
+
   it('resolves topic aliases, and stores telemetry sent by alias', async () => {
     const d = await f.device('v5-alias');
     const client = await f.connect(d, v5());

@@ -37,6 +37,7 @@ export class PublishGate {
   // Telemetry is stored here, not in `published`: aedes sends a QoS 1 PUBACK right after this
   // check passes, so a message is acknowledged only once it is committed.
   readonly authorizePublish = (client: Client | null, packet: PublishPacket, done: Done) => {
+    dropWillDelay(packet);
     const c = client as DeviceClient | null;
     // A will of a client that died with an earlier broker (kill -9): its device is checked anew.
     if (!c) return void this.authorizeOrphanWill(packet, done);
@@ -168,4 +169,14 @@ function failureEndsConnection(client: DeviceClient, done: Done): Done {
     if (client.version === 5) client.close();
     done(err ?? new Error('not stored'));
   };
+}
+
+/**
+ * aedes publishes a will through this check with the CONNECT's will properties as they came. The
+ * Will Delay Interval is the broker's to honour (aedes has read it by now), not a PUBLISH property
+ * (MQTT 5, 3.3.2.3), and a subscriber's client may refuse a PUBLISH that carries it (Paho's does).
+ */
+function dropWillDelay(packet: PublishPacket) {
+  const props = packet.properties as { willDelayInterval?: number } | undefined;
+  if (props?.willDelayInterval !== undefined) delete props.willDelayInterval;
 }
