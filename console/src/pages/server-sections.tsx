@@ -4,7 +4,8 @@ import type { FjordClient } from '../../../sdk/index.js';
 import { must } from '../api.js';
 import { TimeChart } from '../ui/chart.js';
 import type { Row } from '../ui/table.js';
-import { ConfirmDelete, Failure, QueryView } from '../ui/widgets.js';
+import { Failure } from '../ui/widgets.js';
+import { ServerBackups, ServerSnapshots } from './server-snapshots.js';
 import { ServerTerminal } from './server-terminal.js';
 import './infra.css';
 
@@ -37,6 +38,7 @@ export const allowed = (status: string) => ({
   backup: status === 'running' || status === 'stopped',
   restore: status === 'stopped',
 });
+export type Allowed = ReturnType<typeof allowed>;
 
 const STATE_SENTENCE: Record<string, string> = {
   provisioning: 'The server is being provisioned.',
@@ -73,8 +75,8 @@ export function ServerSections({ id, row, api }: Props) {
     <>
       <Power id={id} api={api} state={state} can={can} />
       <Metrics state={state} samples={samples} uptime={status.data?.uptime_seconds ?? 0} />
-      <Snapshots id={id} api={api} can={can} />
-      <Backups id={id} api={api} can={can} />
+      <ServerSnapshots id={id} api={api} can={can} />
+      <ServerBackups id={id} api={api} can={can} />
       <Terminal id={id} running={state === 'running'} />
     </>
   );
@@ -120,17 +122,7 @@ function useSamples(
   return samples;
 }
 
-function Power({
-  id,
-  api,
-  state,
-  can,
-}: {
-  id: string;
-  api: FjordClient;
-  state: string;
-  can: ReturnType<typeof allowed>;
-}) {
+function Power({ id, api, state, can }: { id: string; api: FjordClient; state: string; can: Allowed }) {
   const queries = useQueryClient();
   const [problem, setProblem] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -226,265 +218,6 @@ function formatUptime(s: number): string {
   if (s < 120) return `${s} s`;
   if (s < 7200) return `${Math.floor(s / 60)} min`;
   return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
-}
-
-/** A long request's line: an indeterminate bar and what is being done, while it runs. */
-function Working({ what }: { what: string | null }) {
-  if (!what) return null;
-  return (
-    <div class="progress-line">
-      <progress aria-label={what} />
-      <span role="status">{what}…</span>
-    </div>
-  );
-}
-
-function Snapshots({ id, api, can }: { id: string; api: FjordClient; can: ReturnType<typeof allowed> }) {
-  const queries = useQueryClient();
-  const key = ['server-detail', id, 'snapshots'];
-  const snaps = useQuery({
-    queryKey: key,
-    queryFn: () => must(api.GET('/v1/vps/{vps_id}/snapshots', { params: { path: { vps_id: id } } })),
-  });
-  const [name, setName] = useState('');
-  const [work, setWork] = useState<string | null>(null);
-  const [notice, setNotice] = useState('');
-  const [problem, setProblem] = useState<unknown>(null);
-  const run = async (what: string, call: () => Promise<string>) => {
-    setWork(what);
-    setProblem(null);
-    setNotice('');
-    try {
-      setNotice(await call());
-    } catch (err) {
-      setProblem(err);
-      throw err;
-    } finally {
-      setWork(null);
-      await queries.invalidateQueries({ queryKey: ['server-detail', id] });
-      await queries.invalidateQueries({ queryKey: ['servers'] });
-    }
-  };
-  const path = { params: { path: { vps_id: id } } };
-  return (
-    <section aria-labelledby="snapshots-heading">
-      <h2 id="snapshots-heading">Snapshots</h2>
-      <p>
-        A snapshot keeps the disk as it is, on this server, to roll back to. The server must be stopped to
-        take one or roll back.
-      </p>
-      <form
-        class="inline-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          run(`Taking snapshot ${name}`, async () => {
-            const r = await must(api.POST('/v1/vps/{vps_id}/snapshots', { ...path, body: { name } }));
-            setName('');
-            return `Snapshot ${r.snapshot_name} was taken.`;
-          }).catch(() => {});
-        }}
-      >
-        <label for="vps-snapshot-name">Snapshot name</label>
-        <input id="vps-snapshot-name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
-        <button type="submit" disabled={!can.snapshot || !name.trim() || work !== null}>
-          Take snapshot
-        </button>
-      </form>
-      <Working what={work} />
-      <p role="status" class="notice">
-        {notice}
-      </p>
-      {problem ? <Failure error={problem} /> : null}
-      <QueryView query={snaps} what="snapshots">
-        {(s) =>
-          s.snapshots.length === 0 ? (
-            <p class="empty">No snapshots. Stop the server and take one before a risky change.</p>
-          ) : (
-            <>
-              <p>
-                {s.total} of {s.max_snapshots} snapshots.
-              </p>
-              <ul class="item-list" aria-label="Snapshots">
-                {s.snapshots.map((snap) => (
-                  <li key={snap.name}>
-                    <strong>{snap.name}</strong> {snap.description ? `— ${snap.description} ` : ''}
-                    <span class="muted">
-                      {new Date(snap.created_at).toLocaleString()}, {formatBytes(snap.size_bytes)}
-                    </span>
-                    <div class="actions">
-                      {can.snapshot && (
-                        <ConfirmDelete
-                          action="Roll back to"
-                          what="snapshot"
-                          name={snap.name}
-                          onConfirm={() =>
-                            run(`Rolling back to ${snap.name}`, async () => {
-                              const r = await must(
-                                api.POST('/v1/vps/{vps_id}/snapshots/{snapshot_name}/rollback', {
-                                  params: { path: { vps_id: id, snapshot_name: snap.name } },
-                                }),
-                              );
-                              return r.message;
-                            })
-                          }
-                        />
-                      )}
-                      <ConfirmDelete
-                        what="snapshot"
-                        name={snap.name}
-                        onConfirm={() =>
-                          run(`Deleting ${snap.name}`, async () => {
-                            await must(
-                              api.DELETE('/v1/vps/{vps_id}/snapshots/{snapshot_name}', {
-                                params: { path: { vps_id: id, snapshot_name: snap.name } },
-                              }),
-                            );
-                            return `Snapshot ${snap.name} was deleted.`;
-                          })
-                        }
-                      />
-                    </div>
-                  </li>
-                ))}
-              </ul>
-            </>
-          )
-        }
-      </QueryView>
-    </section>
-  );
-}
-
-function Backups({ id, api, can }: { id: string; api: FjordClient; can: ReturnType<typeof allowed> }) {
-  const queries = useQueryClient();
-  const [work, setWork] = useState<string | null>(null);
-  const backups = useQuery({
-    queryKey: ['server-detail', id, 'backups'],
-    queryFn: () => must(api.GET('/v1/vps/{vps_id}/backups', { params: { path: { vps_id: id } } })),
-    refetchInterval: (q) =>
-      work !== null || q.state.data?.backups.some((b) => b.status === 'creating') ? 1000 : false,
-  });
-  const usage = useQuery({
-    queryKey: ['server-detail', id, 'backup-usage'],
-    queryFn: () => must(api.GET('/v1/vps/{vps_id}/backup-usage', { params: { path: { vps_id: id } } })),
-  });
-  const [name, setName] = useState('');
-  const [notice, setNotice] = useState('');
-  const [problem, setProblem] = useState<unknown>(null);
-  const run = async (what: string, call: () => Promise<string>) => {
-    setWork(what);
-    setProblem(null);
-    setNotice('');
-    try {
-      setNotice(await call());
-    } catch (err) {
-      setProblem(err);
-      throw err;
-    } finally {
-      setWork(null);
-      await queries.invalidateQueries({ queryKey: ['server-detail', id] });
-      await queries.invalidateQueries({ queryKey: ['servers'] });
-    }
-  };
-  const path = { params: { path: { vps_id: id } } };
-  return (
-    <section aria-labelledby="backups-heading">
-      <h2 id="backups-heading">Backups</h2>
-      <p>
-        A backup is an archive of the whole disk kept apart from the server; restoring one needs the server
-        stopped.
-        {usage.data
-          ? ` ${usage.data.backup_count} of ${usage.data.max_backups} backups, ${usage.data.used_gb} GB, about ${usage.data.estimated_monthly_cost} ${usage.data.currency} a month.`
-          : ''}
-      </p>
-      <form
-        class="inline-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          run(`Backing up${name ? ` as ${name}` : ''}`, async () => {
-            const b = await must(
-              api.POST('/v1/vps/{vps_id}/backups', { ...path, body: name ? { name } : {} }),
-            );
-            setName('');
-            return `Backup ${b.name} is ${b.status}.`;
-          }).catch(() => {});
-        }}
-      >
-        <label for="vps-backup-name">Backup name (optional)</label>
-        <input id="vps-backup-name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
-        <button type="submit" disabled={!can.backup || work !== null}>
-          Back up now
-        </button>
-      </form>
-      <Working what={work} />
-      <p role="status" class="notice">
-        {notice}
-      </p>
-      {problem ? <Failure error={problem} /> : null}
-      <QueryView query={backups} what="backups">
-        {(b) =>
-          b.backups.length === 0 ? (
-            <p class="empty">No backups yet. Back up now, or set a backup policy through the API.</p>
-          ) : (
-            <ul class="item-list" aria-label="Backups">
-              {b.backups.map((backup) => (
-                <li key={backup.id}>
-                  <strong>{backup.name}</strong> <span class="state">{backup.status}</span>{' '}
-                  <span class="muted">
-                    {backup.kind}, {new Date(backup.created_at).toLocaleString()},{' '}
-                    {formatBytes(backup.size_bytes)}
-                  </span>
-                  {backup.error && <span class="error"> {backup.error}</span>}
-                  <div class="actions">
-                    {can.restore && backup.status === 'available' && (
-                      <ConfirmDelete
-                        action="Restore"
-                        what="backup"
-                        name={backup.name}
-                        onConfirm={() =>
-                          run(`Restoring ${backup.name}`, async () => {
-                            const r = await must(
-                              api.POST('/v1/vps/{vps_id}/backups/{backup_id}/restore', {
-                                params: { path: { vps_id: id, backup_id: backup.id } },
-                              }),
-                            );
-                            return r.message;
-                          })
-                        }
-                      />
-                    )}
-                    {backup.status !== 'creating' && (
-                      <ConfirmDelete
-                        what="backup"
-                        name={backup.name}
-                        onConfirm={() =>
-                          run(`Deleting ${backup.name}`, async () => {
-                            await must(
-                              api.DELETE('/v1/vps/{vps_id}/backups/{backup_id}', {
-                                params: { path: { vps_id: id, backup_id: backup.id } },
-                              }),
-                            );
-                            return `Backup ${backup.name} was deleted.`;
-                          })
-                        }
-                      />
-                    )}
-                  </div>
-                </li>
-              ))}
-            </ul>
-          )
-        }
-      </QueryView>
-    </section>
-  );
-}
-
-function formatBytes(n: number | null | undefined): string {
-  if (n === null || n === undefined) return 'size not known yet';
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
-  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MB`;
-  return `${(n / 1024 ** 3).toFixed(2)} GB`;
 }
 
 /** The terminal is opened on demand: it logs in to the server, which a page visit should not do. */
