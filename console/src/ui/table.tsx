@@ -15,6 +15,9 @@ const PAGE_SIZE = 20;
 export const text = (v: unknown): string =>
   v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v);
 
+/** A time as the reader's locale writes it, or a dash where there is none. */
+export const when = (v: unknown): string => (typeof v === 'string' ? new Date(v).toLocaleString() : '—');
+
 /**
  * A list with search, sort and pages, whose state is in the address (`?q=&sort=&dir=&page=`), so
  * a reload or a shared link shows the same view. The first column links to the row's page when

@@ -3,11 +3,10 @@ import { useState } from 'preact/hooks';
 import { must } from '../../api.js';
 import { useApi } from '../../context.js';
 import { Link, setQuery, useLocation } from '../../router.js';
-import { DataTable, type Row } from '../../ui/table.js';
+import { DataTable, type Row, when } from '../../ui/table.js';
 import { Facts, Failure, QueryView } from '../../ui/widgets.js';
 
 const STATUSES = ['', 'active', 'acknowledged', 'resolved'] as const;
-const when = (v: unknown) => (typeof v === 'string' ? new Date(v).toLocaleString() : '—');
 
 /** Alarms raised by the rules, newest first, filtered by status (in the address). */
 export function AlarmsPage() {

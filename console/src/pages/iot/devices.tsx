@@ -3,10 +3,8 @@ import { useState } from 'preact/hooks';
 import { must } from '../../api.js';
 import { useApi } from '../../context.js';
 import { SchemaForm } from '../../ui/schema-form.js';
-import { DataTable, type Row } from '../../ui/table.js';
+import { DataTable, type Row, when } from '../../ui/table.js';
 import { Panel, QueryView, SecretOnce } from '../../ui/widgets.js';
-
-const when = (v: unknown) => (typeof v === 'string' ? new Date(v).toLocaleString() : '—');
 
 /** An online dot with its word: the state is never told by colour alone. */
 export function OnlineState({ online }: { online: boolean }) {

@@ -4,11 +4,9 @@ import { must } from '../../api.js';
 import { useApi } from '../../context.js';
 import { match } from '../../router.js';
 import { SchemaForm } from '../../ui/schema-form.js';
-import { DataTable, type Row } from '../../ui/table.js';
+import { DataTable, type Row, when } from '../../ui/table.js';
 import { Panel, QueryView, SecretOnce } from '../../ui/widgets.js';
 import { EventPage } from './event.js';
-
-const when = (v: unknown) => (typeof v === 'string' ? new Date(v).toLocaleString() : '—');
 
 /** The live events area: the list with its create form, and each event's page. */
 export function LivePages({ path }: { path: string }) {
