@@ -1,3 +1,5 @@
+// The object browser's share panel: a presigned download link to one object.
+
 import { useState } from 'preact/hooks';
 import { must } from '../api.js';
 import { useConsole } from '../context.js';
