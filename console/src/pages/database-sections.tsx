@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import type { FjordClient } from '../../../sdk/index.js';
 import { must } from '../api.js';
 import { SchemaForm } from '../ui/schema-form.js';
-import type { Row } from '../ui/table.js';
+import { HeadWithActions, type Row } from '../ui/table.js';
 import { Failure, Panel, QueryView, SecretOnce } from '../ui/widgets.js';
 import { at, type Db, type DbType } from './database-path.js';
 import { DatabaseSnapshots } from './database-snapshots.js';
@@ -181,16 +181,7 @@ function Firewall({ db, api }: { db: Db; api: FjordClient }) {
           ) : (
             <table>
               <caption class="visually-hidden">Firewall rules</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Address</th>
-                  <th scope="col">Port</th>
-                  <th scope="col">Description</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
+              <HeadWithActions labels={['Address', 'Port', 'Description']} />
               <tbody>
                 {r.rules.map((rule) => (
                   <tr key={rule.rule_id}>

@@ -2,6 +2,7 @@ import { useQuery, useQueryClient } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
 import type { FjordClient } from '../../../sdk/index.js';
 import { must } from '../api.js';
+import { HeadWithActions } from '../ui/table.js';
 import { QueryView, SecretOnce } from '../ui/widgets.js';
 import { useElapsed, useWork, WorkStatus } from '../ui/work.js';
 import { at, type Db } from './database-path.js';
@@ -74,17 +75,7 @@ export function DatabaseSnapshots({ db, api }: { db: Db; api: FjordClient }) {
               </p>
               <table>
                 <caption class="visually-hidden">Snapshots</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Size</th>
-                    <th scope="col">Taken</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
+                <HeadWithActions labels={['Name', 'Status', 'Size', 'Taken']} />
                 <tbody>
                   {s.snapshots.map((snap) => (
                     <tr key={snap.snapshot_id}>

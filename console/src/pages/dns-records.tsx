@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { type ApiProblem, must } from '../api.js';
 import { useApi } from '../context.js';
 import { SchemaForm } from '../ui/schema-form.js';
+import { HeadWithActions } from '../ui/table.js';
 import { QueryView } from '../ui/widgets.js';
 
 interface DnsRecord {
@@ -60,17 +61,7 @@ export function RecordEditor({ zone }: { zone: string }) {
           ) : (
             <table>
               <caption class="visually-hidden">Records of {zone}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Host</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Value</th>
-                  <th scope="col">TTL</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
+              <HeadWithActions labels={['Host', 'Type', 'Value', 'TTL']} />
               <tbody>
                 {list.map((r) =>
                   editing === r.id ? (

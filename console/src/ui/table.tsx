@@ -153,3 +153,24 @@ export function DataTable({
     </div>
   );
 }
+
+/**
+ * The head of a table laid out by hand whose last column holds each row's buttons: that column is
+ * named for screen readers only.
+ */
+export function HeadWithActions({ labels }: { labels: string[] }) {
+  return (
+    <thead>
+      <tr>
+        {labels.map((label) => (
+          <th key={label} scope="col">
+            {label}
+          </th>
+        ))}
+        <th scope="col">
+          <span class="visually-hidden">Actions</span>
+        </th>
+      </tr>
+    </thead>
+  );
+}
