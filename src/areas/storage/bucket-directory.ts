@@ -127,27 +127,27 @@ export class ControlPlaneDirectory implements BucketDirectory {
 
   async putCors(bucketName: string, rules: CorsRule[]): Promise<void> {
     const row = await this.service.bucketForDataPlane(bucketName);
-    await this.service.putCors(row.customer_id, null, bucketName, rules, 's3');
+    await this.service.settings.putCors(row.customer_id, null, bucketName, rules, 's3');
   }
 
   async deleteCors(bucketName: string): Promise<void> {
     const row = await this.service.bucketForDataPlane(bucketName);
-    await this.service.deleteCors(row.customer_id, null, bucketName);
+    await this.service.settings.deleteCors(row.customer_id, null, bucketName);
   }
 
   async putVersioning(bucketName: string, state: 'Enabled' | 'Suspended'): Promise<void> {
     const row = await this.service.bucketForDataPlane(bucketName);
-    await this.service.putVersioning(row.customer_id, null, bucketName, state);
+    await this.service.settings.putVersioning(row.customer_id, null, bucketName, state);
   }
 
   putBucketTags(bucketName: string, tags: Record<string, string> | null): Promise<void> {
-    return this.service.putBucketTags(bucketName, tags);
+    return this.service.settings.putBucketTags(bucketName, tags);
   }
 
   async putLifecycle(bucketName: string, rules: LifecycleRule[] | null): Promise<void> {
     const row = await this.service.bucketForDataPlane(bucketName);
-    if (rules === null) await this.service.deleteLifecycle(row.customer_id, null, bucketName);
-    else await this.service.putLifecycle(row.customer_id, null, bucketName, rules);
+    if (rules === null) await this.service.settings.deleteLifecycle(row.customer_id, null, bucketName);
+    else await this.service.settings.putLifecycle(row.customer_id, null, bucketName, rules);
   }
 
   putDefaultEncryption(
@@ -155,15 +155,15 @@ export class ControlPlaneDirectory implements BucketDirectory {
     algorithm: 'AES256' | 'aws:kms' | null,
     kmsKeyId: string | null = null,
   ): Promise<void> {
-    return this.service.putDefaultEncryption(bucketName, algorithm, kmsKeyId);
+    return this.service.settings.putDefaultEncryption(bucketName, algorithm, kmsKeyId);
   }
 
   putBucketAccess(bucketName: string, change: BucketAccessChange): Promise<void> {
-    return this.service.putBucketAccess(bucketName, change);
+    return this.service.settings.putBucketAccess(bucketName, change);
   }
 
   putObjectLockDefault(bucketName: string, rule: ObjectLockDefault | null, enable?: boolean): Promise<void> {
-    return this.service.putObjectLockDefault(bucketName, rule, enable);
+    return this.service.settings.putObjectLockDefault(bucketName, rule, enable);
   }
 
   /** Fire and forget for the data plane; the promise (never rejected) lets a test wait for the write. */

@@ -3,22 +3,17 @@ import type { Credential } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import type { Limits } from '../../kernel/limits/quotas.js';
-import { fromBool, fromJson, isUniqueViolation, toBool, toJson } from '../../kernel/store/dialect.js';
+import { fromBool, fromJson, isUniqueViolation, toBool } from '../../kernel/store/dialect.js';
 import type { Units } from '../../kernel/store/unit-of-work.js';
 import type { AccessKeyService } from './access-keys.js';
 import { storageAuditor } from './audit.js';
-import { encodeBucketAcl } from './bucket-acl.js';
+import { type BucketChanges, BucketSettings } from './bucket-settings.js';
 import { STORAGE_TIERS } from './catalogue.js';
 import type { StorageChangeNotices } from './change-notices.js';
 import type {
-  BucketAccessChange,
   BucketDirectory,
   BucketRecord,
-  CorsRule,
-  DefaultEncryption,
   InternalObjects,
-  LifecycleRule,
-  ObjectLockDefault,
   ObjectOwnership,
   ObjectStats,
 } from './data-plane-contract.js';
@@ -26,15 +21,8 @@ import { storageErrors } from './errors.js';
 import type { StorageBucketsTable } from './migrations.js';
 import type { StorageRepo } from './repo.js';
 import { presignUrl } from './s3/sigv4.js';
-import {
-  type CorsDialect,
-  type CorsRuleInput,
-  checkCorsRules,
-  checkLifecycleRules,
-  type LifecycleRuleInput,
-  normaliseRegion,
-} from './validation.js';
-import { bucketRecord, bucketView, normaliseCors, versioningView } from './views.js';
+import { normaliseRegion } from './validation.js';
+import { bucketRecord, bucketView } from './views.js';
 
 export interface CreateBucketInput {
   name: string;
@@ -45,7 +33,8 @@ export interface CreateBucketInput {
 }
 
 /**
- * Buckets and their configuration (visibility, CORS, lifecycle, versioning, object lock). Object
+ * Buckets: their life, visibility and share links; their configuration documents (CORS, lifecycle,
+ * versioning, object lock, tags, encryption, access) are `settings` (bucket-settings.ts). Object
  * data and its counters belong to the data plane, reached through `ObjectStats`. Every change is
  * announced through `StorageChangeNotices`, so S3 processes drop what they cached.
  */
@@ -56,6 +45,9 @@ export class StorageService {
   internalBucket: (purpose: string) => InternalObjects = () => {
     throw new Error('the storage data plane is not built yet');
   };
+
+  /** Each bucket's configuration documents (bucket-settings.ts). */
+  readonly settings: BucketSettings;
 
   private readonly repo: StorageRepo;
   constructor(
@@ -73,6 +65,15 @@ export class StorageService {
     private readonly defaultObjectOwnership: ObjectOwnership = 'BucketOwnerEnforced',
   ) {
     this.repo = data.read;
+    this.settings = new BucketSettings(
+      {
+        bucket: (customerId, name) => this.bucket(customerId, name),
+        bucketForDataPlane: (name) => this.bucketForDataPlane(name),
+        change: (row, changes) => this.change(row, changes),
+        record: (...entry) => this.record(...entry),
+      },
+      limits,
+    );
   }
 
   // Buckets
@@ -87,7 +88,6 @@ export class StorageService {
     return bucketView(row, await this.stats().usage(row.id));
   }
 
-  /** The customer's live bucket, or 404 (also for another customer's bucket). */
   /**
    * A presigned GET link to one object of the customer's bucket, for sharing: SigV4 in the query
    * string, signed with the account's S3 key (the older form's, made on first use), so any HTTP
@@ -116,6 +116,7 @@ export class StorageService {
     return { url, expires_at: new Date(now + expiresSeconds * 1000).toISOString() };
   }
 
+  /** The customer's live bucket, or 404 (also for another customer's bucket). */
   async bucket(customerId: string, name: string): Promise<StorageBucketsTable> {
     const row = await this.repo.customerBucket(customerId, name);
     if (!row) throw storageErrors.bucketNotFound();
@@ -258,142 +259,6 @@ export class StorageService {
     };
   }
 
-  // CORS
-
-  async getCors(customerId: string, name: string) {
-    const row = await this.bucket(customerId, name);
-    if (row.cors === null) throw storageErrors.corsNotFound();
-    return { rules: normaliseCors(fromJson<CorsRule[]>(row.cors, [])) };
-  }
-
-  async putCors(
-    customerId: string,
-    actor: Credential | null,
-    name: string,
-    rules: CorsRuleInput[],
-    dialect: CorsDialect = 'api',
-  ) {
-    const row = await this.bucket(customerId, name);
-    const checked = checkCorsRules(rules, this.limits.of('storage.cors_rules'), dialect);
-    await this.change(row, { cors: toJson(checked) });
-    await this.record(customerId, actor, 'storage.bucket.cors.put', row.id, { rules: checked.length });
-    return { rules: normaliseCors(checked) };
-  }
-
-  async deleteCors(customerId: string, actor: Credential | null, name: string) {
-    const row = await this.bucket(customerId, name);
-    if (row.cors !== null) {
-      await this.change(row, { cors: null });
-      await this.record(customerId, actor, 'storage.bucket.cors.deleted', row.id);
-    }
-  }
-
-  // Lifecycle
-
-  async getLifecycle(customerId: string, name: string) {
-    const row = await this.bucket(customerId, name);
-    if (row.lifecycle === null) throw storageErrors.lifecycleNotFound();
-    const rules = fromJson<LifecycleRule[]>(row.lifecycle, []);
-    return { rules: rules.map(lifecycleRuleOut) };
-  }
-
-  async putLifecycle(
-    customerId: string,
-    actor: Credential | null,
-    name: string,
-    rules: LifecycleRuleInput[],
-  ) {
-    const row = await this.bucket(customerId, name);
-    const checked = checkLifecycleRules(rules);
-    await this.change(row, { lifecycle: toJson(checked) });
-    await this.record(customerId, actor, 'storage.bucket.lifecycle.put', row.id, { rules: checked.length });
-    return { rules: checked.map(lifecycleRuleOut) };
-  }
-
-  async deleteLifecycle(customerId: string, actor: Credential | null, name: string) {
-    const row = await this.bucket(customerId, name);
-    if (row.lifecycle !== null) {
-      await this.change(row, { lifecycle: null });
-      await this.record(customerId, actor, 'storage.bucket.lifecycle.deleted', row.id);
-    }
-  }
-
-  // Versioning and object lock
-
-  async getVersioning(customerId: string, name: string) {
-    const row = await this.bucket(customerId, name);
-    return versioningView(row);
-  }
-
-  async putVersioning(
-    customerId: string,
-    actor: Credential | null,
-    name: string,
-    status: 'Enabled' | 'Suspended',
-  ) {
-    const row = await this.bucket(customerId, name);
-    if (status === 'Suspended' && toBool(row.object_lock_enabled)) throw storageErrors.versioningLocked();
-    await this.change(row, { versioning: status });
-    await this.record(customerId, actor, 'storage.bucket.versioning', row.id, { status });
-    return versioningView({ ...row, versioning: status });
-  }
-
-  async getObjectLock(customerId: string, name: string) {
-    const row = await this.bucket(customerId, name);
-    return {
-      bucket_name: row.name,
-      object_lock_enabled: toBool(row.object_lock_enabled),
-      versioning: row.versioning as 'Unversioned' | 'Enabled' | 'Suspended',
-      default_retention: fromJson<ObjectLockDefault | null>(row.object_lock_default, null),
-    };
-  }
-
-  /** S3 PutObjectLockConfiguration's default retention; the data plane checked the bucket has object lock. */
-  async putObjectLockDefault(bucketName: string, rule: ObjectLockDefault | null, enable = false) {
-    const row = await this.bucketForDataPlane(bucketName);
-    await this.change(row, {
-      object_lock_default: rule === null ? null : toJson(rule),
-      ...(enable ? { object_lock_enabled: fromBool(true) } : {}),
-    });
-    await this.record(row.customer_id, null, 'storage.bucket.object_lock', row.id, {
-      default_retention: rule,
-    });
-  }
-
-  /** S3 Put/DeleteBucketTagging: the tag set whole (checked by the S3 handler), null to delete it. */
-  async putBucketTags(bucketName: string, tags: Record<string, string> | null) {
-    const row = await this.bucketForDataPlane(bucketName);
-    await this.change(row, { tags: tags === null ? null : toJson(tags) });
-    await this.record(row.customer_id, null, 'storage.bucket.tagging', row.id, {
-      tags: tags === null ? 0 : Object.keys(tags).length,
-    });
-  }
-
-  /** S3 Put/DeleteBucketEncryption (`aws:kms` keeps the key's ARN: `aws:kms <arn>`). */
-  async putDefaultEncryption(bucketName: string, algorithm: DefaultEncryption, kmsKeyId?: string | null) {
-    const row = await this.bucketForDataPlane(bucketName);
-    const kms_key_id = algorithm === 'aws:kms' ? (kmsKeyId ?? null) : null;
-    await this.change(row, { default_encryption: kms_key_id ? `aws:kms ${kms_key_id}` : algorithm });
-    await this.record(row.customer_id, null, 'storage.bucket.encryption', row.id, { algorithm, kms_key_id });
-  }
-
-  /** S3 PutBucketAcl, ownership controls, public access block and bucket policy. */
-  async putBucketAccess(bucketName: string, change: BucketAccessChange) {
-    const row = await this.bucketForDataPlane(bucketName);
-    const changes: Parameters<StorageRepo['updateBucket']>[1] = {};
-    if (change.isPublic !== undefined) changes.is_public = fromBool(change.isPublic);
-    if (change.acl !== undefined) changes.acl = encodeBucketAcl(change.acl, change.ownerPermissions);
-    if (change.objectOwnership !== undefined) changes.object_ownership = change.objectOwnership ?? 'none';
-    if (change.publicAccessBlock !== undefined)
-      changes.public_access_block = change.publicAccessBlock ? toJson(change.publicAccessBlock) : null;
-    if (change.policy !== undefined) changes.policy = change.policy;
-    await this.change(row, changes);
-    await this.record(row.customer_id, null, 'storage.bucket.access', row.id, {
-      ...change,
-      policy: change.policy === undefined ? undefined : change.policy !== null,
-    });
-  }
-
   // For the data plane and the lifecycle job
 
   /**
@@ -429,7 +294,7 @@ export class StorageService {
     return row;
   }
 
-  private async change(row: StorageBucketsTable, changes: Parameters<StorageRepo['updateBucket']>[1]) {
+  private async change(row: StorageBucketsTable, changes: BucketChanges) {
     if (!(await this.repo.updateBucket(row.id, changes, this.clock.nowMs())))
       throw storageErrors.bucketNotFound();
     await this.notices.bucketChanged(row.name);
@@ -441,11 +306,3 @@ export class StorageService {
 }
 
 export type { InternalObjects } from './data-plane-contract.js';
-
-/** A stored lifecycle rule as the control API shows it: the optional fields as null when absent. */
-const lifecycleRuleOut = (r: LifecycleRule) => ({
-  ...r,
-  newer_noncurrent_versions: r.newer_noncurrent_versions ?? null,
-  transitions: r.transitions ?? null,
-  noncurrent_version_transitions: r.noncurrent_version_transitions ?? null,
-});

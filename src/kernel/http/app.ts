@@ -18,6 +18,7 @@ import { makeValidatorCompiler } from './ajv.js';
 import { clientErrorFormatOf } from './client-error-format.js';
 import { toHttpError } from './errors-to-http.js';
 import { IdempotencyStore } from './idempotency.js';
+import { parseJsonBody } from './json-body.js';
 import type { HttpMetrics, RouteSeries } from './metrics.js';
 import { openApiRouteSchema, SHARED_SCHEMAS, SWAGGER_OPTIONS } from './openapi.js';
 import { type AnyRoute, successStatus } from './route.js';
@@ -104,44 +105,8 @@ export async function buildHttpApp(
 
   // JSON only: Fastify's text/plain parser would hand a string to the body schema (a 422, not a 415).
   app.removeContentTypeParser('text/plain');
-  // An empty body with a JSON content type means "no body", as most clients send it for bodiless POSTs.
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, text, done) => {
-    const body = text as string;
-    if (body.trim() === '') return done(null, undefined);
-    // Deep nesting parses, but would overflow the stack of whatever recurses over it later.
-    if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
-      return done(
-        new AppError(
-          'bad_request',
-          'json_too_deep',
-          `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`,
-        ),
-        undefined,
-      );
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      return done(
-        new AppError('bad_request', 'invalid_json', 'The request body is not valid JSON.'),
-        undefined,
-      );
-    }
-    // A lone UTF-16 surrogate (only an escape can carry one) cannot be stored as UTF-8: it would
-    // come back as replacement characters. Refused rather than silently changed.
-    if (SURROGATE_ESCAPE.test(body) && hasLoneSurrogate(parsed)) {
-      return done(
-        new AppError(
-          'invalid',
-          'invalid_unicode',
-          'A string in the request body holds a lone UTF-16 surrogate.',
-        ),
-        undefined,
-      );
-    }
-    done(null, parsed);
-  });
+  // An empty body means none; too deep, invalid or with lone surrogates, refused (see json-body.ts).
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
 
   // Global hooks are callback-style: on every request an async hook costs a promise and a tick.
   // There is no global onRequest: each route's own first hook sets X-Request-Id (see `mount`),
@@ -371,35 +336,4 @@ async function beginIdempotency(store: IdempotencyStore, req: FastifyRequest, re
   return reply;
 }
 
-const MAX_JSON_DEPTH = 128;
-
-/** Whether JSON text nests arrays and objects deeper than `max`, read without parsing it. */
-function nestsDeeperThan(text: string, max: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) {
-      if (++depth > max) return true;
-    } else if (c === 0x7d || c === 0x5d) depth--;
-  }
-  return false;
-}
-
 export const bucketOfTag = (tag: string): string => tag.toLowerCase().replace(/\s+/g, '-');
-
-const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/** True when a string anywhere in the value (keys included) holds an unpaired surrogate. */
-function hasLoneSurrogate(value: unknown): boolean {
-  if (typeof value === 'string') return LONE_SURROGATE.test(value);
-  if (Array.isArray(value)) return value.some(hasLoneSurrogate);
-  if (value && typeof value === 'object')
-    return Object.entries(value).some(([k, v]) => LONE_SURROGATE.test(k) || hasLoneSurrogate(v));
-  return false;
-}

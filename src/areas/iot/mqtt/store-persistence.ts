@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Store } from '../../../kernel/store/store.js';
+import { OutgoingQueue, type PersistenceLimits } from './outgoing-queue.js';
 import { type AnyPacket, decodePacket, encodePacket, queuedCopy } from './packet-codec.js';
 import { MQTT_SESSION_TABLES, type MqttSessionTables } from './session-tables.js';
 import { type MatchedSub, type SubOptions, SubscriptionIndex } from './subscription-index.js';
@@ -13,12 +14,7 @@ interface BrokerRef {
   id: string;
 }
 
-export interface PersistenceLimits {
-  /** Messages a session may have queued (null: unlimited); past it new ones are dropped. */
-  queuedPerSession(clientId: string): Promise<number | null>;
-  /** Told of each message dropped that way, for the log. */
-  dropped?(clientId: string, topic: string): void;
-}
+export type { PersistenceLimits } from './outgoing-queue.js';
 
 /** The owner of `devices/<owner>/…`, what retained messages are counted per; '' for other topics. */
 export function ownerOf(topic: string): string {
@@ -42,14 +38,11 @@ export class StorePersistence {
   private readonly retained = new Map<string, AnyPacket>();
   private readonly retainedPerOwner = new Map<string, number>();
   private readonly subs = new SubscriptionIndex();
-  private readonly queued = new Map<string, number>();
-  private seq = 0;
+  private readonly outgoing: OutgoingQueue;
 
-  constructor(
-    store: Store,
-    private readonly limits: PersistenceLimits | null = null,
-  ) {
+  constructor(store: Store, limits: PersistenceLimits | null = null) {
     this.db = store.typed<MqttSessionTables>();
+    this.outgoing = new OutgoingQueue(this.db, limits);
   }
 
   /** Empties every table the broker keeps (the abstract test suite starts each test empty). */
@@ -66,7 +59,7 @@ export class StorePersistence {
     this.retained.clear();
     this.retainedPerOwner.clear();
     this.subs.clear();
-    this.queued.clear();
+    this.outgoing.forget();
     if (this.broker) await this.setup(this.broker);
   }
 
@@ -78,15 +71,7 @@ export class StorePersistence {
     }
     for (const row of await this.db.selectFrom('iot_mqtt_subscriptions').selectAll().execute())
       this.subs.remember(row.client_id, row.topic, JSON.parse(row.options) as SubOptions);
-    const queues = await this.db
-      .selectFrom('iot_mqtt_outgoing')
-      .select((eb) => ['client_id', eb.fn.countAll<number>().as('n'), eb.fn.max('seq').as('top')])
-      .groupBy('client_id')
-      .execute();
-    for (const q of queues) {
-      this.queued.set(q.client_id, Number(q.n));
-      this.seq = Math.max(this.seq, Number(q.top));
-    }
+    await this.outgoing.load();
   }
 
   // --- retained ---------------------------------------------------------------------------------
@@ -197,102 +182,26 @@ export class StorePersistence {
     return Readable.from(this.subs.clientsOn(topic));
   }
 
-  // --- messages queued for sessions ---------------------------------------------------------------
+  // --- messages queued for sessions (outgoing-queue.ts) -------------------------------------------
 
   async outgoingEnqueue(sub: { clientId: string }, packet: AnyPacket): Promise<void> {
     await this.outgoingEnqueueCombi([sub], packet);
   }
 
   async outgoingEnqueueCombi(subs: { clientId: string }[], packet: AnyPacket): Promise<void> {
-    if (subs.length === 0) return;
-    const text = encodePacket(queuedCopy(packet));
-    const rows = [];
-    for (const sub of subs) {
-      const max = this.limits ? await this.limits.queuedPerSession(sub.clientId) : null;
-      const n = this.queued.get(sub.clientId) ?? 0;
-      if (max !== null && n >= max) {
-        this.limits?.dropped?.(sub.clientId, packet.topic);
-        continue;
-      }
-      this.queued.set(sub.clientId, n + 1);
-      rows.push({
-        client_id: sub.clientId,
-        seq: ++this.seq,
-        broker_id: String(packet.brokerId ?? ''),
-        broker_counter: Number(packet.brokerCounter ?? 0),
-        message_id: null,
-        packet: text,
-      });
-    }
-    if (rows.length) await this.db.insertInto('iot_mqtt_outgoing').values(rows).execute();
+    return this.outgoing.enqueue(subs, packet);
   }
 
   async outgoingUpdate(client: ClientRef, packet: AnyPacket): Promise<void> {
-    const byCounter = await this.db
-      .updateTable('iot_mqtt_outgoing')
-      .set({ message_id: packet.messageId })
-      .where('client_id', '=', client.id)
-      .where('broker_id', '=', String(packet.brokerId ?? ''))
-      .where('broker_counter', '=', Number(packet.brokerCounter ?? 0))
-      .executeTakeFirst();
-    if (Number(byCounter.numUpdatedRows) > 0) return;
-    // Another packet under this packet id (a PUBREL, or another broker's): it replaces the queued one.
-    const other = await this.db
-      .selectFrom('iot_mqtt_outgoing')
-      .select('seq')
-      .where('client_id', '=', client.id)
-      .where('message_id', '=', packet.messageId)
-      .where('broker_id', '!=', String(packet.brokerId ?? ''))
-      .orderBy('seq')
-      .executeTakeFirst();
-    if (!other) throw new Error('no such packet');
-    await this.db
-      .updateTable('iot_mqtt_outgoing')
-      .set({
-        broker_id: String(packet.brokerId ?? ''),
-        broker_counter: Number(packet.brokerCounter ?? 0),
-        message_id: packet.messageId,
-        packet: encodePacket(packet),
-      })
-      .where('client_id', '=', client.id)
-      .where('seq', '=', other.seq)
-      .execute();
+    return this.outgoing.update(client.id, packet);
   }
 
   async outgoingClearMessageId(client: ClientRef, packet: AnyPacket): Promise<AnyPacket | undefined> {
-    const row = await this.db
-      .selectFrom('iot_mqtt_outgoing')
-      .select(['seq', 'packet', 'message_id'])
-      .where('client_id', '=', client.id)
-      .where('message_id', '=', packet.messageId)
-      .orderBy('seq')
-      .executeTakeFirst();
-    if (!row) return undefined;
-    const gone = await this.db
-      .deleteFrom('iot_mqtt_outgoing')
-      .where('client_id', '=', client.id)
-      .where('seq', '=', row.seq)
-      .executeTakeFirst();
-    // Two acknowledgements racing: only the one that deleted the row counts it and answers it.
-    if (Number(gone.numDeletedRows) === 0) return undefined;
-    const n = (this.queued.get(client.id) ?? 1) - 1;
-    if (n > 0) this.queued.set(client.id, n);
-    else this.queued.delete(client.id);
-    return withMessageId(decodePacket(row.packet), row.message_id);
+    return this.outgoing.clearMessageId(client.id, packet);
   }
 
   outgoingStream(client: ClientRef): Readable {
-    const rows = this.db
-      .selectFrom('iot_mqtt_outgoing')
-      .select(['packet', 'message_id'])
-      .where('client_id', '=', client.id)
-      .orderBy('seq')
-      .execute();
-    return Readable.from(
-      (async function* () {
-        for (const row of await rows) yield withMessageId(decodePacket(row.packet), row.message_id);
-      })(),
-    );
+    return this.outgoing.stream(client.id);
   }
 
   // --- inbound QoS 2, awaiting PUBREL -------------------------------------------------------------
@@ -378,8 +287,7 @@ export class StorePersistence {
    */
   async wipeSession(clientId: string): Promise<void> {
     await this.cleanSubscriptions({ id: clientId });
-    await this.db.deleteFrom('iot_mqtt_outgoing').where('client_id', '=', clientId).execute();
-    this.queued.delete(clientId);
+    await this.outgoing.wipe(clientId);
     await this.cleanIncoming({ id: clientId });
     await this.db.deleteFrom('iot_mqtt_wills').where('client_id', '=', clientId).execute();
   }
@@ -395,10 +303,4 @@ export class StorePersistence {
     this.retained.clear();
     this.subs.clear();
   }
-}
-
-function withMessageId(packet: AnyPacket, messageId: number | null): AnyPacket {
-  if (messageId !== null) packet.messageId = messageId;
-  else if (packet.qos > 0) packet.messageId = undefined;
-  return packet;
 }

@@ -29,7 +29,8 @@ export function configurationRoutes(storage: StorageService) {
       params: BucketParams,
       response: { 200: CorsDocument },
       errors: [404],
-      handler: async ({ principal, params }) => storage.getCors(principal.customerId, params.bucket_name),
+      handler: async ({ principal, params }) =>
+        storage.settings.getCors(principal.customerId, params.bucket_name),
     }),
     defineRoute({
       method: 'PUT',
@@ -45,7 +46,7 @@ export function configurationRoutes(storage: StorageService) {
       response: { 200: CorsDocument },
       errors: [404],
       handler: async ({ principal, params, body }) =>
-        storage.putCors(principal.customerId, principal.credential, params.bucket_name, body.rules),
+        storage.settings.putCors(principal.customerId, principal.credential, params.bucket_name, body.rules),
     }),
     defineRoute({
       method: 'DELETE',
@@ -59,7 +60,7 @@ export function configurationRoutes(storage: StorageService) {
       response: { 204: Empty },
       errors: [404],
       handler: async ({ principal, params }) => {
-        await storage.deleteCors(principal.customerId, principal.credential, params.bucket_name);
+        await storage.settings.deleteCors(principal.customerId, principal.credential, params.bucket_name);
         return null;
       },
     }),
@@ -75,7 +76,7 @@ export function configurationRoutes(storage: StorageService) {
       response: { 200: LifecycleDocument },
       errors: [404],
       handler: async ({ principal, params }) =>
-        storage.getLifecycle(principal.customerId, params.bucket_name),
+        storage.settings.getLifecycle(principal.customerId, params.bucket_name),
     }),
     defineRoute({
       method: 'PUT',
@@ -91,7 +92,12 @@ export function configurationRoutes(storage: StorageService) {
       response: { 200: LifecycleDocument },
       errors: [404],
       handler: async ({ principal, params, body }) =>
-        storage.putLifecycle(principal.customerId, principal.credential, params.bucket_name, body.rules),
+        storage.settings.putLifecycle(
+          principal.customerId,
+          principal.credential,
+          params.bucket_name,
+          body.rules,
+        ),
     }),
     defineRoute({
       method: 'DELETE',
@@ -105,7 +111,11 @@ export function configurationRoutes(storage: StorageService) {
       response: { 204: Empty },
       errors: [404],
       handler: async ({ principal, params }) => {
-        await storage.deleteLifecycle(principal.customerId, principal.credential, params.bucket_name);
+        await storage.settings.deleteLifecycle(
+          principal.customerId,
+          principal.credential,
+          params.bucket_name,
+        );
         return null;
       },
     }),
@@ -122,7 +132,7 @@ export function configurationRoutes(storage: StorageService) {
       response: { 200: Versioning },
       errors: [404],
       handler: async ({ principal, params }) =>
-        storage.getVersioning(principal.customerId, params.bucket_name),
+        storage.settings.getVersioning(principal.customerId, params.bucket_name),
     }),
     defineRoute({
       method: 'PUT',
@@ -138,7 +148,12 @@ export function configurationRoutes(storage: StorageService) {
       response: { 200: Versioning },
       errors: [404, 409],
       handler: async ({ principal, params, body }) =>
-        storage.putVersioning(principal.customerId, principal.credential, params.bucket_name, body.status),
+        storage.settings.putVersioning(
+          principal.customerId,
+          principal.credential,
+          params.bucket_name,
+          body.status,
+        ),
     }),
     defineRoute({
       method: 'GET',
@@ -153,7 +168,7 @@ export function configurationRoutes(storage: StorageService) {
       response: { 200: ObjectLock },
       errors: [404],
       handler: async ({ principal, params }) =>
-        storage.getObjectLock(principal.customerId, params.bucket_name),
+        storage.settings.getObjectLock(principal.customerId, params.bucket_name),
     }),
   ];
 }
