@@ -111,7 +111,15 @@ describe('loadConfig values', () => {
     expect(config.bodyLimitBytes).toBe(2048);
     expect(config.publicUrl).toBe('https://api.example.com');
     expect(config.redisUrl).toBe('redis://:pw@127.0.0.1:6379/0');
-    expect(config.oidc).toEqual({ issuer: 'https://login.example.com', audience: 'fjord', jwksUrl: null });
+    expect(config.oidc).toEqual({
+      issuer: 'https://login.example.com',
+      audience: 'fjord',
+      jwksUrl: null,
+      // The console's sign-in is off without a client id; the button is named after the issuer.
+      clientId: null,
+      clientSecret: null,
+      name: 'login.example.com',
+    });
     expect(config.rateLimitOverrides).toEqual({ regions: { points: 3, duration: 60 } });
     expect(config.dataKey).toBe(Buffer.alloc(32, 7).toString('base64'));
     expect(config.webhookAllowPrivate).toBe(true);
