@@ -226,7 +226,9 @@ function Terminal({ id, running }: { id: string; running: boolean }) {
   return (
     <section aria-labelledby="terminal-heading">
       <h2 id="terminal-heading">Terminal</h2>
-      {shown && running ? (
+      {/* Once opened it stays: a status read between two polls must not cut a working shell (the
+          socket says itself when the server stops). */}
+      {shown ? (
         <ServerTerminal id={id} />
       ) : (
         <>
