@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { kernelErrors } from '../../kernel/errors.js';
 import { buildRateLimitTable } from '../../kernel/limits/table.js';
+import { unitsOf } from '../../kernel/store/unit-of-work.js';
 import { defineArea } from '../wiring.js';
 import { DB_TYPES } from './drivers/driver.js';
 import { DatabaseEngines } from './engines/engines.js';
@@ -50,9 +51,10 @@ export const databasesArea = defineArea({
         detail: plan.detail,
       });
     }
-    const repo = new DatabasesRepo(kernel.store);
+    const data = unitsOf(kernel.store, DatabasesRepo.over);
+    const repo = data.read;
     const service = new DatabasesService(
-      repo,
+      data,
       engines,
       kernel.identity,
       kernel.audit,
@@ -72,7 +74,7 @@ export const databasesArea = defineArea({
       detail: snapshotBucket.location,
     });
     const snapshots = new SnapshotService(
-      repo,
+      data,
       service,
       { objects: new ObjectSnapshotStore(snapshotBucket), fs: fsSnapshotStore(config.dataDir) },
       kernel.secrets,

@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { Store } from '../../kernel/store/store.js';
+import type { AnyDb, UnitDb } from '../../kernel/store/unit-of-work.js';
 import type {
   BackupPoliciesTable,
   DatabasesTable,
@@ -8,30 +7,20 @@ import type {
   SnapshotsTable,
 } from './migrations.js';
 
+/**
+ * Queries on databases, their firewall rules, snapshots and backup policies. Bound to the store for
+ * reads, or to a unit's transaction (`DatabasesRepo.over`, through `unitsOf`): the checks that
+ * need a unit (a plan's quota) are the services'.
+ */
 export class DatabasesRepo {
-  private readonly db: Kysely<DatabasesTables>;
-  constructor(private readonly store: Store) {
-    this.db = store.typed<DatabasesTables>();
+  constructor(private readonly db: UnitDb<DatabasesTables>) {}
+
+  static over(db: AnyDb): DatabasesRepo {
+    return new DatabasesRepo(db);
   }
 
-  /**
-   * Inserts a new database's row unless the customer already has `limit` databases or the name
-   * is taken: counted and inserted under the customer's lock, so requests at once cannot pass
-   * the quota together. The row comes first and the server's database second (see the service).
-   */
-  async reserve(row: DatabasesTable, limit: number): Promise<{ ok: true } | { ok: false; used: number }> {
-    return this.store.unitOfWork({ locks: [`databases:${row.customer_id}`] }, async (unit) => {
-      const tx = unit.tx as Kysely<DatabasesTables>;
-      const r = await tx
-        .selectFrom('databases')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('customer_id', '=', row.customer_id)
-        .executeTakeFirst();
-      const used = Number(r?.n ?? 0);
-      if (used >= limit) return { ok: false, used };
-      await tx.insertInto('databases').values(row).execute();
-      return { ok: true };
-    });
+  insert(row: DatabasesTable) {
+    return this.db.insertInto('databases').values(row).execute();
   }
   list(customerId: string, dbType?: string) {
     let q = this.db.selectFrom('databases').selectAll().where('customer_id', '=', customerId);
@@ -120,26 +109,18 @@ export class DatabasesRepo {
     return Number(r.numDeletedRows) > 0;
   }
 
-  /**
-   * Inserts a snapshot's row unless the database already has `limit` snapshots, manual and
-   * automatic (failed ones do not count): checked and inserted under the database's lock, so two requests at
-   * once cannot both take the last place. Returns false when it is full.
-   */
-  async reserveSnapshot(row: SnapshotsTable, limit: number | null): Promise<boolean> {
-    return this.store.unitOfWork({ locks: [`database-snapshots:${row.database_id}`] }, async (unit) => {
-      const tx = unit.tx as Kysely<DatabasesTables>;
-      if (limit !== null) {
-        const r = await tx
-          .selectFrom('database_snapshots')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('database_id', '=', row.database_id)
-          .where('status', '!=', 'failed')
-          .executeTakeFirst();
-        if (Number(r?.n ?? 0) >= limit) return false;
-      }
-      await tx.insertInto('database_snapshots').values(row).execute();
-      return true;
-    });
+  /** Snapshots of a database that count against its plan's place: manual and automatic, not failed ones. */
+  async keptSnapshots(databaseId: string): Promise<number> {
+    const r = await this.db
+      .selectFrom('database_snapshots')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('database_id', '=', databaseId)
+      .where('status', '!=', 'failed')
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+  insertSnapshot(row: SnapshotsTable) {
+    return this.db.insertInto('database_snapshots').values(row).execute();
   }
   /** Snapshots still `creating` whose process stopped beating before `before` (epoch ms, wall time). */
   async failAbandonedSnapshots(before: number, error: string): Promise<number> {

@@ -5,6 +5,7 @@ import type { Clock } from '../../kernel/clock.js';
 import { isAppError } from '../../kernel/errors.js';
 import { newId, randomString } from '../../kernel/ids.js';
 import { isUniqueViolation } from '../../kernel/store/dialect.js';
+import type { Units } from '../../kernel/store/unit-of-work.js';
 import { type DatabaseRef, type DbType, type EngineDriver, FirewallUnmanaged } from './drivers/driver.js';
 import type { DatabaseEngines } from './engines/engines.js';
 import type { DatabasesTable } from './migrations.js';
@@ -41,8 +42,10 @@ export interface CreateRequest {
  * a row whose server database is missing (`status: "missing"` in its info), which delete clears.
  */
 export class DatabasesService {
+  private readonly repo: DatabasesRepo;
   constructor(
-    private readonly repo: DatabasesRepo,
+    /** The repo for reads (`read`), and units with it bound to their transaction. */
+    private readonly data: Units<DatabasesRepo>,
     readonly engines: DatabaseEngines,
     private readonly identity: IdentityService,
     private readonly audit: AuditTrail,
@@ -52,7 +55,9 @@ export class DatabasesService {
     readonly quotas: DatabaseQuotas,
     /** The store's cross-process lock by name (Store.exclusive). */
     private readonly serialise: <T>(key: string, work: () => Promise<T>) => Promise<T>,
-  ) {}
+  ) {
+    this.repo = data.read;
+  }
 
   /** The customer's plan (its quotas are `quotas.of(plan)`). */
   async planOf(customerId: string): Promise<string> {
@@ -201,16 +206,19 @@ export class DatabasesService {
     };
     // The row first, the server's database second: the row is what makes a name and a quota
     // place ours, so a request racing this one gets 409 (or, in form B, this database) instead of
-    // both creating on the server and one dropping what the other made.
-    let reserved: Awaited<ReturnType<DatabasesRepo['reserve']>>;
+    // both creating on the server and one dropping what the other made. Counted and inserted in
+    // one unit under the customer's lock, so requests at once cannot pass the quota together.
     try {
-      reserved = await this.repo.reserve(row, limit);
+      await this.data.run([`databases:${customerId}`], async (repo) => {
+        const used = await repo.count(customerId);
+        if (used >= limit) throw dbErrors.quota(used, limit, customer.plan);
+        await repo.insert(row);
+      });
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
       if (req.form === 'A') throw dbErrors.exists(technical);
       return this.create(principal, req); // form B: answers with the one that won
     }
-    if (!reserved.ok) throw dbErrors.quota(reserved.used, limit, customer.plan);
     const password = newDatabasePassword();
     try {
       await this.onServer(req.dbType, (d) => d.create(this.ref(row), password));

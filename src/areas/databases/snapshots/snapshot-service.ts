@@ -7,6 +7,7 @@ import type { Principal } from '../../../kernel/auth/principal.js';
 import { type Clock, isoOf as iso } from '../../../kernel/clock.js';
 import { newId } from '../../../kernel/ids.js';
 import type { SecretBox } from '../../../kernel/secrets.js';
+import type { Units } from '../../../kernel/store/unit-of-work.js';
 import type { DatabaseRef, DbType } from '../drivers/driver.js';
 import type { DatabasesTable, SnapshotsTable } from '../migrations.js';
 import type { DatabasesRepo } from '../repo.js';
@@ -25,15 +26,18 @@ const ABANDONED_AFTER_MS = 5 * 60_000;
  * `stores.fs` only serves older ones. Automatic snapshots come from `backup-policy.ts`.
  */
 export class SnapshotService {
+  private readonly repo: DatabasesRepo;
   constructor(
-    private readonly repo: DatabasesRepo,
+    private readonly data: Units<DatabasesRepo>,
     private readonly dbs: DatabasesService,
     private readonly stores: Record<SnapshotStoreKind, SnapshotStore>,
     private readonly secrets: SecretBox,
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly planOf: (customerId: string) => Promise<string>,
-  ) {}
+  ) {
+    this.repo = data.read;
+  }
 
   view(row: DatabasesTable, s: SnapshotsTable) {
     return {
@@ -93,7 +97,13 @@ export class SnapshotService {
     // Manual snapshots count against the plan; automatic ones are bounded by the policy's retention.
     const plan = kind === 'manual' ? await this.planOf(row.customer_id) : null;
     const limit = plan ? this.dbs.quotas.of(plan).snapshotsPerDatabase : null;
-    if (!(await this.repo.reserveSnapshot(snap, limit))) throw dbErrors.snapshotLimit(limit!, plan!);
+    // Counted and inserted under the database's lock: two requests at once cannot both take the
+    // last place.
+    await this.data.run([`database-snapshots:${row.id}`], async (repo) => {
+      if (limit !== null && (await repo.keptSnapshots(row.id)) >= limit)
+        throw dbErrors.snapshotLimit(limit, plan!);
+      await repo.insertSnapshot(snap);
+    });
     const beat = setInterval(() => {
       this.repo.updateSnapshot(id, { heartbeat_at: Date.now() }).catch(() => {});
     }, HEARTBEAT_MS);

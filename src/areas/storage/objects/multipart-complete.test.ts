@@ -46,3 +46,36 @@ it('a Complete whose write fails leaves the upload and its parts as they were, t
     checksum: null,
   });
 });
+
+it('concurrent multipart work on one key all succeeds: a part sent twice at once, two Completes and an Abort', async () => {
+  // A bucket with no row has no row lock to queue on: on PostgreSQL two writers of one part number
+  // (or of one key's `null` version) race on its unique key, and the kernel runs the loser's unit
+  // again (attemptsOnUniqueRace); on SQLite every unit waits for the one write lock.
+  const ref: BucketRef = { id: 'b-multipart-race', customerId: 'c-complete', versioning: 'Unversioned' };
+  const objects = h.plane.env.objects;
+  const size = 5 * 1024 * 1024; // the smallest part that may be followed by another
+  const md5 = 'bb'.repeat(16);
+  const uploads = await Promise.all([0, 1, 2].map(() => objects.createUpload(ref.id, 'raced', attrs, null)));
+  const sent = uploads.flatMap((id, u) =>
+    [1, 2, 3].flatMap((n) =>
+      [0, 1].map((copy) => ({ id, n, blob: { ref: `race-${u}-${n}-${copy}`, size } })),
+    ),
+  );
+  await Promise.all(sent.map((s) => objects.putPart(s.id, s.n, [s.blob], { size, md5, checksum: null })));
+  for (const id of uploads) {
+    const parts = await objects.repo.parts(id);
+    expect(parts.map((p) => p.part_number)).toEqual([1, 2, 3]);
+  }
+
+  const listed = [1, 2, 3].map((partNumber) => ({ partNumber, etag: md5, checksums: {} }));
+  const complete = async (id: string) =>
+    objects.complete(ref, await objects.requireUpload(ref.id, 'raced', id), listed);
+  const [first, second, aborted] = uploads as [string, string, string];
+  const settled = await Promise.allSettled([complete(first), complete(second), objects.abort(aborted)]);
+  expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+
+  // One current version (the bucket keeps no others), counted once, and no upload left behind.
+  expect(await objects.repo.listVersions(ref.id, 'raced', null, 10)).toHaveLength(1);
+  expect(await objects.repo.usage(ref.id)).toEqual({ objects: 1, bytes: 3 * size });
+  for (const id of uploads) expect(await objects.repo.upload(ref.id, id)).toBeUndefined();
+});

@@ -1,8 +1,6 @@
-import type { Kysely, Transaction } from 'kysely';
 import { AppError } from '../../../kernel/errors.js';
 import { onPostgres, runCompiled } from '../../../kernel/store/compiled.js';
-import { isUniqueViolation } from '../../../kernel/store/dialect.js';
-import type { Store } from '../../../kernel/store/store.js';
+import type { UnitDb } from '../../../kernel/store/unit-of-work.js';
 import type { BlobPart, CompletedUploadRow, ObjectRow, ObjectTables, PartRow, UploadRow } from './tables.js';
 
 /** Blobs no longer named by any row: the caller deletes them after the commit. */
@@ -14,25 +12,13 @@ const DAY_MS = 86_400_000;
 export const blobsOf = (row: Pick<ObjectRow, 'blob'>): BlobPart[] => JSON.parse(row.blob) as BlobPart[];
 
 /**
- * Multipart uploads and their parts, and what every data-plane transaction shares: the retry on
- * a lost unique race and the bucket lock. `ObjectRepo` extends it with versions and stats.
+ * Multipart uploads and their parts, and the bucket lock every data-plane write takes first.
+ * `ObjectRepo` extends it with versions and stats. Bound to the store for reads, or to a unit's
+ * transaction (`ObjectRepo.over`, through `unitsOf` in object-writes.ts): the methods that write
+ * under a check expect to run inside a unit, and never open one.
  */
 export class MultipartRepo {
-  readonly db: Kysely<ObjectTables>;
-  constructor(private readonly store: Store) {
-    this.db = store.typed<ObjectTables>();
-  }
-
-  /** Runs `work` in a transaction, again when a concurrent writer took the same key first. */
-  async tx<T>(work: (trx: Transaction<ObjectTables>) => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.store.unitOfWork({}, ({ tx }) => work(tx as Transaction<ObjectTables>));
-      } catch (err) {
-        if (!isUniqueViolation(err) || attempt >= 8) throw err;
-      }
-    }
-  }
+  constructor(readonly db: UnitDb<ObjectTables>) {}
 
   /**
    * The first statement of every transaction that makes data: takes the bucket row's lock and
@@ -41,14 +27,14 @@ export class MultipartRepo {
    * fails with NoSuchBucket — never acknowledged and then purged. Resolves with the bucket's
    * versioning state as locked (null when the bucket has no row: a test's in-memory bucket).
    */
-  protected async lockLiveBucket(trx: Transaction<ObjectTables>, bucketId: string): Promise<string | null> {
+  async lockLiveBucket(bucketId: string): Promise<string | null> {
     // A retired bucket keeps its row (its name is never reused), so "gone" is a set deleted_at.
     // On SQLite every unit of work begins holding the one write lock, so reading
     // the row is enough, and writes no page; on PostgreSQL the no-op update takes the row's lock,
     // and a versioning change committed meanwhile is what it returns.
     const row = await runCompiled<{ deleted_at: number | null; versioning: string | null }>(
-      trx,
-      onPostgres(trx)
+      this.db,
+      onPostgres(this.db)
         ? 'UPDATE storage_buckets SET updated_at = updated_at WHERE id = ? RETURNING deleted_at, versioning'
         : 'SELECT deleted_at, versioning FROM storage_buckets WHERE id = ?',
       [bucketId],
@@ -57,11 +43,10 @@ export class MultipartRepo {
     return row.rows[0]?.versioning ?? null;
   }
 
+  /** In a unit: records a new upload in a live bucket. */
   async createUpload(row: UploadRow): Promise<void> {
-    await this.tx(async (trx) => {
-      await this.lockLiveBucket(trx, row.bucket_id);
-      await trx.insertInto('storage_uploads').values(row).execute();
-    });
+    await this.lockLiveBucket(row.bucket_id);
+    await this.db.insertInto('storage_uploads').values(row).execute();
   }
 
   upload(bucketId: string, uploadId: string): Promise<UploadRow | undefined> {
@@ -74,15 +59,12 @@ export class MultipartRepo {
   }
 
   /** Remembers a completed upload for a day (older ones are dropped as new ones come). */
-  protected async rememberCompletedIn(
-    trx: Transaction<ObjectTables>,
-    row: CompletedUploadRow,
-  ): Promise<void> {
-    await trx
+  async rememberCompleted(row: CompletedUploadRow): Promise<void> {
+    await this.db
       .deleteFrom('storage_completed_uploads')
       .where('completed_at', '<', row.completed_at - DAY_MS)
       .execute();
-    await trx
+    await this.db
       .insertInto('storage_completed_uploads')
       .values(row)
       .onConflict((oc) => oc.column('upload_id').doNothing())
@@ -99,37 +81,35 @@ export class MultipartRepo {
       .executeTakeFirst();
   }
 
-  /** Records a part; the blob of a part it replaces is returned for deletion. */
+  /** In a unit: records a part; the blob of a part it replaces is returned for deletion. */
   async putPart(part: PartRow): Promise<Released> {
-    return this.tx(async (trx) => {
-      const up = await trx
-        .selectFrom('storage_uploads')
-        .select('bucket_id')
-        .where('upload_id', '=', part.upload_id)
-        .executeTakeFirst();
-      if (up) await this.lockLiveBucket(trx, up.bucket_id);
-      const old = await trx
-        .selectFrom('storage_upload_parts')
-        .select('blob')
+    const up = await this.db
+      .selectFrom('storage_uploads')
+      .select('bucket_id')
+      .where('upload_id', '=', part.upload_id)
+      .executeTakeFirst();
+    if (up) await this.lockLiveBucket(up.bucket_id);
+    const old = await this.db
+      .selectFrom('storage_upload_parts')
+      .select('blob')
+      .where('upload_id', '=', part.upload_id)
+      .where('part_number', '=', part.part_number)
+      .executeTakeFirst();
+    if (old) {
+      await this.db
+        .deleteFrom('storage_upload_parts')
         .where('upload_id', '=', part.upload_id)
         .where('part_number', '=', part.part_number)
-        .executeTakeFirst();
-      if (old) {
-        await trx
-          .deleteFrom('storage_upload_parts')
-          .where('upload_id', '=', part.upload_id)
-          .where('part_number', '=', part.part_number)
-          .execute();
-      }
-      const live = await trx
-        .selectFrom('storage_uploads')
-        .select('upload_id')
-        .where('upload_id', '=', part.upload_id)
-        .executeTakeFirst();
-      if (!live) return [...(old ? blobsOf(old) : []), ...blobsOf(part)]; // aborted meanwhile
-      await trx.insertInto('storage_upload_parts').values(part).execute();
-      return old ? blobsOf(old) : [];
-    });
+        .execute();
+    }
+    const live = await this.db
+      .selectFrom('storage_uploads')
+      .select('upload_id')
+      .where('upload_id', '=', part.upload_id)
+      .executeTakeFirst();
+    if (!live) return [...(old ? blobsOf(old) : []), ...blobsOf(part)]; // aborted meanwhile
+    await this.db.insertInto('storage_upload_parts').values(part).execute();
+    return old ? blobsOf(old) : [];
   }
 
   parts(uploadId: string, afterPart = 0, limit = 10_001): Promise<PartRow[]> {
@@ -143,23 +123,17 @@ export class MultipartRepo {
       .execute();
   }
 
-  /** Removes the upload and its parts (an abort), returning their blobs, or null when it is gone. */
-  dropUpload(uploadId: string): Promise<Released | null> {
-    return this.tx((trx) => this.dropUploadIn(trx, uploadId));
-  }
-
   /**
-   * Removes the upload and its parts inside `trx`, returning the blobs of parts not kept, or null
+   * In a unit: removes the upload and its parts (an abort, or a Complete), returning the blobs of parts not kept, or null
    * when the upload is gone. `keep` maps part numbers to the blob they must still name (a part
    * replaced meanwhile fails the whole call, so a Complete never names a released blob).
    */
-  protected async dropUploadIn(
-    trx: Transaction<ObjectTables>,
+  async dropUpload(
     uploadId: string,
     keep: Map<number, string> = new Map(),
     mismatch?: () => Error,
   ): Promise<Released | null> {
-    const parts = await trx
+    const parts = await this.db
       .selectFrom('storage_upload_parts')
       .selectAll()
       .where('upload_id', '=', uploadId)
@@ -168,8 +142,11 @@ export class MultipartRepo {
       if (parts.find((p) => p.part_number === n)?.blob !== blob)
         throw mismatch ? mismatch() : new Error('part changed');
     }
-    await trx.deleteFrom('storage_upload_parts').where('upload_id', '=', uploadId).execute();
-    const gone = await trx.deleteFrom('storage_uploads').where('upload_id', '=', uploadId).executeTakeFirst();
+    await this.db.deleteFrom('storage_upload_parts').where('upload_id', '=', uploadId).execute();
+    const gone = await this.db
+      .deleteFrom('storage_uploads')
+      .where('upload_id', '=', uploadId)
+      .executeTakeFirst();
     if (Number(gone.numDeletedRows) === 0) return null;
     return parts.filter((p) => !keep.has(p.part_number)).flatMap(blobsOf);
   }

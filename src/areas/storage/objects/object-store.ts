@@ -20,6 +20,7 @@ import {
   type WriteOptions,
   type Written,
 } from './object-types.js';
+import type { ObjectWrites } from './object-writes.js';
 import { StorageQuota } from './quota.js';
 import type { BucketRef, ObjectRepo, Released } from './repo.js';
 import { readSealed, sealedSize, sealStream } from './sealing.js';
@@ -46,8 +47,11 @@ const RECHECK_QUOTA_ABOVE = 1024 * 1024;
  * through the repo. Blobs a commit no longer names are deleted after it.
  */
 export class ObjectStore {
+  /** Reads, outside any unit. */
+  readonly repo: ObjectRepo;
   constructor(
-    readonly repo: ObjectRepo,
+    /** Writes, each in its unit. */
+    readonly writes: ObjectWrites,
     readonly blobs: BlobStore,
     private readonly clock: Clock,
     private readonly log: Logger,
@@ -58,6 +62,8 @@ export class ObjectStore {
     /** Wraps SSE-S3 data keys (FJORD_DATA_KEY); without it, SSE-S3 is refused. */
     readonly secrets?: SecretBox,
   ) {
+    const repo = writes.read;
+    this.repo = repo;
     this.quota = new StorageQuota(quotaOf, (customerId) => repo.usageOfCustomer(customerId));
   }
   private readonly quota: StorageQuota;
@@ -152,7 +158,7 @@ export class ObjectStore {
     v: VersionContent,
   ): Promise<{ versionId: string; etag: string; lastModified: number }> {
     const now = this.clock.nowMs();
-    const { versionId, released } = await this.repo.commitVersion(bucket, key, newVersionRow(v, now), now);
+    const { versionId, released } = await this.writes.commitVersion(bucket, key, newVersionRow(v, now), now);
     this.release(released);
     return { versionId, etag: v.etag, lastModified: now };
   }
@@ -224,14 +230,14 @@ export class ObjectStore {
     if (modifiedBy !== undefined && (!row || Number(row.last_modified) > modifiedBy))
       return { deleteMarker: false, versionId: null };
     if (bucket.versioning === 'Unversioned') {
-      if (row) this.release(await this.repo.deleteVersion(bucket, row, modifiedBy));
+      if (row) this.release(await this.writes.deleteVersion(bucket, row, modifiedBy));
       return { deleteMarker: false, versionId: null };
     }
     const now = this.clock.nowMs();
     const written =
       modifiedBy === undefined
-        ? await this.repo.commitVersion(bucket, key, deleteMarker(now), now)
-        : await this.repo.expireCurrent(bucket, key, deleteMarker(now), modifiedBy);
+        ? await this.writes.commitVersion(bucket, key, deleteMarker(now), now)
+        : await this.writes.expireCurrent(bucket, key, deleteMarker(now), modifiedBy);
     if (!written) return { deleteMarker: false, versionId: null };
     this.release(written.released);
     return { deleteMarker: true, versionId: written.versionId };
@@ -247,7 +253,7 @@ export class ObjectStore {
     const row = await this.repo.version(bucket.id, key, versionId);
     if (!row) return null;
     guard?.(row);
-    this.release(await this.repo.deleteVersion(bucket, row));
+    this.release(await this.writes.deleteVersion(bucket, row));
     return { deleteMarker: row.is_delete_marker === 1 };
   }
 
@@ -278,7 +284,7 @@ export class ObjectStore {
       storage_class: options.storageClass ?? null,
       initiator: options.initiator ?? null,
     };
-    await this.repo.createUpload(row);
+    await this.writes.createUpload(row);
     return uploadId;
   }
 
@@ -289,7 +295,7 @@ export class ObjectStore {
   }
 
   async putPart(uploadId: string, partNumber: number, parts: BlobPart[], w: Written): Promise<void> {
-    const released = await this.repo.putPart({
+    const released = await this.writes.putPart({
       upload_id: uploadId,
       part_number: partNumber,
       size: w.size,
@@ -339,7 +345,7 @@ export class ObjectStore {
     );
     // One transaction: the upload row goes (a concurrent Complete or Abort then finds nothing to
     // reuse) and the object naming its parts' blobs arrives, or neither happens.
-    const done = await this.repo.completeUpload(
+    const done = await this.writes.completeUpload(
       bucket,
       upload.key,
       row,
@@ -376,6 +382,6 @@ export class ObjectStore {
   }
 
   async abort(uploadId: string): Promise<void> {
-    this.release((await this.repo.dropUpload(uploadId)) ?? []);
+    this.release((await this.writes.dropUpload(uploadId)) ?? []);
   }
 }

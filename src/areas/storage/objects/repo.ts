@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { runCompiled } from '../../../kernel/store/compiled.js';
-import { GroupCommit } from '../../../kernel/store/group-commit.js';
+import type { AnyDb } from '../../../kernel/store/unit-of-work.js';
 import type { VersioningState } from '../data-plane-contract.js';
 import { blobsOf, MultipartRepo, type Released, withPrefix } from './multipart-repo.js';
 import { PackRefsRepo } from './pack-refs-repo.js';
@@ -26,27 +26,18 @@ export interface BucketRef {
 
 export type { Released } from './multipart-repo.js';
 
-/** Versions per shared transaction: enough for a burst of small PUTs, short enough to keep latency low. */
-const VERSIONS_PER_COMMIT = 128;
-
 export { afterPrefix } from './multipart-repo.js';
 export { newVersionId } from './version-writes.js';
 
 /**
  * The data plane's queries (with its base, `MultipartRepo`, the only place with them): object
- * versions, their listing, usage counters and lifecycle.
+ * versions, their listing, usage counters and lifecycle. Bound to the store for reads, or to a
+ * unit's transaction (`ObjectRepo.over`); the units themselves are opened in object-writes.ts.
  */
 export class ObjectRepo extends MultipartRepo {
-  /**
-   * New versions arriving together (concurrent PUTs, deletes that leave a marker) share one
-   * transaction: on SQLite one commit writes the pages they share once, on PostgreSQL they pay
-   * one commit round trip. Each still gets its own answer, and one that fails (its bucket was
-   * deleted) is written again alone, so it cannot fail the others.
-   */
-  private readonly versionWrites = new GroupCommit<PendingVersion>(
-    (items) => this.writeVersions(items),
-    VERSIONS_PER_COMMIT,
-  );
+  static over(db: AnyDb): ObjectRepo {
+    return new ObjectRepo(db);
+  }
 
   /**
    * Every blob an object version or an uploaded part refers to, read in pages. Memory grows with
@@ -82,87 +73,54 @@ export class ObjectRepo extends MultipartRepo {
   }
 
   /**
-   * Makes `v` the current version of `key` under the bucket's versioning state: Enabled keeps
-   * the previous version as noncurrent; Unversioned and Suspended replace the `null` version.
-   * Resolves once committed, in a transaction shared with the versions written at the same time.
-   */
-  async commitVersion(
-    bucket: BucketRef,
-    key: string,
-    v: NewVersion,
-    now: number,
-  ): Promise<{ versionId: string; released: Released }> {
-    const item: PendingVersion = { bucket, key, row: v, now };
-    await this.versionWrites.submit([item]);
-    return item.out!;
-  }
-
-  /**
    * Completes a multipart upload in one transaction: the upload and its parts go, the version
    * naming the kept parts' blobs is written, and the completion is remembered for a retried
    * Complete. So no moment passes in which those blobs are named by no row (the orphan sweep could
    * take them), and a failed write leaves the upload as it was. Null when the upload is gone.
+   * In a unit, as every method below that writes more than one statement.
    */
-  completeUpload(
+  async completeUpload(
     bucket: BucketRef,
     key: string,
     v: NewVersion,
     upload: { id: string; keep: Map<number, string>; mismatch: () => Error },
     completed: Omit<CompletedUploadRow, 'version_id'>,
   ): Promise<{ versionId: string; released: Released } | null> {
-    return this.tx(async (trx) => {
-      const dropped = await this.dropUploadIn(trx, upload.id, upload.keep, upload.mismatch);
-      if (dropped === null) return null;
-      const item: PendingVersion = { bucket, key, row: v, now: v.last_modified };
-      const [out] = await writeVersionsIn(trx, [item], (t, id) => this.lockLiveBucket(t, id));
-      await this.rememberCompletedIn(trx, {
-        upload_id: completed.upload_id,
-        bucket_id: completed.bucket_id,
-        key: completed.key,
-        parts: completed.parts,
-        etag: completed.etag,
-        checksum: completed.checksum,
-        completed_at: completed.completed_at,
-        version_id: out!.versionId,
-      });
-      return { versionId: out!.versionId, released: [...dropped, ...out!.released] };
-    });
+    const dropped = await this.dropUpload(upload.id, upload.keep, upload.mismatch);
+    if (dropped === null) return null;
+    const [out] = await this.writeVersions([{ bucket, key, row: v, now: v.last_modified }]);
+    await this.rememberCompleted({ ...completed, version_id: out!.versionId });
+    return { versionId: out!.versionId, released: [...dropped, ...out!.released] };
   }
 
   /**
    * Lifecycle expiry in a bucket with versioning on or suspended: the delete marker is written
    * only if the key's current version was last modified by `modifiedBy`, checked in the marker's
-   * own transaction under the bucket's lock. A version written since the rule matched stays
-   * current (Suspended would otherwise replace it). Null when the check kept it.
+   * own unit under the bucket's lock. A version written since the rule matched stays current
+   * (Suspended would otherwise replace it). Null when the check kept it.
    */
-  expireCurrent(
+  async expireCurrent(
     bucket: BucketRef,
     key: string,
     marker: NewVersion,
     modifiedBy: number,
   ): Promise<{ versionId: string; released: Released } | null> {
-    return this.tx(async (trx) => {
-      await this.lockLiveBucket(trx, bucket.id);
-      const current = await trx
-        .selectFrom('storage_objects')
-        .select('last_modified')
-        .where('bucket_id', '=', bucket.id)
-        .where('key', '=', key)
-        .where(sql<boolean>`is_latest = 1`)
-        .executeTakeFirst();
-      if (!current || Number(current.last_modified) > modifiedBy) return null;
-      const item: PendingVersion = { bucket, key, row: marker, now: marker.last_modified };
-      const [out] = await writeVersionsIn(trx, [item], (t, id) => this.lockLiveBucket(t, id));
-      return out!;
-    });
+    await this.lockLiveBucket(bucket.id);
+    const current = await this.db
+      .selectFrom('storage_objects')
+      .select('last_modified')
+      .where('bucket_id', '=', bucket.id)
+      .where('key', '=', key)
+      .where(sql<boolean>`is_latest = 1`)
+      .executeTakeFirst();
+    if (!current || Number(current.last_modified) > modifiedBy) return null;
+    const [out] = await this.writeVersions([{ bucket, key, row: marker, now: marker.last_modified }]);
+    return out!;
   }
 
-  /** One transaction for many versions, in the order they came (two of one key: the later wins). */
-  private async writeVersions(items: PendingVersion[]): Promise<void> {
-    const outs = await this.tx((trx) => writeVersionsIn(trx, items, (t, id) => this.lockLiveBucket(t, id)));
-    items.forEach((item, i) => {
-      item.out = outs[i];
-    });
+  /** Many versions in one unit, in the order they came (two of one key: the later wins). */
+  writeVersions(items: PendingVersion[]): Promise<{ versionId: string; released: Released }[]> {
+    return writeVersionsIn(this.db, items, (id) => this.lockLiveBucket(id));
   }
 
   /**
@@ -170,28 +128,26 @@ export class ObjectRepo extends MultipartRepo {
    * With `modifiedBy`, only while its last-modified time is no later (see `removeRow`).
    */
   async deleteVersion(bucket: BucketRef, row: ObjectRow, modifiedBy?: number): Promise<Released> {
-    return this.tx(async (trx) => {
-      const deltas: UsageDeltas = new Map();
-      const released = await removeRow(trx, bucket, row, deltas, modifiedBy);
-      await applyUsage(trx, deltas);
-      if (row.is_latest) {
-        const next = await trx
-          .selectFrom('storage_objects')
-          .select('id')
-          .where('bucket_id', '=', bucket.id)
-          .where('key', '=', row.key)
-          .orderBy('id', 'desc')
-          .limit(1)
-          .executeTakeFirst();
-        if (next)
-          await trx
-            .updateTable('storage_objects')
-            .set({ is_latest: 1, noncurrent_since: null })
-            .where('id', '=', next.id)
-            .execute();
-      }
-      return released;
-    });
+    const deltas: UsageDeltas = new Map();
+    const released = await removeRow(this.db, bucket, row, deltas, modifiedBy);
+    await applyUsage(this.db, deltas);
+    if (row.is_latest) {
+      const next = await this.db
+        .selectFrom('storage_objects')
+        .select('id')
+        .where('bucket_id', '=', bucket.id)
+        .where('key', '=', row.key)
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      if (next)
+        await this.db
+          .updateTable('storage_objects')
+          .set({ is_latest: 1, noncurrent_since: null })
+          .where('id', '=', next.id)
+          .execute();
+    }
+    return released;
   }
 
   /**
@@ -314,29 +270,31 @@ export class ObjectRepo extends MultipartRepo {
     return !obj;
   }
 
-  /** Deletes every row of a bucket in one transaction; returns the blobs to delete. */
+  /** In a unit: deletes every row of a bucket; returns the blobs to delete. */
   async purge(bucketId: string): Promise<Released> {
-    return this.tx(async (trx) => {
-      const objects = await trx
-        .selectFrom('storage_objects')
-        .select('blob')
-        .where('bucket_id', '=', bucketId)
-        .execute();
-      const uploads = await trx
-        .selectFrom('storage_uploads')
-        .select('upload_id')
-        .where('bucket_id', '=', bucketId)
-        .execute();
-      const ids = uploads.map((u) => u.upload_id);
-      const parts = ids.length
-        ? await trx.selectFrom('storage_upload_parts').select('blob').where('upload_id', 'in', ids).execute()
-        : [];
-      if (ids.length) await trx.deleteFrom('storage_upload_parts').where('upload_id', 'in', ids).execute();
-      await trx.deleteFrom('storage_uploads').where('bucket_id', '=', bucketId).execute();
-      await trx.deleteFrom('storage_objects').where('bucket_id', '=', bucketId).execute();
-      await trx.deleteFrom('storage_usage').where('bucket_id', '=', bucketId).execute();
-      return [...objects, ...parts].flatMap(blobsOf);
-    });
+    const objects = await this.db
+      .selectFrom('storage_objects')
+      .select('blob')
+      .where('bucket_id', '=', bucketId)
+      .execute();
+    const uploads = await this.db
+      .selectFrom('storage_uploads')
+      .select('upload_id')
+      .where('bucket_id', '=', bucketId)
+      .execute();
+    const ids = uploads.map((u) => u.upload_id);
+    const parts = ids.length
+      ? await this.db
+          .selectFrom('storage_upload_parts')
+          .select('blob')
+          .where('upload_id', 'in', ids)
+          .execute()
+      : [];
+    if (ids.length) await this.db.deleteFrom('storage_upload_parts').where('upload_id', 'in', ids).execute();
+    await this.db.deleteFrom('storage_uploads').where('bucket_id', '=', bucketId).execute();
+    await this.db.deleteFrom('storage_objects').where('bucket_id', '=', bucketId).execute();
+    await this.db.deleteFrom('storage_usage').where('bucket_id', '=', bucketId).execute();
+    return [...objects, ...parts].flatMap(blobsOf);
   }
 
   /** Up to `limit` rows of a bucket matching a lifecycle rule's prefix, from the given id on. */

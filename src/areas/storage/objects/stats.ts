@@ -54,7 +54,7 @@ export class DataPlaneStats implements ObjectStats {
   }
 
   async purgeBucket(bucketId: string): Promise<void> {
-    this.objects.release(await this.objects.repo.purge(bucketId));
+    this.objects.release(await this.objects.writes.purge(bucketId));
   }
 
   /**

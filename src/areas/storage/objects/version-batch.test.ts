@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../s3/testing/harness.js';
 import { deleteMarker } from './object-types.js';
-import { type BucketRef, ObjectRepo } from './repo.js';
+import { ObjectWrites } from './object-writes.js';
+import type { BucketRef } from './repo.js';
 
 /**
  * Concurrent writes share one transaction (the group commit): each must still come out as if
@@ -79,23 +80,23 @@ it('a write made under versioning Enabled keeps the null version, even sharing a
 });
 
 it('two processes writing one key at once keep one version, counted once, every replaced blob released', async () => {
-  // A second repo on the store stands for a second process: its own group commit, and on
+  // A second writer on the store stands for a second process: its own group commit, and on
   // PostgreSQL its own connection of the pool (READ COMMITTED).
   // The bucket's row as the control plane keeps it: locked as never versioned.
   await sql`INSERT INTO storage_buckets (id, updated_at, deleted_at, versioning) VALUES ('b-batch-race', 0, NULL, 'Unversioned')`.execute(
     h.store.db,
   );
   const ref: BucketRef = { id: 'b-batch-race', customerId: 'c-batch', versioning: 'Unversioned' };
-  const repos = [h.plane.env.objects.repo, new ObjectRepo(h.store)];
+  const writers = [h.plane.env.objects.writes, new ObjectWrites(h.store)];
   const blobOf = (n: number) => JSON.stringify([{ ref: `race-${n}`, size: n }]);
   const released: string[] = [];
   let n = 0;
   for (let round = 0; round < 20; round++) {
     const outs = await Promise.all(
-      repos.flatMap((repo) =>
+      writers.flatMap((writer) =>
         [1, 2].map(() => {
           const size = ++n;
-          return repo.commitVersion(
+          return writer.commitVersion(
             ref,
             round % 2 ? 'k' : 'k2',
             {
@@ -134,9 +135,9 @@ describe('an overwrite in a bucket that never had versioning', () => {
   // overwrite and acts on it by id must still leave the counters and blobs exact.
   const ref: BucketRef = { id: 'b-batch-inplace', customerId: 'c-batch-inplace', versioning: 'Unversioned' };
   const blobRef = (size: number) => `00000000-0000-7000-8000-${String(size).padStart(12, '0')}`;
-  /** A version straight through the repo, which answers with the blobs it replaced. */
+  /** A version straight through the data plane's writes, which answer with the blobs it replaced. */
   const put = (bucket: BucketRef, key: string, size: number) =>
-    h.plane.env.objects.repo.commitVersion(
+    h.plane.env.objects.writes.commitVersion(
       bucket,
       key,
       {
@@ -175,7 +176,10 @@ describe('an overwrite in a bucket that never had versioning', () => {
     await put(ref, 'stale-delete', 20);
     const stale = (await repo.latest(ref.id, 'stale-delete'))!;
     const overwrite = await put(ref, 'stale-delete', 25);
-    const released = [...overwrite.released, ...(await repo.deleteVersion(ref, stale))].map((b) => b.ref);
+    const released = [
+      ...overwrite.released,
+      ...(await h.plane.env.objects.writes.deleteVersion(ref, stale)),
+    ].map((b) => b.ref);
     // Whichever way it went (the new content deleted, or nothing), every blob is either stored or
     // released, once, and the counters match what is stored.
     const stored = await repo.latest(ref.id, 'stale-delete');
@@ -209,7 +213,7 @@ describe('an overwrite in a bucket that never had versioning', () => {
     await objects.deleteCurrent(ref, 'expiring', cutoff);
     expect(Number((await repo.latest(ref.id, 'expiring'))!.size)).toBe(51);
     // Between its read and its delete, too: the row read before the overwrite is not removed.
-    await repo.deleteVersion(ref, matched, cutoff);
+    await h.plane.env.objects.writes.deleteVersion(ref, matched, cutoff);
     expect(Number((await repo.latest(ref.id, 'expiring'))!.size)).toBe(51);
     await objects.deleteCurrent(ref, 'expiring', h.clock.nowMs());
     expect(await repo.latest(ref.id, 'expiring')).toBeUndefined();
@@ -230,7 +234,12 @@ describe('an overwrite in a bucket that never had versioning', () => {
     await put(suspended, 'gone-soon', 61); // lands after the expiry pass looked at the key
     // The marker would replace the `null` version; its transaction sees the newer write and stops.
     expect(
-      await repo.expireCurrent(suspended, 'gone-soon', deleteMarker(h.clock.nowMs()), cutoff),
+      await h.plane.env.objects.writes.expireCurrent(
+        suspended,
+        'gone-soon',
+        deleteMarker(h.clock.nowMs()),
+        cutoff,
+      ),
     ).toBeNull();
     expect(Number((await repo.latest(suspended.id, 'gone-soon'))!.size)).toBe(61);
     // Past the cutoff, the marker replaces it, and the bytes are counted out.

@@ -1,7 +1,7 @@
 // How object versions are written and counted inside a transaction: the batch write that
-// concurrent PUTs share (ObjectRepo's group commit), removing one version, and the usage counters
+// concurrent PUTs share (ObjectWrites' group commit), removing one version, and the usage counters
 // each changes, applied once per bucket. Split from repo.ts, which keeps the queries around them.
-import type { Transaction } from 'kysely';
+
 import { newId } from '../../../kernel/ids.js';
 import {
   insertRows,
@@ -10,6 +10,7 @@ import {
   placeholders,
   runCompiled,
 } from '../../../kernel/store/compiled.js';
+import type { UnitDb } from '../../../kernel/store/unit-of-work.js';
 import { blobsOf, type Released } from './multipart-repo.js';
 import type { BucketRef, NewVersion } from './repo.js';
 import { OBJECT_COLUMNS, type ObjectRow, type ObjectTables } from './tables.js';
@@ -28,12 +29,7 @@ export interface PendingVersion {
 /** Usage changes of one transaction, applied once per bucket at its end. */
 export type UsageDeltas = Map<string, { bucket: BucketRef; objects: number; bytes: number }>;
 
-async function adjustUsage(
-  trx: Transaction<ObjectTables>,
-  bucket: BucketRef,
-  objects: number,
-  bytes: number,
-) {
+async function adjustUsage(trx: UnitDb<ObjectTables>, bucket: BucketRef, objects: number, bytes: number) {
   if (objects === 0 && bytes === 0) return;
   await runCompiled(
     trx,
@@ -51,7 +47,7 @@ export function countUsage(deltas: UsageDeltas, bucket: BucketRef, objects: numb
   deltas.set(bucket.id, d);
 }
 
-export async function applyUsage(trx: Transaction<ObjectTables>, deltas: UsageDeltas) {
+export async function applyUsage(trx: UnitDb<ObjectTables>, deltas: UsageDeltas) {
   for (const d of deltas.values()) await adjustUsage(trx, d.bucket, d.objects, d.bytes);
 }
 
@@ -64,7 +60,7 @@ type ReplacedRow = Pick<ObjectRow, 'id' | 'key' | 'size' | 'is_delete_marker' | 
  * overwrite in place since the rule matched the row keeps its id, and is not expired).
  */
 export async function removeRow(
-  trx: Transaction<ObjectTables>,
+  trx: UnitDb<ObjectTables>,
   bucket: BucketRef,
   row: ReplacedRow,
   deltas: UsageDeltas,
@@ -158,10 +154,7 @@ const slot = (bucketId: string, key: string) => `${bucketId}\n${key}`;
  * bucket that never had versioning. A write read as "never versioned" just as versioning was
  * enabled finds a versioned row here and takes the general way.
  */
-async function overwritesInPlace(
-  trx: Transaction<ObjectTables>,
-  b: BucketWrites,
-): Promise<ReplacedRow[] | null> {
+async function overwritesInPlace(trx: UnitDb<ObjectTables>, b: BucketWrites): Promise<ReplacedRow[] | null> {
   if (!b.unversioned || onPostgres(trx)) return null;
   const rows = await runCompiled<ReplacedRow & Pick<ObjectRow, 'version_id' | 'is_latest'>>(
     trx,
@@ -195,9 +188,9 @@ const OVERWRITE: OnConflictUpdate = {
  * On SQLite a never-versioned bucket's keys are overwritten in place (`overwritesInPlace`).
  */
 export async function writeVersionsIn(
-  trx: Transaction<ObjectTables>,
+  trx: UnitDb<ObjectTables>,
   items: PendingVersion[],
-  lockLiveBucket: (trx: Transaction<ObjectTables>, bucketId: string) => Promise<string | null>,
+  lockLiveBucket: (bucketId: string) => Promise<string | null>,
 ): Promise<{ versionId: string; released: Released }[]> {
   const byBucket = new Map<string, BucketWrites>();
   for (const it of items) {
@@ -225,7 +218,7 @@ export async function writeVersionsIn(
   for (const id of bucketIds) {
     // Versioning is never turned off once on, so a bucket locked as never versioned holds no
     // other version of any key.
-    if ((await lockLiveBucket(trx, id)) === 'Unversioned') onlyNull.add(id);
+    if ((await lockLiveBucket(id)) === 'Unversioned') onlyNull.add(id);
   }
 
   // The stored `null` versions that writes to unversioned and suspended buckets replace: removed

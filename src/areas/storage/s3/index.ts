@@ -9,7 +9,7 @@ import { S3BlobStore } from '../objects/drivers/s3-blob-store.js';
 import { InternalBucket } from '../objects/internal-bucket.js';
 import { INTERNAL_OWNER } from '../objects/internal-owner.js';
 import { ObjectStore } from '../objects/object-store.js';
-import { ObjectRepo } from '../objects/repo.js';
+import { ObjectWrites } from '../objects/object-writes.js';
 import { DataPlaneStats } from '../objects/stats.js';
 import type { S3Env } from './context.js';
 import { DirectoryCache } from './directory-cache.js';
@@ -64,7 +64,7 @@ export function createDataPlane(kernel: Kernel, directory: BucketDirectory): Bui
   const maxUploadBytes = kernel.limits.of('storage.upload_bytes') ?? Number.MAX_SAFE_INTEGER;
   const maxConnectionsPerKey = kernel.limits.of('storage.connections_per_key') ?? Number.MAX_SAFE_INTEGER;
   const objects = new ObjectStore(
-    new ObjectRepo(kernel.store),
+    new ObjectWrites(kernel.store),
     blobs,
     kernel.clock,
     kernel.log.child({ area: 's3' }),
