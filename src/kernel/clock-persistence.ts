@@ -44,7 +44,7 @@ export class ClockPersistence {
     const ms = Math.round(seconds * 1000);
     if (!Number.isFinite(ms) || ms < 0) throw new RangeError('the clock only moves forward');
     const next = await this.store.unitOfWork({ locks: [KEY] }, async (unit) => {
-      const trx = unit.tx as Kysely<KernelTables>;
+      const trx: Kysely<KernelTables> = unit.tx;
       await trx
         .insertInto('kernel_settings')
         .values({ key: KEY, value: '0' })
@@ -76,7 +76,7 @@ export class ClockPersistence {
    */
   async resetToZero(): Promise<void> {
     await this.store.unitOfWork({ locks: [KEY] }, async (unit) => {
-      await (unit.tx as Kysely<KernelTables>).deleteFrom('kernel_settings').where('key', '=', KEY).execute();
+      await unit.tx.deleteFrom('kernel_settings').where('key', '=', KEY).execute();
     });
     this.clock.rewindToZero();
     await this.store.publish(CHANNEL, ZERO);

@@ -6,8 +6,6 @@ import { describe, expect, it } from 'vitest';
  * One unit-of-work idiom (docs/architecture.md, "The unit of work"): area code opens a unit with
  * `store.unitOfWork` or `unitsOf(…).run`, and binds its repos to the unit's transaction
  * (`Repo.over(tx)`). A repo runs queries; it never opens a unit, retries one, or holds a rule.
- *
- * The older wrappers still being moved are listed by file below: the lists may only shrink.
  */
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -24,35 +22,21 @@ const files = sourceFiles(join(ROOT, 'src')).map((path) => ({
 }));
 const isRepo = (path: string) => /^(repo|.*-repo)\.ts$/.test(basename(path));
 
-/** Repos that still open their own transactions, to be moved to the idiom (issue 40). */
-const REPOS_STILL_OPENING_UNITS = [
-  'src/areas/databases/repo.ts',
-  'src/areas/storage/objects/multipart-repo.ts',
-];
-
-/** Casts of a transaction to a typed one, to be replaced by typed repo binding (issue 40). */
-const TRANSACTION_CASTS: Record<string, number> = {
-  'src/areas/storage/objects/multipart-repo.ts': 1,
-};
-
-/** Area files that still retry a whole unit themselves, rather than through the kernel (issue 40). */
-const AREA_UNIT_RETRIES = ['src/areas/storage/objects/multipart-repo.ts'];
-
 describe('one unit-of-work idiom', () => {
-  it('has no repo that opens a unit, beyond the ones still being moved', () => {
+  it('has no repo that opens a unit', () => {
     const opening = files
       .filter((f) => f.path.startsWith('src/areas/') && isRepo(f.path))
       .filter((f) => /unitOfWork\(|\.transaction\(\)|\binUnit\b/.test(f.text))
       .map((f) => f.path)
       .sort();
-    expect(opening).toEqual(REPOS_STILL_OPENING_UNITS);
+    expect(opening).toEqual([]);
   });
 
   it('has no `inUnit` wrapper anywhere (DNS opens its units through unitsOf)', () => {
     expect(files.filter((f) => /\binUnit\b/.test(f.text)).map((f) => f.path)).toEqual([]);
   });
 
-  it('retries units only in the kernel (UnitOptions.attemptsOnUniqueRace), beyond the ones still being moved', () => {
+  it('retries units only in the kernel (UnitOptions.attemptsOnUniqueRace)', () => {
     // An area-level retry: a counted loop in a file that opens units and catches a unique violation.
     const retrying = files
       .filter((f) => f.path.startsWith('src/areas/'))
@@ -60,7 +44,7 @@ describe('one unit-of-work idiom', () => {
       .filter((f) => /for \(let (attempt|tries)\b/.test(f.text))
       .map((f) => f.path)
       .sort();
-    expect(retrying).toEqual(AREA_UNIT_RETRIES);
+    expect(retrying).toEqual([]);
   });
 
   it('has no repo-level unit wrapper (`repo.unit(`, `repo.transaction(`, `profileTransaction`)', () => {
@@ -71,12 +55,20 @@ describe('one unit-of-work idiom', () => {
     expect(wrappers).toEqual([]);
   });
 
-  it('adds no `as Transaction` cast', () => {
+  it('narrows a unit’s transaction by assignment (`UnitDb<Tables>`), never by a cast', () => {
+    // `AnyDb` is assignable to any `Kysely<Tables>`: a cast could only hide a wrong table set.
+    const casts = files
+      .filter((f) => /\b(tx|trx|db) as (Kysely<|Transaction<|Db\b|never\b)/.test(f.text))
+      .map((f) => f.path);
+    expect(casts).toEqual([]);
+  });
+
+  it('has no `as Transaction` cast', () => {
     const casts = Object.fromEntries(
       files
         .map((f) => [f.path, (f.text.match(/as Transaction\b/g) ?? []).length] as const)
         .filter(([, n]) => n > 0),
     );
-    expect(casts).toEqual(TRANSACTION_CASTS);
+    expect(casts).toEqual({});
   });
 });

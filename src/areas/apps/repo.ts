@@ -17,7 +17,7 @@ export class AppsRepo {
     return new AppsRepo(store.typed<AppsTables>());
   }
   static over(tx: AnyDb) {
-    return new AppsRepo(tx as Kysely<AppsTables>);
+    return new AppsRepo(tx);
   }
 
   async insertApp(row: AppsAppsTable) {

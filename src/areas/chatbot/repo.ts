@@ -18,7 +18,7 @@ export class ChatbotRepo {
   }
   /** A repo over a unit of work's transaction. */
   static over(tx: AnyDb): ChatbotRepo {
-    return new ChatbotRepo(tx as Kysely<ChatbotTables>);
+    return new ChatbotRepo(tx);
   }
 
   async countBots(customerId: string): Promise<number> {

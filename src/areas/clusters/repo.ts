@@ -18,7 +18,7 @@ export class ClusterRepo {
     return new ClusterRepo(store.typed<ClusterTables>());
   }
   static over(tx: AnyDb) {
-    return new ClusterRepo(tx as Kysely<ClusterTables>);
+    return new ClusterRepo(tx);
   }
 
   /** The account's clusters whose removal is not yet confirmed (`goneBefore`: removal confirmed by then). */

@@ -1,8 +1,6 @@
-import type { Kysely } from 'kysely';
 import { createResolver } from '../../kernel/net/resolver.js';
 import { unitsOf } from '../../kernel/store/unit-of-work.js';
 import { defineArea } from '../wiring.js';
-import type { DnsTables } from './migrations.js';
 import { dnsMigrations } from './migrations.js';
 import { DnsRepo, TsigKeyRepo } from './repo.js';
 import { dnsRoutes } from './routes.js';
@@ -29,7 +27,7 @@ export const dnsArea = defineArea({
     const repo = data.read;
     const nameservers = kernel.config.dns.nameservers;
     const tsigKeys: TsigKeyService = new TsigKeyService(
-      unitsOf(kernel.store, (db) => new TsigKeyRepo(db as Kysely<DnsTables>)),
+      unitsOf(kernel.store, (db) => new TsigKeyRepo(db)),
       {
         secrets: kernel.secrets,
         clock: kernel.clock,

@@ -18,7 +18,7 @@ export class DnsRepo {
   constructor(readonly db: Kysely<DnsTables>) {}
 
   static over(db: AnyDb): DnsRepo {
-    return new DnsRepo(db as Kysely<DnsTables>);
+    return new DnsRepo(db);
   }
 
   // Zones

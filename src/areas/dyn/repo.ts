@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Store } from '../../kernel/store/store.js';
+import type { AnyDb } from '../../kernel/store/unit-of-work.js';
 import type { DynCredentialsTable, DynHostnamesTable, DynTables, DynUpdatesTable } from './migrations.js';
 
 /** Results that count as an applied update (for the plan's updates-per-hour limit). */
@@ -9,8 +10,8 @@ export class DynRepo {
   constructor(private readonly db: Kysely<DynTables>) {}
 
   /** A repo over a transaction of `store` (a unit of work's `tx`). */
-  static over(tx: Kysely<unknown>): DynRepo {
-    return new DynRepo(tx as Kysely<DynTables>);
+  static over(tx: AnyDb): DynRepo {
+    return new DynRepo(tx);
   }
 
   static of(store: Store): DynRepo {

@@ -9,7 +9,7 @@ export class GpuRepo {
     return new GpuRepo(store.typed<GpuTables>());
   }
   static over(tx: AnyDb) {
-    return new GpuRepo(tx as Kysely<GpuTables>);
+    return new GpuRepo(tx);
   }
 
   async insertJob(row: GpuJobsTable) {

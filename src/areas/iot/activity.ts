@@ -38,7 +38,7 @@ export class ActivityRepo {
     return new ActivityRepo(store.typed<IotTables>());
   }
   static over(tx: AnyDb) {
-    return new ActivityRepo(tx as Kysely<IotTables>);
+    return new ActivityRepo(tx);
   }
 
   /** Writes a batch of messages: their points, the hourly counters and each device's latest state. */

@@ -37,7 +37,7 @@ export class IotRepo {
     return new IotRepo(store.typed<IotTables>());
   }
   static over(tx: AnyDb) {
-    return new IotRepo(tx as Kysely<IotTables>);
+    return new IotRepo(tx);
   }
 
   async insertDevice(row: IotDevicesTable) {

@@ -80,7 +80,7 @@ export class IpReports {
       this.asns.lookup(ip.ip, ip.version),
     ]);
     await this.store.unitOfWork({ locks: [`ip:report:${customerId}:${ip.ip}`] }, async ({ tx }) => {
-      const repo = new IpRepo(tx as never);
+      const repo = new IpRepo(tx);
       const last = await repo.lastReportBy(customerId, ip.ip);
       if (last && now - Number(last.reported_at) < REPORT_INTERVAL_MS && Number(last.reported_at) <= now)
         throw ipErrors.duplicateReport(ip.ip);

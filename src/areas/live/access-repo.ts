@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Store } from '../../kernel/store/store.js';
+import type { AnyDb } from '../../kernel/store/unit-of-work.js';
 import type {
   LiveAccessFailuresTable,
   LiveAccessGrantsTable,
@@ -15,8 +16,8 @@ export class AccessRepo {
     return new AccessRepo(store.typed<LiveTables>());
   }
 
-  static over(tx: Kysely<unknown>): AccessRepo {
-    return new AccessRepo(tx as Kysely<LiveTables>);
+  static over(tx: AnyDb): AccessRepo {
+    return new AccessRepo(tx);
   }
 
   async insertToken(row: LiveWatchTokensTable): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Store } from '../../kernel/store/store.js';
+import type { AnyDb } from '../../kernel/store/unit-of-work.js';
 import type {
   LiveIngestSessionsTable,
   LiveRecordingsTable,
@@ -15,8 +16,8 @@ export class MediaRepo {
     return new MediaRepo(store.typed<LiveTables>());
   }
 
-  static over(tx: Kysely<unknown>): MediaRepo {
-    return new MediaRepo(tx as Kysely<LiveTables>);
+  static over(tx: AnyDb): MediaRepo {
+    return new MediaRepo(tx);
   }
 
   async insertSession(row: LiveIngestSessionsTable): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Store } from '../../kernel/store/store.js';
+import type { AnyDb } from '../../kernel/store/unit-of-work.js';
 import type { LiveEventsTable, LiveTables } from './migrations.js';
 
 /** Queries on live events; `over(tx)` inside a unit of work, `of(store)` for plain reads. */
@@ -10,8 +11,8 @@ export class LiveRepo {
     return new LiveRepo(store.typed<LiveTables>());
   }
 
-  static over(tx: Kysely<unknown>): LiveRepo {
-    return new LiveRepo(tx as Kysely<LiveTables>);
+  static over(tx: AnyDb): LiveRepo {
+    return new LiveRepo(tx);
   }
 
   async insert(row: LiveEventsTable): Promise<void> {

@@ -9,7 +9,7 @@ export class SpeechRepo {
     return new SpeechRepo(store.typed<SpeechTables>());
   }
   static over(tx: AnyDb) {
-    return new SpeechRepo(tx as Kysely<SpeechTables>);
+    return new SpeechRepo(tx);
   }
 
   async insertJob(row: SpeechJobsTable) {

@@ -51,7 +51,7 @@ export class JobQueue {
   async enqueue(kind: string, payload: unknown, opts: EnqueueOptions = {}): Promise<string | null> {
     const now = this.clock.nowMs();
     const id = newId();
-    const db = (opts.db as Kysely<KernelTables> | undefined) ?? this.db;
+    const db: Kysely<KernelTables> = opts.db ?? this.db;
     try {
       const r = await db
         .insertInto('jobs')
@@ -94,7 +94,7 @@ export class JobQueue {
   ): Promise<void> {
     if (items.length === 0) return;
     const now = this.clock.nowMs();
-    const db = (opts.db as Kysely<KernelTables> | undefined) ?? this.db;
+    const db: Kysely<KernelTables> = opts.db ?? this.db;
     const maxAttempts = this.kinds.get(kind)?.maxAttempts ?? 10;
     const rows = items.map((item) => ({
       id: newId(),

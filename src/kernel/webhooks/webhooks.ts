@@ -167,7 +167,7 @@ export class WebhookService {
     const swap = (column: string) => sql<string>`replace(${sql.ref(column)}, ${needle}, ${replacement})`;
     const holds = (column: string) => sql<boolean>`${swap(column)} <> ${sql.ref(column)}`;
     return this.store.unitOfWork({}, async (unit) => {
-      const trx = unit.tx as Kysely<KernelTables>;
+      const trx: Kysely<KernelTables> = unit.tx;
       const changed = await trx
         .updateTable('webhook_deliveries')
         .set({ payload: swap('payload'), url: swap('url'), last_error: swap('last_error') })

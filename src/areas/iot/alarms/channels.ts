@@ -99,7 +99,7 @@ export class NotificationSettings {
     };
     const max = this.limits.of('iot.channels');
     await this.store.unitOfWork({ locks: [`iot:channels:${customerId}`] }, async ({ tx }) => {
-      const db = tx as Db;
+      const db = tx;
       if (max !== null && (await countOwned(db, 'iot_channels', customerId)) >= max)
         throw notifyErrors.quota('channels', max);
       await db.insertInto('iot_channels').values(row).execute();
@@ -174,7 +174,7 @@ export class NotificationSettings {
     const row = policyRow(newId(), customerId, input, now, now);
     const max = this.limits.of('iot.policies');
     await this.store.unitOfWork({ locks: [`iot:policies:${customerId}`] }, async ({ tx }) => {
-      const db = tx as Db;
+      const db = tx;
       if (max !== null && (await countOwned(db, 'iot_policies', customerId)) >= max)
         throw notifyErrors.quota('policies', max);
       await db.insertInto('iot_policies').values(row).execute();

@@ -23,7 +23,7 @@ export class AlarmRepo {
     return new AlarmRepo(store.typed<IotTables>());
   }
   static over(tx: AnyDb) {
-    return new AlarmRepo(tx as Db);
+    return new AlarmRepo(tx);
   }
 
   // --- rules ---------------------------------------------------------------------------------

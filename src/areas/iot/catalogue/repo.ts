@@ -12,7 +12,7 @@ export class CatalogueRepo {
     return new CatalogueRepo(store.typed<IotTables>());
   }
   static over(tx: AnyDb) {
-    return new CatalogueRepo(tx as Kysely<IotTables>);
+    return new CatalogueRepo(tx);
   }
 
   async insertDatapoint(row: IotDatapointsTable) {
