@@ -11,7 +11,7 @@ export class VpsRepo {
     return new VpsRepo(store.typed<VpsTables>());
   }
   static over(tx: AnyDb) {
-    return new VpsRepo(tx as Kysely<VpsTables>);
+    return new VpsRepo(tx);
   }
 
   async insertServer(row: VpsServersTable, keys: VpsServerKeysTable[]) {

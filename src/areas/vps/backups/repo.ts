@@ -10,7 +10,7 @@ export class BackupRepo {
     return new BackupRepo(store.typed<VpsTables>());
   }
   static over(tx: AnyDb) {
-    return new BackupRepo(tx as Kysely<VpsTables>);
+    return new BackupRepo(tx);
   }
 
   backups(serverId: string, kind?: string) {
