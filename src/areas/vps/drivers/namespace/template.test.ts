@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 vi.mock('./host.js', () => ({
   run: vi.fn(async (_cmd: string, args: string[]) => {
     if (args[1]?.includes('debootstrap')) {
-      const target = args[6]!;
+      const target = args[5]!; // sh -c SCRIPT sh PACKAGES SUITE TARGET MIRROR
       mkdirSync(join(target, 'usr/sbin'), { recursive: true });
       writeFileSync(join(target, 'usr/sbin/sshd'), '');
     }
