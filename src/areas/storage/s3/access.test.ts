@@ -253,6 +253,30 @@ describe('CORS and browser uploads', () => {
 });
 
 describe('presigned URLs (moves the clock, so last)', () => {
+  it('refuses a presigned URL with X-Amz-Expires=0 as expired, and one over a week as malformed', async () => {
+    // signed by a client whose clock runs two seconds ahead of the server's (well within the
+    // allowed skew): the URL is fresh, only its zero window makes it expired
+    const signingDate = new Date(h.clock.nowMs() + 2000);
+    const command = new GetObjectCommand({ Bucket: 'private-b', Key: 'a.txt' });
+    const zero = await getSignedUrl(client('AKFULL'), command, { expiresIn: 0, signingDate });
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(zero);
+      expect(res.status).toBe(403);
+      const body = await res.text();
+      expect(body).toContain('<Code>AccessDenied</Code>');
+      expect(body).toContain('<Message>Request has expired</Message>');
+      expect(body).toContain('<X-Amz-Expires>0</X-Amz-Expires>');
+      expect(body).toMatch(/<ServerTime>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ<\/ServerTime>/);
+    }
+    const week = await getSignedUrl(client('AKFULL'), command, { expiresIn: 604800, signingDate });
+    expect((await fetch(week)).status).toBe(200);
+    const tooLong = await fetch(week.replace(/X-Amz-Expires=\d+/, 'X-Amz-Expires=609901'));
+    expect(tooLong.status).toBe(400);
+    const text = await tooLong.text();
+    expect(text).toContain('<Code>AuthorizationQueryParametersError</Code>');
+    expect(text).toContain('the given X-Amz-Expires must be less than 604800 seconds');
+  });
+
   it('honours presigned URLs until they expire', async () => {
     const url = await getSignedUrl(
       client('AKFULL'),

@@ -65,7 +65,12 @@ export async function authenticate(
   if (cred.kind === 'query') {
     if (signedAt - MAX_SKEW_MS > Math.max(clock, wall))
       throw s3Errors.accessDenied('Request is not valid yet');
-    if (signedAt + (cred.expiresSeconds ?? 0) * 1000 < clock) throw s3Errors.expired();
+    // The window is [X-Amz-Date, X-Amz-Date + X-Amz-Expires): an X-Amz-Expires of 0 is a URL that
+    // was never valid, which AWS refuses as expired (403) even within the second it was signed.
+    const expiresSeconds = cred.expiresSeconds ?? 0;
+    const expiresAtMs = signedAt + expiresSeconds * 1000;
+    if (expiresSeconds === 0 || expiresAtMs < clock)
+      throw s3Errors.expired({ expiresSeconds, expiresAtMs, nowMs: clock });
   } else if (Math.abs(signedAt - wall) > MAX_SKEW_MS && Math.abs(signedAt - clock) > MAX_SKEW_MS) {
     throw s3Errors.skewed(cred.amzDate, toAmzDate(clock));
   }

@@ -14,6 +14,8 @@ export class S3Error extends Error {
   }
 }
 
+const isoSeconds = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
 export const s3Errors = {
   accessDenied: (m = 'Access Denied') => new S3Error('AccessDenied', 403, m),
   noSuchBucket: (bucket: string) =>
@@ -60,7 +62,20 @@ export const s3Errors = {
       'The difference between the request time and the current time is too large.',
       { RequestTime: requestTime, ServerTime: serverTime, MaxAllowedSkewMilliseconds: '900000' },
     ),
-  expired: () => new S3Error('AccessDenied', 403, 'Request has expired'),
+  /** A presigned URL past its window; AWS names the window and the server's time (ISO 8601, seconds). */
+  expired: (window?: { expiresSeconds: number; expiresAtMs: number; nowMs: number }) =>
+    new S3Error(
+      'AccessDenied',
+      403,
+      'Request has expired',
+      window
+        ? {
+            'X-Amz-Expires': String(window.expiresSeconds),
+            Expires: isoSeconds(window.expiresAtMs),
+            ServerTime: isoSeconds(window.nowMs),
+          }
+        : {},
+    ),
   authorizationHeaderMalformed: (m: string) => new S3Error('AuthorizationHeaderMalformed', 400, m),
   authorizationQueryParametersError: (m: string) => new S3Error('AuthorizationQueryParametersError', 400, m),
   bucketNotEmpty: (bucket: string) =>

@@ -115,7 +115,7 @@ export function parseCredential(req: SignedRequest): Credential | null {
     const expiresSeconds = Number(expires);
     if (expiresSeconds > MAX_PRESIGN_SECONDS)
       throw bad(
-        'X-Amz-Expires must be less than a week (in seconds) that is; the maximum expires is 604800 seconds',
+        'X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds',
       );
     return {
       kind: 'query',

@@ -361,6 +361,34 @@ describe('SSE-C (customer-provided keys)', () => {
     expect((await complete(ssec(key))).ChecksumCRC32).toMatch(/-1$/);
   });
 
+  it('completes an SSE-C upload without a checksum algorithm without its key, never with another', async () => {
+    const Key = 'mp-nosum.bin';
+    const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket, Key, ...ssec(key) }));
+    const part = await s3.send(
+      new UploadPartCommand({ Bucket, Key, UploadId, PartNumber: 1, Body: 'y', ...ssec(key) }),
+    );
+    const complete = (extra: object) =>
+      s3.send(
+        new CompleteMultipartUploadCommand({
+          Bucket,
+          Key,
+          UploadId,
+          MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag! }] },
+          ...extra,
+        }),
+      );
+    // A key sent is checked even where none is needed: another one is a request error.
+    await expect(complete(ssec(other))).rejects.toMatchObject({
+      name: 'InvalidRequest',
+      message: 'The provided encryption parameters did not match the ones used originally.',
+      $metadata: { httpStatusCode: 400 },
+    });
+    // AWS asks for the key on Complete only when the upload has a checksum algorithm.
+    await complete({});
+    const got = await s3.send(new GetObjectCommand({ Bucket, Key, ...ssec(key) }));
+    expect((await bytes(got)).toString()).toBe('y');
+  });
+
   it('refuses SSE-C mixed with x-amz-server-side-encryption', async () => {
     await expect(
       s3.send(

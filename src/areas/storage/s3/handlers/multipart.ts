@@ -235,8 +235,9 @@ export async function completeMultipartUpload(call: S3Call): Promise<void> {
   const record = live ? parseSse(upload.sse) : null;
   if (record?.alg === 'aws:kms') await kmsDataKey(call, record);
   // An SSE-C upload with a checksum algorithm needs its key to complete (its part checksums are
-  // the customer's data, AWS's rule); one without a checksum algorithm completes without it.
-  if (upload && record?.alg === 'SSE-C' && checksumOfUpload(upload))
+  // the customer's data, AWS's rule); one without a checksum algorithm completes without it. A
+  // key that is sent is checked either way: another key than the upload's is refused (400).
+  if (live && (customerKeyOf(call) || (record?.alg === 'SSE-C' && checksumOfUpload(upload))))
     partSealKey(call, upload, partKey(call, upload)?.key ?? null);
   const done = live
     ? await objects.complete(refOf(bucket), upload, listed, completeAssertions(call))
