@@ -9,9 +9,10 @@ import {
   unlinkSync,
   writev,
 } from 'node:fs';
-import { open, readdir, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { newId } from '../../../../kernel/ids.js';
+import { PackReaders } from './pack-readers.js';
 
 /** Bodies up to this size go into a pack instead of a file of their own. */
 export const PACK_MAX_BLOB = 128 * 1024;
@@ -104,6 +105,8 @@ export class PackFiles {
   private readonly dead = new Map<string, Set<number>>();
   /** When each pack this process appended to was opened (`now()`), while it has its file. */
   private readonly opened = new Map<string, number>();
+  /** Descriptors kept open for reads (a small GET is one read, not an open, a read and a close). */
+  private readonly readers = new PackReaders((pack) => this.pathOf(pack));
 
   constructor(
     root: string,
@@ -237,15 +240,9 @@ export class PackFiles {
 
   /** A body's bytes in one read. */
   async read(ref: { pack: string; offset: number; length: number }): Promise<Buffer> {
-    const file = await open(this.pathOf(ref.pack), 'r');
-    try {
-      const buf = Buffer.allocUnsafe(ref.length);
-      const { bytesRead } = await file.read(buf, 0, ref.length, ref.offset);
-      if (bytesRead !== ref.length) throw new Error(`packed blob cut short: ${ref.pack}@${ref.offset}`);
-      return buf;
-    } finally {
-      await file.close();
-    }
+    const { buf, bytesRead } = await this.readers.read(ref.pack, ref.offset, ref.length);
+    if (bytesRead !== ref.length) throw new Error(`packed blob cut short: ${ref.pack}@${ref.offset}`);
+    return buf;
   }
 
   /** Counts an entry out; the pack file goes with its last entry. */
@@ -262,6 +259,7 @@ export class PackFiles {
   }
 
   private drop(pack: string): void {
+    this.readers.release(pack);
     try {
       unlinkSync(this.pathOf(pack));
     } catch {
@@ -320,6 +318,7 @@ export class PackFiles {
     this.entries.clear();
     this.dead.clear();
     this.opened.clear();
+    this.readers.releaseAll();
   }
 }
 
