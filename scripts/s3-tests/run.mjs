@@ -3,7 +3,11 @@
 // did to a JSON summary that scripts/s3-tests/render.mjs turns into docs/s3.md's conformance table.
 //
 //   node scripts/s3-tests/run.mjs <s3-tests checkout> [--out FILE] [--target DATA_DIR]
-//        [--rerun-failed SUMMARY] [--timeout SECONDS] [--python /usr/bin/python3] [--keep] [-- extra pytest arguments]
+//        [--rerun-failed SUMMARY] [--timeout SECONDS] [--python /usr/bin/python3] [--suite COMMIT] [--keep]
+//        [-- extra pytest arguments]
+//
+// --suite names the suite's commit when the checkout is not a git work tree (a `git archive`
+// export); otherwise it is read from the checkout.
 //
 // The checkout is the operator's: nothing is downloaded here. Without --target a Fjord is started
 // on a fresh data directory (roles api and s3, free ports, FJORD_S3_DEFAULT_OBJECT_OWNERSHIP=
@@ -60,6 +64,7 @@ function parseArgs(argv) {
   const args = { checkout: null, out: join(REPO, 'scripts/s3-tests/results.json'), target: null };
   args.python = '/usr/bin/python3'; // Debian's, with its python3-* modules (not a pyenv or venv one)
   args.keep = false;
+  args.suite = null;
   args.rerun = null;
   // Seconds per test: the tests that write 1000+ objects take two minutes on a loaded machine
   args.timeout = '300';
@@ -75,6 +80,7 @@ function parseArgs(argv) {
     else if (a === '--rerun-failed') args.rerun = resolve(argv[++i]);
     else if (a === '--timeout') args.timeout = argv[++i];
     else if (a === '--python') args.python = argv[++i];
+    else if (a === '--suite') args.suite = argv[++i];
     else if (a === '--keep') args.keep = true;
     else if (!a.startsWith('-') && !args.checkout) args.checkout = resolve(a);
     else throw new Error(`unknown argument ${a}`);
@@ -342,7 +348,7 @@ async function main() {
     const summary = {
       date: new Date().toISOString(),
       fjord: fjordCommit,
-      suite: (await git(args.checkout, 'rev-parse', '--short', 'HEAD')) || null,
+      suite: (await git(args.checkout, 'rev-parse', '--short', 'HEAD')) || args.suite,
       boto3,
       files: FILES,
       excludedMarkers: EXCLUDED_MARKERS,

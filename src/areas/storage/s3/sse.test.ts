@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -383,8 +383,44 @@ describe('SSE-C (customer-provided keys)', () => {
       message: 'The provided encryption parameters did not match the ones used originally.',
       $metadata: { httpStatusCode: 400 },
     });
-    // AWS asks for the key on Complete only when the upload has a checksum algorithm.
-    await complete({});
+    // AWS asks for the key on Complete only when the upload has a checksum algorithm; sent, its
+    // MD5 comes back as with every SSE-C answer.
+    const headers: Record<string, string>[] = [];
+    s3.middlewareStack.add(
+      (next) => async (args) => {
+        const out = await next(args);
+        headers.push((out.response as { headers: Record<string, string> }).headers);
+        return out;
+      },
+      { step: 'deserialize', name: 'completeHeaders' },
+    );
+    try {
+      await complete(ssec(key));
+    } finally {
+      s3.middlewareStack.remove('completeHeaders');
+    }
+    expect(headers.at(-1)?.['x-amz-server-side-encryption-customer-key-md5']).toBe(
+      createHash('md5').update(Buffer.from(key, 'base64')).digest('base64'),
+    );
+    const withKey = await s3.send(new CreateMultipartUploadCommand({ Bucket, Key, ...ssec(key) }));
+    const again = await s3.send(
+      new UploadPartCommand({
+        Bucket,
+        Key,
+        UploadId: withKey.UploadId,
+        PartNumber: 1,
+        Body: 'y',
+        ...ssec(key),
+      }),
+    );
+    await s3.send(
+      new CompleteMultipartUploadCommand({
+        Bucket,
+        Key,
+        UploadId: withKey.UploadId,
+        MultipartUpload: { Parts: [{ PartNumber: 1, ETag: again.ETag! }] },
+      }),
+    );
     const got = await s3.send(new GetObjectCommand({ Bucket, Key, ...ssec(key) }));
     expect((await bytes(got)).toString()).toBe('y');
   });

@@ -237,13 +237,17 @@ export async function completeMultipartUpload(call: S3Call): Promise<void> {
   // An SSE-C upload with a checksum algorithm needs its key to complete (its part checksums are
   // the customer's data, AWS's rule); one without a checksum algorithm completes without it. A
   // key that is sent is checked either way: another key than the upload's is refused (400).
-  if (live && (customerKeyOf(call) || (record?.alg === 'SSE-C' && checksumOfUpload(upload))))
-    partSealKey(call, upload, partKey(call, upload)?.key ?? null);
+  let customer: CustomerKey | null = null;
+  if (live && (customerKeyOf(call) || (record?.alg === 'SSE-C' && checksumOfUpload(upload)))) {
+    customer = partKey(call, upload);
+    partSealKey(call, upload, customer?.key ?? null);
+  }
   const done = live
     ? await objects.complete(refOf(bucket), upload, listed, completeAssertions(call))
     : await objects.completedBefore(bucket.id, call.key!, uploadId, listed);
   if (!done) throw s3Errors.noSuchUpload(uploadId);
-  const headers: Record<string, string> = live ? sseHeaders(upload.sse, null) : {};
+  // The key's MD5 is echoed when the key was sent, as every other SSE-C answer does.
+  const headers: Record<string, string> = live ? sseHeaders(upload.sse, customer) : {};
   if (done.versionId !== 'null') headers['x-amz-version-id'] = done.versionId;
   let xml =
     el('Location', call.objectUrl(bucket.name, call.key!)) +
