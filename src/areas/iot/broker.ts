@@ -4,8 +4,9 @@ import type { Aedes, Client } from 'aedes';
 import type { Logger } from 'pino';
 import type { RoleServer } from '../../kernel/kernel.js';
 import { type BrokerPolicy, MQTT_LIMITS } from './mqtt/broker-policy.js';
-import { grantedQos, markRedeliveries } from './mqtt/delivery-rules.js';
+import { grantedQos, markRedeliveries, subscriptionIdentifiers } from './mqtt/delivery-rules.js';
 import { type DeviceClient, DeviceLogin } from './mqtt/device-login.js';
+import { installFlowGate } from './mqtt/flow-control.js';
 import {
   ACCEPT_BACKLOG,
   closeListener,
@@ -110,7 +111,10 @@ export class MqttBroker implements RoleServer {
     this.persistence = persistence;
     const policy = this.options.policy;
     const wide = (name: (typeof MQTT_LIMITS)[keyof typeof MQTT_LIMITS]) => policy.brokerWide(name) ?? 0;
-    const login = new DeviceLogin(this.iot, policy, this.log, wide(MQTT_LIMITS.keepaliveMax));
+    // A two-byte field in the CONNACK: 65,535 is as good as none.
+    const receiveMaximum = Math.min(wide(MQTT_LIMITS.receiveMaximum), 65_535);
+    const login = new DeviceLogin(this.iot, policy, this.log, wide(MQTT_LIMITS.keepaliveMax), receiveMaximum);
+    installFlowGate();
     const broker = await Aedes.createBroker({
       // biome-ignore lint/suspicious/noExplicitAny: aedes types its persistence as its own class
       persistence: persistence as any,
@@ -118,6 +122,7 @@ export class MqttBroker implements RoleServer {
       // MQTT 5: what the CONNACK advertises, and enforces (0: none).
       maximumPacketSize: wide(MQTT_LIMITS.maxPacketBytes),
       topicAliasMaximum: wide(MQTT_LIMITS.topicAliases),
+      receiveMaximum,
       sessionExpiryIntervalLimit: wide(MQTT_LIMITS.sessionExpiryMax),
       pendingSessionsLimit: wide(MQTT_LIMITS.expiringSessions),
       preConnect: login.preConnect,
@@ -136,11 +141,23 @@ export class MqttBroker implements RoleServer {
       authorizePublish: this.gate.authorizePublish,
       // Every delivery is checked here: never above the QoS its subscriptions were granted.
       authorizeForward: (client, packet) => {
+        const c = client as Client & {
+          subscriptions: Record<string, { qos: number; si?: number }>;
+          version?: number;
+        };
         if (packet.qos > 0) {
-          const subscriptions = (client as Client & { subscriptions: Record<string, { qos: number }> })
-            .subscriptions;
-          const granted = grantedQos(subscriptions, packet.topic);
+          const granted = grantedQos(c.subscriptions, packet.topic);
           if (granted !== null && granted < packet.qos) packet.qos = granted as 0 | 1 | 2;
+        }
+        // A live message matching several subscriptions carries all their identifiers. A
+        // retained one sent because of a new subscription keeps that subscription's alone.
+        if (c.version === 5 && !packet.retain) {
+          const ids = subscriptionIdentifiers(c.subscriptions, packet.topic);
+          if (ids.length > 0)
+            packet.properties = {
+              ...packet.properties,
+              subscriptionIdentifier: (ids.length === 1 ? ids[0] : ids) as number,
+            };
         }
         return packet;
       },

@@ -150,6 +150,10 @@ export const DEFAULT_LIMITS = {
     doc: 'Topic aliases an MQTT 5 client may set on one connection (ours)',
     value: 32,
   },
+  'iot.mqtt_receive_maximum': {
+    doc: 'QoS 1 and 2 messages an MQTT 5 client may have unacknowledged towards the broker; advertised as Receive Maximum (ours; AWS IoT’s)',
+    value: 100,
+  },
   'iot.mqtt_keepalive_max_seconds': {
     doc: 'Longest keep-alive of an MQTT 5 client; a longer or none gets this as Server Keep Alive (ours)',
     unit: 'seconds',

@@ -11,6 +11,7 @@ export const MQTT_LIMITS = {
   queuedPerSession: 'iot.mqtt_queued_per_session',
   maxPacketBytes: 'iot.mqtt_max_packet_bytes',
   topicAliases: 'iot.mqtt_topic_aliases',
+  receiveMaximum: 'iot.mqtt_receive_maximum',
   keepaliveMax: 'iot.mqtt_keepalive_max_seconds',
   sessionExpiryMax: 'iot.mqtt_session_expiry_max_seconds',
   expiringSessions: 'iot.mqtt_expiring_sessions',

@@ -15,6 +15,21 @@ export function grantedQos(subscriptions: Record<string, { qos: number }>, topic
   return granted;
 }
 
+/**
+ * The Subscription Identifiers of every subscription of the client that matches `topic`
+ * (MQTT-3.3.4-3, MQTT-3.3.4-4): one copy of a message reaching a client through overlapping
+ * subscriptions carries all of them. aedes puts only the one subscription's it delivers through.
+ */
+export function subscriptionIdentifiers(
+  subscriptions: Record<string, { si?: number }>,
+  topic: string,
+): number[] {
+  const ids: number[] = [];
+  for (const [filter, sub] of Object.entries(subscriptions))
+    if (sub.si !== undefined && topicMatches(filter, topic) && !ids.includes(sub.si)) ids.push(sub.si);
+  return ids;
+}
+
 interface RedeliveringPersistence {
   outgoingStream(client: { id: string }): NodeJS.ReadableStream;
 }

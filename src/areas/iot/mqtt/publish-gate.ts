@@ -8,6 +8,7 @@ import type { DeviceClient } from './device-login.js';
 import { ownerOf, type StorePersistence } from './store-persistence.js';
 
 type Done = (err?: Error | null) => void;
+type Refusable = DeviceClient & { maximumPacketSize?: number };
 type Incoming = {
   topic: string;
   payload: Buffer | string;
@@ -38,14 +39,14 @@ export class PublishGate {
   // check passes, so a message is acknowledged only once it is committed.
   readonly authorizePublish = (client: Client | null, packet: PublishPacket, done: Done) => {
     dropWillDelay(packet);
-    const c = client as DeviceClient | null;
+    const c = client as Refusable | null;
     // A will of a client that died with an earlier broker (kill -9): its device is checked anew.
     if (!c) return void this.authorizeOrphanWill(packet, done);
     const device = c.revoked ? undefined : c.device;
     const root = device ? topicRootOf(device.mqtt_username) : null;
     if (!device || !root || !packet.topic.startsWith(`${root}/`)) {
       this.log.warn({ client: c.id, topic: packet.topic }, 'mqtt: publish outside the device tree refused');
-      return done(new Error('topic outside the device’s topic tree'));
+      return done(refusal(c, 'topic outside the device’s topic tree'));
     }
     const failed = failureEndsConnection(c, done);
     if (packet.retain && packet.payload.length > 0) {
@@ -55,7 +56,7 @@ export class PublishGate {
           { device: device.device_id, topic: packet.topic },
           'mqtt: retained message limit reached',
         );
-        done(new Error('retained message limit reached'));
+        done(refusal(c, 'retained message limit reached'));
       }, failed);
       return;
     }
@@ -179,4 +180,26 @@ function failureEndsConnection(client: DeviceClient, done: Done): Done {
 function dropWillDelay(packet: PublishPacket) {
   const props = packet.properties as { willDelayInterval?: number } | undefined;
   if (props?.willDelayInterval !== undefined) delete props.willDelayInterval;
+}
+
+/**
+ * A refused publish's error, whose message aedes sends an MQTT 5 client as the PUBACK's or
+ * PUBREC's Reason String (none when the client set Request Problem Information 0). Left empty
+ * (no Reason String) when the acknowledgement would then exceed the Maximum Packet Size the client
+ * gave in its CONNECT (MQTT-3.4.2-2, MQTT-3.5.2-2).
+ */
+export function refusal(client: { maximumPacketSize?: number }, reason: string): Error {
+  const max = client.maximumPacketSize;
+  return new Error(max !== undefined && ackWithReasonBytes(reason) > max ? '' : reason);
+}
+
+/** Bytes of a PUBACK or PUBREC with a reason code and a Reason String as its only property. */
+export function ackWithReasonBytes(reason: string): number {
+  const properties = 1 + 2 + Buffer.byteLength(reason, 'utf8');
+  const remaining = 2 + 1 + varintBytes(properties) + properties;
+  return 1 + varintBytes(remaining) + remaining;
+}
+
+function varintBytes(n: number): number {
+  return n < 128 ? 1 : n < 16_384 ? 2 : n < 2_097_152 ? 3 : 4;
 }
