@@ -6,7 +6,6 @@ import type { RoleServer } from '../../kernel/kernel.js';
 import { type BrokerPolicy, MQTT_LIMITS } from './mqtt/broker-policy.js';
 import { grantedQos, markRedeliveries, subscriptionIdentifiers } from './mqtt/delivery-rules.js';
 import { type DeviceClient, DeviceLogin } from './mqtt/device-login.js';
-import { installFlowGate } from './mqtt/flow-control.js';
 import {
   ACCEPT_BACKLOG,
   closeListener,
@@ -15,8 +14,10 @@ import {
   startTlsListener,
   startWebSocketListener,
 } from './mqtt/listeners.js';
+import { installOutgoingGate } from './mqtt/outgoing-gate.js';
 import { PublishGate } from './mqtt/publish-gate.js';
 import { SessionDeadlines } from './mqtt/session-deadlines.js';
+import { SharedSubscriptions, type SharingBroker, type SharingClient } from './mqtt/shared-subscriptions.js';
 import type { StorePersistence } from './mqtt/store-persistence.js';
 import type { PemPair } from './self-signed.js';
 import { type IotService, topicRootOf } from './service.js';
@@ -58,6 +59,7 @@ export class MqttBroker implements RoleServer {
   /** Live sessions by client id; a device may hold several (its username, and suffixed ids). */
   private readonly clients = new Map<string, DeviceClient>();
   private readonly gate: PublishGate;
+  private shared: SharedSubscriptions | null = null;
 
   constructor(
     private readonly iot: IotService,
@@ -114,7 +116,8 @@ export class MqttBroker implements RoleServer {
     // A two-byte field in the CONNACK: 65,535 is as good as none.
     const receiveMaximum = Math.min(wide(MQTT_LIMITS.receiveMaximum), 65_535);
     const login = new DeviceLogin(this.iot, policy, this.log, wide(MQTT_LIMITS.keepaliveMax), receiveMaximum);
-    installFlowGate();
+    installOutgoingGate();
+    let shared: SharedSubscriptions | null = null;
     const broker = await Aedes.createBroker({
       // biome-ignore lint/suspicious/noExplicitAny: aedes types its persistence as its own class
       persistence: persistence as any,
@@ -125,7 +128,10 @@ export class MqttBroker implements RoleServer {
       receiveMaximum,
       sessionExpiryIntervalLimit: wide(MQTT_LIMITS.sessionExpiryMax),
       pendingSessionsLimit: wide(MQTT_LIMITS.expiringSessions),
-      preConnect: login.preConnect,
+      preConnect: (client, packet, done) => {
+        shared?.attach(client as unknown as SharingClient);
+        login.preConnect(client, packet, done);
+      },
       // A session whose MQTT 5 expiry passed unnoticed (a late timer) ends before it could resume.
       authenticate: (client, username, password, done) =>
         login.authenticate(client, username, password, (err, ok) => {
@@ -161,15 +167,13 @@ export class MqttBroker implements RoleServer {
         }
         return packet;
       },
-      authorizeSubscribe: (client, sub, done) => {
-        const device = (client as DeviceClient).device;
-        const root = device ? topicRootOf(device.mqtt_username) : null;
-        // null: the SUBACK refuses this filter (0x80 in 3.1.1, 0x87 not authorized in MQTT 5).
-        if (!root || !(sub.topic === `${root}/#` || sub.topic.startsWith(`${root}/`)))
-          return done(null, null);
-        done(null, sub);
-      },
+      // null: the SUBACK refuses this filter (0x80 in 3.1.1, 0x87 not authorized in MQTT 5).
+      authorizeSubscribe: (client, sub, done) => done(null, inDeviceTree(client, sub.topic) ? sub : null),
     });
+    shared = new SharedSubscriptions(broker as unknown as SharingBroker, (client, filter) =>
+      inDeviceTree(client as unknown as Client, filter),
+    );
+    this.shared = shared;
     // aedes reports here what it cannot pin on one client (a will it could not publish after a restart).
     (broker as unknown as NodeJS.EventEmitter).on('error', (err: Error) =>
       this.log.error({ err }, 'mqtt: broker error'),
@@ -194,6 +198,7 @@ export class MqttBroker implements RoleServer {
       void this.iot.connection(client.device, true).catch((err) => this.log.error({ err }, 'mqtt: state'));
     });
     broker.on('clientDisconnect', (client: DeviceClient) => {
+      this.shared?.leave(client as unknown as SharingClient);
       if (!client.device || this.clients.get(client.id) !== client) return;
       this.clients.delete(client.id);
       const v5 = client as DeviceClient & { version: number; sessionExpiryInterval: number };
@@ -290,4 +295,11 @@ export class MqttBroker implements RoleServer {
     this.server = null;
     this.broker = null;
   }
+}
+
+/** Whether a filter lies in the topic tree of the device the client logged in as. */
+function inDeviceTree(client: Client, filter: string): boolean {
+  const device = (client as DeviceClient).device;
+  const root = device ? topicRootOf(device.mqtt_username) : null;
+  return root !== null && (filter === `${root}/#` || filter.startsWith(`${root}/`));
 }

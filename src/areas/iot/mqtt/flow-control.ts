@@ -8,9 +8,9 @@ const FAILURE = 0x80;
 /** The Receive Maximum of a client that sends none (MQTT 5, 3.1.2.11.3). */
 const UNLIMITED = 65_535;
 
-type Packet = { cmd: string; qos?: number; messageId?: number; reasonCode?: number };
-type WriteOptions = Parameters<typeof mqttPacket.writeToStream>[2];
-type Write = (packet: Packet, stream: NodeJS.WritableStream, opts?: WriteOptions) => boolean;
+export type Packet = { cmd: string; qos?: number; messageId?: number; reasonCode?: number };
+export type WriteOptions = Parameters<typeof mqttPacket.writeToStream>[2];
+export type Write = (packet: Packet, stream: NodeJS.WritableStream, opts?: WriteOptions) => boolean;
 
 /** The parts of aedes's client this needs: its connection, its parser, and a server DISCONNECT. */
 export interface FlowClient {
@@ -38,8 +38,8 @@ export interface FlowClient {
  *   and counts as delivered (MQTT-3.1.2-24, MQTT-3.1.2-25).
  *
  * aedes writes every packet through mqtt-packet's writeToStream, whichever path it comes from
- * (live delivery, a resumed session's queue, retained messages, acknowledgements), so the gate
- * sits there (installFlowGate) and sees each packet as it goes out, with its packet id.
+ * (live delivery, a resumed session's queue, retained messages, acknowledgements), so this sits
+ * there (outgoing-gate.ts) and sees each packet as it goes out, with its packet id.
  */
 export class FlowControl {
   /** Packet ids of QoS 1/2 PUBLISHes from the client not yet answered with PUBACK or PUBCOMP. */
@@ -146,24 +146,4 @@ export class FlowControl {
     if (!next || this.client.closed) return;
     mqttPacket.writeToStream(next.packet as never, this.client.conn, next.opts);
   }
-}
-
-let installed = false;
-
-/**
- * Routes mqtt-packet's writeToStream through the FlowControl of the connection it writes to
- * (aedes sets `conn.client`); other streams (MQTT.js clients in the same process) pass as before.
- */
-export function installFlowGate(): void {
-  if (installed) return;
-  installed = true;
-  const write = mqttPacket.writeToStream.bind(mqttPacket) as unknown as Write;
-  (mqttPacket as { writeToStream: unknown }).writeToStream = (
-    packet: Packet,
-    stream: NodeJS.WritableStream & { client?: FlowClient },
-    opts?: WriteOptions,
-  ) => {
-    const flow = stream.client?.flow;
-    return flow ? flow.send(packet, stream, opts, write) : write(packet, stream, opts);
-  };
 }
