@@ -45,7 +45,9 @@ export async function startFjordIot(
     // The api role would start embedded database engines that a killed bench leaves running.
     FJORD_DATABASE_ENGINES: 'simulated',
     FJORD_RATE_LIMITS: JSON.stringify({ iot: { points: UNLIMITED, duration: 60 } }),
-    FJORD_LIMITS: JSON.stringify({ 'iot.devices': null, 'iot.rules': null }),
+    // One customer holds every load device, the probe and the Paho suites' clients: the free
+    // plan's 20 connections (iot.mqtt_connections) would refuse the 21st with CONNACK 3.
+    FJORD_LIMITS: JSON.stringify({ 'iot.devices': null, 'iot.rules': null, 'iot.mqtt_connections': null }),
     ...extra,
   });
   const started = await startServer(
