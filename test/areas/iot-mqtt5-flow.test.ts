@@ -186,3 +186,30 @@ describe('MQTT 5 shared subscriptions', () => {
     expect(publishes(a, topic).length).toBe(2);
   });
 });
+
+describe('MQTT 5 session resumption', () => {
+  it('resumes a kept session with Clean Start 0 and expiry 0, queued messages included, and ends it at disconnect', async () => {
+    const d = await f.device('resume');
+    const topic = `${d.topic_root}/inbox`;
+    const first = await raw(d, '', { sessionExpiryInterval: 600 });
+    expect(await subscribe(first, 1, [{ topic, qos: 1 }])).toEqual([1]);
+    first.send({ cmd: 'disconnect', reasonCode: 0 });
+    await first.closed();
+    const pub = await raw(d, 'pub');
+    const acked = pub.next((p) => p.cmd === 'puback');
+    pub.send(publish(topic, 1, 1, Buffer.from('queued')));
+    await acked;
+    const login = { username: d.username, password: d.password, clientId: d.client_id, clean: false };
+    const back = await RawMqtt.open(d.port, login, 5);
+    f.raws.push(back);
+    const queued = back.next((p) => p.cmd === 'publish' && (p as Any).topic === topic);
+    expect((back.received.find((p) => p.cmd === 'connack') as Any).sessionPresent).toBe(true);
+    expect(String(((await queued) as Any).payload)).toBe('queued');
+    back.send({ cmd: 'puback', messageId: (await queued).messageId });
+    back.send({ cmd: 'disconnect', reasonCode: 0 });
+    await back.closed();
+    const gone = await RawMqtt.open(d.port, login, 5);
+    f.raws.push(gone);
+    expect((gone.received.find((p) => p.cmd === 'connack') as Any).sessionPresent).toBe(false);
+  });
+});

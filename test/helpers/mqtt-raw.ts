@@ -24,7 +24,13 @@ export class RawMqtt {
   static async open(
     port: number,
     /** The CONNECT's fields: a login, and for MQTT 5 its properties if any. */
-    login: { username: string; password: string; clientId: string; properties?: Record<string, unknown> },
+    login: {
+      username: string;
+      password: string;
+      clientId: string;
+      clean?: boolean;
+      properties?: Record<string, unknown>;
+    },
     protocolVersion: 4 | 5 = 4,
   ) {
     const socket = connect(port, '127.0.0.1');

@@ -136,6 +136,7 @@ export class MqttBroker implements RoleServer {
       authenticate: (client, username, password, done) =>
         login.authenticate(client, username, password, (err, ok) => {
           if (err || !ok || !this.deadlines) return done(err, ok);
+          resumeUntilDisconnect(client);
           this.deadlines.settle(client.id).then(
             () => done(null, true),
             (e) => {
@@ -302,4 +303,15 @@ function inDeviceTree(client: Client, filter: string): boolean {
   const device = (client as DeviceClient).device;
   const root = device ? topicRootOf(device.mqtt_username) : null;
   return root !== null && (filter === `${root}/#` || filter.startsWith(`${root}/`));
+}
+
+/**
+ * MQTT 5, 3.1.2.4: Clean Start 0 resumes the kept session, queued messages included, even when
+ * the new CONNECT's Session Expiry Interval is 0 (the session then ends at disconnect). aedes
+ * takes expiry 0 for a clean session and would drop the queued messages; marked not clean, the
+ * connection resumes them, and aedes still ends the session at disconnect, by its interval.
+ */
+function resumeUntilDisconnect(client: Client): void {
+  const c = client as Client & { version?: number; _cleanStart?: boolean; sessionExpiryInterval?: number };
+  if (c.version === 5 && c._cleanStart === false && c.sessionExpiryInterval === 0) c.clean = false;
 }
