@@ -151,7 +151,7 @@ export const DEFAULT_LIMITS = {
     value: 32,
   },
   'iot.mqtt_receive_maximum': {
-    doc: 'QoS 1 and 2 messages an MQTT 5 client may have unacknowledged towards the broker; advertised as Receive Maximum (ours; AWS IoT’s)',
+    doc: 'QoS 1 and 2 messages an MQTT 5 client may leave unacknowledged; its CONNACK Receive Maximum (AWS IoT’s)',
     value: 100,
   },
   'iot.mqtt_keepalive_max_seconds': {
