@@ -187,7 +187,7 @@ describe.skipIf(!found)('the infrastructure areas’ pages in Chromium', () => {
     });
     await shot('cluster-upgrade');
     await accessible('cluster upgrading');
-  });
+  }, 180_000); // many page steps: on two busy cores, more than vitest's default minute
 
   it('deploys an app from an uploaded archive, deploys again, rolls back, adds a domain, charts metrics', async () => {
     await openArea('Container apps');

@@ -66,16 +66,13 @@ describe.skipIf(skip !== null)('the virtual server terminal in Chromium', () => 
     });
     expect(created.status, created.text).toBe(201);
     const id = created.body.id as string;
-    // The first run on a machine builds the Debian root (debootstrap, about a minute); the
-    // browser signs in meanwhile.
-    await Promise.all([
-      eventually(async () => {
-        const r = await t.request('GET', `/v1/vps/${id}`, { key: a.pat });
-        if (r.body.status !== 'running') throw new Error(`server is ${r.body.status}`);
-      }, 600_000),
-      b.signIn(origin, a.pat),
-    ]);
+    // The first run on a machine builds the Debian root (debootstrap, about a minute).
+    await eventually(async () => {
+      const r = await t.request('GET', `/v1/vps/${id}`, { key: a.pat });
+      if (r.body.status !== 'running') throw new Error(`server is ${r.body.status}`);
+    }, 600_000);
     const page = b.page;
+    await b.signIn(origin, a.pat);
     await page.goto(`${origin}/console/servers/${id}`);
     await page.getByRole('button', { name: 'Open terminal' }).click();
     await expect
