@@ -2,6 +2,7 @@
 
 import type { ComponentChildren } from 'preact';
 import type { FjordClient } from '../../sdk/index.js';
+import type { RowsSpec } from './ui/rows-field.js';
 import { type Column, type Row, when } from './ui/table.js';
 
 /** What a list page shows and how a resource is created, shown and deleted, through the SDK. */
@@ -24,6 +25,8 @@ export interface AreaDef {
     labels?: Record<string, string>;
     initial?: Record<string, unknown>;
     options?(api: FjordClient): Promise<Record<string, string[]>>;
+    /** Lists of objects in the body drawn as rows of controls (SchemaForm's `rows`). */
+    rows?: Record<string, RowsSpec>;
     submit(api: FjordClient, body: Record<string, unknown>): Promise<unknown>;
     /** A secret in the answer, shown once. */
     secret?(created: unknown): { label: string; value: string } | null;
@@ -31,6 +34,11 @@ export interface AreaDef {
   detail?: {
     load(api: FjordClient, id: string): Promise<Row>;
     name(row: Row): string;
+    /**
+     * While the resource is changing on its own (a pool scaling), how often its page reads it
+     * again, in milliseconds; false once it rests. Without it the page reads it once.
+     */
+    poll?(row: Row): number | false;
     /** Sections of the page besides the facts (record editors, keys, actions). */
     sections?(props: { id: string; row: Row; api: FjordClient }): ComponentChildren;
   };

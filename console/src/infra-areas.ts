@@ -6,6 +6,9 @@ import type { Row } from './ui/table.js';
  * The infrastructure areas, first in the navigation: each has pages to create, inspect and
  * delete its resources.
  */
+/** Pool states that end on their own (clusters' PoolView). */
+const CHANGING_POOL = new Set(['scaling', 'draining']);
+
 export const INFRA_AREAS: AreaDef[] = [
   {
     slug: 'storage',
@@ -160,17 +163,38 @@ export const INFRA_AREAS: AreaDef[] = [
     create: {
       operationId: 'k8sCreateCluster',
       fields: ['name', 'region', 'plan_code', 'version', 'node_pools'],
-      labels: { plan_code: 'Plan', node_pools: 'Node pools (JSON)' },
-      options: async (api) => ({
-        region: values((await must(api.GET('/v1/kubernetes/regions'))).regions, 'code'),
-        plan_code: values((await must(api.GET('/v1/kubernetes/plans'))).plans, 'plan_code'),
-      }),
+      labels: { plan_code: 'Plan', node_pools: 'Node pools' },
+      rows: {
+        node_pools: {
+          noun: 'node pool',
+          parts: ['name', 'plan_code', 'count'],
+          labels: { plan_code: 'Plan', count: 'Nodes' },
+          initial: { name: 'pool-{n}', count: '1' },
+        },
+      },
+      options: async (api) => {
+        const plans = (await must(api.GET('/v1/kubernetes/plans'))).plans;
+        return {
+          region: values((await must(api.GET('/v1/kubernetes/regions'))).regions, 'code'),
+          plan_code: values(
+            plans.filter((p) => p.kind !== 'node'),
+            'plan_code',
+          ),
+          'node_pools.plan_code': values(
+            plans.filter((p) => p.kind === 'node'),
+            'plan_code',
+          ),
+        };
+      },
       submit: (api, body) => must(api.POST('/v1/kubernetes/clusters', { body: body as never })),
     },
     detail: {
       load: async (api, id) =>
         (await must(api.GET('/v1/kubernetes/clusters/{id}', { params: { path: { id } } }))) as Row,
       name: (r) => String(r['name']),
+      // A pool scaling or draining ends on Fjord's clock, not on a step of the timeline: read the
+      // cluster again every two seconds until every pool is ready (as a server's page reads its state).
+      poll: (r) => (rows(r['node_pools']).some((p) => CHANGING_POOL.has(String(p['status']))) ? 2000 : false),
     },
     remove: (api, id, row) =>
       must(

@@ -121,6 +121,84 @@ describe('objects through the API', () => {
     expect(after.text.match(/<Version>/g)).toHaveLength(1);
   });
 
+  it('uploads in parts (start, parts, complete) and aborts an upload, as the console does above 5 GiB', async () => {
+    const bucket = await bucketOf(a);
+    const key = 'big/video.bin';
+    const started = await t.request('POST', `/v1/storage/buckets/${bucket}/uploads`, {
+      key: a.pat,
+      query: { key },
+      headers: { 'content-type': 'video/mp4' },
+    });
+    expect(started.status, started.text).toBe(200);
+    const uploadId = /<UploadId>([^<]+)<\/UploadId>/.exec(started.text)![1]!;
+    // All parts but the last are at least 5 MiB.
+    const bodies = ['a'.repeat(5 * 1024 * 1024), 'the end'];
+    const etags: string[] = [];
+    for (const [i, body] of bodies.entries()) {
+      const part = await t.request(
+        'PUT',
+        `/v1/storage/buckets/${bucket}/uploads/${encodeURIComponent(uploadId)}`,
+        {
+          key: a.pat,
+          query: { key, part_number: String(i + 1) },
+          rawBody: body,
+        },
+      );
+      expect(part.status, part.text).toBe(200);
+      etags.push(String(part.headers['etag']));
+    }
+    const done = await t.request(
+      'POST',
+      `/v1/storage/buckets/${bucket}/uploads/${encodeURIComponent(uploadId)}`,
+      {
+        key: a.pat,
+        query: { key },
+        headers: { 'content-type': 'application/xml' },
+        rawBody: `<CompleteMultipartUpload>${etags
+          .map((e, i) => `<Part><PartNumber>${i + 1}</PartNumber><ETag>${e}</ETag></Part>`)
+          .join('')}</CompleteMultipartUpload>`,
+      },
+    );
+    expect(done.status, done.text).toBe(200);
+    expect(done.text).toContain('<CompleteMultipartUploadResult');
+    const got = await t.request('GET', `/v1/storage/buckets/${bucket}/object`, {
+      key: a.pat,
+      query: { key },
+    });
+    expect(got.status).toBe(200);
+    expect(got.headers['content-type']).toBe('video/mp4');
+    expect(got.text.length).toBe(5 * 1024 * 1024 + 'the end'.length);
+    expect(got.text.endsWith('athe end')).toBe(true);
+
+    // An aborted upload takes no more parts.
+    const second = await t.request('POST', `/v1/storage/buckets/${bucket}/uploads`, {
+      key: a.pat,
+      query: { key: 'small-parts' },
+    });
+    const id2 = /<UploadId>([^<]+)<\/UploadId>/.exec(second.text)![1]!;
+    const aborted = await t.request(
+      'DELETE',
+      `/v1/storage/buckets/${bucket}/uploads/${encodeURIComponent(id2)}`,
+      {
+        key: a.pat,
+        query: { key: 'small-parts' },
+      },
+    );
+    expect(aborted.status, aborted.text).toBe(204);
+    const late = await t.request('PUT', `/v1/storage/buckets/${bucket}/uploads/${encodeURIComponent(id2)}`, {
+      key: a.pat,
+      query: { key: 'small-parts', part_number: '1' },
+      rawBody: 'x',
+    });
+    expect(late.status).toBe(404);
+    // Another customer cannot start an upload in the bucket: it does not exist for them.
+    const theirs = await t.request('POST', `/v1/storage/buckets/${bucket}/uploads`, {
+      key: b.pat,
+      query: { key },
+    });
+    expect(theirs.status).toBe(404);
+  });
+
   it("is a 404 for another customer's bucket, even a public one", async () => {
     const bucket = await bucketOf(a, { is_public: true });
     await put(a, bucket, 'secret.txt', 'mine');

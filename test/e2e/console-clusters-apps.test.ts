@@ -1,15 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../console/build.mjs';
 import { SIMULATED_DEPLOY_SECONDS } from '../../src/areas/apps/drivers/simulated.js';
 import { PROVISIONING_SECONDS } from '../../src/areas/clusters/lifecycle.js';
-import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
+import { ConsoleBrowser, consoleBrowserFound } from '../helpers/console-browser.js';
 import { dnsServerOf, untilServed } from '../helpers/dns-records.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
@@ -23,14 +21,7 @@ import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
  * any script error, CSP refusal or request to another origin fails the file. Screenshots go to
  * `$FJORD_TEST_ARTIFACTS/console-clusters-apps`.
  */
-const found = existsSync(CHROMIUM);
-if (!found)
-  console.warn(`console-clusters-apps: skipped, no Chromium at ${CHROMIUM} (apt-get install chromium)`);
-const ARTEFACTS = join(
-  process.env['FJORD_TEST_ARTIFACTS'] ?? join(tmpdir(), 'fjord-test-artifacts'),
-  'console-clusters-apps',
-);
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const found = consoleBrowserFound('console-clusters-apps');
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -42,11 +33,10 @@ async function freePort(): Promise<number> {
 
 let t: TestFjord;
 let a: TestCustomer;
-let browser: Browser;
-let page: Page;
+let b: ConsoleBrowser;
+let page: ConsoleBrowser['page'];
 let origin: string;
 let archive: string;
-const problems: string[] = [];
 
 beforeAll(async () => {
   if (!found) return;
@@ -66,71 +56,19 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'manifest.json'), '[]');
   archive = join(dir, 'image.tar');
   execFileSync('tar', ['-cf', archive, '-C', dir, 'manifest.json']);
-  browser = await launchChromium();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-  context.setDefaultTimeout(10_000);
-  page = await context.newPage();
-  page.on('pageerror', (err) => problems.push(`script error: ${err.message}`));
-  page.on('console', (m) => {
-    if (
-      (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) ||
-      m.text().includes('Content Security Policy')
-    )
-      problems.push(`console: ${m.text()}`);
-  });
-  page.on('request', (r) => {
-    const url = new URL(r.url());
-    if (!['blob:', 'data:'].includes(url.protocol) && url.origin !== origin)
-      problems.push(`request left Fjord: ${r.url()}`);
-  });
-  mkdirSync(ARTEFACTS, { recursive: true });
-  await page.goto(`${origin}/console/`);
-  await page.getByLabel(/token/i).fill(a.pat);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+  b = await ConsoleBrowser.open(() => [origin], { artefacts: 'console-clusters-apps' });
+  page = b.page;
+  await b.signIn(origin, a.pat);
 }, 120_000);
 afterAll(async () => {
-  await browser?.close();
+  await b?.close();
   await t?.close();
 });
 
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail' && page)
-    console.log(
-      `page at failure: ${await page
-        .locator('main')
-        .innerText()
-        .catch(() => '?')}`,
-    );
-});
+afterEach((ctx) => b?.reportFailure(ctx));
 
-declare const axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: Violation[] }> };
-declare const document: unknown;
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
-
-/** axe-core on the page as it is (evaluated by the harness: the page's CSP stays strict). */
-async function accessible(name: string) {
-  if (!(await page.evaluate(() => typeof (globalThis as { axe?: unknown }).axe !== 'undefined')))
-    await page.evaluate(AXE);
-  const violations = await page.evaluate(
-    async () => (await axe.run(document, { resultTypes: ['violations'] })).violations,
-  );
-  expect(
-    violations
-      .filter((v: Violation) => v.impact === 'serious' || v.impact === 'critical')
-      .map(
-        (v: Violation) =>
-          `${name}: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-      ),
-  ).toEqual([]);
-}
-
-const shot = (name: string) => page.screenshot({ path: join(ARTEFACTS, `${name}.png`), fullPage: true });
+const shot = (name: string) => b.shot(name, { fullPage: true });
+const accessible = (name: string) => b.accessible(name);
 const api = (url: string) => t.request('GET', url, { key: a.pat });
 /** The machine may be busy: a page's answer gets ten seconds, not vitest's default second. */
 const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 10_000 });
@@ -138,10 +76,7 @@ const h1 = () => page.getByRole('heading', { level: 1 }).textContent();
 const statusText = (text: string | RegExp) =>
   page.getByRole('status').filter({ hasText: text }).textContent();
 
-async function openArea(name: string) {
-  await page.getByRole('navigation', { name: 'Areas' }).getByRole('link', { name, exact: true }).click();
-  await poll(h1).toBe(name);
-}
+const openArea = (name: string) => b.openArea(name);
 
 describe.skipIf(!found)('the infrastructure areas’ pages in Chromium', () => {
   it('scales a cluster’s pools, downloads its kubeconfig, restores a backup with progress, starts an upgrade', async () => {
@@ -186,14 +121,26 @@ describe.skipIf(!found)('the infrastructure areas’ pages in Chromium', () => {
         (p) => `${p.name}:${p.count}`,
       );
     expect(await pools()).toEqual(['pool-1:1', 'pool-2:2']);
-    // A pool changes one at a time, on the clock: the next change waits until the cluster runs again.
+    // A pool changes one at a time, on the clock: Resize is offered again once the pool is ready,
+    // which the page sees by reading the cluster again while a pool scales (no reload).
+    const resize = page.getByRole('button', { name: 'Resize pool-2' });
+    const poolStatus = () =>
+      page
+        .getByRole('row', { name: /pool-2/ })
+        .getByRole('cell')
+        .nth(4)
+        .textContent();
+    await poll(poolStatus).toBe('scaling');
+    expect(await resize.isDisabled()).toBe(true);
     await t.advance(600);
-    await page.reload();
+    await poll(poolStatus).toBe('ready');
+    expect(await resize.isEnabled()).toBe(true);
     await page.getByLabel('Nodes in pool-2').fill('3');
-    await page.getByRole('button', { name: 'Resize pool-2' }).click();
+    await resize.click();
     await poll(pools).toEqual(['pool-1:1', 'pool-2:3']);
+    await poll(poolStatus).toBe('scaling');
     await t.advance(600);
-    await page.reload();
+    await poll(poolStatus).toBe('ready');
     await page
       .getByRole('row', { name: /pool-2/ })
       .getByRole('button', { name: 'Remove node pool', exact: true })
@@ -202,7 +149,6 @@ describe.skipIf(!found)('the infrastructure areas’ pages in Chromium', () => {
     await page.getByRole('button', { name: 'Remove node pool pool-2' }).click();
     await poll(pools).toEqual(['pool-1:1']);
     await t.advance(600);
-    await page.reload();
 
     // Backups: one taken from the page, completed on the clock, restored with its progress.
     await page.getByRole('button', { name: 'Back up now' }).click();
@@ -210,7 +156,7 @@ describe.skipIf(!found)('the infrastructure areas’ pages in Chromium', () => {
     const backups = (await api(`/v1/kubernetes/clusters/${id}/backups`)).body.backups;
     expect(backups).toMatchObject([{ kind: 'manual', status: 'InProgress' }]);
     await t.advance(3600);
-    await page.reload();
+    // The page reads a backup in progress again until it completes: no reload.
     const restore = page.getByRole('button', { name: `Restore ${backups[0].name}` });
     await poll(() => restore.isEnabled()).toBe(true);
     await restore.click();
@@ -241,7 +187,7 @@ describe.skipIf(!found)('the infrastructure areas’ pages in Chromium', () => {
     });
     await shot('cluster-upgrade');
     await accessible('cluster upgrading');
-  });
+  }, 180_000); // many page steps: on two busy cores, more than vitest's default minute
 
   it('deploys an app from an uploaded archive, deploys again, rolls back, adds a domain, charts metrics', async () => {
     await openArea('Container apps');
@@ -305,13 +251,26 @@ describe.skipIf(!found)('the infrastructure areas’ pages in Chromium', () => {
     const created = page.waitForResponse(
       (r) => r.url() === `${origin}/v1/apps` && r.request().method() === 'POST',
     );
+    const finished = page.waitForEvent(
+      'requestfinished',
+      (r) => r.url() === `${origin}/v1/apps` && r.method() === 'POST',
+    );
     release();
     expect((await created).status()).toBe(201);
+    await finished;
     await poll(async () =>
       ((await api('/v1/apps')).body.apps as { name: string }[]).map((x) => x.name).sort(),
     ).toEqual(['left-app', 'upload-app']);
-    // Whatever the page does after the answer has had its turn: the reader is still on Clusters.
-    await page.evaluate(() => new Promise((r) => setTimeout(r, 300)));
+    // Whatever the page does with the answer has had its turn once its main thread is idle: the
+    // reader is still on Clusters.
+    await page.evaluate(
+      () =>
+        new Promise((r) =>
+          (globalThis as unknown as { requestIdleCallback(f: () => void): void }).requestIdleCallback(() =>
+            r(null),
+          ),
+        ),
+    );
     expect(await h1()).toBe('Clusters');
     await page.unroute(`${origin}/v1/apps`);
   });
@@ -385,6 +344,6 @@ describe.skipIf(!found)('the infrastructure areas’ pages in Chromium', () => {
   });
 
   it('saw no script error, CSP refusal or request to another origin', () => {
-    expect(problems).toEqual([]);
+    expect(b.problems).toEqual([]);
   });
 });

@@ -1,12 +1,8 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../console/build.mjs';
 import type { DnsServer } from '../../src/areas/dns/server/index.js';
-import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
+import { ConsoleBrowser, consoleBrowserFound } from '../helpers/console-browser.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { dig } from './dns-fixtures.js';
 
@@ -20,23 +16,15 @@ import { dig } from './dns-fixtures.js';
  * refusal or request to another origin fails the file. Screenshots go to
  * `$FJORD_TEST_ARTIFACTS/console-infra`.
  */
-const found = existsSync(CHROMIUM);
-if (!found) console.warn(`console-infra: skipped, no Chromium at ${CHROMIUM} (apt-get install chromium)`);
-const ARTEFACTS = join(
-  process.env['FJORD_TEST_ARTIFACTS'] ?? join(tmpdir(), 'fjord-test-artifacts'),
-  'console-infra',
-);
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const found = consoleBrowserFound('console-infra');
 const ZONE = 'console-infra.example';
 
 let t: TestFjord;
 let a: TestCustomer;
-let browser: Browser;
-let context: BrowserContext;
-let page: Page;
+let b: ConsoleBrowser;
+let page: ConsoleBrowser['page'];
 let origin: string;
 let dns: DnsServer;
-const problems: string[] = [];
 
 beforeAll(async () => {
   if (!found) return;
@@ -46,57 +34,17 @@ beforeAll(async () => {
   await t.fjord.start(['api', 'dns']);
   dns = t.fjord.areas.get('dns')!.servers!.find((s) => s.role === 'dns') as DnsServer;
   origin = new URL(t.kernel.baseUrl()).origin;
-  browser = await launchChromium();
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-  context.setDefaultTimeout(20_000); // generous: CI runs several browsers on two cores
-  page = await context.newPage();
-  page.on('pageerror', (err) => problems.push(`script error: ${err.message}`));
-  page.on('console', (m) => {
-    if (
-      (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) ||
-      m.text().includes('Content Security Policy')
-    )
-      problems.push(`console: ${m.text()}`);
-  });
-  page.on('request', (r) => {
-    const url = new URL(r.url());
-    if (!['blob:', 'data:'].includes(url.protocol) && url.origin !== origin)
-      problems.push(`request left Fjord: ${r.url()}`);
-  });
-  mkdirSync(ARTEFACTS, { recursive: true });
+  b = await ConsoleBrowser.open(() => [origin], { artefacts: 'console-infra' });
+  page = b.page;
 }, 120_000);
 afterAll(async () => {
-  await browser?.close();
+  await b?.close();
   await t?.fjord.stop();
   await t?.close();
 });
 
-declare const axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: Violation[] }> };
-declare const document: unknown;
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
-
-/** axe-core on the page as it is: no serious or critical violation. */
-async function accessible(name: string) {
-  if (!(await page.evaluate(() => typeof (globalThis as { axe?: unknown }).axe !== 'undefined')))
-    await page.evaluate(AXE);
-  const violations = await page.evaluate(
-    async () => (await axe.run(document, { resultTypes: ['violations'] })).violations,
-  );
-  const serious = violations.filter((v: Violation) => v.impact === 'serious' || v.impact === 'critical');
-  expect(
-    serious.map(
-      (v: Violation) =>
-        `${name}: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-    ),
-  ).toEqual([]);
-}
-
-const shot = (name: string) => page.screenshot({ path: join(ARTEFACTS, `${name}.png`), fullPage: true });
+const shot = (name: string) => b.shot(name, { fullPage: true });
+const accessible = (name: string) => b.accessible(name);
 const api = (url: string) => t.request('GET', url, { key: a.pat });
 const call = async (method: string, url: string, body?: unknown) => {
   const r = await t.request(method, url, { key: a.pat, body });
@@ -106,10 +54,7 @@ const call = async (method: string, url: string, body?: unknown) => {
 
 describe.skipIf(!found)('the infrastructure areas’ pages in Chromium', () => {
   it('signs in', async () => {
-    await page.goto(`${origin}/console/`);
-    await page.getByLabel(/token/i).fill(a.pat);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
+    await b.signIn(origin, a.pat);
   });
 
   it('imports and exports a zone file, turns DNSSEC on with its DS record and off, charts queries', async () => {
@@ -296,6 +241,6 @@ describe.skipIf(!found)('the infrastructure areas’ pages in Chromium', () => {
   });
 
   it('saw no script error, CSP refusal or request to another origin', () => {
-    expect(problems).toEqual([]);
+    expect(b.problems).toEqual([]);
   });
 });

@@ -1,14 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { MqttClient } from 'mqtt';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../console/build.mjs';
 import type { RtmpIngest } from '../../src/areas/live/ingest.js';
-import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
+import { ConsoleBrowser, consoleBrowserFound } from '../helpers/console-browser.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { connectDevice, type DeviceCreds } from '../helpers/iot.js';
 
@@ -20,22 +15,15 @@ import { connectDevice, type DeviceCreds } from '../helpers/iot.js';
  * ffmpeg test stream in the console's player. Each change is checked through the API; axe-core
  * on each page; any script error, CSP refusal or request to another origin fails the suite.
  */
-const found = existsSync(CHROMIUM);
-if (!found) console.warn(`console-iot-live: skipped, no Chromium at ${CHROMIUM} (apt-get install chromium)`);
-const ARTEFACTS = join(
-  process.env['FJORD_TEST_ARTIFACTS'] ?? join(tmpdir(), 'fjord-test-artifacts'),
-  'console',
-);
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const found = consoleBrowserFound('console-iot-live');
 
 let t: TestFjord;
 let a: TestCustomer;
-let browser: Browser;
-let page: Page;
+let b: ConsoleBrowser;
+let page: ConsoleBrowser['page'];
 let origin: string;
 let ffmpeg: ChildProcess | null = null;
 const opened: MqttClient[] = [];
-const problems: string[] = [];
 
 beforeAll(async () => {
   if (!found) return;
@@ -44,73 +32,29 @@ beforeAll(async () => {
   a = await t.customer();
   await t.fjord.start(['api', 'mqtt', 'rtmp', 'worker']); // the worker sends the SMS the usage page prices
   origin = new URL(t.kernel.baseUrl()).origin;
-  browser = await launchChromium();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  context.setDefaultTimeout(15_000);
-  page = await context.newPage();
-  page.on('pageerror', (err) => problems.push(`script error: ${err.message}`));
-  page.on('console', (m) => {
-    if (
-      (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) ||
-      m.text().includes('Content Security Policy')
-    )
-      problems.push(`console: ${m.text()}`);
-  });
-  page.on('request', (r) => {
-    const url = new URL(r.url());
-    if (!['blob:', 'data:'].includes(url.protocol) && url.origin !== origin)
-      problems.push(`request left Fjord: ${r.url()}`);
-  });
-  mkdirSync(ARTEFACTS, { recursive: true });
+  b = await ConsoleBrowser.open(() => [origin]);
+  page = b.page;
+  await b.signIn(origin, a.pat);
 }, 120_000);
 afterAll(async () => {
   ffmpeg?.kill('SIGKILL');
   await Promise.all(opened.map((c) => c.endAsync(true).catch(() => {})));
-  await browser?.close();
+  await b?.close();
   await t?.close();
 });
 
-declare const axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: Violation[] }> };
-declare const document: unknown;
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
-async function accessible(name: string) {
-  if (!(await page.evaluate(() => typeof (globalThis as { axe?: unknown }).axe !== 'undefined')))
-    await page.evaluate(AXE);
-  const violations = await page.evaluate(
-    async () => (await axe.run(document, { resultTypes: ['violations'] })).violations,
-  );
-  expect(
-    violations
-      .filter((v: Violation) => v.impact === 'serious' || v.impact === 'critical')
-      .map(
-        (v: Violation) =>
-          `${name}: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-      ),
-  ).toEqual([]);
-}
-const shot = (name: string) => page.screenshot({ path: join(ARTEFACTS, `${name}.png`), fullPage: true });
+const shot = (name: string) => b.shot(name, { fullPage: true });
+const accessible = (name: string) => b.accessible(name);
 const api = (url: string) => t.request('GET', url, { key: a.pat });
 const heading = () => page.getByRole('heading', { level: 1 }).textContent();
 
-async function openArea(name: string) {
-  await page.getByRole('navigation', { name: 'Areas' }).getByRole('link', { name, exact: true }).click();
-}
+const openArea = (name: string) => b.openArea(name);
 
 describe.skipIf(!found)('the console’s IoT, live events and usage pages in Chromium', () => {
   let creds: DeviceCreds;
 
   it('registers a device on its page and draws telemetry from MQTT.js live, without a reload', async () => {
-    await page.goto(`${origin}/console/`);
-    await page.getByLabel(/token/i).fill(a.pat);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect.poll(heading).toBe('Overview');
     await openArea('IoT');
-    await expect.poll(heading).toBe('IoT');
     await page.getByLabel('Name').fill('Boiler room');
     await page.getByLabel('Device id').fill('boiler-1');
     await page.getByRole('button', { name: 'Register device' }).click();
@@ -216,7 +160,6 @@ describe.skipIf(!found)('the console’s IoT, live events and usage pages in Chr
 
   it('creates a tenant_only event, shows its stream key once, and plays the ffmpeg stream in the player', async () => {
     await openArea('Live events');
-    await expect.poll(heading).toBe('Live events');
     await page.locator('#createLiveEvent-name').fill('Town hall');
     await page.getByLabel('Who may watch').selectOption('tenant_only');
     await page.locator('#createLiveEvent-auto_start_on_ingest').check();
@@ -267,7 +210,6 @@ describe.skipIf(!found)('the console’s IoT, live events and usage pages in Chr
       .toBeGreaterThan(0);
     const sms = (await api('/v1/sms/usage')).body;
     await openArea('Usage and costs');
-    await expect.poll(heading).toBe('Usage and costs');
     await page.getByRole('row', { name: /IoT/ }).waitFor();
     expect(await page.getByRole('row', { name: /IoT/ }).textContent()).toContain('1 devices');
     await page
@@ -283,7 +225,7 @@ describe.skipIf(!found)('the console’s IoT, live events and usage pages in Chr
   });
 
   it('saw no script error, CSP refusal or request to another origin', () => {
-    expect(problems).toEqual([]);
+    expect(b.problems).toEqual([]);
   });
 });
 

@@ -1,8 +1,6 @@
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../console/build.mjs';
-import { CHROMIUM } from '../helpers/chromium.js';
-import { ConsoleBrowser } from '../helpers/console-browser.js';
+import { ConsoleBrowser, consoleBrowserFound } from '../helpers/console-browser.js';
 import { TestFjord } from '../helpers/fjord.js';
 import { type LoginIssuer, startLoginIssuer } from '../helpers/oidc-login-issuer.js';
 
@@ -11,7 +9,7 @@ import { type LoginIssuer, startLoginIssuer } from '../helpers/oidc-login-issuer
  * code flow with PKCE, state and nonce, ending in the same HttpOnly session cookie a PAT's sign-in
  * sets; and the failures a person can meet (an unlinked identity, a callback not started here).
  */
-const found = existsSync(CHROMIUM);
+const found = consoleBrowserFound('console-oidc');
 const EMAIL = `oidc-${Math.random().toString(36).slice(2)}@example.test`;
 
 let t: TestFjord;

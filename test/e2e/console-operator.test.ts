@@ -1,8 +1,6 @@
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../console/build.mjs';
-import { CHROMIUM } from '../helpers/chromium.js';
-import { ConsoleBrowser } from '../helpers/console-browser.js';
+import { ConsoleBrowser, consoleBrowserFound } from '../helpers/console-browser.js';
 import { OPERATOR_TOKEN, TestFjord } from '../helpers/fjord.js';
 
 /**
@@ -10,7 +8,7 @@ import { OPERATOR_TOKEN, TestFjord } from '../helpers/fjord.js';
  * suspend), the plans' limits, the emulator's clock and inbox, and the reset, each change checked
  * through the admin API and each page checked by axe-core.
  */
-const found = existsSync(CHROMIUM);
+const found = consoleBrowserFound('console-operator');
 const PAGES = ['Customers', 'Plans and limits', 'Emulator clock', 'Emulator inbox', 'Reset'];
 
 let t: TestFjord;
@@ -45,10 +43,7 @@ async function open(name: string) {
 describe.skipIf(!found)('the operator’s console pages', () => {
   it('signs in with the operator token and lists the operator’s pages', async () => {
     const page = b.page;
-    await page.goto(`${origin}/console/`);
-    await page.getByLabel(/token/i).fill(OPERATOR_TOKEN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect.poll(() => b.heading()).toBe('Customers');
+    await b.signIn(origin, OPERATOR_TOKEN, 'Customers');
     const links = await page.getByRole('navigation', { name: 'Areas' }).getByRole('link').allTextContents();
     expect(links).toEqual(PAGES);
   });

@@ -1,14 +1,11 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../console/build.mjs';
 import { runReferenceWorker } from '../../src/areas/gpu/reference-worker.js';
-import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
+import { ConsoleBrowser, consoleBrowserFound } from '../helpers/console-browser.js';
+import { eventually } from '../helpers/eventually.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { clipDir, speak } from '../helpers/speech.js';
 
@@ -21,13 +18,7 @@ import { clipDir, speak } from '../helpers/speech.js';
  * contacts. axe-core on every page; any script error, CSP refusal or request to another origin
  * fails the file. Screenshots go to `$FJORD_TEST_ARTIFACTS/console-platform`.
  */
-const found = existsSync(CHROMIUM);
-if (!found) console.warn(`console-platform: skipped, no Chromium at ${CHROMIUM} (apt-get install chromium)`);
-const ARTEFACTS = join(
-  process.env['FJORD_TEST_ARTIFACTS'] ?? join(tmpdir(), 'fjord-test-artifacts'),
-  'console-platform',
-);
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const found = consoleBrowserFound('console-platform');
 const SENTENCE = 'the quick brown fox jumps over the lazy dog';
 const ANSWER = ['Fjords', ' are', ' long', ',', ' narrow', ' inlets', ' of', ' the', ' sea', '.'];
 
@@ -82,11 +73,10 @@ async function startUpstream(): Promise<{ url: string; close(): Promise<void> }>
 let t: TestFjord;
 let a: TestCustomer;
 let up: { url: string; close(): Promise<void> };
-let browser: Browser;
-let page: Page;
+let b: ConsoleBrowser;
+let page: ConsoleBrowser['page'];
 let origin: string;
 let workerToken: string;
-const problems: string[] = [];
 
 beforeAll(async () => {
   if (!found) return;
@@ -111,89 +101,28 @@ beforeAll(async () => {
   workerToken = (
     await t.operator('POST', '/admin/v1/gpu/workers', { name: 'ref-1', engines: ['reference-image'] })
   ).body.token;
-  browser = await launchChromium();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  context.setDefaultTimeout(10_000);
-  page = await context.newPage();
-  page.on('pageerror', (err) => problems.push(`script error: ${err.message}`));
-  page.on('console', (m) => {
-    if (
-      (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) ||
-      m.text().includes('Content Security Policy')
-    )
-      problems.push(`console: ${m.text()}`);
-  });
-  page.on('request', (r) => {
-    const url = new URL(r.url());
-    if (!['blob:', 'data:'].includes(url.protocol) && url.origin !== origin)
-      problems.push(`request left Fjord: ${r.url()}`);
-  });
-  mkdirSync(ARTEFACTS, { recursive: true });
-  await page.goto(`${origin}/console/`);
-  await page.getByLabel(/token/i).fill(a.pat);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+  b = await ConsoleBrowser.open(() => [origin], { artefacts: 'console-platform' });
+  page = b.page;
+  await b.signIn(origin, a.pat);
 }, 120_000);
 afterAll(async () => {
-  await browser?.close();
+  await b?.close();
   await t?.close();
   await up?.close();
 });
 
-// A failed step says what the page showed (its error messages), not only what was missing.
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail' && page)
-    console.log(
-      `page at failure: ${await page
-        .locator('main')
-        .innerText()
-        .catch(() => '?')}`,
-    );
-});
+afterEach((ctx) => b?.reportFailure(ctx));
 
-declare const axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: Violation[] }> };
-declare const document: unknown;
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
-
-/** axe-core on the page as it is (evaluated by the harness: the page's CSP stays strict). */
-async function accessible(name: string) {
-  if (!(await page.evaluate(() => typeof (globalThis as { axe?: unknown }).axe !== 'undefined')))
-    await page.evaluate(AXE);
-  const violations = await page.evaluate(
-    async () => (await axe.run(document, { resultTypes: ['violations'] })).violations,
-  );
-  expect(
-    violations
-      .filter((v: Violation) => v.impact === 'serious' || v.impact === 'critical')
-      .map(
-        (v: Violation) =>
-          `${name}: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-      ),
-  ).toEqual([]);
-}
-
-const shot = (name: string) => page.screenshot({ path: join(ARTEFACTS, `${name}.png`), fullPage: true });
+const shot = (name: string) => b.shot(name, { fullPage: true });
+const accessible = (name: string) => b.accessible(name);
 const api = (url: string) => t.request('GET', url, { key: a.pat });
-async function openArea(name: string) {
-  await page.getByRole('navigation', { name: 'Areas' }).getByRole('link', { name, exact: true }).click();
-  await page.getByRole('heading', { level: 1, name, exact: true }).waitFor();
-}
+const openArea = (name: string) => b.openArea(name);
 /** Runs queued background jobs until `done` holds (the pages poll; nothing here waits on time). */
 async function drainUntil(done: () => Promise<boolean>) {
-  await expect
-    .poll(
-      async () => {
-        await t.kernel.jobs.drain();
-        return done();
-      },
-      { timeout: 60_000, interval: 250 },
-    )
-    .toBe(true);
+  await eventually(async () => {
+    await t.kernel.jobs.drain();
+    if (!(await done())) throw new Error('not done yet');
+  }, 60_000);
 }
 
 describe.skipIf(!found)('the platform areas in the console', () => {
@@ -429,6 +358,6 @@ describe.skipIf(!found)('the platform areas in the console', () => {
   });
 
   it('saw no script error, CSP refusal or request to another origin', () => {
-    expect(problems).toEqual([]);
+    expect(b.problems).toEqual([]);
   });
 });

@@ -1,28 +1,19 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../console/build.mjs';
-import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
+import { ConsoleBrowser, consoleBrowserFound } from '../helpers/console-browser.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
 /**
  * The web console in a real browser (Debian's Chromium, driven by playwright-core): sign-in,
  * the navigation, and a resource created and deleted through the pages of each infrastructure
- * area, each change checked through the API. Every page is checked by axe-core; any script error,
+ * area, each change checked through the API, and an object's shared link with the expiry chosen on
+ * the page, fetched from the S3 endpoint and refused once expired. Every page is checked by axe-core; any script error,
  * Content-Security-Policy refusal or request to another origin than Fjord's fails the test.
  * Screenshots are kept (`$FJORD_TEST_ARTIFACTS/console`, by default under the temp directory).
  */
-const found = existsSync(CHROMIUM);
-if (!found) console.warn(`console: skipped, no Chromium at ${CHROMIUM} (apt-get install chromium)`);
-const ARTEFACTS = join(
-  process.env['FJORD_TEST_ARTIFACTS'] ?? join(tmpdir(), 'fjord-test-artifacts'),
-  'console',
-);
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const found = consoleBrowserFound('console');
 
 const NAV = [
   'Storage',
@@ -48,77 +39,30 @@ const NAV = [
 
 let t: TestFjord;
 let a: TestCustomer;
-let browser: Browser;
-let context: BrowserContext;
-let page: Page;
+let b: ConsoleBrowser;
+let page: ConsoleBrowser['page'];
 let origin: string;
-const problems: string[] = [];
 
 beforeAll(async () => {
   if (!found) return;
   await buildConsole();
-  t = await TestFjord.create({ FJORD_API_PORT: '0' });
+  t = await TestFjord.create({ FJORD_API_PORT: '0', FJORD_S3_PORT: '0' });
   a = await t.customer();
-  await t.fjord.start(['api']);
+  await t.fjord.start(['api', 's3']); // s3: a shared link is fetched from the S3 endpoint
   origin = new URL(t.kernel.baseUrl()).origin;
-  browser = await launchChromium();
-  // playwright-core's launch gives each browser a fresh profile directory of its own.
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-  context.setDefaultTimeout(10_000); // a step that cannot happen fails with its own message
-  page = await context.newPage();
-  page.on('pageerror', (err) => problems.push(`script error: ${err.message}`));
-  page.on('console', (m) => {
-    // A 4xx the page expects (no session yet, a validation error it shows) is logged by Chromium as a failed load: not a fault.
-    if (
-      (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) ||
-      m.text().includes('Content Security Policy')
-    )
-      problems.push(`console: ${m.text()}`);
-  });
-  page.on('request', (r) => {
-    const url = new URL(r.url());
-    if (!['blob:', 'data:'].includes(url.protocol) && url.origin !== origin)
-      problems.push(`request left Fjord: ${r.url()}`);
-  });
-  mkdirSync(ARTEFACTS, { recursive: true });
+  b = await ConsoleBrowser.open(() => [origin]);
+  page = b.page;
 }, 120_000);
 afterAll(async () => {
-  await browser?.close();
+  await b?.close();
   await t?.close();
 });
 
-/** The little of the DOM these page functions read (the test is compiled without the DOM's types). */
-declare const axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: Violation[] }> };
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
+afterEach((ctx) => b?.reportFailure(ctx));
 
-/** axe-core on the page as it is: no serious or critical violation. */
-async function accessible(name: string) {
-  if (!(await page.evaluate(() => typeof (globalThis as { axe?: unknown }).axe !== 'undefined')))
-    await page.evaluate(AXE); // evaluated by the test harness, not the page: the page's CSP stays strict
-  const violations = await page.evaluate(
-    async () => (await axe.run(document, { resultTypes: ['violations'] })).violations,
-  );
-  const serious = violations.filter((v: Violation) => v.impact === 'serious' || v.impact === 'critical');
-  expect(
-    serious.map(
-      (v: Violation) =>
-        `${name}: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-    ),
-  ).toEqual([]);
-}
-declare const document: unknown;
-
-const shot = (name: string) => page.screenshot({ path: join(ARTEFACTS, `${name}.png`) });
-
-async function openArea(name: string) {
-  await page.getByRole('navigation', { name: 'Areas' }).getByRole('link', { name, exact: true }).click();
-  await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(name);
-}
+const accessible = (name: string) => b.accessible(name);
+const shot = (name: string) => b.shot(name);
+const openArea = (name: string) => b.openArea(name);
 
 /** Deletes the resource on the page open now: its name typed into the confirmation. */
 async function deleteHere(what: string, name: string) {
@@ -130,19 +74,12 @@ async function deleteHere(what: string, name: string) {
 const api = (url: string) => t.request('GET', url, { key: a.pat });
 
 /**
- * The object browser on the bucket page open now: a folder made through the API is opened by its
+ * The object browser on the bucket page open now: the folder made through the API is opened by its
  * link, a file is uploaded into it through the page, downloaded through the page and deleted.
  */
 async function browseObjects() {
   const object = (key: string) =>
     t.request('GET', '/v1/storage/buckets/console-photos/object', { key: a.pat, query: { key } });
-  const put = await t.request('PUT', '/v1/storage/buckets/console-photos/object', {
-    key: a.pat,
-    query: { key: 'trips/fjord.txt' },
-    rawBody: 'made through the API',
-  });
-  expect(put.status).toBe(200);
-  await page.reload();
   await page.getByRole('link', { name: 'trips/' }).click();
   await page.getByRole('cell', { name: 'fjord.txt', exact: true }).waitFor();
   await page.getByLabel(/^Upload files to/).setInputFiles({
@@ -188,7 +125,7 @@ describe.skipIf(!found)('the web console in Chromium', () => {
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
     const links = await page.getByRole('navigation', { name: 'Areas' }).getByRole('link').allTextContents();
     expect(links).toEqual(['Overview', ...NAV]);
-    const [cookie] = await context.cookies();
+    const [cookie] = await b.context.cookies();
     expect(cookie).toMatchObject({ name: 'fjord_console', httpOnly: true, sameSite: 'Strict' });
     expect(cookie!.expires).toBeGreaterThan(0); // expiring, not a browser-session cookie
     const stored = await page.evaluate(() =>
@@ -241,7 +178,16 @@ describe.skipIf(!found)('the web console in Chromium', () => {
     await openArea('Storage');
     await page.getByLabel('Name').fill('console-photos');
     await page.getByRole('button', { name: 'Create bucket' }).click();
-    await page.getByRole('link', { name: 'console-photos' }).click();
+    const bucketLink = page.getByRole('link', { name: 'console-photos' });
+    await bucketLink.waitFor();
+    // A folder made through the API before the bucket's page opens (the object browser lists it).
+    const put = await t.request('PUT', '/v1/storage/buckets/console-photos/object', {
+      key: a.pat,
+      query: { key: 'trips/fjord.txt' },
+      rawBody: 'made through the API',
+    });
+    expect(put.status).toBe(200);
+    await bucketLink.click();
     await expect
       .poll(() => page.getByRole('heading', { level: 1 }).textContent())
       .toBe('Storage: console-photos');
@@ -309,13 +255,26 @@ describe.skipIf(!found)('the web console in Chromium', () => {
     await page.locator('#k8sCreateCluster-name').fill('console-k8s');
     await page.locator('#k8sCreateCluster-region').selectOption(region);
     await page.locator('#k8sCreateCluster-plan_code').selectOption('k8s-cluster-dev');
-    await page
-      .locator('#k8sCreateCluster-node_pools')
-      .fill('[{"name": "pool-1", "plan_code": "k8s-node-s", "count": 1}]');
+    // Node pools are rows of a form: the first is there; a second is added, then removed again.
+    expect(await page.getByLabel('Name of node pool 1').inputValue()).toBe('pool-1');
+    await page.getByLabel('Plan of node pool 1').selectOption('k8s-node-s');
+    await page.getByLabel('Nodes of node pool 1').fill('2');
+    await page.getByRole('button', { name: 'Add another node pool' }).click();
+    expect(await page.getByLabel('Name of node pool 2').inputValue()).toBe('pool-2');
+    await page.getByRole('button', { name: 'Remove node pool 2' }).click();
+    expect(await page.getByLabel('Name of node pool 2').count()).toBe(0);
+    await accessible('clusters create form');
     await page.getByRole('button', { name: 'Create cluster' }).click();
     await page.getByRole('link', { name: 'console-k8s' }).click();
     const cluster = (await api('/v1/kubernetes/clusters')).body.clusters[0];
     expect(cluster).toMatchObject({ name: 'console-k8s', status: 'provisioning' });
+    expect(
+      cluster.node_pools.map((p: { name: string; plan_code: string; count: number }) => [
+        p.name,
+        p.plan_code,
+        p.count,
+      ]),
+    ).toEqual([['pool-1', 'k8s-node-s', 2]]);
     const steps = page.getByRole('list', { name: 'Provisioning steps' });
     await steps.waitFor();
     // The first step takes five seconds on the clock: the page looks again when Fjord says it ends.
@@ -395,14 +354,48 @@ describe.skipIf(!found)('the web console in Chromium', () => {
     }
   });
 
+  it('makes a presigned link with the chosen expiry; it downloads the object, then expires', async () => {
+    expect(
+      (await t.request('POST', '/v1/storage/buckets', { key: a.pat, body: { bucket_name: 'shared-docs' } }))
+        .status,
+    ).toBe(201);
+    const put = await t.request('PUT', '/v1/storage/buckets/shared-docs/object', {
+      key: a.pat,
+      query: { key: 'reports/q3.txt' },
+      rawBody: 'the third quarter',
+    });
+    expect(put.status).toBe(200);
+    await page.goto(`${origin}/console/storage/shared-docs?prefix=reports%2F`);
+    await page.getByRole('button', { name: 'Share q3.txt' }).click();
+    await page.getByLabel('Link works for').selectOption({ label: '1 day' });
+    await page.getByRole('button', { name: 'Create link' }).click();
+    const link = (await page.locator('output[aria-label="Presigned link"]').textContent())!;
+    const url = new URL(link);
+    expect(url.searchParams.get('X-Amz-Expires')).toBe('86400');
+    expect(url.pathname).toBe('/shared-docs/reports/q3.txt');
+    await page.getByText('Anyone with this link can download the object until').waitFor();
+    await shot('storage-share-link');
+    await accessible('share link');
+
+    const fetched = await fetch(link);
+    expect(fetched.status).toBe(200);
+    expect(await fetched.text()).toBe('the third quarter');
+    // A day and a bit later on the emulator's clock (nothing after this test waits on it), the
+    // same link is refused.
+    await t.advance(86400 + 60);
+    const late = await fetch(link);
+    expect(late.status).toBe(403);
+    expect(await late.text()).toContain('expired');
+  });
+
   it('signs out: the session ends', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel(/token/i).waitFor();
-    expect(await context.cookies()).toEqual([]);
+    expect(await b.context.cookies()).toEqual([]);
   });
 
   it('saw no script error, CSP refusal or request to another origin', () => {
-    expect(problems).toEqual([]);
+    expect(b.problems).toEqual([]);
   });
 });
 

@@ -4,13 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
-import { launchChromium } from './chromium.js';
+import { CHROMIUM, hasChromium, launchChromium } from './chromium.js';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-export const CONSOLE_ARTEFACTS = join(
-  process.env['FJORD_TEST_ARTIFACTS'] ?? join(tmpdir(), 'fjord-test-artifacts'),
-  'console',
-);
+const ARTEFACTS_ROOT = process.env['FJORD_TEST_ARTIFACTS'] ?? join(tmpdir(), 'fjord-test-artifacts');
+export const CONSOLE_ARTEFACTS = join(ARTEFACTS_ROOT, 'console');
 
 /** The little of the DOM these page functions read (the tests are compiled without the DOM's types). */
 declare const axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: Violation[] }> };
@@ -22,10 +20,24 @@ interface Violation {
   nodes: { target: string[] }[];
 }
 
+/** Whether a console test file can run; says why not once, when it cannot. */
+export function consoleBrowserFound(file: string): boolean {
+  const found = hasChromium();
+  if (!found) console.warn(`${file}: skipped, no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+  return found;
+}
+
+export interface ConsoleBrowserOptions {
+  /** How long a step may take before it fails with its own message (the machine is shared). */
+  timeout?: number;
+  /** The folder under `$FJORD_TEST_ARTIFACTS` the screenshots go to (default `console`). */
+  artefacts?: string;
+}
+
 /**
- * A Chromium page for a console test, watched as console.test.ts watches its own: any script
- * error, Content-Security-Policy refusal or request to an origin not in `origins` is collected in
- * `problems`, which the test asserts empty at the end.
+ * A Chromium page for a console test file, one browser per file: any script error, Content-
+ * Security-Policy refusal or request to an origin not in `origins` (WebSockets compared as the
+ * HTTP origin they upgrade) is collected in `problems`, which the file asserts empty at its end.
  */
 export class ConsoleBrowser {
   readonly problems: string[] = [];
@@ -33,17 +45,20 @@ export class ConsoleBrowser {
     readonly browser: Browser,
     readonly context: BrowserContext,
     readonly page: Page,
+    private readonly artefacts: string,
   ) {}
 
-  static async open(origins: () => string[]): Promise<ConsoleBrowser> {
+  static async open(origins: () => string[], options: ConsoleBrowserOptions = {}): Promise<ConsoleBrowser> {
     const browser = await launchChromium();
     const context = await browser.newContext({
       viewport: { width: 1280, height: 900 },
       acceptDownloads: true,
     });
-    context.setDefaultTimeout(20_000); // generous: the machine is shared, and a step that cannot happen still fails with its own message
+    // Generous: a step that cannot happen still fails with its own message, and CI shares two cores.
+    context.setDefaultTimeout(options.timeout ?? 20_000);
     const page = await context.newPage();
-    const b = new ConsoleBrowser(browser, context, page);
+    const artefacts = join(ARTEFACTS_ROOT, options.artefacts ?? 'console');
+    const b = new ConsoleBrowser(browser, context, page, artefacts);
     page.on('pageerror', (err) => b.problems.push(`script error: ${err.message}`));
     page.on('console', (m) => {
       // A 4xx the page expects is logged by Chromium as a failed load: not a fault.
@@ -55,11 +70,29 @@ export class ConsoleBrowser {
     });
     page.on('request', (r) => {
       const url = new URL(r.url());
-      if (!['blob:', 'data:'].includes(url.protocol) && !origins().includes(url.origin))
-        b.problems.push(`request left Fjord: ${r.url()}`);
+      if (['blob:', 'data:'].includes(url.protocol)) return;
+      const http = url.protocol === 'ws:' ? 'http:' : url.protocol === 'wss:' ? 'https:' : url.protocol;
+      if (!origins().includes(`${http}//${url.host}`)) b.problems.push(`request left Fjord: ${r.url()}`);
     });
-    mkdirSync(CONSOLE_ARTEFACTS, { recursive: true });
+    mkdirSync(artefacts, { recursive: true });
     return b;
+  }
+
+  /** Signs in on the console's sign-in page with a token, and waits for the page it lands on. */
+  async signIn(origin: string, token: string, landing = 'Overview') {
+    await this.page.goto(`${origin}/console/`);
+    await this.page.getByLabel(/token/i).fill(token);
+    await this.page.getByRole('button', { name: 'Sign in' }).click();
+    await this.page.getByRole('heading', { level: 1, name: landing, exact: true }).waitFor();
+  }
+
+  /** Follows an area's link in the navigation and waits for the page's heading. */
+  async openArea(name: string) {
+    await this.page
+      .getByRole('navigation', { name: 'Areas' })
+      .getByRole('link', { name, exact: true })
+      .click();
+    await this.page.getByRole('heading', { level: 1, name, exact: true }).waitFor();
   }
 
   /** axe-core on the page as it is: no serious or critical violation. */
@@ -79,12 +112,22 @@ export class ConsoleBrowser {
     ).toEqual([]);
   }
 
-  shot(name: string) {
-    return this.page.screenshot({ path: join(CONSOLE_ARTEFACTS, `${name}.png`) });
+  shot(name: string, options: { fullPage?: boolean } = {}) {
+    return this.page.screenshot({ path: join(this.artefacts, `${name}.png`), fullPage: options.fullPage });
   }
 
   heading() {
     return this.page.getByRole('heading', { level: 1 }).textContent();
+  }
+
+  /** For an afterEach: a failed step says what the page showed (its error messages), not only what was missing. */
+  async reportFailure(ctx: { task: { result?: { state?: string } } }) {
+    if (ctx.task.result?.state !== 'fail') return;
+    const text = await this.page
+      .locator('main')
+      .textContent({ timeout: 1000 })
+      .catch(() => '?');
+    console.log(`page at failure: ${text}`);
   }
 
   close() {

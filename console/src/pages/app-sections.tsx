@@ -207,12 +207,13 @@ function Domains({ id, api }: Props) {
               { key: 'status', label: 'Status' },
               { key: 'certificate_status', label: 'Certificate' },
               { key: 'certificate_expires_at', label: 'Certificate expires' },
-              { key: 'status_message', label: 'Details' },
+              { key: 'status_message', label: 'Details', prose: true },
             ]}
             actions={(d) => (
               <div class="row-actions">
                 <button
                   type="button"
+                  aria-label={`Check ${String(d['host_name'])}`}
                   onClick={() =>
                     run(() =>
                       must(
@@ -223,7 +224,7 @@ function Domains({ id, api }: Props) {
                     )
                   }
                 >
-                  Check {String(d['host_name'])}
+                  Check
                 </button>
                 <ConfirmDelete
                   name={String(d['host_name'])}

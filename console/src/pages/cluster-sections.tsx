@@ -149,7 +149,10 @@ function PoolActions({ id, pool, api, last }: { id: string; pool: Pool; api: Fjo
           onInput={(e) => setCount(e.currentTarget.value)}
           size={4}
         />
-        <button type="submit">Resize {pool.name}</button>
+        {/* One change at a time: Fjord refuses a resize while the pool still scales or drains. */}
+        <button type="submit" disabled={pool.status === 'scaling' || pool.status === 'draining'}>
+          Resize {pool.name}
+        </button>
       </form>
       {!last && (
         <ConfirmDelete
@@ -254,6 +257,7 @@ function Backups({ id, api }: Props) {
             actions={(r) => (
               <button
                 type="button"
+                aria-label={`Restore ${String(r['name'])}`}
                 disabled={r['status'] !== 'Completed' || restore?.status === 'InProgress'}
                 onClick={act(
                   () =>
@@ -266,7 +270,7 @@ function Backups({ id, api }: Props) {
                   `Restoring ${String(r['name'])}.`,
                 )}
               >
-                Restore {String(r['name'])}
+                Restore
               </button>
             )}
             empty={<p>No backups yet. Back up now, or set a schedule through the API.</p>}

@@ -1,6 +1,5 @@
 import { useQuery, useQueryClient } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
-import type { paths } from '../../../sdk/index.js';
 import { must, problemOf } from '../api.js';
 import { useConsole } from '../context.js';
 import { Link, useLocation } from '../router.js';
@@ -8,42 +7,7 @@ import { DataTable, type Row } from '../ui/table.js';
 import { ConfirmDelete, Failure, QueryView } from '../ui/widgets.js';
 import { bytes, type Entry, type Listing, parseListing } from './object-listing.js';
 import { ShareLink } from './object-share.js';
-
-/**
- * The upload route, named through the SDK's path type: a changed contract breaks this file's
- * type-check. Uploads use XMLHttpRequest, the one browser API that reports an upload's progress
- * (fetch does not), with the session's CSRF header like every SDK call.
- */
-const OBJECT_PATH: keyof paths = '/v1/storage/buckets/{bucket_name}/object';
-
-function upload(
-  bucket: string,
-  key: string,
-  file: File,
-  csrf: string,
-  onProgress: (sent: number) => void,
-): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const xhr = new XMLHttpRequest();
-    const url = `${OBJECT_PATH.replace('{bucket_name}', encodeURIComponent(bucket))}?key=${encodeURIComponent(key)}`;
-    xhr.open('PUT', url);
-    xhr.setRequestHeader('x-fjord-csrf', csrf);
-    xhr.setRequestHeader('content-type', file.type || 'application/octet-stream');
-    xhr.upload.onprogress = (e) => onProgress(e.loaded);
-    xhr.onload = () => {
-      if (xhr.status < 300) return resolve();
-      let body: unknown = null;
-      try {
-        body = JSON.parse(xhr.responseText);
-      } catch {
-        /* not JSON */
-      }
-      reject(problemOf(body, xhr.status));
-    };
-    xhr.onerror = () => reject(problemOf('The upload was interrupted.', 0));
-    xhr.send(file);
-  });
-}
+import { uploadObject } from './object-upload.js';
 
 interface Upload {
   name: string;
@@ -120,7 +84,7 @@ export function ObjectBrowser({ bucket }: { bucket: string }) {
         const mark = (change: Partial<Upload>) =>
           setUploads((all) => all.map((u, j) => (j === i ? { ...u, ...change } : u)));
         try {
-          await upload(bucket, prefix + f.name, f, session.csrf_token, (sent) => mark({ sent }));
+          await uploadObject(bucket, prefix + f.name, f, session.csrf_token, (sent) => mark({ sent }));
           mark({ sent: f.size });
           done++;
         } catch (err) {

@@ -43,6 +43,7 @@ export function AreaPage({ area }: { area: AreaDef }) {
             labels={area.create.labels}
             initial={area.create.initial}
             options={options.data}
+            rows={area.create.rows}
             submitLabel={`Create ${area.noun}`}
             onSubmit={async (body) => {
               const result = await area.create!.submit(api, body);
@@ -87,6 +88,7 @@ export function DetailPage({ area, id }: { area: AreaDef; id: string }) {
     queryKey: [area.slug, 'detail', id],
     queryFn: () => area.detail!.load(api, id),
     enabled: !!area.detail,
+    refetchInterval: (q) => (q.state.data && area.detail?.poll ? area.detail.poll(q.state.data) : false),
   });
   if (!area.detail) return <AreaPage area={area} />;
   const row = detail.data as Row | undefined;

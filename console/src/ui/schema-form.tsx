@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
 import type { ApiProblem } from '../api.js';
+import { newRow, type RowPart, RowsField, type RowsSpec, type RowValues, rowsBody } from './rows-field.js';
 
 /** The little of JSON Schema the forms read. */
 interface Schema {
@@ -63,6 +64,8 @@ interface Field {
   nullable: boolean;
   description?: string;
   integer: boolean;
+  /** A list of objects (`json`): its items' properties, drawn as rows when the form asks for it. */
+  item?: { properties: Record<string, Schema>; required: string[] };
 }
 
 /** One property of a request schema as a form field: its kind, choices and whether it may be null. */
@@ -95,7 +98,25 @@ function fieldOf(doc: OpenApiDoc, name: string, raw: Schema, required: boolean):
     nullable,
     description: s.description ?? live[0]?.description,
     integer: type === 'integer',
+    item: itemOf(doc, type === 'array' ? live[0]?.items : undefined),
   };
+}
+
+function itemOf(doc: OpenApiDoc, raw: Schema | undefined): Field['item'] {
+  const s = raw ? resolve(doc, raw) : null;
+  return s?.properties ? { properties: s.properties, required: s.required ?? [] } : undefined;
+}
+
+/** The controls of a row of a list of objects: each chosen property of the item as a field. */
+function rowParts(doc: OpenApiDoc, f: Field, spec: RowsSpec, options: Record<string, string[]>): RowPart[] {
+  return spec.parts
+    .filter((n) => f.item!.properties[n])
+    .map((n) => {
+      const p = fieldOf(doc, n, f.item!.properties[n]!, f.item!.required.includes(n));
+      const choices = options[`${f.name}.${n}`] ?? p.choices;
+      const kind = choices.length > 0 ? 'select' : p.kind === 'number' ? 'number' : 'text';
+      return { name: n, label: p.label, kind, required: p.required, choices };
+    });
 }
 
 /**
@@ -113,6 +134,7 @@ export function SchemaForm({
   onSubmit,
   idPrefix = operationId,
   options = {},
+  rows = {},
 }: {
   operationId: string;
   fields?: string[];
@@ -121,8 +143,11 @@ export function SchemaForm({
   submitLabel: string;
   onSubmit(body: Record<string, unknown>): Promise<unknown>;
   idPrefix?: string;
-  /** Choices for free-text properties whose values come from another list (plans, regions). */
+  /** Choices for free-text properties whose values come from another list (plans, regions);
+   * `list.property` for a property of a list's rows. */
   options?: Record<string, string[]>;
+  /** Lists of objects drawn as rows of controls (add, remove) rather than JSON. */
+  rows?: Record<string, RowsSpec>;
 }) {
   const doc = useOpenApi();
   const [values, setValues] = useState<Record<string, string | boolean>>(() =>
@@ -133,6 +158,8 @@ export function SchemaForm({
       ]),
     ),
   );
+  const firstRows = () => Object.fromEntries(Object.entries(rows).map(([k, spec]) => [k, [newRow(spec, 1)]]));
+  const [rowValues, setRowValues] = useState<Record<string, RowValues>>(firstRows);
   const [problem, setProblem] = useState<ApiProblem | null>(null);
   const [busy, setBusy] = useState(false);
   if (!doc.data) return <p role="status">Loading the form…</p>;
@@ -146,9 +173,18 @@ export function SchemaForm({
     return labels[n] ? { ...withOptions, label: labels[n] } : withOptions;
   });
 
+  const asRows = (f: Field) => (f.kind === 'json' && f.item && rows[f.name] ? rows[f.name]! : null);
+  /** Whether the API's message about `path` is shown at the field `f`. */
+  const shownAt = (f: Field, path: string) =>
+    path === f.name || (asRows(f) !== null && path.startsWith(`${f.name}/`));
   const body = (): Record<string, unknown> => {
     const out: Record<string, unknown> = {};
     for (const f of list) {
+      const spec = asRows(f);
+      if (spec) {
+        out[f.name] = rowsBody(rowParts(doc.data!, f, spec, options), rowValues[f.name] ?? []);
+        continue;
+      }
       const v = values[f.name];
       if (v === undefined || v === '') continue;
       if (f.kind === 'boolean') out[f.name] = v === true;
@@ -184,6 +220,7 @@ export function SchemaForm({
               Object.entries(initial).map(([k, v]) => [k, typeof v === 'boolean' ? v : String(v)]),
             ),
           );
+          setRowValues(firstRows());
         } catch (err) {
           setProblem(err as ApiProblem);
         } finally {
@@ -193,6 +230,29 @@ export function SchemaForm({
     >
       {list.map((f) => {
         const id = `${idPrefix}-${f.name}`;
+        const spec = asRows(f);
+        if (spec) {
+          // The API names a row's property by its path under the list (`node_pools/1/count`).
+          const below = `${f.name}/`;
+          const errors = Object.fromEntries(
+            Object.entries(problem?.fields ?? {})
+              .filter(([k]) => k === f.name || k.startsWith(below))
+              .map(([k, v]) => [k === f.name ? '' : k.slice(below.length), v]),
+          );
+          return (
+            <RowsField
+              key={f.name}
+              id={id}
+              label={f.label}
+              required={f.required}
+              spec={spec}
+              parts={rowParts(doc.data!, f, spec, options)}
+              rows={rowValues[f.name] ?? []}
+              errors={errors}
+              onChange={(r) => setRowValues((old) => ({ ...old, [f.name]: r }))}
+            />
+          );
+        }
         const error = problem?.fields[f.name];
         const described = [error ? `${id}-error` : '', f.description ? `${id}-help` : '']
           .filter(Boolean)
@@ -276,7 +336,7 @@ export function SchemaForm({
           </div>
         );
       })}
-      {problem && !list.some((f) => problem.fields[f.name]) && (
+      {problem && !Object.keys(problem.fields).some((k) => list.some((f) => shownAt(f, k))) && (
         <p class="error" role="alert">
           {problem.message}
         </p>

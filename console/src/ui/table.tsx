@@ -8,6 +8,8 @@ export interface Column {
   label: string;
   /** How a cell shows; the raw value (as text) by default. */
   render?(row: Row): ComponentChildren;
+  /** A sentence rather than a value: the column keeps a readable width instead of a word's. */
+  prose?: boolean;
 }
 
 const PAGE_SIZE = 20;
@@ -114,7 +116,7 @@ export function DataTable({
           {shown.map((r, i) => (
             <tr key={text(r[columns[0]!.key]) + i}>
               {columns.map((c, j) => (
-                <td key={c.key}>
+                <td key={c.key} class={c.prose ? 'prose' : undefined}>
                   {j === 0 && href ? (
                     <Link href={href(r)}>{c.render ? c.render(r) : text(r[c.key])}</Link>
                   ) : c.render ? (

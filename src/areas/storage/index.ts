@@ -27,7 +27,8 @@ import {
 import { storageMigrations } from './migrations.js';
 import { StorageRepo } from './repo.js';
 import { storageRoutes } from './routes/index.js';
-import { objectRoutes } from './routes/objects.js';
+import { objectUploadRoutes } from './routes/object-uploads.js';
+import { objectRoutes, ownerRunner } from './routes/objects.js';
 import { createDataPlane, objectMigrations } from './s3/index.js';
 import { StorageService } from './service.js';
 
@@ -142,6 +143,9 @@ export function storageAreaWith(createDataPlane: DataPlaneFactory): AreaModule {
             maxConnectionsPerKey: kernel.limits.of('storage.connections_per_key'),
           }),
           ...(plane.serveOwnerRequest ? objectRoutes(service, plane.serveOwnerRequest) : []),
+          ...(plane.serveOwnerRequest
+            ? objectUploadRoutes(ownerRunner(service, plane.serveOwnerRequest))
+            : []),
         ],
         servers: plane.servers,
         async onReset() {

@@ -32,7 +32,7 @@ const PutQuery = Type.Object({
   key: Type.String({ minLength: 1, maxLength: 1024, description: "The object's key" }),
 });
 
-const ERRORS = [400, 403, 404, 409, 413, 503, 507] as const;
+export const ERRORS = [400, 403, 404, 409, 413, 503, 507] as const;
 
 /**
  * A bucket's objects through the API, for the bucket's owner (the console's object browser): the
@@ -41,8 +41,14 @@ const ERRORS = [400, 403, 404, 409, 413, 503, 507] as const;
  * refused here too; the answers are S3's own (ListObjectsV2 XML, the object's bytes and headers).
  */
 export function objectRoutes(storage: StorageService, serve: OwnerObjectRequest) {
-  /** Runs one S3 operation on the customer's own bucket and writes its answer (or the API's error). */
-  const run = async (
+  return objectRouteList(storage, ownerRunner(storage, serve));
+}
+
+export type OwnerRun = ReturnType<typeof ownerRunner>;
+
+/** Runs one S3 operation on the customer's own bucket and writes its answer (or the API's error). */
+export function ownerRunner(storage: StorageService, serve: OwnerObjectRequest) {
+  return async (
     principal: Principal,
     bucket: string,
     key: string | null,
@@ -95,7 +101,9 @@ export function objectRoutes(storage: StorageService, serve: OwnerObjectRequest)
     res.end(JSON.stringify(http.body));
     if (!raw.complete) raw.resume();
   };
+}
 
+function objectRouteList(storage: StorageService, run: OwnerRun) {
   return [
     defineRoute({
       method: 'GET',
