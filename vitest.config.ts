@@ -1,22 +1,62 @@
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { isolatedTestFiles } from './scripts/lib/needs-isolation.mjs';
 import { storeFreeTestFiles } from './scripts/lib/store-bound.mjs';
+import { LongestFirst } from './test/setup/longest-first.js';
 
-// Three tiers, each a vitest project: `vitest run` runs them all; `vitest run --project e2e` one.
+// Four tiers, each a vitest project: `vitest run` runs them all; `vitest run --project 'e2e*'` one.
 // `npm test` (scripts/test.mjs) runs them tier by tier, the SQLite and PostgreSQL passes of a tier
 // side by side, and prints each tier's time, so growth shows early. A new tier is one more
 // `tier(…)` line here and its name in scripts/test.mjs's TIERS.
 //
-// `isolate: false` for the integration tier: a worker imports Fjord once and runs file after file
-// in it, instead of importing every module again per file (that import was 127 of the tier's
-// 351 s). Each file still builds its own Fjord on its own store, so a cache in module scope under
-// src/ must never hold one Fjord's state. The unit and e2e tiers stay isolated: their files mock
-// modules, start processes and change the environment.
-const tier = (name: string, include: string[], isolate = true) => ({
-  extends: true as const,
-  test: { name, include, isolate },
-});
+// A worker process imports Fjord once and runs file after file in that module registry
+// (`isolate: false`) instead of importing every module again per file: that import costs about 4 s
+// of CPU per file, more than many files' tests, and on CI's two cores it was a fifth of the suite.
+// Each file still builds its own Fjord on its own store, so a cache in module scope under src/ must
+// never hold one Fjord's state. The files that would leak into the next one (a mocked module, fake
+// timers, a changed environment: scripts/lib/needs-isolation.mjs finds them) run in the tier's
+// second project, `<tier>-isolated`, a fresh worker per file.
+//
+// vitest 3 decides isolation per pool from the root configuration, not per project: a project's
+// `isolate` alone changes nothing. So the shared projects run in the `forks` pool, made
+// non-isolating below, and the isolated ones in the `threads` pool, which isolates.
+const root = dirname(fileURLToPath(import.meta.url));
+const isolated = isolatedTestFiles(root);
+// The PostgreSQL pass of `npm test` skips the files that read no store (scripts/lib/store-bound.mjs):
+// the SQLite pass already ran them, and they would give the same answer.
+const storeFree =
+  process.env['FJORD_TEST_STORE'] === 'postgres' && process.env['FJORD_TEST_SKIP_STORE_FREE'] === '1'
+    ? storeFreeTestFiles(root)
+    : [];
+
+const tier = (name: string, dirs: string[]) => {
+  const inTier = isolated.filter((f) => dirs.some((d) => f.startsWith(`${d}/`)));
+  return [
+    {
+      extends: true as const,
+      test: {
+        name,
+        include: dirs.map((d) => `${d}/**/*.test.ts`),
+        exclude: [...configDefaults.exclude, ...storeFree, ...inTier],
+        pool: 'forks' as const,
+        isolate: false,
+      },
+    },
+    {
+      extends: true as const,
+      // A project with no files is skipped by `--passWithNoTests`; vitest needs a pattern, so an
+      // empty tier gets one that matches nothing.
+      test: {
+        name: `${name}-isolated`,
+        include: inTier.length ? inTier : ['.none'],
+        exclude: [...configDefaults.exclude, ...storeFree],
+        pool: 'threads' as const,
+        isolate: true,
+      },
+    },
+  ];
+};
 
 // Workers per run. vitest's default is the core count minus one: on CI's 2 cores, one file at a
 // time. Most of a file's time is waiting (on child processes, sockets, PostgreSQL, the clock), so
@@ -26,13 +66,6 @@ const tier = (name: string, include: string[], isolate = true) => ({
 // per tier).
 const workers = Number(process.env['FJORD_TEST_WORKERS']) || 3;
 
-// The PostgreSQL pass of `npm test` skips the files that read no store (scripts/lib/store-bound.mjs):
-// the SQLite pass already ran them, and they would give the same answer.
-const storeFree =
-  process.env['FJORD_TEST_STORE'] === 'postgres' && process.env['FJORD_TEST_SKIP_STORE_FREE'] === '1'
-    ? storeFreeTestFiles(dirname(fileURLToPath(import.meta.url)))
-    : [];
-
 export default defineConfig({
   test: {
     // Files run side by side (and both stores at once): on 2 cores a test may take twice its time
@@ -40,20 +73,23 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    isolate: false,
+    poolOptions: { forks: { isolate: false }, threads: { isolate: true } },
     maxWorkers: workers,
     minWorkers: 1,
-    exclude: [...configDefaults.exclude, ...storeFree],
     // `toEqual` on a large byte array is refused: it walks every byte (test/setup/large-binaries.ts).
     setupFiles: ['test/setup/large-binaries.ts'],
+    // Longest files first (test/file-durations.json), so no tier ends waiting on one long file.
+    sequence: { sequencer: LongestFirst },
     projects: [
       // Pure functions beside the code, and the kernel on a whole Fjord.
-      tier('unit', ['src/**/*.test.ts', 'test/kernel/**/*.test.ts']),
+      ...tier('unit', ['src', 'test/kernel']),
       // Each area through its HTTP API (app.inject), on the store under test.
-      tier('integration', ['test/areas/**/*.test.ts'], false),
+      ...tier('integration', ['test/areas']),
       // Real servers and real clients (aws, dig, psql, ffmpeg…) over loopback.
-      tier('e2e', ['test/e2e/**/*.test.ts']),
+      ...tier('e2e', ['test/e2e']),
       // Fjord as users run it: bin/fjord.js on the bundle and its code cache (test/shipped/).
-      tier('shipped', ['test/shipped/**/*.test.ts']),
+      ...tier('shipped', ['test/shipped']),
     ],
   },
 });

@@ -291,7 +291,9 @@ async function vitestTier(tier, databaseUrls) {
     (ONCE_TIERS.includes(tier) ? stores.slice(0, 1) : stores).map(async (store) => {
       const started = performance.now();
       // --passWithNoTests: a file filter on the command line may match nothing in some tier.
-      const [cmd, args] = bin('vitest', ['run', '--project', tier, '--passWithNoTests', ...vitestArgs]);
+      // A tier is two projects: its files sharing a module registry, and those that need their own.
+      const projects = ['--project', tier, '--project', `${tier}-isolated`];
+      const [cmd, args] = bin('vitest', ['run', ...projects, '--passWithNoTests', ...vitestArgs]);
       const code = await run(cmd, args, {
         env: vitestEnv(store, databaseUrls[store], tier),
         prefix: stores.length > 1 ? dim(tag[store]) : undefined,

@@ -1,0 +1,42 @@
+// Which test files need a module registry of their own. The suite's workers run file after file in
+// one registry (vitest's `isolate: false`): importing Fjord's ~600 modules costs about 4 s of CPU
+// per file, more than many files' tests. A file that changes what later files would see must not
+// share it: one that replaces a module (`vi.mock`), the clock (fake timers), a global or the
+// environment, or the process's directory. So must a file that needs a module's first state (a lazy
+// load not yet done): it says so with a comment holding `fjord-test: isolate`. Such files run in an
+// isolated project of their tier.
+//
+// Plain ESM, node builtins only: vitest.config.ts reads it.
+
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+/** What a test file's text may do that would leak into the next file run in the same registry. */
+const LEAKS = [
+  /\bvi\.(?:mock|doMock|unmock|stubEnv|stubGlobal|useFakeTimers|setSystemTime|spyOn)\b/,
+  /\bprocess\.env(?:\.\w+|\[[^\]]+\])\s*=(?!=)/, // process.env.X = … / process.env['X'] = …
+  /\bdelete\s+process\.env\b/,
+  /\bObject\.assign\(\s*process\.env\b/,
+  /\bprocess\.(?:chdir|umask)\(/,
+  /\bsetGlobalDispatcher\(/,
+  /fjord-test: isolate\b/,
+];
+
+function testFiles(dir, out = []) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) testFiles(path, out);
+    else if (entry.name.endsWith('.test.ts')) out.push(path);
+  }
+  return out;
+}
+
+/** Test files under `root`'s src/ and test/ that must run isolated, as paths relative to `root`. */
+export function isolatedTestFiles(root) {
+  const files = ['src', 'test'].flatMap((d) => (existsSync(join(root, d)) ? testFiles(join(root, d)) : []));
+  return files
+    .filter((f) => LEAKS.some((pattern) => pattern.test(readFileSync(f, 'utf8'))))
+    .map((f) => relative(root, f))
+    .sort();
+}
