@@ -376,18 +376,22 @@ async function main() {
     if (skipStatic) {
       console.log(dim('\n(static checks skipped: --skip-static)'));
     } else {
-      await step('typecheck (tsc --noEmit)', () => {
-        const [cmd, args] = bin('tsc', ['--noEmit', '-p', '.']);
-        return mustRun('tsc', cmd, args);
-      });
-      // The console has its own compiler settings (the DOM, JSX): a contract change in sdk/ fails here.
-      await step('typecheck the console (tsc --noEmit -p console)', () => {
-        const [cmd, args] = bin('tsc', ['--noEmit', '-p', 'console']);
-        return mustRun('tsc', cmd, args);
-      });
-      await step('lint + format (biome check)', () => {
-        const [cmd, args] = bin('biome', ['check', '.']);
-        return mustRun('biome', cmd, args);
+      // The three checks at once: each is one thread, and CI has two cores.
+      await step('static checks — tsc, tsc -p console, biome', async () => {
+        const checks = [
+          ['tsc', ['--noEmit', '-p', '.'], '[tsc]     '],
+          // The console has its own compiler settings (the DOM, JSX): a contract change in sdk/ fails here.
+          ['tsc', ['--noEmit', '-p', 'console'], '[console] '],
+          ['biome', ['check', '.'], '[biome]   '],
+        ];
+        const codes = await Promise.all(
+          checks.map(([name, args, prefix]) => run(...bin(name, args), { prefix: dim(prefix) })),
+        );
+        if (interrupted) throw new StepFailure(`interrupted by ${interrupted.sig}`);
+        const failed = checks
+          .filter((_, i) => codes[i] !== 0)
+          .map(([name, args]) => [name, ...args].join(' '));
+        if (failed.length > 0) throw new StepFailure(`failed: ${failed.join('; ')}`);
       });
     }
     await tests();
