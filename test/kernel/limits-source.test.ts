@@ -77,6 +77,7 @@ const NOT_ROWS = new Map<string, string>([
   ['src/areas/chatbot/indexer.ts:MAX_FETCH_BYTES', INTERNAL],
   ['src/areas/clusters/backups.ts:MAX_CATCH_UP', INTERNAL],
   ['src/areas/clusters/forward-dns.ts:MAX_CNAME_HOPS', PROTOCOL],
+  ['src/areas/storage/objects/drivers/pack-readers.ts:MAX_READERS', INTERNAL],
   ['src/areas/speech/exports.ts:MAX_LINE', PROTOCOL],
   ['src/areas/speech/exports.ts:MAX_LINES', PROTOCOL],
   ['src/areas/dns/record-changes.ts:TTL_MIN', SHAPE],
