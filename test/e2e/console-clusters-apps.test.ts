@@ -210,7 +210,14 @@ describe.skipIf(!found)('the infrastructure areas’ pages in Chromium', () => {
     await poll(() => statusText('Deployed: the new revision starts.')).toBe(
       'Deployed: the new revision starts.',
     );
+    // The log stream opens again for the new revision's instance, and its lines come in as the
+    // deploy moves on: no reload.
+    const logs = () => page.getByRole('log', { name: /^Logs of/ }).innerText();
+    await poll(logs).toContain('pulling docker.io/library/nginx:1.27');
+    const healthLines = async () => (await logs()).split('health check GET').length - 1;
+    const before = await healthLines();
     await t.advance(SIMULATED_DEPLOY_SECONDS + 1);
+    await poll(healthLines).toBe(before + 1);
     await page.reload();
     const current = async () => (await api(`/v1/apps/${app.id}`)).body.current_revision?.number;
     expect(await current()).toBe(2);

@@ -21,10 +21,7 @@ export function AppSections({ id, row, api }: Props) {
       <Instances id={id} row={row} api={api} />
       <Domains id={id} row={row} api={api} />
       <Metrics id={id} row={row} api={api} />
-      <section aria-labelledby="logs-heading">
-        <h2 id="logs-heading">Logs</h2>
-        <LogStream app={id} />
-      </section>
+      <Logs id={id} row={row} api={api} />
     </>
   );
 }
@@ -111,13 +108,38 @@ function Revisions({ id, api }: Props) {
   );
 }
 
-function Instances({ id, api }: Props) {
-  const instances = useQuery({
+/** The app's instances, read by the instances table and the log stream (one query, shared). */
+function useInstances(id: string, api: FjordClient) {
+  return useQuery({
     queryKey: ['apps', 'instances', id],
     queryFn: async () =>
       (await must(api.GET('/v1/apps/{app_id}/instances', { params: { path: { app_id: id } } }))).instances,
     refetchInterval: 15_000,
   });
+}
+
+/**
+ * The log stream follows the instances that ran when it opened, and ends when they stop. A new
+ * set of instances (a deploy from this page, a start from zero) opens it again, so the lines of
+ * the revision being deployed stream in without a reload.
+ */
+function Logs({ id, api }: Props) {
+  const instances = useInstances(id, api);
+  const running = (instances.data ?? [])
+    .map((i) => i.id)
+    .sort()
+    .join(' ');
+  return (
+    <section aria-labelledby="logs-heading">
+      <h2 id="logs-heading">Logs</h2>
+      {/* Opened once the instances are known, so a page load opens one stream, not two. */}
+      {instances.isPending ? <p role="status">Connecting…</p> : <LogStream key={running} app={id} />}
+    </section>
+  );
+}
+
+function Instances({ id, api }: Props) {
+  const instances = useInstances(id, api);
   return (
     <section aria-labelledby="instances-heading">
       <h2 id="instances-heading">Instances</h2>

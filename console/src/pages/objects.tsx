@@ -173,7 +173,7 @@ export function ObjectBrowser({ bucket }: { bucket: string }) {
             if (files.length) void send(files);
           }}
         />
-        <p class="hint">…or drop files here. One file is at most 5 GiB; larger ones go over S3.</p>
+        <p class="hint">…or drop files here. A file over 5 GiB goes up in parts, three at a time.</p>
       </div>
       {uploads.length > 0 && (
         <ul class="uploads" aria-label="Uploads">

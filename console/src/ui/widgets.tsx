@@ -153,6 +153,18 @@ export function Panel({
 }
 
 /** Key–value facts of a resource. */
+/**
+ * A fact as a reader takes it in: yes/no for a flag, a fraction as a plain decimal (a size in GB of
+ * a few bytes is 0.000000048, not 4.8e-8). Whole numbers stay as they are: ports, years, counts.
+ */
+function factText(value: unknown): string {
+  if (value === null || value === undefined) return '—';
+  if (typeof value === 'boolean') return value ? 'Yes' : 'No';
+  if (typeof value === 'number' && !Number.isInteger(value))
+    return value.toLocaleString('en', { maximumSignificantDigits: 4, useGrouping: false });
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
 export function Facts({ data, keys }: { data: Record<string, unknown>; keys?: string[] }) {
   const shown = keys ?? Object.keys(data).filter((k) => typeof data[k] !== 'object' || data[k] === null);
   return (
@@ -160,13 +172,7 @@ export function Facts({ data, keys }: { data: Record<string, unknown>; keys?: st
       {shown.map((k) => (
         <div key={k}>
           <dt>{k.replace(/_/g, ' ')}</dt>
-          <dd>
-            {data[k] === null || data[k] === undefined
-              ? '—'
-              : typeof data[k] === 'object'
-                ? JSON.stringify(data[k])
-                : String(data[k])}
-          </dd>
+          <dd>{factText(data[k])}</dd>
         </div>
       ))}
     </dl>
