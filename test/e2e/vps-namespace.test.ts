@@ -168,10 +168,13 @@ describe.skipIf(skipReason !== null)('virtual servers (namespace driver)', () =>
     // The first run builds the Debian root (debootstrap); later ones find it cached.
     await waitFor(id, 'running', 600_000);
 
-    expect((await ssh(address, 'hostname; id -u; cat /etc/debian_version')).split('\n')).toEqual([
+    expect((await ssh(address, 'hostname; id -u; cat /etc/debian_version; umask')).split('\n')).toEqual([
       'web1.example.test',
       '0',
       expect.stringMatching(/^12\./),
+      // A Debian machine's, not Fjord's own 077 (which guards its data dir): a file the customer
+      // makes is readable by the server's other users, and dpkg-deb accepts a package tree.
+      '0022',
       '',
     ]);
     // Another customer's key does not open it.

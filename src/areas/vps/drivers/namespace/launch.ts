@@ -48,7 +48,9 @@ async function seccompFile(log: Logger): Promise<string> {
 /**
  * Starts the server. The shell joins the server's cgroups, then becomes nsenter (its netns), then
  * unshare (a private mount namespace) running stage 0, which execs the user namespace's unshare:
- * one pid throughout (the answer), whose one child is the server's PID 1.
+ * one pid throughout (the answer), whose one child is the server's PID 1. It starts under umask
+ * 022, as a Debian machine's init does: Fjord's own 077 (set for its data dir) would otherwise pass
+ * down to sshd and every login, leaving the customer's files unreadable to the server's other users.
  */
 export async function launchServer(l: Launch, log: Logger): Promise<ChildProcess> {
   const procs = cgroupDirs(l.id).map((d) => join(d, 'cgroup.procs'));
@@ -72,7 +74,7 @@ export async function launchServer(l: Launch, log: Logger): Promise<ChildProcess
     '/bin/sh',
     [
       '-c',
-      `for f in "$@"; do echo $$ > "$f"; done; exec nsenter --net=/run/netns/${netnsOf(l.id)} unshare --mount --propagation private -- /bin/sh -c "$FJORD_STAGE0" ${l.marker}`,
+      `umask 022; for f in "$@"; do echo $$ > "$f"; done; exec nsenter --net=/run/netns/${netnsOf(l.id)} unshare --mount --propagation private -- /bin/sh -c "$FJORD_STAGE0" ${l.marker}`,
       l.marker,
       ...procs,
     ],
