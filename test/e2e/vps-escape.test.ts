@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { securePermissions } from '../../src/app/files.js';
 import { planOf } from '../../src/areas/vps/catalogue.js';
 import type { ServerSpec } from '../../src/areas/vps/drivers/driver.js';
 import { addressesOf } from '../../src/areas/vps/drivers/namespace/host.js';
@@ -106,6 +107,8 @@ describe.skipIf(skip !== null)(
 
     beforeAll(async () => {
       writeFileSync(secret, 'the host operator token\n');
+      // The driver runs under the umask Fjord sets at start (077), as in production.
+      securePermissions();
       driver = new NamespaceVpsDriver(root, new TemplateCache(TEMPLATES), log);
       const made = await Promise.all([a, b, a2].map((s) => driver.provision(s)));
       await Promise.all(made.map((m) => m.ready));
