@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import {
   admitInterface,
@@ -121,7 +121,12 @@ export async function makeCgroups(id: string, plan: VpsPlan): Promise<string[]> 
   const dirs = cgroupDirs(id);
   const memory = plan.ram_gb * 1024 ** 3;
   const pids = 1024 * plan.vcpus;
-  for (const dir of dirs) await mkdir(dir, { recursive: true });
+  // Readable by the server's root (an unprivileged id on the host), who may mount its own memory
+  // hierarchy inside and read its limit: mkdir follows Fjord's umask (077), so the modes are set.
+  for (const dir of dirs) {
+    await mkdir(dir, { recursive: true });
+    for (const level of [dirname(dir), dir]) await chmod(level, 0o755);
+  }
   const set = (file: string, value: string | number) =>
     writeFile(file, String(value)).catch((err) => {
       throw new Error(`cannot set ${file}: ${(err as Error).message}`);
