@@ -69,6 +69,7 @@ afterEach((ctx) => b?.reportFailure(ctx));
 
 const shot = (name: string) => b.shot(name, { fullPage: true });
 const accessible = (name: string) => b.accessible(name);
+const deleteHere = (what: string, name: string) => b.deleteHere(what, name);
 const api = (url: string) => t.request('GET', url, { key: a.pat });
 /** The machine may be busy: a page's answer gets ten seconds, not vitest's default second. */
 const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 10_000 });
@@ -315,6 +316,10 @@ describe.skipIf(!found)('the infrastructure areas’ pages in Chromium', () => {
     await poll(() => statusText(/Found:/)).toContain(d.instructions.record_value);
     await shot('domain-verification');
     await accessible('domain verification');
+
+    await deleteHere('domain', 'console-verify.com');
+    await poll(h1).toBe('Domain verification');
+    await poll(async () => (await api('/v1/domain-verification/domains')).body.domains).toEqual([]);
   });
 
   it('adds a DynDNS hostname, shows its token once, lists the router’s update, revokes the token', async () => {
@@ -348,6 +353,10 @@ describe.skipIf(!found)('the infrastructure areas’ pages in Chromium', () => {
     await page.getByLabel(`Type ${username} to confirm`).fill(username);
     await page.getByRole('button', { name: `Revoke token ${username}` }).click();
     await poll(async () => (await api(`/v1/dyn/hostnames/${host.id}/router-tokens`)).body).toEqual([]);
+
+    await deleteHere('hostname', 'home.dyn.fjord.test');
+    await poll(h1).toBe('Dynamic DNS');
+    await poll(async () => (await api('/v1/dyn/hostnames')).body).toEqual([]);
   });
 
   it('saw no script error, CSP refusal or request to another origin', () => {

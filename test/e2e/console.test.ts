@@ -64,13 +64,7 @@ const accessible = (name: string) => b.accessible(name);
 const shot = (name: string) => b.shot(name);
 const openArea = (name: string) => b.openArea(name);
 
-/** Deletes the resource on the page open now: its name typed into the confirmation. */
-async function deleteHere(what: string, name: string) {
-  await page.getByRole('button', { name: `Delete ${what}`, exact: true }).click();
-  await page.getByLabel(`Type ${name} to confirm`).fill(name);
-  await page.getByRole('button', { name: `Delete ${what} ${name}` }).click();
-}
-
+const deleteHere = (what: string, name: string) => b.deleteHere(what, name);
 const api = (url: string) => t.request('GET', url, { key: a.pat });
 
 /**

@@ -96,6 +96,13 @@ export class ConsoleBrowser {
   }
 
   /** axe-core on the page as it is: no serious or critical violation. */
+  /** Deletes the resource on the page open now: its name typed into the confirmation, as the API's `confirm_name`. */
+  async deleteHere(what: string, name: string) {
+    await this.page.getByRole('button', { name: `Delete ${what}`, exact: true }).click();
+    await this.page.getByLabel(`Type ${name} to confirm`).fill(name);
+    await this.page.getByRole('button', { name: `Delete ${what} ${name}` }).click();
+  }
+
   async accessible(name: string) {
     const page = this.page;
     if (!(await page.evaluate(() => typeof (globalThis as { axe?: unknown }).axe !== 'undefined')))
