@@ -2,9 +2,11 @@
 // one registry (vitest's `isolate: false`): importing Fjord's ~600 modules costs about 4 s of CPU
 // per file, more than many files' tests. A file that changes what later files would see must not
 // share it: one that replaces a module (`vi.mock`), the clock (fake timers), a global or the
-// environment, or the process's directory. So must a file that needs a module's first state (a lazy
+// environment. So must a file that needs a module's first state (a lazy
 // load not yet done): it says so with a comment holding `fjord-test: isolate`. Such files run in an
-// isolated project of their tier.
+// isolated project of their tier, a fresh worker thread each (vitest.config.ts). A worker thread
+// cannot call process.chdir or process.umask: a file that needs them restores them itself
+// and runs shared (every Fjord already sets umask 077 in the process it runs in).
 //
 // Plain ESM, node builtins only: vitest.config.ts reads it.
 
@@ -17,7 +19,6 @@ const LEAKS = [
   /\bprocess\.env(?:\.\w+|\[[^\]]+\])\s*=(?!=)/, // process.env.X = … / process.env['X'] = …
   /\bdelete\s+process\.env\b/,
   /\bObject\.assign\(\s*process\.env\b/,
-  /\bprocess\.(?:chdir|umask)\(/,
   /\bsetGlobalDispatcher\(/,
   /fjord-test: isolate\b/,
 ];
