@@ -10,8 +10,9 @@
 //
 // Plain ESM, node builtins only: vitest.config.ts reads it.
 
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
+import { testFilesUnder } from './test-files.mjs';
 
 /** What a test file's text may do that would leak into the next file run in the same registry. */
 const LEAKS = [
@@ -23,19 +24,9 @@ const LEAKS = [
   /fjord-test: isolate\b/,
 ];
 
-function testFiles(dir, out = []) {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) testFiles(path, out);
-    else if (entry.name.endsWith('.test.ts')) out.push(path);
-  }
-  return out;
-}
-
 /** Test files under `root`'s src/ and test/ that must run isolated, as paths relative to `root`. */
 export function isolatedTestFiles(root) {
-  const files = ['src', 'test'].flatMap((d) => (existsSync(join(root, d)) ? testFiles(join(root, d)) : []));
+  const files = testFilesUnder(root);
   return files
     .filter((f) => LEAKS.some((pattern) => pattern.test(readFileSync(f, 'utf8'))))
     .map((f) => relative(root, f))

@@ -5,8 +5,9 @@
 //
 // Plain ESM, node builtins only: vitest.config.ts and scripts/test.mjs both read it.
 
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { testFilesUnder } from './test-files.mjs';
 
 const MARKER = 'FJORD_TEST_STORE';
 // `import … from './x.js'`, `export … from '../y.js'`, `import('./z.js')`: relative specifiers only.
@@ -47,20 +48,10 @@ function makeBoundCheck() {
   return visit;
 }
 
-function testFiles(dir, out = []) {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) testFiles(path, out);
-    else if (entry.name.endsWith('.test.ts')) out.push(path);
-  }
-  return out;
-}
-
 /** Test files under `root`'s src/ and test/ that read no store, as paths relative to `root`. */
 export function storeFreeTestFiles(root) {
   const bound = makeBoundCheck();
-  const files = ['src', 'test'].flatMap((d) => (existsSync(join(root, d)) ? testFiles(join(root, d)) : []));
+  const files = testFilesUnder(root);
   return files
     .filter((f) => !bound(f))
     .map((f) => relative(root, f))
