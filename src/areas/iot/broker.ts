@@ -17,6 +17,7 @@ import {
 import { installOutgoingGate } from './mqtt/outgoing-gate.js';
 import { PublishGate } from './mqtt/publish-gate.js';
 import { SessionDeadlines } from './mqtt/session-deadlines.js';
+import { type ResumingClient, SessionResume } from './mqtt/session-resume.js';
 import { SharedSubscriptions, type SharingBroker, type SharingClient } from './mqtt/shared-subscriptions.js';
 import type { StorePersistence } from './mqtt/store-persistence.js';
 import type { PemPair } from './self-signed.js';
@@ -105,10 +106,13 @@ export class MqttBroker implements RoleServer {
   async start(): Promise<void> {
     // Loaded with the broker, so processes without the `mqtt` role never import it (~75 ms).
     const { Aedes } = await import('aedes');
-    const persistence = markRedeliveries(
-      (await this.options.persistence()) as StorePersistence & {
-        outgoingStream: StorePersistence['outgoingStream'];
-      },
+    const resume = new SessionResume();
+    const persistence = resume.wrap(
+      markRedeliveries(
+        (await this.options.persistence()) as StorePersistence & {
+          outgoingStream: StorePersistence['outgoingStream'];
+        },
+      ),
     );
     this.persistence = persistence;
     const policy = this.options.policy;
@@ -130,6 +134,7 @@ export class MqttBroker implements RoleServer {
       pendingSessionsLimit: wide(MQTT_LIMITS.expiringSessions),
       preConnect: (client, packet, done) => {
         shared?.attach(client as unknown as SharingClient);
+        resume.begin(client as unknown as ResumingClient, packet.clean === true);
         login.preConnect(client, packet, done);
       },
       // A session whose MQTT 5 expiry passed unnoticed (a late timer) ends before it could resume.
