@@ -75,10 +75,14 @@ export default defineConfig({
     pool: 'forks',
     isolate: false,
     poolOptions: { forks: { isolate: false }, threads: { isolate: true } },
+    // As many workers kept as run: tinypool ends a worker idle past its timeout while the pool
+    // holds more than minWorkers, and the teardown it sends that worker can outlive the worker,
+    // failing the run with "Terminating worker thread" after every test passed.
     maxWorkers: workers,
-    minWorkers: 1,
-    // `toEqual` on a large byte array is refused: it walks every byte (test/setup/large-binaries.ts).
-    setupFiles: ['test/setup/large-binaries.ts'],
+    minWorkers: workers,
+    // `toEqual` on a large byte array is refused: it walks every byte (test/setup/large-binaries.ts);
+    // a worker whose runner is gone ends (test/setup/exit-with-runner.ts).
+    setupFiles: ['test/setup/large-binaries.ts', 'test/setup/exit-with-runner.ts'],
     // Longest files first (test/file-durations.json), so no tier ends waiting on one long file.
     sequence: { sequencer: LongestFirst },
     projects: [
