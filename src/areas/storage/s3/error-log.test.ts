@@ -31,6 +31,10 @@ it('names the S3 operation in the line of a request that failed with a 500', asy
   expect(await res.text()).toContain('<Code>InternalError</Code>');
   const failed = lines.filter((l) => l['msg'] === 's3 request failed');
   expect(failed).toHaveLength(1);
-  expect(failed[0]).toMatchObject({ operation: 'GetObject', method: 'GET', path: '/some-bucket/some/key.txt' });
+  expect(failed[0]).toMatchObject({
+    operation: 'GetObject',
+    method: 'GET',
+    path: '/some-bucket/some/key.txt',
+  });
   expect(failed[0]!['err']).toMatchObject({ message: 'directory unreachable' });
 });
