@@ -131,7 +131,11 @@ describe('the credential cache asks the store at most once per STORE_CHECK_MS', 
   });
 
   it('refuses a row looked up before a clear (a write raced the lookup)', () => {
-    const cache = new CredentialCache(() => 1, 10, () => 0);
+    const cache = new CredentialCache(
+      () => 1,
+      10,
+      () => 0,
+    );
     const generation = cache.check();
     cache.clear();
     cache.putKey('h', row, generation);
