@@ -22,6 +22,7 @@ import { parseJsonBody } from './json-body.js';
 import type { HttpMetrics, RouteSeries } from './metrics.js';
 import { openApiRouteSchema, SHARED_SCHEMAS, SWAGGER_OPTIONS } from './openapi.js';
 import { type AnyRoute, successStatus } from './route.js';
+import { forSerializing } from './serializer-schema.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -235,13 +236,16 @@ export async function buildHttpApp(
   return app;
 }
 
-/** Fastify's serializer compiler, deferred per route and status until first used. */
+/**
+ * Fastify's serializer compiler, deferred per route and status until first used, on the schema
+ * with its unions of one primitive type collapsed (see serializer-schema.ts).
+ */
 function lazySerializers(externalSchemas: unknown, options: unknown) {
   const compile = SerializerSelector()(externalSchemas as never, options as never);
   return (route: Parameters<typeof compile>[0]) => {
     let serialize: ((data: unknown) => string) | null = null;
     return (data: unknown) => {
-      serialize ??= compile(route) as (data: unknown) => string;
+      serialize ??= compile({ ...route, schema: forSerializing(route.schema) }) as (data: unknown) => string;
       return serialize(data);
     };
   };
