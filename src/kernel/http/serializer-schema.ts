@@ -1,14 +1,13 @@
 /**
- * A response schema as fast-json-stringify should see it: an `anyOf` whose branches are all one
- * JSON primitive type, or that type or null, becomes that `type` (or `[type, 'null']`).
+ * A response schema as fast-json-stringify should see it: an `anyOf` of null and one JSON
+ * primitive type (`Nullable(Type.String())`, a nullable timestamp) becomes `type: [t, 'null']`.
  *
- * fast-json-stringify writes an `anyOf` as a run of Ajv validations, one per branch, on every
- * value it serialises: a `Nullable(Type.String())` costs a validation per field per answer, a
- * union of literals (a status) one per branch tried, and a `date-time` branch its format regex
- * too. For a value that the schema describes, the type alone picks the same output. The
- * serialiser never validated beyond types (a string field is not checked for its `pattern`),
- * so a value of the right type outside a union of literals is now written as it is rather than
- * refused. The OpenAPI document keeps the schema as declared: only the serialiser's copy changes.
+ * fast-json-stringify writes an `anyOf` as a run of Ajv validations, one per branch tried, on
+ * every value it serialises: a nullable field cost a validation (a `date-time` one its format
+ * regex too) per field per answer, where `type: [t, 'null']` is a `typeof` check. For a value
+ * that the schema describes, the output is the same. (A union of literals is left alone: each
+ * branch writes its constant as it is, cheaper than escaping the string it would become.)
+ * The OpenAPI document keeps the schema as declared: only the serialiser's copy changes.
  */
 export function forSerializing<T>(schema: T): T {
   return simplify(schema) as T;
@@ -59,7 +58,7 @@ function simplify(node: unknown): unknown {
   return collapsed ?? schema;
 }
 
-/** The `anyOf` of one primitive type (and maybe null) as that type; null when it is not one. */
+/** The `anyOf` of null and one primitive type as that type or null; null when it is not one. */
 function collapse(schema: Record<string | symbol, unknown>): Record<string | symbol, unknown> | null {
   const branches = schema['anyOf'] as unknown[];
   let type: string | null = null;
@@ -80,11 +79,11 @@ function collapse(schema: Record<string | symbol, unknown>): Record<string | sym
     type = t;
     format = branch['format'];
   }
-  if (type === null) return null;
+  if (type === null || !nullable) return null;
   const { anyOf: _branches, ...rest } = schema;
   return {
     ...rest,
-    type: nullable ? [type, 'null'] : type,
+    type: [type, 'null'],
     ...(format === undefined ? {} : { format }),
   };
 }
