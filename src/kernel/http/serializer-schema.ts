@@ -41,7 +41,9 @@ function simplify(node: unknown): unknown {
     let out: unknown[] | null = null;
     node.forEach((item, i) => {
       const s = simplify(item);
-      if (s !== item) (out ??= [...node])[i] = s;
+      if (s === item) return;
+      out ??= [...node];
+      out[i] = s;
     });
     return out ?? node;
   }
@@ -51,7 +53,9 @@ function simplify(node: unknown): unknown {
   for (const key of Object.keys(source)) {
     if (DATA.has(key)) continue;
     const s = simplify(source[key]);
-    if (s !== source[key]) (out ??= { ...source })[key] = s;
+    if (s === source[key]) continue;
+    out ??= { ...source };
+    out[key] = s;
   }
   const schema = out ?? source;
   const collapsed = Array.isArray(schema['anyOf']) ? collapse(schema) : null;
