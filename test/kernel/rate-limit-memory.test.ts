@@ -41,13 +41,17 @@ describe('in-memory rate limits', () => {
   it('start a new window when the old one ends, and forget ended windows', () => {
     let now = 1_000_000;
     const windows = new MemoryWindows(() => now);
-    expect(windows.hit('a', 10)).toEqual({ count: 1, endsAt: 1_010_000 });
-    expect(windows.hit('a', 10).count).toBe(2);
+    expect(windows.hit('account', 'a', 10)).toEqual({ count: 1, endsAt: 1_010_000 });
+    expect(windows.hit('account', 'a', 10).count).toBe(2);
     now += 10_000;
-    expect(windows.hit('a', 10)).toEqual({ count: 1, endsAt: 1_020_000 });
-    windows.hit('b', 1);
+    expect(windows.hit('account', 'a', 10)).toEqual({ count: 1, endsAt: 1_020_000 });
+    windows.hit('account', 'b', 1);
     now += 120_000;
-    windows.hit('c', 1);
-    expect((windows as unknown as { windows: Map<string, unknown> }).windows.size).toBe(1);
+    windows.hit('regions', 'c', 1);
+    expect(windows.size).toBe(1);
+    // The same subject in two buckets has two windows.
+    windows.hit('account', 'c', 1);
+    expect(windows.hit('regions', 'c', 1).count).toBe(2);
+    expect(windows.size).toBe(2);
   });
 });

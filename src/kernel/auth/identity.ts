@@ -145,7 +145,8 @@ export class IdentityService {
   /**
    * The rule every credential kind follows, the API's and the areas' own (S3 keys, router tokens,
    * device and worker credentials): it works only while its customer is active. Exact from the
-   * next request on, in every process (see CredentialCache).
+   * next request on in this process; in other processes on the same SQLite file, within
+   * STORE_CHECK_MS of the commit (see CredentialCache).
    */
   async isActive(customerId: string): Promise<boolean> {
     return (await this.getCustomer(customerId))?.status === 'active';

@@ -12,4 +12,6 @@ export function newApiToken(keyType: 'service' | 'account'): { token: string; ke
   return { token, keyPrefix: token.slice(0, TOKEN_PREFIX[keyType].length + 8) };
 }
 
-export const looksLikeJwt = (token: string): boolean => /^[\w-]+\.[\w-]+\.[\w-]*$/.test(token);
+const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;
+/** Three dot-separated base64url parts. Asked of every keyed request: a key (no dot) skips the regex. */
+export const looksLikeJwt = (token: string): boolean => token.includes('.') && JWT_SHAPE.test(token);

@@ -91,7 +91,7 @@ export class RateLimiter {
   }
 
   private consumeInMemory(bucket: string, row: RateLimitRow, subject: string): RateLimitOutcome {
-    const { count, endsAt } = this.memory.hit(`${bucket}:${subject}`, row.duration);
+    const { count, endsAt } = this.memory.hit(bucket, subject, row.duration);
     const reset = Math.ceil(endsAt / 1000);
     const limit = row.points;
     const remaining = Math.max(0, row.points - count);

@@ -163,7 +163,7 @@ export class S3Server implements RoleServer {
       if (!s3op) throw s3Errors.methodNotAllowed();
       await s3op.run(call);
     } catch (err) {
-      this.fail(call, req, res, requestId, path, err);
+      this.fail(call, req, res, requestId, path, operation, err);
     } finally {
       if (counted) {
         const n = (this.inFlight.get(counted) ?? 1) - 1;
@@ -204,12 +204,13 @@ export class S3Server implements RoleServer {
     res: http.ServerResponse,
     requestId: string,
     path: string,
+    operation: string,
     err: unknown,
   ): void {
     let s3 = err instanceof S3Error ? err : fromAppError(err, call?.bucketName ?? undefined);
     // Before the went-away check: a failed file write tears the request stream down too.
     if (!s3 && isDiskFull(err)) {
-      this.env.log.warn({ err, method: req.method, path }, 's3 write refused: disk full');
+      this.env.log.warn({ err, operation, method: req.method, path }, 's3 write refused: disk full');
       s3 = s3Errors.storageFull();
     }
     // A client that goes away mid-answer (a GET read in part, a cancelled upload) is ordinary
@@ -223,12 +224,13 @@ export class S3Server implements RoleServer {
         code === 'ECONNRESET' ||
         code === 'EPIPE')
     ) {
-      this.env.log.debug({ code, method: req.method, path }, 's3 client went away');
+      this.env.log.debug({ code, operation, method: req.method, path }, 's3 client went away');
       res.destroy();
       return;
     }
     if (!s3) {
-      this.env.log.error({ err, method: req.method, path }, 's3 request failed');
+      // The operation (AWS's name, as in metrics) tells an operator which code path failed.
+      this.env.log.error({ err, operation, method: req.method, path }, 's3 request failed');
       s3 = s3Errors.internal();
     }
     if (res.headersSent) {

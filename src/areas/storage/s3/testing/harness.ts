@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { loadConfig } from '../../../../config/config.js';
 import { AdjustableClock } from '../../../../kernel/clock.js';
 import type { Kernel } from '../../../../kernel/kernel.js';
@@ -161,7 +161,11 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
+/** `log`: where the data plane's log lines go (silent unless FJORD_TEST_LOG is set). */
+export async function startHarness(
+  env: Record<string, string> = {},
+  options: { log?: Logger } = {},
+): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'fjord-s3-'));
   const pgUrl =
     process.env['FJORD_TEST_STORE'] === 'postgres' ? process.env['FJORD_TEST_DATABASE_URL'] : undefined;
@@ -198,7 +202,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     store.db,
   );
   const clock = new AdjustableClock();
-  const log = pino({ level: process.env['FJORD_TEST_LOG'] ? 'debug' : 'silent' });
+  const log = options.log ?? pino({ level: process.env['FJORD_TEST_LOG'] ? 'debug' : 'silent' });
   const kernel = {
     config,
     clock,
