@@ -14,9 +14,18 @@ interface AsyncRedisPersistence {
   destroy(): Promise<void>;
   [method: string]: (...args: never[]) => unknown;
 }
-const asyncRedisPersistence = lazyPackage<new (opts: { conn: Redis }) => AsyncRedisPersistence>(
-  'aedes-persistence-redis/asyncPersistence.js',
-);
+const asyncRedisPersistence = lazyPackage<
+  new (opts: {
+    conn: Redis;
+    maxSessionDelivery: number;
+  }) => AsyncRedisPersistence
+>('aedes-persistence-redis/asyncPersistence.js');
+
+/**
+ * A resumed session gets every message queued for it (LRANGE 0 -1), as on the store: the package's
+ * default sends the first 1000 only, and the plan's queue limit may be higher.
+ */
+const EVERY_QUEUED = -1;
 
 /** Every key the broker keeps starts with this, apart from the rate limits' and anyone else's. */
 export const MQTT_KEY_PREFIX = 'fjord:mqtt:';
@@ -53,7 +62,7 @@ export class RedisPersistence {
     private readonly onError: (err: Error) => void = () => {},
   ) {
     this.db = this.connect();
-    this.inner = new (asyncRedisPersistence())({ conn: this.db });
+    this.inner = new (asyncRedisPersistence())({ conn: this.db, maxSessionDelivery: EVERY_QUEUED });
   }
 
   private connect(): Redis {
@@ -91,12 +100,14 @@ export class RedisPersistence {
     return (await this.db.hexists(RETAINED, topic)) === 1;
   }
 
-  createRetainedStream(pattern: string): AsyncIterable<AnyPacket> {
-    return this.call('createRetainedStream', pattern);
+  // aedes 2.0.0-beta.1 pipes what these answer: streams, where the package answers async iterables.
+
+  createRetainedStream(pattern: string): Readable {
+    return this.createRetainedStreamCombi([pattern]);
   }
 
-  createRetainedStreamCombi(patterns: string[]): AsyncIterable<AnyPacket> {
-    return this.call('createRetainedStreamCombi', patterns);
+  createRetainedStreamCombi(patterns: string[]): Readable {
+    return Readable.from(this.call<AsyncIterable<AnyPacket>>('createRetainedStreamCombi', patterns));
   }
 
   // --- subscriptions ---------------------------------------------------------------------------------
@@ -125,8 +136,8 @@ export class RedisPersistence {
     return this.call('cleanSubscriptions', client);
   }
 
-  getClientList(topic: string): Iterable<string> {
-    return this.call('getClientList', topic);
+  getClientList(topic: string): Readable {
+    return Readable.from(this.call<Iterable<string>>('getClientList', topic));
   }
 
   // --- messages queued for sessions, within the plan's limit -----------------------------------------
@@ -169,7 +180,6 @@ export class RedisPersistence {
     return this.call('outgoingClearMessageId', client, packet);
   }
 
-  /** A stream (not the async iterable the package answers): the redelivery mark pipes it. */
   outgoingStream(client: ClientRef): Readable {
     return Readable.from(this.call<AsyncIterable<AnyPacket>>('outgoingStream', client));
   }
@@ -214,8 +224,8 @@ export class RedisPersistence {
     return found;
   }
 
-  streamWill(brokers?: Record<string, unknown>): AsyncIterable<AnyPacket> {
-    return this.call('streamWill', brokers);
+  streamWill(brokers?: Record<string, unknown>): Readable {
+    return Readable.from(this.call<AsyncIterable<AnyPacket>>('streamWill', brokers));
   }
 
   /** Brokers holding a will of this client (will keys are `will:<broker id>:<client id>`). */
@@ -246,7 +256,7 @@ export class RedisPersistence {
     for await (const keys of stream as AsyncIterable<string[]>)
       if (keys.length) await this.db.del(...keys.map((k) => k.slice(MQTT_KEY_PREFIX.length)));
     this.db = this.connect();
-    this.inner = new (asyncRedisPersistence())({ conn: this.db });
+    this.inner = new (asyncRedisPersistence())({ conn: this.db, maxSessionDelivery: EVERY_QUEUED });
     if (!this.broker) return void oldDb.disconnect();
     await this.inner.setup(this.broker);
     await old.destroy();
