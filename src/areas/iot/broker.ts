@@ -138,10 +138,10 @@ export class MqttBroker implements RoleServer {
         login.authenticate(client, username, password, (err, ok) => {
           if (err || !ok || !this.deadlines) return done(err, ok);
           resumeUntilDisconnect(client);
-          this.deadlines.settle(client.id).then(
+          Promise.all([this.deadlines.settle(client.id), forgetInboundQos2(client, persistence)]).then(
             () => done(null, true),
             (e) => {
-              this.log.error({ err: e, client: client.id }, 'mqtt: session expiry');
+              this.log.error({ err: e, client: client.id }, 'mqtt: session start');
               done(null, true);
             },
           );
@@ -308,6 +308,17 @@ function inDeviceTree(client: Client, filter: string): boolean {
   const device = (client as DeviceClient).device;
   const root = device ? topicRootOf(device.mqtt_username) : null;
   return root !== null && (filter === `${root}/#` || filter.startsWith(`${root}/`));
+}
+
+/**
+ * A clean start discards the previous session (MQTT-3.1.2-6), including inbound QoS 2 messages
+ * still awaiting their PUBREL; aedes 2.0.0-beta.1 never asks the persistence to. Left, such a
+ * message made the next one under its packet id look like a resend, and its telemetry was not stored.
+ */
+function forgetInboundQos2(client: Client, persistence: BrokerPersistence): Promise<void> | undefined {
+  return (client as Client & { _cleanStart?: boolean })._cleanStart
+    ? persistence.cleanIncoming(client)
+    : undefined;
 }
 
 /**

@@ -19,6 +19,7 @@ export interface BrokerPersistence {
   retainedCount(owner: string): number | Promise<number>;
   hasRetained(topic: string): boolean | Promise<boolean>;
   incomingGetPacket(client: { id: string }, packet: AnyPacket): Promise<AnyPacket>;
+  cleanIncoming(client: { id: string }): Promise<void>;
   delWill(client: { id: string; brokerId?: string }): Promise<AnyPacket | null | undefined>;
   outgoingStream(client: { id: string }): Readable;
   wipeSession(clientId: string): Promise<void>;
