@@ -157,7 +157,9 @@ async function admin(args: string[]) {
       throw new UsageError();
     }
   } finally {
-    await kernel.redis?.quit().catch(() => {});
+    // disconnect, not quit: a QUIT sent before the connection is up is refused (no offline queue)
+    // and the socket then stays open, so the command never exited with FJORD_REDIS_URL set.
+    kernel.redis?.disconnect();
     await store.close();
   }
 }

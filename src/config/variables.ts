@@ -177,7 +177,7 @@ export const VARIABLES = {
   },
   FJORD_REDIS_URL: {
     kind: 'url',
-    doc: 'Redis for shared counters (rate limits) when several processes run. Unset: in memory.',
+    doc: 'Redis for shared counters (rate limits) when several processes run, and for the `mqtt` role’s retained messages, sessions and message fan-out across processes (docs/iot.md). Unset: counters in memory, the broker’s state in the store.',
   },
   FJORD_OPERATOR_TOKEN: {
     kind: 'string',

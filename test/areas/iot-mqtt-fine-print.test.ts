@@ -8,7 +8,8 @@ import { RawMqtt } from '../helpers/mqtt-raw.js';
 /**
  * The protocol's fine print, each found wrong in aedes 1.2 as embedded before: delivery at the
  * QoS a wildcard subscription was granted, DUP on redelivery, a QoS 2 message resent before its
- * PUBREL stored once, and the wills of deactivated and deleted devices.
+ * PUBREL stored once (and one left without its PUBREL forgotten by a clean session), and the wills
+ * of deactivated and deleted devices.
  */
 let t: TestFjord;
 let a: TestCustomer;
@@ -124,6 +125,41 @@ it('stores a QoS 2 telemetry message sent again with DUP before its PUBREL once'
   await comp;
   await flushTelemetry();
   expect(await telemetryRows('fp-qos2')).toBe(1);
+});
+
+it('forgets a QoS 2 message awaiting PUBREL at a clean-session connect: the next one under its packet id is stored', async () => {
+  const d = await registerDevice(t, a.pat, 'fp-qos2-clean');
+  const login = { username: d.username, password: d.password, clientId: d.client_id };
+  const publish = (temperature: number) => ({
+    cmd: 'publish',
+    topic: `${d.topic_root}/telemetry`,
+    payload: Buffer.from(JSON.stringify({ temperature })),
+    qos: 2,
+    messageId: 9,
+    retain: false,
+    dup: false,
+  });
+  // Left without its PUBREL: the session holds it until the next connection starts clean.
+  const first = await RawMqtt.open(d.port, { ...login, clean: false });
+  raws.push(first);
+  let rec = first.next((p) => p.cmd === 'pubrec');
+  first.send(publish(20));
+  await rec;
+  const gone = nextEvent('disconnected', 'fp-qos2-clean');
+  first.close();
+  await gone;
+
+  // MQTT-3.1.2-6: a clean session discards the state of the one before, so this is a new message.
+  const second = await RawMqtt.open(d.port, { ...login, clean: true });
+  raws.push(second);
+  rec = second.next((p) => p.cmd === 'pubrec');
+  second.send(publish(22));
+  await rec;
+  const comp = second.next((p) => p.cmd === 'pubcomp');
+  second.send({ cmd: 'pubrel', messageId: 9 });
+  await comp;
+  await flushTelemetry();
+  expect(await telemetryRows('fp-qos2-clean')).toBe(2);
 });
 
 async function connectWithWill(d: DeviceCreds) {

@@ -1,17 +1,14 @@
 import assert from 'node:assert';
-import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { StorePersistence } from '../../src/areas/iot/mqtt/store-persistence.js';
+import { runAedesAbstractSuite } from '../helpers/aedes-abstract.js';
 import { TestFjord } from '../helpers/fjord.js';
 
 /**
  * The broker's persistence in Fjord's store against aedes-persistence's own abstract test suite
- * (the contract every aedes persistence must pass), on whichever store this run uses. The suite
- * is written for node:test; a thin adapter runs each of its tests as a vitest test, with the
- * same loose assertions (node:assert's legacy mode, as node:test's `t.assert` is).
+ * (the contract every aedes persistence must pass), on whichever store this run uses. The Redis
+ * persistence of a scaled-out install runs the same suite in iot-mqtt-persistence-redis.test.ts.
  */
-const require = createRequire(import.meta.url);
-const abstractSuite = require('aedes-persistence/abstract.js') as (opts: unknown) => void;
 
 let t: TestFjord;
 beforeAll(async () => {
@@ -21,17 +18,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-interface NodeTestContext {
-  plan(n: number): void;
-  diagnostic(msg: string): void;
-  assert: typeof assert;
-}
-
 describe('aedes-persistence abstract suite on the Fjord store', () => {
-  abstractSuite({
-    testAsync: true,
-    test: (name: string, fn: (t: NodeTestContext) => Promise<void>) =>
-      it(name, { timeout: 20_000 }, () => fn({ plan() {}, diagnostic() {}, assert })),
+  runAedesAbstractSuite({
     persistence: async () => {
       await StorePersistence.wipe(t.kernel.store);
       return new StorePersistence(t.kernel.store);

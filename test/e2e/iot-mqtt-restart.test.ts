@@ -1,14 +1,18 @@
 // The broker's state survives its process: retained messages and a persistent session (its
 // subscription and a QoS 1 message sent but not yet acknowledged) are there after a restart
-// (SIGTERM) and after a kill -9, on whichever store this run uses.
+// (SIGTERM) and after a kill -9, on whichever store this run uses, and with Redis (scaled out:
+// FJORD_REDIS_URL) keeping them instead. Scaled out, two processes on one Redis serve the same
+// devices: a subscriber on one receives what is published to the other.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, expect, it } from 'vitest';
+import { startThrowawayRedis } from '../helpers/redis.js';
 import { freshTestStore, type TestStoreHandle } from '../helpers/store.js';
 
 const FJORD = join(import.meta.dirname, '../../bin/fjord.js');
 const stores: TestStoreHandle[] = [];
+const redises: Awaited<ReturnType<typeof startThrowawayRedis>>[] = [];
 const children = new Set<ChildProcess>();
 const clients: MqttClient[] = [];
 
@@ -16,9 +20,27 @@ afterAll(async () => {
   for (const c of clients) c.end(true);
   for (const child of children) child.kill('SIGKILL');
   for (const s of stores) await s.drop();
+  for (const r of redises) await r.stop();
 });
 
-const envOf = (store: TestStoreHandle): Record<string, string> => ({
+/** Where the broker keeps its state: the store, or a throwaway Redis. */
+type Mode = 'store' | 'redis';
+
+interface Install {
+  store: TestStoreHandle;
+  redisUrl: string | null;
+}
+
+async function freshInstall(mode: Mode): Promise<Install> {
+  const store = await freshTestStore();
+  stores.push(store);
+  if (mode === 'store') return { store, redisUrl: null };
+  const redis = await startThrowawayRedis();
+  redises.push(redis);
+  return { store, redisUrl: redis.url };
+}
+
+const envOf = ({ store, redisUrl }: Install): Record<string, string> => ({
   PATH: process.env.PATH ?? '',
   HOME: process.env.HOME ?? '/root',
   FJORD_DATA_DIR: store.dataDir,
@@ -27,12 +49,16 @@ const envOf = (store: TestStoreHandle): Record<string, string> => ({
   FJORD_LOG_LEVEL: 'warn',
   FJORD_DEV_CREDENTIALS: '0',
   ...(store.databaseUrl ? { FJORD_DATABASE_URL: store.databaseUrl } : {}),
+  ...(redisUrl ? { FJORD_REDIS_URL: redisUrl } : {}),
 });
 
-/** `fjord start --roles api,mqtt`; resolves with its API address and MQTT port from the banner. */
-function startFjord(store: TestStoreHandle): Promise<{ child: ChildProcess; url: string; mqttPort: number }> {
-  const child = spawn(process.execPath, [FJORD, 'start', '--roles', 'api,mqtt'], {
-    env: envOf(store),
+/** `fjord start --roles …`; resolves with its API address (when it serves one) and MQTT port from the banner. */
+function startFjord(
+  install: Install,
+  roles = 'api,mqtt',
+): Promise<{ child: ChildProcess; url: string | null; mqttPort: number }> {
+  const child = spawn(process.execPath, [FJORD, 'start', '--roles', roles], {
+    env: envOf(install),
     stdio: 'pipe',
   });
   children.add(child);
@@ -41,9 +67,9 @@ function startFjord(store: TestStoreHandle): Promise<{ child: ChildProcess; url:
     let out = '';
     const onData = (chunk: Buffer) => {
       out += chunk;
-      const api = /^\s*api\s+http\s+(http:\/\/\S+)\s*$/m.exec(out)?.[1];
+      const api = /^\s*api\s+http\s+(http:\/\/\S+)\s*$/m.exec(out)?.[1] ?? null;
       const port = /^\s*mqtt\s+mqtt \(tcp\)\s+[\d.]+:(\d+)/m.exec(out)?.[1];
-      if (api && port) resolve({ child, url: api, mqttPort: Number(port) });
+      if ((api || !roles.includes('api')) && port) resolve({ child, url: api, mqttPort: Number(port) });
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (c: Buffer) => (out += c));
@@ -51,90 +77,146 @@ function startFjord(store: TestStoreHandle): Promise<{ child: ChildProcess; url:
   });
 }
 
-for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
-  it(`keeps retained messages and a persistent session across a ${signal === 'SIGKILL' ? 'kill -9' : 'restart'}`, {
-    timeout: 120_000,
-  }, async () => {
-    const store = await freshTestStore();
-    stores.push(store);
-    const first = await startFjord(store);
-    const { pat } = JSON.parse(
-      execFileSync(
-        process.execPath,
-        [FJORD, 'admin', 'customer', 'create', '--email', `mqtt-${signal}@example.test`],
-        {
-          env: envOf(store),
-          encoding: 'utf8',
-        },
-      ),
-    );
-    const r = await fetch(`${first.url}/v1/iot/devices`, {
-      method: 'POST',
-      headers: { 'x-api-key': pat, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'keeper', device_id: 'keeper' }),
-    });
-    expect(r.status).toBe(201);
-    const d = (
-      (await r.json()) as {
-        mqtt_credentials: { username: string; password: string; client_id: string; topic_root: string };
-      }
-    ).mqtt_credentials;
-    const login = {
-      username: d.username,
-      password: d.password,
-      clientId: d.client_id,
-      reconnectPeriod: 0,
-      protocolVersion: 4 as const,
-      clean: false,
-    };
-
-    const before = await mqtt.connectAsync(`mqtt://127.0.0.1:${first.mqttPort}`, login);
-    clients.push(before);
-    await before.subscribeAsync(`${d.topic_root}/inbox`, { qos: 1 });
-    await before.publishAsync(`${d.topic_root}/state`, 'on', { qos: 1, retain: true });
-    // Received, never acknowledged: it stays in the session, under the packet id it was sent with.
-    const held = new Promise<void>((resolve) => {
-      before.handleMessage = () => resolve();
-    });
-    await before.publishAsync(`${d.topic_root}/inbox`, 'wake up', { qos: 1 });
-    await held;
-
-    first.child.kill(signal);
-    await new Promise((r) => first.child.once('exit', r));
-    before.end(true);
-
-    const second = await startFjord(store);
-    const after = mqtt.connect(`mqtt://127.0.0.1:${second.mqttPort}`, login);
-    clients.push(after);
-    const messages: { topic: string; payload: string; dup: boolean; retain: boolean }[] = [];
-    const inbox = new Promise<void>((resolve) =>
-      after.on('message', (topic, payload, packet) => {
-        messages.push({ topic, payload: payload.toString(), dup: packet.dup, retain: packet.retain });
-        if (topic.endsWith('/inbox')) resolve();
-      }),
-    );
-    const connack = await new Promise<{ sessionPresent: boolean }>((resolve, reject) => {
-      after.once('connect', resolve);
-      after.once('error', reject);
-    });
-    expect(connack.sessionPresent).toBe(true);
-    await inbox;
-    expect(messages).toContainEqual({
-      topic: `${d.topic_root}/inbox`,
-      payload: 'wake up',
-      dup: true,
-      retain: false,
-    });
-
-    const retained = new Promise<{ payload: string; retain: boolean }>((resolve) =>
-      after.on('message', (topic, payload, packet) => {
-        if (topic.endsWith('/state')) resolve({ payload: payload.toString(), retain: packet.retain });
-      }),
-    );
-    await after.subscribeAsync(`${d.topic_root}/state`, { qos: 1 });
-    expect(await retained).toEqual({ payload: 'on', retain: true });
-    after.end(true);
-    second.child.kill('SIGTERM');
-    await new Promise((r) => second.child.once('exit', r));
-  });
+interface DeviceLogin {
+  username: string;
+  password: string;
+  client_id: string;
+  topic_root: string;
 }
+
+/** A customer and one device, made through the API of a running Fjord. */
+async function deviceOn(install: Install, apiUrl: string, name: string): Promise<DeviceLogin> {
+  const { pat } = JSON.parse(
+    execFileSync(
+      process.execPath,
+      [FJORD, 'admin', 'customer', 'create', '--email', `${name}@example.test`],
+      {
+        env: envOf(install),
+        encoding: 'utf8',
+      },
+    ),
+  );
+  const r = await fetch(`${apiUrl}/v1/iot/devices`, {
+    method: 'POST',
+    headers: { 'x-api-key': pat, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, device_id: name }),
+  });
+  expect(r.status).toBe(201);
+  return ((await r.json()) as { mqtt_credentials: DeviceLogin }).mqtt_credentials;
+}
+
+async function stopped(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  const exit = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  await exit;
+}
+
+for (const mode of ['store', 'redis'] as const)
+  for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+    const what = signal === 'SIGKILL' ? 'kill -9' : 'restart';
+    const where = mode === 'redis' ? 'in Redis (scaled out)' : 'in the store';
+    it(`keeps retained messages and a persistent session across a ${what}, ${where}`, {
+      timeout: 120_000,
+    }, async () => {
+      const install = await freshInstall(mode);
+      const first = await startFjord(install);
+      const d = await deviceOn(install, first.url!, `keeper-${mode}-${signal.toLowerCase()}`);
+      const login = {
+        username: d.username,
+        password: d.password,
+        clientId: d.client_id,
+        reconnectPeriod: 0,
+        protocolVersion: 4 as const,
+        clean: false,
+      };
+
+      const before = await mqtt.connectAsync(`mqtt://127.0.0.1:${first.mqttPort}`, login);
+      clients.push(before);
+      await before.subscribeAsync(`${d.topic_root}/inbox`, { qos: 1 });
+      await before.publishAsync(`${d.topic_root}/state`, 'on', { qos: 1, retain: true });
+      // Received, never acknowledged: it stays in the session, under the packet id it was sent with.
+      const held = new Promise<void>((resolve) => {
+        before.handleMessage = () => resolve();
+      });
+      await before.publishAsync(`${d.topic_root}/inbox`, 'wake up', { qos: 1 });
+      await held;
+
+      await stopped(first.child, signal);
+      before.end(true);
+
+      const second = await startFjord(install);
+      const after = mqtt.connect(`mqtt://127.0.0.1:${second.mqttPort}`, login);
+      clients.push(after);
+      const messages: { topic: string; payload: string; dup: boolean; retain: boolean }[] = [];
+      const inbox = new Promise<void>((resolve) =>
+        after.on('message', (topic, payload, packet) => {
+          messages.push({ topic, payload: payload.toString(), dup: packet.dup, retain: packet.retain });
+          if (topic.endsWith('/inbox')) resolve();
+        }),
+      );
+      const connack = await new Promise<{ sessionPresent: boolean }>((resolve, reject) => {
+        after.once('connect', resolve);
+        after.once('error', reject);
+      });
+      expect(connack.sessionPresent).toBe(true);
+      await inbox;
+      expect(messages).toContainEqual({
+        topic: `${d.topic_root}/inbox`,
+        payload: 'wake up',
+        dup: true,
+        retain: false,
+      });
+
+      const retained = new Promise<{ payload: string; retain: boolean }>((resolve) =>
+        after.on('message', (topic, payload, packet) => {
+          if (topic.endsWith('/state')) resolve({ payload: payload.toString(), retain: packet.retain });
+        }),
+      );
+      await after.subscribeAsync(`${d.topic_root}/state`, { qos: 1 });
+      expect(await retained).toEqual({ payload: 'on', retain: true });
+      after.end(true);
+      await stopped(second.child, 'SIGTERM');
+    });
+  }
+
+it('scaled out, a subscriber on one mqtt process receives what a device publishes to another', {
+  timeout: 120_000,
+}, async () => {
+  const install = await freshInstall('redis');
+  const a = await startFjord(install);
+  const b = await startFjord(install, 'mqtt');
+  const d = await deviceOn(install, a.url!, 'fanout');
+  const as = (clientId: string) => ({
+    username: d.username,
+    password: d.password,
+    clientId,
+    reconnectPeriod: 0,
+    protocolVersion: 5 as const,
+  });
+
+  const subscriber = await mqtt.connectAsync(`mqtt://127.0.0.1:${a.mqttPort}`, as(`${d.client_id}-sub`));
+  clients.push(subscriber);
+  const received = new Promise<{ topic: string; payload: string; qos: number }>((resolve) =>
+    subscriber.on('message', (topic, payload, packet) =>
+      resolve({ topic, payload: payload.toString(), qos: packet.qos }),
+    ),
+  );
+  await subscriber.subscribeAsync(`${d.topic_root}/events`, { qos: 1 });
+
+  const publisher = await mqtt.connectAsync(`mqtt://127.0.0.1:${b.mqttPort}`, as(d.client_id));
+  clients.push(publisher);
+  await publisher.publishAsync(`${d.topic_root}/events`, 'door open', { qos: 1 });
+  expect(await received).toEqual({ topic: `${d.topic_root}/events`, payload: 'door open', qos: 1 });
+
+  // A retained message published to one process is there for a new subscriber on the other.
+  await subscriber.publishAsync(`${d.topic_root}/mode`, 'away', { qos: 1, retain: true });
+  const late = await mqtt.connectAsync(`mqtt://127.0.0.1:${b.mqttPort}`, as(`${d.client_id}-late`));
+  clients.push(late);
+  const retained = new Promise<string>((resolve) =>
+    late.on('message', (_t, payload) => resolve(payload.toString())),
+  );
+  await late.subscribeAsync(`${d.topic_root}/mode`, { qos: 1 });
+  expect(await retained).toBe('away');
+  for (const c of [subscriber, publisher, late]) c.end(true);
+  await Promise.all([stopped(a.child, 'SIGTERM'), stopped(b.child, 'SIGTERM')]);
+});

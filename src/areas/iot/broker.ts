@@ -4,6 +4,7 @@ import type { Aedes, Client } from 'aedes';
 import type { Logger } from 'pino';
 import type { RoleServer } from '../../kernel/kernel.js';
 import { type BrokerPolicy, MQTT_LIMITS } from './mqtt/broker-policy.js';
+import type { BrokerPersistence, BrokerState } from './mqtt/broker-state.js';
 import { grantedQos, markRedeliveries, subscriptionIdentifiers } from './mqtt/delivery-rules.js';
 import { type DeviceClient, DeviceLogin } from './mqtt/device-login.js';
 import {
@@ -19,7 +20,6 @@ import { PublishGate } from './mqtt/publish-gate.js';
 import { SessionDeadlines } from './mqtt/session-deadlines.js';
 import { type ResumingClient, SessionResume } from './mqtt/session-resume.js';
 import { SharedSubscriptions, type SharingBroker, type SharingClient } from './mqtt/shared-subscriptions.js';
-import type { StorePersistence } from './mqtt/store-persistence.js';
 import type { PemPair } from './self-signed.js';
 import { type IotService, topicRootOf } from './service.js';
 
@@ -34,8 +34,8 @@ export interface BrokerOptions {
   /** MQTT over WebSocket on `/mqtt` (null: no such listener). */
   wsPort?: number | null;
   onListening?: (protocol: 'mqtt (tcp)' | 'mqtt (tls)' | 'mqtt (ws)', address: string) => void;
-  /** Where retained messages and sessions are kept (aedes's persistence interface). */
-  persistence: () => Promise<object>;
+  /** Where retained messages and sessions are kept, and how other processes hear of messages. */
+  state: () => BrokerState;
   /** Connect rate, connection cap and the sizes of what is kept per device. */
   policy: BrokerPolicy;
 }
@@ -52,7 +52,7 @@ export class MqttBroker implements RoleServer {
   readonly role = 'mqtt' as const;
   readonly name = 'mqtt broker';
   private broker: Aedes | null = null;
-  private persistence: StorePersistence | null = null;
+  private persistence: BrokerPersistence | null = null;
   private deadlines: SessionDeadlines | null = null;
   private server: Server | null = null;
   private tlsListener: Listener | null = null;
@@ -107,13 +107,8 @@ export class MqttBroker implements RoleServer {
     // Loaded with the broker, so processes without the `mqtt` role never import it (~75 ms).
     const { Aedes } = await import('aedes');
     const resume = new SessionResume();
-    const persistence = resume.wrap(
-      markRedeliveries(
-        (await this.options.persistence()) as StorePersistence & {
-          outgoingStream: StorePersistence['outgoingStream'];
-        },
-      ),
-    );
+    const state = this.options.state();
+    const persistence = resume.wrap(markRedeliveries(state.persistence));
     this.persistence = persistence;
     const policy = this.options.policy;
     const wide = (name: (typeof MQTT_LIMITS)[keyof typeof MQTT_LIMITS]) => policy.brokerWide(name) ?? 0;
@@ -125,6 +120,7 @@ export class MqttBroker implements RoleServer {
     const broker = await Aedes.createBroker({
       // biome-ignore lint/suspicious/noExplicitAny: aedes types its persistence as its own class
       persistence: persistence as any,
+      ...(state.mq ? { mq: state.mq } : {}),
       connectTimeout: CONNECT_TIMEOUT_MS,
       // MQTT 5: what the CONNACK advertises, and enforces (0: none).
       maximumPacketSize: wide(MQTT_LIMITS.maxPacketBytes),
@@ -142,10 +138,10 @@ export class MqttBroker implements RoleServer {
         login.authenticate(client, username, password, (err, ok) => {
           if (err || !ok || !this.deadlines) return done(err, ok);
           resumeUntilDisconnect(client);
-          this.deadlines.settle(client.id).then(
+          Promise.all([this.deadlines.settle(client.id), forgetInboundQos2(client, persistence)]).then(
             () => done(null, true),
             (e) => {
-              this.log.error({ err: e, client: client.id }, 'mqtt: session expiry');
+              this.log.error({ err: e, client: client.id }, 'mqtt: session start');
               done(null, true);
             },
           );
@@ -187,9 +183,10 @@ export class MqttBroker implements RoleServer {
     // After aedes loaded the kept sessions (setup), before anyone may connect: sessions that
     // expired while no broker ran are ended, the others timed again.
     this.deadlines = new SessionDeadlines(
-      persistence.tables,
+      state.tables,
       { wipe: (id) => persistence.wipeSession(id), connected: (id) => this.clients.has(id) },
       this.log,
+      state.shared,
     );
     await this.deadlines.resume();
     await this.serve(broker);
@@ -298,6 +295,9 @@ export class MqttBroker implements RoleServer {
     this.wsListener = null;
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
     await new Promise<void>((resolve) => (this.broker ? this.broker.close(() => resolve()) : resolve()));
+    // Its Redis connections, scaled out; what it held in memory otherwise.
+    await this.persistence?.destroy().catch((err) => this.log.warn({ err }, 'mqtt: persistence not closed'));
+    this.persistence = null;
     this.server = null;
     this.broker = null;
   }
@@ -308,6 +308,17 @@ function inDeviceTree(client: Client, filter: string): boolean {
   const device = (client as DeviceClient).device;
   const root = device ? topicRootOf(device.mqtt_username) : null;
   return root !== null && (filter === `${root}/#` || filter.startsWith(`${root}/`));
+}
+
+/**
+ * A clean start discards the previous session (MQTT-3.1.2-6), including inbound QoS 2 messages
+ * still awaiting their PUBREL; aedes 2.0.0-beta.1 never asks the persistence to. Left, such a
+ * message made the next one under its packet id look like a resend, and its telemetry was not stored.
+ */
+function forgetInboundQos2(client: Client, persistence: BrokerPersistence): Promise<void> | undefined {
+  return (client as Client & { _cleanStart?: boolean })._cleanStart
+    ? persistence.cleanIncoming(client)
+    : undefined;
 }
 
 /**

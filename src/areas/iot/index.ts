@@ -16,8 +16,8 @@ import { IotGroups } from './groups.js';
 import { IotInsights } from './insights.js';
 import { iotMigrations } from './migrations.js';
 import { BrokerPolicy, MQTT_LIMITS } from './mqtt/broker-policy.js';
+import { brokerState } from './mqtt/broker-state.js';
 import { mqttSessionMigrations } from './mqtt/session-tables.js';
-import { StorePersistence } from './mqtt/store-persistence.js';
 import { RETENTION_JOB, Retention } from './retention.js';
 import { iotRoutes } from './routes.js';
 import { iotLiveRoutes } from './routes-live.js';
@@ -62,13 +62,18 @@ export const iotArea = defineArea({
     const policy = new BrokerPolicy(kernel.identity, kernel.limits, kernel.limiter, iot.repo);
     const broker = new MqttBroker(iot, mqttLog, {
       policy,
-      // Retained messages and sessions in the store (loaded when the broker starts).
-      persistence: async () =>
-        new StorePersistence(kernel.store, {
-          queuedPerSession: (clientId) => policy.limitForClient(MQTT_LIMITS.queuedPerSession, clientId),
-          dropped: (clientId, topic) =>
-            mqttLog.warn({ client: clientId, topic }, 'mqtt: session queue full, message dropped'),
-        }),
+      // Retained messages and sessions in the store, or in Redis when scaled out (made when the broker starts).
+      state: () =>
+        brokerState(
+          kernel.store,
+          kernel.config.redisUrl,
+          {
+            queuedPerSession: (clientId) => policy.limitForClient(MQTT_LIMITS.queuedPerSession, clientId),
+            dropped: (clientId, topic) =>
+              mqttLog.warn({ client: clientId, topic }, 'mqtt: session queue full, message dropped'),
+          },
+          mqttLog,
+        ),
       host: kernel.config.host,
       port: kernel.config.ports.mqtt,
       tls: {
@@ -87,7 +92,9 @@ export const iotArea = defineArea({
       name: 'broker',
       driver: 'aedes (MQTT 3.1.1 and 5, embedded)',
       simulated: false,
-      detail: 'telemetry stored in the Fjord store',
+      detail: kernel.config.redisUrl
+        ? 'telemetry stored in the Fjord store; retained messages and sessions in Redis, shared by every mqtt process'
+        : 'telemetry, retained messages and sessions stored in the Fjord store',
     });
     const insights = new IotInsights(iot, kernel.clock, kernel.identity, kernel.limits, mqtt, () =>
       broker.listening()

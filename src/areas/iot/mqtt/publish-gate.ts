@@ -4,8 +4,9 @@ import type { IotDevicesTable } from '../migrations.js';
 import { type IotService, topicRootOf } from '../service.js';
 import { parseTelemetry } from '../telemetry.js';
 import { type BrokerPolicy, MQTT_LIMITS } from './broker-policy.js';
+import type { BrokerPersistence } from './broker-state.js';
 import type { DeviceClient } from './device-login.js';
-import { ownerOf, type StorePersistence } from './store-persistence.js';
+import { ownerOf } from './store-persistence.js';
 
 type Done = (err?: Error | null) => void;
 type Refusable = DeviceClient & { maximumPacketSize?: number };
@@ -32,7 +33,7 @@ export class PublishGate {
     private readonly iot: IotService,
     private readonly policy: BrokerPolicy,
     private readonly log: Logger,
-    private readonly persistence: () => StorePersistence | null,
+    private readonly persistence: () => BrokerPersistence | null,
   ) {}
 
   // Telemetry is stored here, not in `published`: aedes sends a QoS 1 PUBACK right after this
@@ -133,9 +134,9 @@ export class PublishGate {
   /** Whether one more retained message fits under the device's plan (replacing one always does). */
   private async retainedFits(device: IotDevicesTable, topic: string): Promise<boolean> {
     const kept = this.persistence();
-    if (!kept || typeof kept.retainedCount !== 'function' || kept.hasRetained(topic)) return true;
+    if (!kept || (await kept.hasRetained(topic))) return true;
     const max = await this.policy.limitFor(MQTT_LIMITS.retainedPerDevice, device.customer_id);
-    return max === null || kept.retainedCount(ownerOf(topic)) < max;
+    return max === null || (await kept.retainedCount(ownerOf(topic))) < max;
   }
 
   /**

@@ -21,7 +21,9 @@ export interface SessionEnds {
  * disconnected. At start, sessions past their deadline are wiped; the others are timed again, and
  * those whose connection died with the old process (no deadline yet) count from this start,
  * since when exactly they were cut is not known. A login also settles an overdue deadline first,
- * so a late timer cannot resume a session that had ended.
+ * so a late timer cannot resume a session that had ended. Scaled out, every process times the
+ * deadlines it sees and each ending reads the row again, so a session another process holds by
+ * now is left alone; a session without a deadline is taken as held by another process.
  */
 export class SessionDeadlines {
   private readonly timers = new Map<string, NodeJS.Timeout>();
@@ -33,6 +35,11 @@ export class SessionDeadlines {
     private readonly db: Kysely<MqttSessionTables>,
     private readonly ends: SessionEnds,
     private readonly log: Logger,
+    /**
+     * Scaled out (Redis), other processes share the sessions: a session with no deadline may be
+     * connected to one of them, so it is not timed from this start (see resume()).
+     */
+    private readonly shared = false,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -41,6 +48,7 @@ export class SessionDeadlines {
     const now = this.now();
     for (const row of await this.db.selectFrom('iot_mqtt_session_expiry').selectAll().execute()) {
       let deadline = row.expires_at === null ? null : Number(row.expires_at);
+      if (deadline === null && this.shared) continue;
       if (deadline === null) {
         deadline = now + Number(row.interval_s) * 1000;
         await this.db
