@@ -140,7 +140,7 @@ export class Datapoints {
     const hit = this.cache.get(customerId);
     if (hit && now - hit.at < CACHE_MS) return Promise.resolve(hit.byKey);
     const under = this.loading.get(customerId);
-    if (under) return under;
+    if (under !== undefined) return under;
     const gen = this.gen;
     const loading = this.repo.datapoints(customerId).then(
       (rows) => {
