@@ -23,6 +23,8 @@ const { values: args } = parseArgs({
     'latency-samples': { type: 'string', default: '200' },
     // A PostgreSQL URL: Fjord stores on it instead of SQLite (the stored-points figure per store).
     postgres: { type: 'string' },
+    // Runs Fjord under `node --cpu-prof`, writing its .cpuprofile here when it stops.
+    'cpu-prof-dir': { type: 'string' },
   },
 });
 const CLIENTS = Number(args.clients);
@@ -144,7 +146,11 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const us = (x: number | null) => (x === null ? '—' : x.toFixed(1));
 
 async function main() {
-  const fjord = await startFjordIot('api,mqtt', args.postgres ? { FJORD_DATABASE_URL: args.postgres } : {});
+  const fjord = await startFjordIot(
+    'api,mqtt',
+    args.postgres ? { FJORD_DATABASE_URL: args.postgres } : {},
+    args['cpu-prof-dir'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof-dir']}`] : [],
+  );
   const mosq = await startMosquitto();
   try {
     const devices: Device[] = [];

@@ -41,54 +41,6 @@ export class ActivityRepo {
     return new ActivityRepo(tx);
   }
 
-  /** Writes a batch of messages: their points, the hourly counters and each device's latest state. */
-  async writeBatch(items: IngestItem[]) {
-    const rows = items.flatMap((i) => i.rows);
-    for (let i = 0; i < rows.length; i += 500)
-      await this.db
-        .insertInto('iot_telemetry')
-        .values(rows.slice(i, i + 500))
-        .execute();
-    const hours = new Map<string, { device_pk: string; hour: number } & ActivitySummary>();
-    const latest = new Map<string, { at: number; battery?: number; signal?: number }>();
-    for (const item of items) {
-      const key = `${item.device_pk}|${hourOf(item.at)}`;
-      const h = hours.get(key) ?? {
-        device_pk: item.device_pk,
-        hour: hourOf(item.at),
-        messages: 0,
-        points: 0,
-        rejected: 0,
-        connects: 0,
-      };
-      h.messages++;
-      h.points += item.rows.length;
-      h.rejected += item.rejected;
-      hours.set(key, h);
-      const l = latest.get(item.device_pk) ?? { at: item.at };
-      l.at = Math.max(l.at, item.at);
-      for (const r of item.rows) {
-        if (r.value_num === null) continue;
-        if (BATTERY_KEYS.includes(r.key)) l.battery = Math.round(r.value_num);
-        if (SIGNAL_KEYS.includes(r.key)) l.signal = Math.round(r.value_num);
-      }
-      latest.set(item.device_pk, l);
-    }
-    for (const h of hours.values()) await this.bump(h);
-    for (const [pk, l] of latest) {
-      await this.db
-        .updateTable('iot_devices')
-        .set({
-          last_telemetry_at: l.at,
-          last_seen: l.at,
-          ...(l.battery === undefined ? {} : { battery_level: l.battery }),
-          ...(l.signal === undefined ? {} : { signal_strength: l.signal }),
-        })
-        .where('id', '=', pk)
-        .execute();
-    }
-  }
-
   /** Adds to an hour's counters (one row per device and hour). */
   async bump(h: { device_pk: string; hour: number } & ActivitySummary) {
     await this.db

@@ -16,6 +16,7 @@ import { type DeviceFilter, IotRepo } from './repo.js';
 import { DEVICE_ID_PATTERN } from './schemas.js';
 import { rowOf, type TelemetryPoint } from './telemetry.js';
 import type { TelemetryStream } from './telemetry-stream.js';
+import { writeTelemetryBatch } from './telemetry-writes.js';
 
 const DEVICE_ID = new RegExp(DEVICE_ID_PATTERN);
 
@@ -225,7 +226,7 @@ export class IotService {
   }
 
   private readonly ingestor = new GroupCommit<IngestItem>(
-    (items) => this.store.unitOfWork({}, async ({ tx }) => ActivityRepo.over(tx).writeBatch(items)),
+    (items) => this.store.unitOfWork({}, async ({ tx }) => writeTelemetryBatch(tx, items)),
     2000,
   );
 

@@ -48,6 +48,8 @@ export const datapointErrors = {
 export class Datapoints {
   private readonly repo: CatalogueRepo;
   private readonly cache = new Map<string, { at: number; byKey: Map<string, IotDatapointsTable> }>();
+  private readonly loading = new Map<string, Promise<Map<string, IotDatapointsTable>>>();
+  private gen = 0;
 
   constructor(
     private readonly store: Store,
@@ -81,7 +83,7 @@ export class Datapoints {
       if (max !== null && (await repo.countDatapoints(customerId)) >= max) throw datapointErrors.quota(max);
       await repo.insertDatapoint(row);
     });
-    this.cache.delete(customerId);
+    this.changed(customerId);
     return view(row);
   }
 
@@ -103,14 +105,14 @@ export class Datapoints {
     };
     checkShape(next.data_type, next);
     await this.repo.updateDatapoint(id, next);
-    this.cache.delete(customerId);
+    this.changed(customerId);
     return view(next);
   }
 
   async remove(customerId: string, id: string) {
     await this.row(customerId, id);
     await this.repo.deleteDatapoint(id);
-    this.cache.delete(customerId);
+    this.changed(customerId);
   }
 
   /** Splits a message's points into those to store (rounded) and the count refused. */
@@ -128,13 +130,40 @@ export class Datapoints {
     return { accepted, rejected };
   }
 
-  private async definitions(customerId: string) {
+  /**
+   * One read per customer at a time: when the cached definitions expire under a broker load,
+   * every message in flight wants them at once, and a read each (all queued for the store's one
+   * SQLite connection behind the telemetry write) cost more than the load itself.
+   */
+  private definitions(customerId: string): Promise<Map<string, IotDatapointsTable>> {
     const now = Date.now();
     const hit = this.cache.get(customerId);
-    if (hit && now - hit.at < CACHE_MS) return hit.byKey;
-    const byKey = new Map((await this.repo.datapoints(customerId)).map((d) => [d.key, d]));
-    this.cache.set(customerId, { at: now, byKey });
-    return byKey;
+    if (hit && now - hit.at < CACHE_MS) return Promise.resolve(hit.byKey);
+    const under = this.loading.get(customerId);
+    if (under !== undefined) return under;
+    const gen = this.gen;
+    const loading = this.repo.datapoints(customerId).then(
+      (rows) => {
+        if (this.loading.get(customerId) === loading) this.loading.delete(customerId);
+        const byKey = new Map(rows.map((d) => [d.key, d]));
+        // A definition changed here while this was read: what was read may predate it.
+        if (gen === this.gen) this.cache.set(customerId, { at: now, byKey });
+        return byKey;
+      },
+      (err) => {
+        if (this.loading.get(customerId) === loading) this.loading.delete(customerId);
+        throw err;
+      },
+    );
+    this.loading.set(customerId, loading);
+    return loading;
+  }
+
+  /** Forgets a customer's cached definitions after a change, including a read under way. */
+  private changed(customerId: string) {
+    this.gen++;
+    this.cache.delete(customerId);
+    this.loading.delete(customerId);
   }
 
   private async row(customerId: string, id: string) {
