@@ -2,7 +2,7 @@
 // sheet named by their content's hash (served as immutable), the page that loads them, and a
 // Brotli and a gzip copy of each asset (served to browsers that accept them). Run at `npm ci`
 // by scripts/build.mjs; takes well under a second.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
@@ -60,6 +60,8 @@ export async function buildConsole() {
 `,
   );
   mkdirSync(dirname(CONSOLE_OUT), { recursive: true });
+  // Readable by every user whatever the umask of the process building it (Fjord's own is 077).
+  chmodSync(dirname(CONSOLE_OUT), 0o755);
   rmSync(CONSOLE_OUT, { recursive: true, force: true });
   // Renamed into place whole: a running Fjord reads either the old build or the new one.
   const { renameSync } = await import('node:fs');
