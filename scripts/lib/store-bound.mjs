@@ -1,7 +1,9 @@
 // Which test files depend on the store under test. A file is store-bound when it, or a module it
 // imports through relative paths (transitively), reads FJORD_TEST_STORE: that is how the suite's
 // helpers (test/helpers/store.ts, the S3 harness) pick SQLite or PostgreSQL. Every other file
-// gives the same result on both stores, so the PostgreSQL pass skips it.
+// gives the same result on both stores, so the PostgreSQL pass skips it. So does a test file that
+// says `fjord-test: one store` in a comment: one whose two passes, side by side, would share a
+// machine-wide resource they cannot share (each such file says why).
 //
 // Plain ESM, node builtins only: vitest.config.ts and scripts/test.mjs both read it.
 
@@ -52,8 +54,9 @@ function makeBoundCheck() {
 export function storeFreeTestFiles(root) {
   const bound = makeBoundCheck();
   const files = testFilesUnder(root);
+  const oneStore = (f) => readFileSync(f, 'utf8').includes('fjord-test: one store');
   return files
-    .filter((f) => !bound(f))
+    .filter((f) => !bound(f) || oneStore(f))
     .map((f) => relative(root, f))
     .sort();
 }

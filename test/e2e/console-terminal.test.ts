@@ -18,6 +18,9 @@ import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
  * where Chromium is missing or the namespace driver cannot run.
  */
 const TEMPLATES = join(tmpdir(), 'fjord-vps-templates');
+// fjord-test: one store. Run in both passes of `npm test` (side by side, or one after the other in
+// one run), the second pass's terminal connected but never showed the login prompt, while each
+// store alone passes: not understood yet (docs/vps.md, Known issues). The SQLite pass runs it.
 
 function skipReason(): string | null {
   if (!hasChromium()) return `no Chromium at ${CHROMIUM} (apt-get install chromium)`;
