@@ -2,7 +2,7 @@
 // imports through relative paths (transitively), reads FJORD_TEST_STORE: that is how the suite's
 // helpers (test/helpers/store.ts, the S3 harness) pick SQLite or PostgreSQL. Every other file
 // gives the same result on both stores, so the PostgreSQL pass skips it. So does a test file that
-// says `fjord-test: one store` in a comment: one whose two passes, side by side, would share a
+// says `fjord-test: one store` in a comment: one whose two passes in one run would share a
 // machine-wide resource they cannot share (each such file says why).
 //
 // Plain ESM, node builtins only: vitest.config.ts and scripts/test.mjs both read it.
