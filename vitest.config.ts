@@ -2,7 +2,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
 import { isolatedTestFiles } from './scripts/lib/needs-isolation.mjs';
-import { storeFreeTestFiles } from './scripts/lib/store-bound.mjs';
+import { filesOutsidePass } from './scripts/lib/store-bound.mjs';
 import { LongestFirst } from './test/setup/longest-first.js';
 
 // Four tiers, each a vitest project: `vitest run` runs them all; `vitest run --project 'e2e*'` one.
@@ -23,12 +23,11 @@ import { LongestFirst } from './test/setup/longest-first.js';
 // non-isolating below, and the isolated ones in the `threads` pool, which isolates.
 const root = dirname(fileURLToPath(import.meta.url));
 const isolated = isolatedTestFiles(root);
-// The PostgreSQL pass of `npm test` skips the files that read no store (scripts/lib/store-bound.mjs):
-// the SQLite pass already ran them, and they would give the same answer.
-const storeFree =
-  process.env['FJORD_TEST_STORE'] === 'postgres' && process.env['FJORD_TEST_SKIP_STORE_FREE'] === '1'
-    ? storeFreeTestFiles(root)
-    : [];
+// When `npm test` runs both passes, each leaves out what the other runs (scripts/lib/store-bound.mjs):
+// the PostgreSQL pass the files that read no store, which would give the same answer, and each the
+// files that ask for the other pass.
+const store = process.env['FJORD_TEST_STORE'] === 'postgres' ? 'postgres' : 'sqlite';
+const otherPass = process.env['FJORD_TEST_BOTH_PASSES'] === '1' ? filesOutsidePass(root, store) : [];
 
 const tier = (name: string, dirs: string[]) => {
   const inTier = isolated.filter((f) => dirs.some((d) => f.startsWith(`${d}/`)));
@@ -38,7 +37,7 @@ const tier = (name: string, dirs: string[]) => {
       test: {
         name,
         include: dirs.map((d) => `${d}/**/*.test.ts`),
-        exclude: [...configDefaults.exclude, ...storeFree, ...inTier],
+        exclude: [...configDefaults.exclude, ...otherPass, ...inTier],
         pool: 'forks' as const,
         isolate: false,
       },
@@ -50,7 +49,7 @@ const tier = (name: string, dirs: string[]) => {
       test: {
         name: `${name}-isolated`,
         include: inTier.length ? inTier : ['.none'],
-        exclude: [...configDefaults.exclude, ...storeFree],
+        exclude: [...configDefaults.exclude, ...otherPass],
         pool: 'threads' as const,
         isolate: true,
       },

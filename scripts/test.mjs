@@ -106,9 +106,10 @@ function run(cmd, args, { env, prefix } = {}) {
         [child.stdout, process.stdout],
         [child.stderr, process.stderr],
       ])
-        createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) =>
-          out.write(`${prefix}${line}\n`),
-        );
+        createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) => {
+          out.write(`${prefix}${line}\n`);
+          noteFailure(prefix, line);
+        });
     }
     child.on('error', (err) => {
       console.error(red(`  could not run ${cmd}: ${err.message}`));
@@ -118,6 +119,27 @@ function run(cmd, args, { env, prefix } = {}) {
       resolve(code ?? (signal ? 128 : 1));
     });
   });
+}
+
+// What failed, as vitest named it, kept to be printed again at the very end: a CI log may show only
+// its tail, and the tail must say which test failed and with what error.
+const failures = [];
+const MAX_FAILURE_LINES = 60;
+let errorLinesToKeep = 0;
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+
+function noteFailure(prefix, line) {
+  const plain = line.replace(ANSI, '').trimEnd();
+  let keep = false;
+  if (/^\s*(FAIL|×)\s/.test(plain) || /Unhandled (Rejection|Error)|Terminating worker/.test(plain)) {
+    keep = true;
+    errorLinesToKeep = 4; // the error's first lines follow the test's name
+  } else if (errorLinesToKeep > 0 && /^\s*(\w*Error|Caused by)\b|^\s*(Expected|Received|[-+] )/.test(plain)) {
+    keep = true;
+    errorLinesToKeep--;
+  }
+  if (keep && failures.length < MAX_FAILURE_LINES)
+    failures.push(`${prefix.replace(ANSI, '')}${plain.slice(0, 300)}`);
 }
 
 /** Command + args for a binary from node_modules/.bin, falling back to npx. */
@@ -195,9 +217,9 @@ function vitestEnv(store, databaseUrl, tier) {
   const env = { ...process.env, FJORD_TEST_STORE: store };
   delete env.FJORD_TEST_DATABASE_URL;
   if (databaseUrl) env.FJORD_TEST_DATABASE_URL = databaseUrl;
-  // With both stores, the PostgreSQL pass leaves out the files that read no store (vitest.config.ts).
-  if (store === 'postgres' && stores.includes('sqlite')) env.FJORD_TEST_SKIP_STORE_FREE = '1';
-  else delete env.FJORD_TEST_SKIP_STORE_FREE;
+  // With both stores, each pass leaves out what the other runs (vitest.config.ts).
+  if (stores.length > 1) env.FJORD_TEST_BOTH_PASSES = '1';
+  else delete env.FJORD_TEST_BOTH_PASSES;
   if (!process.env.FJORD_TEST_WORKERS) env.FJORD_TEST_WORKERS = String(workersFor(tier));
   // Piped output loses vitest's colours unless asked for.
   if (useColor) env.FORCE_COLOR = '1';
@@ -302,6 +324,10 @@ function summary(ok, totalMs) {
   // the tiers still to come fit.
   const budgetMs = 15 * 60_000;
   if (totalMs > budgetMs) console.log(red(`  over the 15-minute budget by ${seconds(totalMs - budgetMs)}`));
+  if (failures.length > 0) {
+    console.log(`\n${bold('What failed')} ${dim('(as vitest reported it; the whole report is above)')}`);
+    for (const line of failures) console.log(`  ${line}`);
+  }
   const verdict = ok ? green(bold('PASS')) : red(bold('FAIL'));
   console.log(`\n${verdict}  ${STORES.map(show).join(', ')}  ${dim(`(${seconds(totalMs)})`)}`);
 }

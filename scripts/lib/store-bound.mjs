@@ -1,9 +1,16 @@
 // Which test files depend on the store under test. A file is store-bound when it, or a module it
 // imports through relative paths (transitively), reads FJORD_TEST_STORE: that is how the suite's
 // helpers (test/helpers/store.ts, the S3 harness) pick SQLite or PostgreSQL. Every other file
-// gives the same result on both stores, so the PostgreSQL pass skips it. So does a test file that
-// says `fjord-test: one store` in a comment: one whose two passes in one run would share a
-// machine-wide resource they cannot share (each such file says why).
+// gives the same result on both stores, so the PostgreSQL pass skips it.
+//
+// A file may also name its one pass in a comment, and says why:
+//   `fjord-test: one store`             the SQLite pass only: its two passes in one run would share
+//                                       a machine-wide resource they cannot share;
+//   `fjord-test: one store (sqlite)`    a real client or data plane is its subject, and the store
+//   `fjord-test: one store (postgres)`  only carries state the integration tier already tests on
+//                                       both: it runs once, and such files are spread over the two
+//                                       passes, so each store still sees real clients end to end.
+// Run on one store alone (`--only`), every file runs.
 //
 // Plain ESM, node builtins only: vitest.config.ts and scripts/test.mjs both read it.
 
@@ -50,13 +57,28 @@ function makeBoundCheck() {
   return visit;
 }
 
-/** Test files under `root`'s src/ and test/ that read no store, as paths relative to `root`. */
-export function storeFreeTestFiles(root) {
+const ONE_STORE = /fjord-test: one store(?: \((sqlite|postgres)\))?/;
+
+/** The one pass a file asks for, or null when it runs in both. */
+export function onePassOf(text) {
+  const m = ONE_STORE.exec(text);
+  return m ? (m[1] ?? 'sqlite') : null;
+}
+
+/**
+ * The test files under `root`'s src/ and test/ (paths relative to `root`) that the given store's
+ * pass leaves out when both passes run: for PostgreSQL, the store-free files and those that ask
+ * for the SQLite pass; for SQLite, those that ask for the PostgreSQL pass.
+ */
+export function filesOutsidePass(root, store) {
   const bound = makeBoundCheck();
-  const files = testFilesUnder(root);
-  const oneStore = (f) => readFileSync(f, 'utf8').includes('fjord-test: one store');
-  return files
-    .filter((f) => !bound(f) || oneStore(f))
+  const other = store === 'postgres' ? 'sqlite' : 'postgres';
+  return testFilesUnder(root)
+    .filter((f) => {
+      const pass = onePassOf(readFileSync(f, 'utf8'));
+      if (pass) return pass === other;
+      return store === 'postgres' && !bound(f);
+    })
     .map((f) => relative(root, f))
     .sort();
 }

@@ -11,6 +11,9 @@ import {
   removeNetworks,
 } from './apps-fixtures.js';
 
+// fjord-test: one store (sqlite). One pass runs it: podman's log streams are its subject; the apps
+// area's state is tested on both stores by apps-logs.test.ts.
+
 /**
  * Following a real container's output (podman driver): stdout and stderr lines as they are
  * written, over Server-Sent Events; the stream ends when the instance stops, and no `podman logs

@@ -19,6 +19,9 @@ import {
   viaIngress as viaIngressOn,
 } from './apps-fixtures.js';
 
+// fjord-test: one store (sqlite). One pass runs it: podman's volumes are its subject; the apps
+// area's state is tested on both stores by apps-volumes.test.ts.
+
 /**
  * Container apps with the podman driver and Fjord's object storage: an image archive (built
  * locally from busybox, saved with `podman save`, then removed from podman's store) uploaded with

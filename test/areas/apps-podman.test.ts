@@ -20,6 +20,9 @@ import {
   viaIngress as viaIngressOn,
 } from './apps-fixtures.js';
 
+// fjord-test: one store (postgres). One pass runs it: podman running the revisions is its subject;
+// the apps area's state is tested on both stores by apps.test.ts.
+
 /**
  * Container apps with the podman driver: a tiny HTTP server image built from a local root
  * filesystem (busybox, no registry), deployed and reached through the ingress by host name; a

@@ -25,6 +25,9 @@ import {
 import { eventually } from '../helpers/eventually.js';
 import type { TestCustomer, TestFjord } from '../helpers/fjord.js';
 
+// fjord-test: one store (sqlite). One pass runs it: the host's network isolation of containers is
+// its subject, not the store.
+
 /**
  * Escape and isolation attempts against real containers of the podman driver, each asserting it
  * fails: root in the container is an unprivileged id range on the host (a different one per app),

@@ -9,6 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runReferenceWorker } from '../../src/areas/gpu/reference-worker.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
+// fjord-test: one store (postgres). One pass runs it: the CLI's commands, output and exit codes are
+// its subject; the API under them is tested on both stores in the integration tier.
+
 const FJORD = join(import.meta.dirname, '..', '..', 'bin', 'fjord.js');
 const run = promisify(execFile);
 let t: TestFjord;

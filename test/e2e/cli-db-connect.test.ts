@@ -9,6 +9,9 @@ import { dbCustomer } from '../areas/databases-fixtures.js';
 import { commandPath } from '../helpers/commands.js';
 import { TestFjord } from '../helpers/fjord.js';
 
+// fjord-test: one store (sqlite). One pass runs it: the database clients' login is its subject; the
+// databases area's state is tested on both stores in the integration tier.
+
 const FJORD = join(import.meta.dirname, '..', '..', 'bin', 'fjord.js');
 const clients = ['psql', 'mariadb'].every((c) => commandPath(c) !== null);
 let t: TestFjord;

@@ -11,6 +11,9 @@ import { ConsoleBrowser, consoleBrowserFound } from '../helpers/console-browser.
 import { dnsServerOf, untilServed } from '../helpers/dns-records.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
+// fjord-test: one store (sqlite). One pass runs it: Chromium on the console is its subject; the API
+// under the pages is tested on both stores in the integration tier.
+
 /**
  * The infrastructure areas' deeper pages in Chromium, each change checked through the API: a
  * cluster's node pools (add, resize, remove), kubeconfig download, a backup restored with its

@@ -6,6 +6,9 @@ import { ConsoleBrowser, consoleBrowserFound } from '../helpers/console-browser.
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { dig } from './dns-fixtures.js';
 
+// fjord-test: one store (sqlite). One pass runs it: Chromium on the console is its subject; the API
+// under the pages is tested on both stores in the integration tier.
+
 /**
  * The infrastructure areas' detail pages in Chromium, each capability checked through the API:
  * a zone file imported and exported, DNSSEC turned on (with its DS record) and off, query

@@ -7,6 +7,9 @@ import { ConsoleBrowser, consoleBrowserFound } from '../helpers/console-browser.
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { connectDevice, type DeviceCreds } from '../helpers/iot.js';
 
+// fjord-test: one store (postgres). One pass runs it: Chromium on the console is its subject; the
+// API under the pages is tested on both stores in the integration tier.
+
 /**
  * The console's IoT, live events and usage pages in Chromium: a device registered on its page
  * receives telemetry from MQTT.js and the live chart draws it without a reload; an alarm rule made

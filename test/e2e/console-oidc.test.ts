@@ -4,6 +4,9 @@ import { ConsoleBrowser, consoleBrowserFound } from '../helpers/console-browser.
 import { TestFjord } from '../helpers/fjord.js';
 import { type LoginIssuer, startLoginIssuer } from '../helpers/oidc-login-issuer.js';
 
+// fjord-test: one store (postgres). One pass runs it: Chromium on the console is its subject; the
+// API under the pages is tested on both stores in the integration tier.
+
 /**
  * "Sign in with …" in Chromium against an OIDC issuer started here on loopback: the authorization
  * code flow with PKCE, state and nonce, ending in the same HttpOnly session cookie a PAT's sign-in

@@ -3,6 +3,9 @@ import { buildConsole } from '../../console/build.mjs';
 import { ConsoleBrowser, consoleBrowserFound } from '../helpers/console-browser.js';
 import { OPERATOR_TOKEN, TestFjord } from '../helpers/fjord.js';
 
+// fjord-test: one store (sqlite). One pass runs it: Chromium on the console is its subject; the API
+// under the pages is tested on both stores in the integration tier.
+
 /**
  * The operator's pages in Chromium, signed in with the operator token: customers (create, plan,
  * suspend), the plans' limits, the emulator's clock and inbox, and the reset, each change checked

@@ -9,6 +9,9 @@ import { eventually } from '../helpers/eventually.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { clipDir, speak } from '../helpers/speech.js';
 
+// fjord-test: one store (postgres). One pass runs it: Chromium on the console is its subject; the
+// API under the pages is tested on both stores in the integration tier.
+
 /**
  * The platform areas' console pages in Chromium, each with a real flow checked through the API:
  * a flite-spoken file uploaded from the page (with progress) and its transcript following the

@@ -5,6 +5,9 @@ import { buildConsole } from '../../console/build.mjs';
 import { ConsoleBrowser, consoleBrowserFound } from '../helpers/console-browser.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
+// fjord-test: one store (postgres). One pass runs it: Chromium on the console is its subject; the
+// API under the pages is tested on both stores in the integration tier.
+
 /**
  * The web console in a real browser (Debian's Chromium, driven by playwright-core): sign-in,
  * the navigation, and a resource created and deleted through the pages of each infrastructure

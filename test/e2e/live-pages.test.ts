@@ -8,6 +8,9 @@ import type { RtmpIngest } from '../../src/areas/live/ingest.js';
 import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
+// fjord-test: one store (sqlite). One pass runs it: the watch pages and the player in Chromium are
+// its subject; live events' state is tested on both stores in the integration tier.
+
 /**
  * The watch and embed pages in a real browser (Debian's Chromium, driven by playwright-core):
  * the countdown, the password form, then the live stream that ffmpeg pushes playing in the video

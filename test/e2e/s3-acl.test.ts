@@ -6,6 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestFjord } from '../helpers/fjord.js';
 import { type S3ClientsFixture, s3ClientsFixture } from '../helpers/s3-clients.js';
 
+// fjord-test: one store (postgres). One pass runs it: the S3 clients (their signing, multipart and
+// bytes) are its subject; the object store's state is tested on both stores in the integration
+// tier.
+
 /**
  * ACLs, ownership controls, the public access block and bucket policies on a whole Fjord, driven
  * by Debian's aws-cli and by anonymous curl, and kept consistent with the control API's `is_public`.

@@ -3,6 +3,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { clipDir, curlUpload, speak, wordAccuracy } from '../helpers/speech.js';
 
+// fjord-test: one store (postgres). One pass runs it: the recogniser's accuracy is its subject, not
+// the store.
+
 /**
  * The whole pipeline with the real recogniser: flite speech in four containers (one with a video
  * track), uploaded with curl to the presigned address, transcribed, scored as 1 − WER.

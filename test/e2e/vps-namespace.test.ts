@@ -13,6 +13,9 @@ import { serviceOf } from '../../src/areas/wiring.js';
 import { eventually } from '../helpers/eventually.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
+// fjord-test: one store (sqlite). One pass runs it: the namespace driver on the host is its
+// subject; the VPS area's state is tested on both stores in the integration tier.
+
 /**
  * Virtual servers with the namespace driver: a real Debian server the customer logs in to with
  * `ssh` and a key made by `ssh-keygen`; a snapshot and a rollback, and a backup and a restore,
