@@ -91,7 +91,10 @@ describe.skipIf(skip !== null)('the virtual server terminal in Chromium', () => 
       (await page.locator('.xterm-rows > div').allTextContents()).map((r) => r.trimEnd()).join('\n');
     // The prompt first (sshd's shell is up), then the command. The login goes through the relay's
     // ssh handshake, which on two busy cores has taken more than 20 s.
-    await expect.poll(() => screen(), { timeout: 60_000 }).toMatch(/#\s*$/m);
+    // A failure shows the page's status too: a refused or failed login says why there.
+    const statusAndScreen = async () =>
+      `${await page.getByRole('status').allTextContents()}\n${await screen()}`;
+    await expect.poll(statusAndScreen, { timeout: 60_000 }).toMatch(/#\s*$/m);
     await page.locator('.xterm-helper-textarea').focus();
     await page.keyboard.type('echo fjord-$((6*7)) on $(hostname)');
     await page.keyboard.press('Enter');

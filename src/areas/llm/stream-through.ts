@@ -7,8 +7,8 @@ import type { UpstreamAnswer } from './upstream.js';
  * An upstream's chat stream, passed on event by event as it arrives: each chunk gets the alias
  * as `model` (the upstream's own model name stays private), a reasoning model's
  * `delta.reasoning_content` becomes `model_output_metadata.reasoning`, and usage is taken from
- * the stream (or counted from the text when the upstream sends none) to be recorded at the end.
- * When the client asked for usage and the upstream sent none, a usage chunk is added before
+ * the stream (or counted from the text when the upstream sends none) to be recorded before the
+ * event that ends the stream reaches the client. When the client asked for usage and the upstream sent none, a usage chunk is added before
  * `[DONE]`, as OpenAI sends it.
  */
 export async function* streamThrough(
@@ -36,11 +36,20 @@ export async function* streamThrough(
       total_tokens: promptTokens + completion,
     };
   };
+  // Recorded once, before the event that ends the stream for the client: an SDK returns (or
+  // raises) on `[DONE]` or an error event, and what it then reads about the call must be there.
+  let recorded = false;
+  const recordOnce = async (outcome: string) => {
+    if (recorded) return;
+    recorded = true;
+    await record(await counted(), outcome);
+  };
   const relay = async (event: string): Promise<string | null> => {
     const data = dataOf(event);
     if (data === null) return null;
     if (data.trim() === '[DONE]') {
       done = true;
+      await recordOnce(failed ? 'upstream_error' : 'ok');
       const tail =
         includeUsage && !usage
           ? sseEvent(
@@ -63,6 +72,7 @@ export async function* streamThrough(
     }
     if (chunk['error']) {
       failed = true; // an upstream's own error event: passed on as it is, so the SDKs raise it
+      await recordOnce('upstream_error');
       return sseEvent(JSON.stringify(chunk));
     }
     last = { id: chunk['id'], created: chunk['created'] };
@@ -112,12 +122,13 @@ export async function* streamThrough(
     // tells the client so (the SDKs raise it), where a silent end would pass for the whole answer.
     if (!done && !failed) {
       failed = true;
+      await recordOnce('upstream_error');
       yield brokenStreamEvent();
     }
     done = true;
   } finally {
     if (!done) await reader?.cancel().catch(() => {});
-    await record(await counted(), failed ? 'upstream_error' : done ? 'ok' : 'aborted');
+    await recordOnce(failed ? 'upstream_error' : done ? 'ok' : 'aborted');
   }
 }
 
