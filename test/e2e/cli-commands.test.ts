@@ -13,7 +13,7 @@ import { eventually } from '../helpers/eventually.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { clipDir, speak } from '../helpers/speech.js';
 
-// fjord-test: one store (postgres). One pass runs it: the CLI's commands, output and exit codes are
+// fjord-test: one store (sqlite). One pass runs it: the CLI's commands, output and exit codes are
 // its subject; the API under them is tested on both stores in the integration tier.
 
 const FJORD = join(import.meta.dirname, '..', '..', 'bin', 'fjord.js');

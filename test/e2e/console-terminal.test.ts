@@ -18,9 +18,6 @@ import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
  * where Chromium is missing or the namespace driver cannot run.
  */
 const TEMPLATES = join(tmpdir(), 'fjord-vps-templates');
-// fjord-test: one store. Run in both passes of `npm test` (side by side, or one after the other in
-// one run), the second pass's terminal connected but never showed the login prompt, while each
-// store alone passes: not understood yet (docs/vps.md, Known issues). The SQLite pass runs it.
 
 function skipReason(): string | null {
   if (!hasChromium()) return `no Chromium at ${CHROMIUM} (apt-get install chromium)`;
@@ -87,8 +84,12 @@ describe.skipIf(skip !== null)('the virtual server terminal in Chromium', () => 
       )
       .toBe('Connected.');
     // xterm.js draws each row as a div: the screen's text, a line per row.
-    const screen = async () =>
-      (await page.locator('.xterm-rows > div').allTextContents()).map((r) => r.trimEnd()).join('\n');
+    // xterm.js draws nothing while it is off screen, so the screen is looked at as a user would:
+    // scrolled into view first (the charts above it may still grow and push it down).
+    const screen = async () => {
+      await page.getByRole('application', { name: 'Server terminal' }).scrollIntoViewIfNeeded();
+      return (await page.locator('.xterm-rows > div').allTextContents()).map((r) => r.trimEnd()).join('\n');
+    };
     // The prompt first (sshd's shell is up), then the command. The login goes through the relay's
     // ssh handshake, which on two busy cores has taken more than 20 s.
     // A failure shows the page's status too: a refused or failed login says why there.

@@ -29,6 +29,8 @@ export function ServerTerminal({ id }: { id: string }) {
     term.loadAddon(fit);
     term.open(el);
     fit.fit();
+    // Opened below the fold, it would stay blank: xterm.js draws nothing while it is off screen.
+    el.scrollIntoView({ block: 'nearest' });
     const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
     const url = `${scheme}//${location.host}/console/vps/${encodeURIComponent(id)}/terminal?cols=${term.cols}&rows=${term.rows}`;
     const ws = new WebSocket(url, ['fjord-terminal', `fjord-csrf.${session.csrf_token}`]);
