@@ -81,11 +81,13 @@ export default defineConfig({
     minWorkers: workers,
     // `toEqual` on a large byte array is refused: it walks every byte (test/setup/large-binaries.ts);
     // a worker whose runner is gone ends (test/setup/exit-with-runner.ts); a file leaves the umask
-    // as it found it (test/setup/restore-umask.ts).
+    // as it found it (test/setup/restore-umask.ts); scratch directories made outside a test go as
+    // their file ends (test/setup/scratch-dirs.ts).
     setupFiles: [
       'test/setup/large-binaries.ts',
       'test/setup/exit-with-runner.ts',
       'test/setup/restore-umask.ts',
+      'test/setup/scratch-dirs.ts',
     ],
     // Longest files first (test/file-durations.json), so no tier ends waiting on one long file.
     sequence: { sequencer: LongestFirst },

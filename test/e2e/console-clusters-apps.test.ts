@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../console/build.mjs';
@@ -10,6 +9,7 @@ import { PROVISIONING_SECONDS } from '../../src/areas/clusters/lifecycle.js';
 import { ConsoleBrowser, consoleBrowserFound } from '../helpers/console-browser.js';
 import { dnsServerOf, untilServed } from '../helpers/dns-records.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+import { scratchDir } from '../helpers/scratch-dir.js';
 
 // fjord-test: one store (sqlite). One pass runs it: Chromium on the console is its subject; the API
 // under the pages is tested on both stores in the integration tier.
@@ -55,7 +55,7 @@ beforeAll(async () => {
   await t.fjord.start(['api', 's3', 'dns']);
   origin = new URL(t.kernel.baseUrl()).origin;
   // An image archive as `docker save` writes one: a tar (its content is not run by the simulated driver).
-  const dir = mkdtempSync(join(tmpdir(), 'console-clusters-apps-'));
+  const dir = scratchDir('console-clusters-apps-');
   writeFileSync(join(dir, 'manifest.json'), '[]');
   archive = join(dir, 'image.tar');
   execFileSync('tar', ['-cf', archive, '-C', dir, 'manifest.json']);

@@ -9,15 +9,15 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { eventually } from '../helpers/eventually.js';
 import { hasRedisServer, startThrowawayRedis } from '../helpers/redis.js';
+import { scratchDir } from '../helpers/scratch-dir.js';
 import { clipDir, speak } from '../helpers/speech.js';
 import { freshTestStore, TEST_STORE, type TestStoreHandle } from '../helpers/store.js';
 
@@ -45,7 +45,8 @@ const freePort = () =>
 describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('deploy/kubernetes run as written', () => {
   let store: TestStoreHandle;
   let redis: Awaited<ReturnType<typeof startThrowawayRedis>>;
-  const root = mkdtempSync(join(tmpdir(), 'fjord-manifests-'));
+  // Made in beforeAll: a skipped describe's file runs no hook that would remove it.
+  let root = '';
   const children: ChildProcess[] = [];
   const ports = { api: 0, s3: 0, mqtt: 0, rtmp: 0 };
   let secret: Record<string, string>;
@@ -135,6 +136,7 @@ describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('deploy/kubernetes
   };
 
   beforeAll(async () => {
+    root = scratchDir('fjord-manifests-');
     store = await freshTestStore();
     redis = await startThrowawayRedis();
     ports.api = await freePort();
@@ -171,7 +173,6 @@ describe.skipIf(TEST_STORE !== 'postgres' || !hasRedisServer)('deploy/kubernetes
     clearTimeout(kill);
     await redis?.stop();
     await store?.drop();
-    rmSync(root, { recursive: true, force: true });
   });
 
   it('runs one process per Deployment, every role of the product covered', () => {

@@ -1,12 +1,12 @@
 // The whole path: zones and records made through the HTTP API, served by the `dns` role of a real
 // Fjord (on SQLite or PostgreSQL), seen by dig and validated by delv; statistics come back
 // through the API.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DnsServer } from '../../src/areas/dns/server/index.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+import { scratchDir } from '../helpers/scratch-dir.js';
 import { dig, run } from './dns-fixtures.js';
 
 const Z = 'e2e-zone.example';
@@ -131,7 +131,7 @@ describe('records made through the API, answered by the dns role', () => {
     const [owner, , , tag, alg, digestType, digest] = (r.body.ds_records[0] as string).split(' ');
     expect(owner).toBe(`${Z}.`);
     await eventually(Z, 'DNSKEY', (out) => /DNSKEY\s+257 3 13/.test(out));
-    const dir = mkdtempSync(join(tmpdir(), 'fjord-dns-area-'));
+    const dir = scratchDir('fjord-dns-area-');
     const anchor = (d: string) => {
       const path = join(dir, `${d.slice(0, 8)}.conf`);
       writeFileSync(path, `trust-anchors { ${Z}. static-ds ${tag} ${alg} ${digestType} "${d}"; };\n`);

@@ -2,12 +2,12 @@
 // "; fully validated" for every type and "; negative response, fully validated" for NXDOMAIN and
 // NODATA (compact denial), and fails with a tampered anchor; drill -S chases with the key.
 import { createSocket } from 'node:dgram';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import dnsPacket from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDnsServer, type DnsServer } from '../../src/areas/dns/server/index.js';
+import { scratchDir } from '../helpers/scratch-dir.js';
 import {
   dig,
   exampleZone,
@@ -22,7 +22,7 @@ const APEX = 'signed.test';
 const key = signingKey(APEX);
 let server: DnsServer;
 let port: number;
-const dir = mkdtempSync(join(tmpdir(), 'fjord-dnssec-'));
+const dir = scratchDir('fjord-dnssec-');
 
 function anchorFile(ds: string, name: string): string {
   const [tag, alg, digestType, digest] = ds.split(' ');

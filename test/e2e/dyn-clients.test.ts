@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandPath } from '../helpers/commands.js';
 import { dnsServerOf, untilServed } from '../helpers/dns-records.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+import { scratchDir } from '../helpers/scratch-dir.js';
 
 /**
  * The DynDNS2 clients people run, against a Fjord listening on real sockets: ddclient and
@@ -21,7 +21,7 @@ let t: TestFjord;
 let c: TestCustomer;
 let apiPort: number;
 let dnsPort: number;
-const dir = mkdtempSync(join(tmpdir(), 'fjord-dyn-'));
+const dir = scratchDir('fjord-dyn-');
 
 beforeAll(async () => {
   t = await TestFjord.create({ FJORD_API_PORT: '0', FJORD_DNS_PORT: '0' });

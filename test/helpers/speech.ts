@@ -1,13 +1,12 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { scratchDir } from './scratch-dir.js';
 
 const run = promisify(execFile);
 
 /** A scratch directory for clips of one test file. */
-export const clipDir = () => mkdtempSync(join(tmpdir(), 'fjord-speech-test-'));
+export const clipDir = () => scratchDir('fjord-speech-test-');
 
 /** Speech of `text` by flite's `rms` voice, in the container of `ext` (wav, mp3, ogg, mp4 with a video track). */
 export function speak(dir: string, text: string, ext: 'wav' | 'mp3' | 'ogg' | 'mp4', name = 'clip'): string {
