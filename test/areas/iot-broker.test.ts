@@ -1,66 +1,17 @@
-import mqtt, { type MqttClient } from 'mqtt';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IotEvent } from '../../src/areas/iot/index.js';
-import type { IotService } from '../../src/areas/iot/service.js';
-import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
+import type { DeviceCreds } from '../helpers/iot.js';
+import { useBroker } from '../helpers/mqtt-fixture.js';
 
 /**
  * The MQTT broker with a real client (MQTT.js over TCP): device logins, the topic tree a device
  * may use, telemetry stored before its QoS 1 acknowledgement and read back through the API,
  * connection state, and a deleted device's live connection dropped.
  */
-let t: TestFjord;
-let a: TestCustomer;
-const clients: MqttClient[] = [];
-beforeAll(async () => {
-  t = await TestFjord.create({ FJORD_API_PORT: '0', FJORD_MQTT_PORT: '0' });
-  await t.fjord.start(['api', 'mqtt']);
-  a = await t.customer();
-});
-afterAll(async () => {
-  for (const c of clients) c.end(true);
-  await t.close();
-});
-
-interface Creds {
-  username: string;
-  password: string;
-  client_id: string;
-  port: number;
-  topic_root: string;
-}
-const iot = () => t.fjord.areas.get('iot')!.service as IotService;
-async function device(deviceId: string, key = a.pat): Promise<Creds> {
-  const r = await t.request('POST', '/v1/iot/devices', {
-    key,
-    body: { name: deviceId, device_id: deviceId },
-  });
-  expect(r.status).toBe(201);
-  return r.body.mqtt_credentials;
-}
-function connect(c: Creds, password = c.password) {
-  return mqtt
-    .connectAsync(`mqtt://127.0.0.1:${c.port}`, {
-      username: c.username,
-      password,
-      clientId: c.client_id,
-      reconnectPeriod: 0,
-      protocolVersion: 4,
-    })
-    .then((client) => {
-      clients.push(client);
-      return client;
-    });
-}
-const next = (kind: IotEvent['kind'], deviceId: string) =>
-  new Promise<IotEvent>((resolve) => {
-    const stop = iot().stream.subscribe((e) => {
-      if (e.kind === kind && e.device_id === deviceId) {
-        stop();
-        resolve(e);
-      }
-    });
-  });
+const broker = useBroker();
+const device = (deviceId: string, key?: string) => broker.device(deviceId, key);
+const connect = (c: DeviceCreds, password = c.password) => broker.connect(c, { password });
+const next = (kind: IotEvent['kind'], deviceId: string) => broker.nextEvent(kind, deviceId);
 
 describe('the MQTT broker', () => {
   it('stores telemetry before acknowledging it and shows the device online', async () => {
@@ -68,7 +19,9 @@ describe('the MQTT broker', () => {
     const connected = next('connected', 'meter-1');
     const client = await connect(c);
     await connected;
-    expect((await t.request('GET', '/v1/iot/devices/meter-1', { key: a.pat })).body).toMatchObject({
+    expect(
+      (await broker.t.request('GET', '/v1/iot/devices/meter-1', { key: broker.a.pat })).body,
+    ).toMatchObject({
       is_online: true,
       connection_status: 'connected',
     });
@@ -81,9 +34,13 @@ describe('the MQTT broker', () => {
       { qos: 1 },
     );
     // The PUBACKs came back: the points are in the store already.
-    const all = await t.request('GET', '/v1/iot/devices/meter-1/telemetry?keys=temp', { key: a.pat });
+    const all = await broker.t.request('GET', '/v1/iot/devices/meter-1/telemetry?keys=temp', {
+      key: broker.a.pat,
+    });
     expect(all.body.points.map((p: { value: unknown }) => p.value)).toEqual([21.5, 19]);
-    const latest = await t.request('GET', '/v1/iot/devices/meter-1/telemetry/latest', { key: a.pat });
+    const latest = await broker.t.request('GET', '/v1/iot/devices/meter-1/telemetry/latest', {
+      key: broker.a.pat,
+    });
     expect(latest.body.values).toMatchObject({
       temp: { value: 21.5 },
       door: { value: true },
@@ -92,25 +49,29 @@ describe('the MQTT broker', () => {
     // A malformed message is dropped and the connection lives on.
     await client.publishAsync(`${c.topic_root}/telemetry`, 'not json', { qos: 1 });
     await client.publishAsync(`${c.topic_root}/telemetry`, JSON.stringify({ temp: 22 }), { qos: 1 });
-    const after = await t.request('GET', '/v1/iot/devices/meter-1/telemetry/latest', { key: a.pat });
+    const after = await broker.t.request('GET', '/v1/iot/devices/meter-1/telemetry/latest', {
+      key: broker.a.pat,
+    });
     expect(after.body.values.temp.value).toBe(22);
 
     const gone = next('disconnected', 'meter-1');
     await client.endAsync();
     await gone;
-    expect((await t.request('GET', '/v1/iot/devices/meter-1', { key: a.pat })).body.is_online).toBe(false);
+    expect(
+      (await broker.t.request('GET', '/v1/iot/devices/meter-1', { key: broker.a.pat })).body.is_online,
+    ).toBe(false);
   });
 
   it('refuses a wrong password, a borrowed client id and a suspended customer', async () => {
     const c = await device('meter-2');
     await expect(connect(c, 'wrong-password')).rejects.toMatchObject({ code: 4 });
     await expect(connect({ ...c, client_id: 'someone-else' })).rejects.toMatchObject({ code: 2 });
-    const b = await t.customer();
+    const b = await broker.t.customer();
     const d = await device('meter-3', b.pat);
     // Connected when the customer is suspended: dropped at once, and refused on the way back.
     const live = await connect(d);
     const dropped = new Promise<void>((resolve) => live.once('close', () => resolve()));
-    await t.operator('PATCH', `/admin/v1/customers/${b.id}`, { status: 'suspended' });
+    await broker.t.operator('PATCH', `/admin/v1/customers/${b.id}`, { status: 'suspended' });
     await dropped;
     await expect(connect(d)).rejects.toMatchObject({ code: 5 });
   });
@@ -123,22 +84,26 @@ describe('the MQTT broker', () => {
     const pub = await connect(c);
     await sub.subscribeAsync(`${c.topic_root}/commands`, { qos: 1 });
     const got = new Promise<string>((resolve) => sub.once('message', (_t, m) => resolve(m.toString())));
-    const sent = await t.request('POST', '/v1/iot/devices/meter-7/commands', {
-      key: a.pat,
+    const sent = await broker.t.request('POST', '/v1/iot/devices/meter-7/commands', {
+      key: broker.a.pat,
       body: { name: 'open', params: {} },
     });
     expect(sent.status).toBe(202);
     expect(JSON.parse(await got)).toMatchObject({ name: 'open' });
     // Online while one session is.
     await pub.endAsync();
-    expect((await t.request('GET', '/v1/iot/devices/meter-7', { key: a.pat })).body.is_online).toBe(true);
+    expect(
+      (await broker.t.request('GET', '/v1/iot/devices/meter-7', { key: broker.a.pat })).body.is_online,
+    ).toBe(true);
     // Another device's id with a suffix, or a suffix of odd characters, is not this login's.
     await expect(connect({ ...c, client_id: `${other.username}-sub` })).rejects.toMatchObject({ code: 2 });
     await expect(connect({ ...c, client_id: `${c.username}-a/b` })).rejects.toMatchObject({ code: 2 });
     // A deleted device loses every session at once.
     const second = await connect({ ...c, client_id: `${c.username}-pub-2` });
     const closed = [sub, second].map((s) => new Promise<void>((resolve) => s.once('close', () => resolve())));
-    expect((await t.request('DELETE', '/v1/iot/devices/meter-7', { key: a.pat })).status).toBe(204);
+    expect((await broker.t.request('DELETE', '/v1/iot/devices/meter-7', { key: broker.a.pat })).status).toBe(
+      204,
+    );
     await Promise.all(closed);
   });
 
@@ -154,7 +119,9 @@ describe('the MQTT broker', () => {
     );
 
     const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
-    expect((await t.request('DELETE', '/v1/iot/devices/meter-4', { key: a.pat })).status).toBe(204);
+    expect((await broker.t.request('DELETE', '/v1/iot/devices/meter-4', { key: broker.a.pat })).status).toBe(
+      204,
+    );
     await closed;
     await expect(connect(mine)).rejects.toMatchObject({ code: 4 });
 
@@ -164,15 +131,15 @@ describe('the MQTT broker', () => {
     const cut = new Promise<void>((resolve) => c6.once('close', () => resolve()));
     c6.publish(`${other.topic_root}/telemetry`, JSON.stringify({ temp: 99 }), { qos: 1 });
     await cut;
-    const stored = await t.request('GET', '/v1/iot/devices/meter-5/telemetry', { key: a.pat });
+    const stored = await broker.t.request('GET', '/v1/iot/devices/meter-5/telemetry', { key: broker.a.pat });
     expect(stored.body.points).toEqual([]);
   });
 
   it('delivers a command sent through the API to the connected device at QoS 1', async () => {
     const c = await device('valve-1');
     const send = () =>
-      t.request('POST', '/v1/iot/devices/valve-1/commands', {
-        key: a.pat,
+      broker.t.request('POST', '/v1/iot/devices/valve-1/commands', {
+        key: broker.a.pat,
         body: { name: 'open', params: { percent: 40 } },
       });
     const offline = await send();
@@ -195,11 +162,11 @@ describe('the MQTT broker', () => {
   });
 
   it('tells how to connect and what the plan allows', async () => {
-    const info = await t.request('GET', '/v1/iot/credentials', { key: a.pat });
+    const info = await broker.t.request('GET', '/v1/iot/credentials', { key: broker.a.pat });
     const c = await device('info-1');
     expect(info.body.ports).toEqual({ mqtt: c.port, mqtts: null, websocket: null });
     expect(info.body.example).toContain(`-p ${c.port}`);
-    const sub = await t.request('GET', '/v1/iot/subscription', { key: a.pat });
+    const sub = await broker.t.request('GET', '/v1/iot/subscription', { key: broker.a.pat });
     expect(sub.body).toMatchObject({ plan: 'free', device_limit: 10, group_limit: 100 });
     expect(sub.body.devices).toBeGreaterThan(0);
   });

@@ -1,7 +1,5 @@
-import type { MqttClient } from 'mqtt';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
-import { connectDevice, registerDevice } from '../helpers/iot.js';
+import { describe, expect, it } from 'vitest';
+import { useBroker } from '../helpers/mqtt-fixture.js';
 
 /**
  * The group commit's telemetry writes (telemetry-writes.ts): many messages from several devices
@@ -9,25 +7,14 @@ import { connectDevice, registerDevice } from '../helpers/iot.js';
  * every point is stored once, a PUBACK means the message is readable, the hourly counters add up,
  * and each device's battery and signal are the newest values it sent.
  */
-let t: TestFjord;
-let a: TestCustomer;
-const clients: MqttClient[] = [];
-beforeAll(async () => {
-  t = await TestFjord.create({ FJORD_API_PORT: '0', FJORD_MQTT_PORT: '0' });
-  await t.fjord.start(['api', 'mqtt']);
-  a = await t.customer();
-});
-afterAll(async () => {
-  for (const c of clients) c.end(true);
-  await t.close();
-});
+const broker = useBroker();
 
 describe('telemetry written in shared transactions', () => {
   it('stores every point of concurrent messages once, acknowledged only when readable', async () => {
     const devices = await Promise.all(
       ['batch-a', 'batch-b', 'batch-c'].map(async (id) => {
-        const creds = await registerDevice(t, a.pat, id);
-        return { id, creds, client: await connectDevice(creds, clients) };
+        const creds = await broker.device(id);
+        return { id, creds, client: await broker.connect(creds) };
       }),
     );
     const perDevice = 150;
@@ -46,8 +33,8 @@ describe('telemetry written in shared transactions', () => {
         }
         // One message acknowledged: readable through the API at once, without waiting.
         await sends[0];
-        const first = await t.request('GET', `/v1/iot/devices/${d.id}/telemetry?keys=seq&limit=1000`, {
-          key: a.pat,
+        const first = await broker.t.request('GET', `/v1/iot/devices/${d.id}/telemetry?keys=seq&limit=1000`, {
+          key: broker.a.pat,
         });
         expect(first.status).toBe(200);
         expect(JSON.stringify(first.body)).toContain('"value":0');
@@ -55,20 +42,20 @@ describe('telemetry written in shared transactions', () => {
       }),
     );
     for (const [di, d] of devices.entries()) {
-      const seq = await t.request('GET', `/v1/iot/devices/${d.id}/telemetry?keys=seq&limit=1000`, {
-        key: a.pat,
+      const seq = await broker.t.request('GET', `/v1/iot/devices/${d.id}/telemetry?keys=seq&limit=1000`, {
+        key: broker.a.pat,
       });
       expect(seq.status).toBe(200);
       const values = pointsOf(seq.body).map((p) => p.value);
       expect(values.sort((x, y) => Number(x) - Number(y))).toEqual(
         Array.from({ length: perDevice }, (_, i) => i),
       );
-      const device = await t.request('GET', `/v1/iot/devices/${d.id}`, { key: a.pat });
+      const device = await broker.t.request('GET', `/v1/iot/devices/${d.id}`, { key: broker.a.pat });
       expect(device.body.battery_level).toBe(Math.round(100 - (perDevice - 1) / 10 - di));
       expect(device.body.signal_strength).toBe(-40 - (perDevice - 1));
       expect(device.body.messages_24h).toBe(perDevice);
     }
-    const stats = await t.request('GET', '/v1/iot/stats', { key: a.pat });
+    const stats = await broker.t.request('GET', '/v1/iot/stats', { key: broker.a.pat });
     // Points per message: seq, battery, rssi, and i % 7 more.
     let points = 0;
     for (let i = 0; i < perDevice; i++) points += 3 + (i % 7);
