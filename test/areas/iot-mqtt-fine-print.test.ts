@@ -46,8 +46,10 @@ async function telemetryRows(deviceId: string): Promise<number> {
   return Number(r?.n ?? 0);
 }
 /** Waits until telemetry sent before now is committed: another device's QoS 1 message is acknowledged after its own commit, in order. */
+let flusher: DeviceCreds | null = null;
 async function flushTelemetry() {
-  const other = await registerDevice(t, a.pat, `flush-${Math.random().toString(36).slice(2, 8)}`);
+  flusher ??= await registerDevice(t, a.pat, 'flush');
+  const other = flusher;
   const c = await connectDevice(other, opened);
   await c.publishAsync(`${other.topic_root}/telemetry`, JSON.stringify({ n: 1 }), { qos: 1 });
   c.end(true);
@@ -204,4 +206,29 @@ it('logs no foreign-key error for the will of a device deleted while connected',
   await flushTelemetry();
   const complaints = t.logs.filter((l) => /telemetry not stored|foreign key/i.test(l));
   expect(complaints).toEqual([]);
+});
+
+it('keeps the new login of a rotated device when the revocation notice comes back late', async () => {
+  const d = await registerDevice(t, a.pat, 'fp-rotate');
+  const old = await connectDevice(d, opened);
+  const oldClosed = new Promise<void>((r) => old.once('close', () => r()));
+  const rot = await t.request('POST', '/v1/iot/devices/fp-rotate/credentials/rotate', { key: a.pat });
+  expect(rot.status, rot.text).toBe(200);
+  await oldClosed; // the session that logged in with the old password ends at once
+  const before = Date.now() - 1;
+  const fresh = await connectDevice({ ...d, password: rot.body.password }, opened);
+  // The rotation's notice as PostgreSQL's NOTIFY may deliver it under load: after the new login.
+  const heard = new Promise<void>((resolve) =>
+    iot().revocations.on('revoke', (username) => username === 'd_sentinel' && resolve()),
+  );
+  await t.kernel.store.publish('fjord_iot_revoke', JSON.stringify({ username: d.username, at: before }));
+  // Notices arrive in the order they were committed: once the sentinel is heard, so was the late one.
+  await t.kernel.store.publish('fjord_iot_revoke', JSON.stringify({ username: 'd_sentinel', at: before }));
+  await heard;
+  expect(fresh.connected).toBe(true);
+  await fresh.publishAsync(`${d.topic_root}/telemetry`, JSON.stringify({ n: 1 }), { qos: 1 });
+  // A revocation made after that login does end it.
+  const freshClosed = new Promise<void>((r) => fresh.once('close', () => r()));
+  await t.kernel.store.publish('fjord_iot_revoke', JSON.stringify({ username: d.username, at: Date.now() }));
+  await freshClosed;
 });

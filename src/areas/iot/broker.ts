@@ -261,10 +261,14 @@ export class MqttBroker implements RoleServer {
       if (customerId === '' || client.device?.customer_id === customerId) client.close();
   }
 
-  /** Drops the live connection of a deleted, deactivated or rotated device at once. */
-  private readonly revoke = (username: string) => {
+  /**
+   * Drops the live connections of a deleted, deactivated or rotated device at once: those whose
+   * login began before the change (`at`); a login after it was checked against the new state.
+   */
+  private readonly revoke = (username: string, at: number) => {
     // Its will is not published: the device no longer exists or may not send (authorizePublish).
     for (const client of this.sessionsOf(username)) {
+      if ((client.loginStartedAt ?? 0) > at) continue;
       client.revoked = true;
       client.close();
     }

@@ -310,19 +310,26 @@ export class IotService {
     };
   }
 
-  /** Logins that must end now (deleted, deactivated, rotated): the broker in this process listens. */
-  readonly revocations = new EventEmitter();
+  /**
+   * Logins that must end now (deleted, deactivated, rotated): the broker in this process listens.
+   * Each carries the wall-clock time the change was committed: only sessions whose login began
+   * before it end. The notice also comes back to this process later (PostgreSQL's NOTIFY under
+   * load takes its time), by when the device may have logged in again with its new password.
+   */
+  readonly revocations = new EventEmitter<{ revoke: [username: string, at: number] }>();
 
   /** Ends the device's live connection here at once, and in every other `mqtt` process by notice. */
   private revoke(username: string) {
-    this.revocations.emit('revoke', username);
-    this.store.publish(REVOKE_CHANNEL, username).catch(() => {});
+    const at = Date.now();
+    this.revocations.emit('revoke', username, at);
+    this.store.publish(REVOKE_CHANNEL, JSON.stringify({ username, at })).catch(() => {});
   }
 
   /** Hears revocations and commands other processes sent (only a process with a broker acts). */
   private listen() {
-    this.store.subscribe(REVOKE_CHANNEL, (username) => {
-      if (username) this.revocations.emit('revoke', username);
+    this.store.subscribe(REVOKE_CHANNEL, (notice) => {
+      const { username, at } = parseRevocation(notice);
+      if (username) this.revocations.emit('revoke', username, at);
     });
     this.store.subscribe(COMMAND_CHANNEL, (notice) => {
       if (!notice || !this.commandSink) return;
@@ -383,3 +390,16 @@ export class IotService {
 }
 
 const newPassword = (): string => randomString(32);
+
+/** A revocation notice; a bare username (a process not yet upgraded) ends every session of it. */
+function parseRevocation(notice: string): { username: string; at: number } {
+  if (!notice.startsWith('{')) return { username: notice, at: Number.POSITIVE_INFINITY };
+  try {
+    const { username, at } = JSON.parse(notice) as { username?: unknown; at?: unknown };
+    return typeof username === 'string' && typeof at === 'number'
+      ? { username, at }
+      : { username: '', at: 0 };
+  } catch {
+    return { username: '', at: 0 };
+  }
+}

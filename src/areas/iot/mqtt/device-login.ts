@@ -16,12 +16,14 @@ const NOT_AUTHORIZED = 5;
 
 /**
  * A connection as the broker sees it: aedes's client, the device it logged in as, and
- * `revoked` once the device was deleted or deactivated while connected (its will is dropped).
+ * `revoked` once the device was deleted or deactivated while connected (its will is dropped),
+ * and when its login check began (a revocation ends only the sessions that began before it).
  * The underscored fields are aedes 2's own MQTT 5 CONNACK state, set here before it answers.
  */
 export type DeviceClient = Client & {
   device?: IotDevicesTable;
   revoked?: boolean;
+  loginStartedAt?: number;
   version?: number;
   _assignedClientId?: string;
   _serverKeepAlive?: number;
@@ -70,6 +72,7 @@ export class DeviceLogin {
   ) => {
     const c = client as DeviceClient;
     if (!username || !password) return done(refusal(BAD_USERNAME_OR_PASSWORD), false);
+    c.loginStartedAt = Date.now();
     this.iot.authenticate(username, password.toString('utf8')).then(
       (r) => {
         if ('refused' in r)
