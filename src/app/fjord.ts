@@ -154,8 +154,18 @@ export class Fjord {
     return fjord;
   }
 
+  /** The document for the bound address: the routes never change once built, so it is made once. */
+  private openapiCache: { baseUrl: string; doc: Record<string, unknown> } | null = null;
+
   /** The OpenAPI 3.1 document, with each operation's accepted credentials spelled out. */
   openapi(): Record<string, unknown> {
+    const baseUrl = this.kernel.baseUrl();
+    if (this.openapiCache?.baseUrl !== baseUrl)
+      this.openapiCache = { baseUrl, doc: deepFreeze(this.buildOpenapi()) };
+    return this.openapiCache.doc;
+  }
+
+  private buildOpenapi(): Record<string, unknown> {
     // biome-ignore lint/suspicious/noExplicitAny: the generated document is plain JSON
     const doc = structuredClone(this.http.swagger()) as any;
     doc.servers = [{ url: this.kernel.baseUrl() }]; // the bound address (FJORD_API_PORT=0)
@@ -265,4 +275,13 @@ export class Fjord {
     await this.kernel.redis?.quit().catch(() => {});
     await this.kernel.store.close();
   }
+}
+
+/** Frozen, so no caller can change the document every later caller is given. */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }

@@ -316,7 +316,10 @@ export class ContractFuzzer {
     const type = String(res.headers['content-type'] ?? '');
     if (!type.includes('application/json')) return report(`declared JSON, sent ${type || 'no content type'}`);
     if (body === undefined) return report('body is not JSON');
-    const key = `${operation} ${res.statusCode}`;
+    // Keyed by the schema's text: most answers share a few schemas (the error body, a `$ref` to
+    // the same component), and compiling one validator per operation and status was most of the
+    // fuzzer's time. Refs resolve against the same document wherever the schema sits.
+    const key = JSON.stringify(jsonSchema);
     let validate = this.validators.get(key);
     if (!validate) {
       const pointer = `#/paths/${path.replace(/~/g, '~0').replace(/\//g, '~1')}/${method.toLowerCase()}/responses/${res.statusCode in (op.responses ?? {}) ? res.statusCode : 'default'}/content/application~1json/schema`;
