@@ -20,7 +20,7 @@ import {
   viaIngress as viaIngressOn,
 } from './apps-fixtures.js';
 
-// fjord-test: one store (postgres). One pass runs it: podman running the revisions is its subject;
+// fjord-test: one store (sqlite). One pass runs it: podman running the revisions is its subject;
 // the apps area's state is tested on both stores by apps.test.ts.
 
 /**

@@ -9,7 +9,7 @@ import { eventually } from '../helpers/eventually.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { clipDir, speak } from '../helpers/speech.js';
 
-// fjord-test: one store (postgres). One pass runs it: Chromium on the console is its subject; the
+// fjord-test: one store (sqlite). One pass runs it: Chromium on the console is its subject; the
 // API under the pages is tested on both stores in the integration tier.
 
 /**

@@ -10,6 +10,10 @@ import { ConsoleBrowser } from '../helpers/console-browser.js';
 import { eventually } from '../helpers/eventually.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 
+// fjord-test: one store (postgres). One pass runs it: Chromium, xterm.js and a namespace server
+// are its subject; the sessions and grants under it are tested on both stores by
+// test/kernel/console-terminal.test.ts.
+
 /**
  * The server's web terminal in Chromium: a real Debian server of the namespace driver, the
  * terminal opened on its console page, a command typed into xterm.js and its output read back

@@ -6,6 +6,10 @@ import { createDb, creds, DB_TYPES, dbCustomer } from '../areas/databases-fixtur
 import { snapshotObject } from '../areas/databases-snapshot-objects.js';
 import { TestFjord } from '../helpers/fjord.js';
 
+// fjord-test: one store (postgres). One pass runs it: the engines' real clients (pg, mariadb)
+// are its subject; the databases area's state is tested on both stores by
+// test/areas/databases*.test.ts.
+
 /**
  * Each effect of the databases API checked the way a customer would see it: by connecting with
  * the engine's real client library (pg, mariadb) to the real servers.

@@ -7,6 +7,9 @@ import { creds, dbCustomer } from '../areas/databases-fixtures.js';
 import { eventually } from '../helpers/eventually.js';
 import { TestFjord } from '../helpers/fjord.js';
 
+// fjord-test: one store (sqlite). One pass runs it: the engines Fjord starts itself are its
+// subject; the databases area's state is tested on both stores by test/areas/databases*.test.ts.
+
 /** Fjord's own engines: started in its data dir on first use, stopped with it. */
 describe('embedded database engines', () => {
   it('starts its own PostgreSQL and MariaDB on loopback ports, serves real databases, and stops them with itself', async () => {

@@ -209,6 +209,9 @@ print('ok')
   }, 60_000);
 });
 
+// fjord-test: one store (sqlite). One pass runs it: s3cmd, curl and botocore signing Version 2
+// are its subject; Signature V2 itself is tested on both stores by s3/sigv2-server.test.ts.
+
 /** curl arguments for a V2 header-signed HEAD, its Date `skewMs` away from Fjord's clock. */
 async function signedHead(path: string, skewMs = 0): Promise<string[]> {
   const date = new Date(Date.now() + (await clockOffsetMs()) + skewMs).toUTCString();
