@@ -1,64 +1,16 @@
-import type { S3Call } from './context.js';
-import { s3Errors } from './errors.js';
 import * as access from './handlers/access.js';
 import * as buckets from './handlers/buckets.js';
 import * as configuration from './handlers/configuration.js';
 import * as encryption from './handlers/encryption-config.js';
 import * as lifecycle from './handlers/lifecycle.js';
 import * as listing from './handlers/listing.js';
-import * as multipart from './handlers/multipart.js';
-import { getObjectAttributes } from './handlers/object-attributes.js';
 import * as objectLock from './handlers/object-lock.js';
-import * as objects from './handlers/objects.js';
 import * as policy from './handlers/policy.js';
 import { postObject } from './handlers/post-object.js';
+import { OBJECT_OPERATIONS } from './object-operations.js';
+import { notKept, op, type S3Operation, sub } from './operation-declare.js';
 
-type Method = 'GET' | 'HEAD' | 'PUT' | 'DELETE' | 'POST';
-export type S3Level = 'service' | 'bucket' | 'object';
-
-/**
- * One S3 operation, declared once: what selects it (method, what the path addresses, the
- * sub-resource or header), its name as AWS gives it (PutBucketCors: the label of its metrics and
- * log lines), the handler, and the policy action it is authorised as (`call.requireBucket()`
- * reads it from here).
- */
-export interface S3Operation {
-  readonly name: string;
-  readonly method: Method;
-  readonly level: S3Level;
-  /** Query parameters that must all be present. */
-  readonly query?: readonly string[];
-  /** A header that must be present (CopyObject: `x-amz-copy-source`). */
-  readonly header?: string;
-  /** A content type the request must have (PostObject's form). */
-  readonly contentType?: RegExp;
-  /** Only with no query parameter but `x-id` (the SDKs' operation hint): CreateBucket, DeleteBucket. */
-  readonly bareQuery?: true;
-  /** The bucket-policy action; `versionAction` instead when the request names a `versionId`. */
-  readonly action: string;
-  readonly versionAction?: string;
-  /** The form carries its own signed policy: no request signature is read. */
-  readonly formAuth?: true;
-  readonly run: (call: S3Call) => Promise<void>;
-}
-
-/** Refused, after the same bucket check AWS makes first: a sub-resource Fjord does not keep. */
-const notKept = (what?: string) => async (call: S3Call) => {
-  await call.requireBucket();
-  throw s3Errors.notImplemented(what);
-};
-
-const op = (
-  name: string,
-  method: Method,
-  level: S3Level,
-  action: string,
-  run: (call: S3Call) => Promise<void>,
-  select: Partial<
-    Pick<S3Operation, 'query' | 'header' | 'contentType' | 'bareQuery' | 'versionAction' | 'formAuth'>
-  > = {},
-): S3Operation => ({ name, method, level, action, run, ...select });
-const sub = (...query: string[]) => ({ query });
+export type { S3Level, S3Operation } from './operation-declare.js';
 
 /** Bucket sub-resources AWS has and Fjord does not keep, by the name of their GET operation. */
 const UNKEPT_BUCKET_SUBRESOURCES: [string, string][] = [
@@ -301,130 +253,5 @@ export const S3_OPERATIONS: readonly S3Operation[] = [
     formAuth: true,
   }),
 
-  op('ListParts', 'GET', 'object', 's3:ListMultipartUploadParts', multipart.listParts, sub('uploadId')),
-  op(
-    'GetObjectTagging',
-    'GET',
-    'object',
-    's3:GetObjectTagging',
-    configuration.getObjectTagging,
-    sub('tagging'),
-  ),
-  op(
-    'GetObjectRetention',
-    'GET',
-    'object',
-    's3:GetObjectRetention',
-    objectLock.getObjectRetention,
-    sub('retention'),
-  ),
-  op(
-    'GetObjectLegalHold',
-    'GET',
-    'object',
-    's3:GetObjectLegalHold',
-    objectLock.getObjectLegalHold,
-    sub('legal-hold'),
-  ),
-  op('GetObjectAttributes', 'GET', 'object', 's3:GetObject', getObjectAttributes, {
-    query: ['attributes'],
-    versionAction: 's3:GetObjectVersion',
-  }),
-  // BitTorrent files are not served: refused, never answered with the object's bytes.
-  op(
-    'GetObjectTorrent',
-    'GET',
-    'object',
-    's3:GetObject',
-    notKept('Fjord does not serve objects over BitTorrent (GetObjectTorrent).'),
-    sub('torrent'),
-  ),
-  op('GetObjectAcl', 'GET', 'object', 's3:GetObjectAcl', access.getObjectAcl, {
-    query: ['acl'],
-    versionAction: 's3:GetObjectVersionAcl',
-  }),
-  op('GetObject', 'GET', 'object', 's3:GetObject', objects.getObject, {
-    versionAction: 's3:GetObjectVersion',
-  }),
-  op(
-    'GetObjectTorrent',
-    'HEAD',
-    'object',
-    's3:GetObject',
-    notKept('Fjord does not serve objects over BitTorrent (GetObjectTorrent).'),
-    sub('torrent'),
-  ),
-  op('HeadObject', 'HEAD', 'object', 's3:GetObject', objects.getObject, {
-    versionAction: 's3:GetObjectVersion',
-  }),
-
-  op('UploadPart', 'PUT', 'object', 's3:PutObject', multipart.uploadPart, sub('partNumber', 'uploadId')),
-  op(
-    'PutObjectTagging',
-    'PUT',
-    'object',
-    's3:PutObjectTagging',
-    configuration.putObjectTagging,
-    sub('tagging'),
-  ),
-  op(
-    'PutObjectRetention',
-    'PUT',
-    'object',
-    's3:PutObjectRetention',
-    objectLock.putObjectRetention,
-    sub('retention'),
-  ),
-  op(
-    'PutObjectLegalHold',
-    'PUT',
-    'object',
-    's3:PutObjectLegalHold',
-    objectLock.putObjectLegalHold,
-    sub('legal-hold'),
-  ),
-  op('PutObjectAcl', 'PUT', 'object', 's3:PutObjectAcl', access.putObjectAcl, {
-    query: ['acl'],
-    versionAction: 's3:PutObjectVersionAcl',
-  }),
-  // The copy's source is authorised in the handler (s3:GetObject on it).
-  op('CopyObject', 'PUT', 'object', 's3:PutObject', objects.copyObject, { header: 'x-amz-copy-source' }),
-  op('PutObject', 'PUT', 'object', 's3:PutObject', objects.putObject),
-
-  op(
-    'AbortMultipartUpload',
-    'DELETE',
-    'object',
-    's3:AbortMultipartUpload',
-    multipart.abortMultipartUpload,
-    sub('uploadId'),
-  ),
-  op(
-    'DeleteObjectTagging',
-    'DELETE',
-    'object',
-    's3:DeleteObjectTagging',
-    configuration.deleteObjectTagging,
-    sub('tagging'),
-  ),
-  op('DeleteObject', 'DELETE', 'object', 's3:DeleteObject', objects.deleteObject, {
-    versionAction: 's3:DeleteObjectVersion',
-  }),
-
-  op(
-    'CreateMultipartUpload',
-    'POST',
-    'object',
-    's3:PutObject',
-    multipart.createMultipartUpload,
-    sub('uploads'),
-  ),
-  op(
-    'CompleteMultipartUpload',
-    'POST',
-    'object',
-    's3:PutObject',
-    multipart.completeMultipartUpload,
-    sub('uploadId'),
-  ),
+  ...OBJECT_OPERATIONS,
 ];
