@@ -147,10 +147,20 @@ export function removeNetworks(t: TestFjord | undefined): void {
   spawnSync('podman', [...PODMAN, 'network', 'prune', '-f', '--filter', `label=fjord.owner=${owner}`]);
 }
 
-/** Removes the apps' containers a test left (a failed test may leave some). */
+/**
+ * Removes the apps' containers a test left (a failed test may leave some). podman's `rm` can meet
+ * the container's shm mount still held for a moment while another podman works beside it
+ * ("unlinkat …/userdata/shm: device or resource busy"): tried again a few times before it fails.
+ */
 export function removeContainers(appIds: string[]): void {
   for (const id of appIds) {
-    const ids = containersOf(id);
-    if (ids.length) execFileSync('podman', [...PODMAN, 'rm', '-f', '-t', '0', ...ids]);
+    for (let attempt = 1; ; attempt++) {
+      const ids = containersOf(id);
+      if (!ids.length) break;
+      const r = spawnSync('podman', [...PODMAN, 'rm', '-f', '-t', '0', ...ids], { encoding: 'utf8' });
+      if (r.status === 0) break;
+      if (attempt === 5 || !/resource busy/.test(r.stderr)) throw new Error(`podman rm failed: ${r.stderr}`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500 * attempt);
+    }
   }
 }
