@@ -7,12 +7,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { commandPath } from '../helpers/commands.js';
-import { TEST_STORE } from '../helpers/store.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const run = promisify(execFile);
-// The tour is about the embedded defaults: it runs once, in the SQLite pass.
-const tools = TEST_STORE === 'sqlite' && ['jq', 'aws', 'dig', 'psql'].every((t) => commandPath(t) !== null);
+// fjord-test: one store (postgres). The tour starts its own Fjord on the embedded defaults
+// whichever store the pass tests, so it runs once; the PostgreSQL pass has room for it.
+const tools = ['jq', 'aws', 'dig', 'psql'].every((t) => commandPath(t) !== null);
 let fjord: ChildProcess | undefined;
 let dataDir: string;
 
