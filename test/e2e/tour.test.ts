@@ -10,8 +10,8 @@ import { commandPath } from '../helpers/commands.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const run = promisify(execFile);
-// fjord-test: one store (postgres). The tour starts its own Fjord on the embedded defaults
-// whichever store the pass tests, so it runs once; the PostgreSQL pass has room for it.
+// fjord-test: one store (sqlite). The tour starts its own Fjord on the embedded defaults
+// whichever store the pass tests, so it runs once.
 const tools = ['jq', 'aws', 'dig', 'psql'].every((t) => commandPath(t) !== null);
 let fjord: ChildProcess | undefined;
 let dataDir: string;
