@@ -1,6 +1,7 @@
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { IotEvent, IotService } from '../../src/areas/iot/index.js';
+import { REVOKE_CHANNEL, revocationNotice } from '../../src/areas/iot/revocation-notice.js';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { connectDevice, type DeviceCreds, registerDevice } from '../helpers/iot.js';
 import { RawMqtt } from '../helpers/mqtt-raw.js';
@@ -221,14 +222,14 @@ it('keeps the new login of a rotated device when the revocation notice comes bac
   const heard = new Promise<void>((resolve) =>
     iot().revocations.on('revoke', (username) => username === 'd_sentinel' && resolve()),
   );
-  await t.kernel.store.publish('fjord_iot_revoke', JSON.stringify({ username: d.username, at: before }));
+  await t.kernel.store.publish(REVOKE_CHANNEL, revocationNotice({ username: d.username, at: before }));
   // Notices arrive in the order they were committed: once the sentinel is heard, so was the late one.
-  await t.kernel.store.publish('fjord_iot_revoke', JSON.stringify({ username: 'd_sentinel', at: before }));
+  await t.kernel.store.publish(REVOKE_CHANNEL, revocationNotice({ username: 'd_sentinel', at: before }));
   await heard;
   expect(fresh.connected).toBe(true);
   await fresh.publishAsync(`${d.topic_root}/telemetry`, JSON.stringify({ n: 1 }), { qos: 1 });
   // A revocation made after that login does end it.
   const freshClosed = new Promise<void>((r) => fresh.once('close', () => r()));
-  await t.kernel.store.publish('fjord_iot_revoke', JSON.stringify({ username: d.username, at: Date.now() }));
+  await t.kernel.store.publish(REVOKE_CHANNEL, revocationNotice({ username: d.username, at: Date.now() }));
   await freshClosed;
 });

@@ -13,6 +13,7 @@ import { deviceView } from './device-view.js';
 import { iotErrors } from './errors.js';
 import type { IotDevicesTable } from './migrations.js';
 import { type DeviceFilter, IotRepo } from './repo.js';
+import { parseRevocation, REVOKE_CHANNEL, revocationNotice } from './revocation-notice.js';
 import { DEVICE_ID_PATTERN } from './schemas.js';
 import { rowOf, type TelemetryPoint } from './telemetry.js';
 import type { TelemetryStream } from './telemetry-stream.js';
@@ -34,7 +35,6 @@ export interface DeviceInput {
   metadata?: Record<string, unknown>;
 }
 
-const REVOKE_CHANNEL = 'fjord_iot_revoke';
 const COMMAND_CHANNEL = 'fjord_iot_command';
 /** A command travels in a store notice (PostgreSQL's NOTIFY takes under 8000 bytes). */
 const MAX_COMMAND_BYTES = 6000;
@@ -322,7 +322,7 @@ export class IotService {
   private revoke(username: string) {
     const at = Date.now();
     this.revocations.emit('revoke', username, at);
-    this.store.publish(REVOKE_CHANNEL, JSON.stringify({ username, at })).catch(() => {});
+    this.store.publish(REVOKE_CHANNEL, revocationNotice({ username, at })).catch(() => {});
   }
 
   /** Hears revocations and commands other processes sent (only a process with a broker acts). */
@@ -390,16 +390,3 @@ export class IotService {
 }
 
 const newPassword = (): string => randomString(32);
-
-/** A revocation notice; a bare username (a process not yet upgraded) ends every session of it. */
-function parseRevocation(notice: string): { username: string; at: number } {
-  if (!notice.startsWith('{')) return { username: notice, at: Number.POSITIVE_INFINITY };
-  try {
-    const { username, at } = JSON.parse(notice) as { username?: unknown; at?: unknown };
-    return typeof username === 'string' && typeof at === 'number'
-      ? { username, at }
-      : { username: '', at: 0 };
-  } catch {
-    return { username: '', at: 0 };
-  }
-}
