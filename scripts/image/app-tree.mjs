@@ -63,7 +63,8 @@ function tarOf(dir, out, exclude = []) {
 
 /**
  * The production dependencies of the checkout's lock file, kept in `cacheDir/modules/<key>` (made
- * when missing): `{ dir, tar, made }`, `dir` holding node_modules and `tar` its archive.
+ * when missing): `{ key, dir, tar, made }`, `dir` holding node_modules, `tar` its archive and `key`
+ * a hash of the lock file and the addon ABI.
  */
 export function ensureModules(repo, cacheDir) {
   const hash = createHash('sha256');
@@ -117,7 +118,7 @@ export function ensureModules(repo, cacheDir) {
     if (name !== key && (Date.now() - statSync(path).mtimeMs) / 86_400_000 > 7)
       rmSync(path, { recursive: true, force: true });
   }
-  return { dir: join(kept, 'layer/node_modules'), tar, made };
+  return { key, dir: join(kept, 'layer/node_modules'), tar, made };
 }
 
 /** Builds the bundle and console from `repo` and stages them in `app` (made anew), without node_modules. */
