@@ -9,6 +9,7 @@ import { IdempotencyStore } from '../kernel/http/idempotency.js';
 import { HttpMetrics } from '../kernel/http/metrics.js';
 import { describeAccess } from '../kernel/http/openapi.js';
 import type { AnyRoute } from '../kernel/http/route.js';
+import { deepFreeze } from '../kernel/immutable.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { createLogger } from '../kernel/log.js';
 import { truncateAll } from '../kernel/store/dialect.js';
@@ -275,13 +276,4 @@ export class Fjord {
     await this.kernel.redis?.quit().catch(() => {});
     await this.kernel.store.close();
   }
-}
-
-/** Frozen, so no caller can change the document every later caller is given. */
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
 }

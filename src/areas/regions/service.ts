@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { AppError, kernelErrors } from '../../kernel/errors.js';
+import { deepFreeze } from '../../kernel/immutable.js';
 import shippedCatalogue from './catalogue.json' with { type: 'json' };
 
 export const CURRENCIES = ['NOK', 'SEK', 'DKK', 'EUR', 'USD'] as const;
@@ -53,9 +54,10 @@ export class RegionsService {
       throw new Error(`region catalogue ${name}: ${first?.path} ${first?.message}`);
     }
     this.catalogue = data;
-    // The catalogue never changes while running, so the list answer is built once.
+    // The catalogue never changes while running, so the list answer is built once (and frozen:
+    // its JSON is then written once too).
     const regions = data.regions.map(({ code, name, country, status }) => ({ code, name, country, status }));
-    this.listing = { regions, total: regions.length };
+    this.listing = deepFreeze({ regions, total: regions.length });
   }
 
   get defaultCurrency(): Currency {

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import swagger from '@fastify/swagger';
 import { OptionalKind } from '@sinclair/typebox';
 import Fastify, {
@@ -22,7 +21,7 @@ import { parseJsonBody } from './json-body.js';
 import type { HttpMetrics, RouteSeries } from './metrics.js';
 import { openApiRouteSchema, SHARED_SCHEMAS, SWAGGER_OPTIONS } from './openapi.js';
 import { type AnyRoute, successStatus } from './route.js';
-import { forSerializing } from './serializer-schema.js';
+import { lazySerializers } from './serializers.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -234,21 +233,6 @@ export async function buildHttpApp(
       registered();
     });
   return app;
-}
-
-/**
- * Fastify's serializer compiler, deferred per route and status until first used, on the schema
- * with its unions of one primitive type collapsed (see serializer-schema.ts).
- */
-function lazySerializers(externalSchemas: unknown, options: unknown) {
-  const compile = SerializerSelector()(externalSchemas as never, options as never);
-  return (route: Parameters<typeof compile>[0]) => {
-    let serialize: ((data: unknown) => string) | null = null;
-    return (data: unknown) => {
-      serialize ??= compile({ ...route, schema: forSerializing(route.schema) }) as (data: unknown) => string;
-      return serialize(data);
-    };
-  };
 }
 
 /** A handler's rejection, to the error handler (what Fastify does for a handler's promise). */
