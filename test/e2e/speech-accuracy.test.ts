@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type TestCustomer, TestFjord } from '../helpers/fjord.js';
 import { clipDir, curlUpload, speak, wordAccuracy } from '../helpers/speech.js';
 
-// fjord-test: one store (postgres). One pass runs it: the recogniser's accuracy is its subject, not
+// fjord-test: one store (sqlite). One pass runs it: the recogniser's accuracy is its subject, not
 // the store.
 
 /**
