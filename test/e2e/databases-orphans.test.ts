@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,12 +23,10 @@ it.runIf(hasMariadbBinaries())(
   'stops the mariadbd an earlier, killed Fjord left behind and serves on its port',
   { timeout: 180_000 },
   async () => {
-    const first = new EmbeddedMariadb({ dir, host: '127.0.0.1', fast: true });
-    const firstPort = Number(new URL((await first.start()).adminUrl).port);
+    const firstPort = await startThenKill9();
     const orphan = Number(readFileSync(join(dir, 'mariadbd.pid'), 'utf8'));
     expect(isAlive(orphan)).toBe(true);
 
-    // The first supervisor is gone without stopping its server, as after kill -9.
     const second = new EmbeddedMariadb({ dir, host: '127.0.0.1', fast: true });
     try {
       const port = Number(new URL((await second.start()).adminUrl).port);
@@ -45,3 +45,29 @@ it.runIf(hasMariadbBinaries())(
     expect(existsSync(join(dir, 'mariadbd.pid'))).toBe(false);
   },
 );
+
+/**
+ * The first supervisor, in a process of its own, killed with SIGKILL once its server answers: no
+ * shutdown code runs, and its mariadbd is left behind, re-parented. (One in this process would
+ * still be supervising: it would start its server again beside the second one.) Its port.
+ */
+async function startThenKill9(): Promise<number> {
+  const engine = join(import.meta.dirname, '../../src/areas/databases/engines/embedded-mariadb.ts');
+  const script = `import { EmbeddedMariadb } from ${JSON.stringify(engine)};
+const m = new EmbeddedMariadb({ dir: ${JSON.stringify(dir)}, host: '127.0.0.1', fast: true });
+process.stdout.write((await m.start()).adminUrl + '\\n');
+setInterval(() => {}, 60_000);`;
+  const first = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  for await (const chunk of first.stdout) {
+    out += chunk;
+    if (out.includes('\n')) break;
+  }
+  if (!out.includes('\n')) throw new Error(`the first supervisor exited before its server answered: ${out}`);
+  const exited = once(first, 'exit');
+  first.kill('SIGKILL');
+  await exited;
+  return Number(new URL(out.trim()).port);
+}
