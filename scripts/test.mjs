@@ -232,12 +232,14 @@ function vitestEnv(store, databaseUrl, tier) {
 const ONCE_TIERS = ['shipped'];
 const TIERS = ['unit', 'integration', 'e2e', ...ONCE_TIERS];
 // Workers per store's run of a tier (vitest.config.ts explains why more than the cores). With both
-// stores, two runs share the machine, so each gets one fewer. The unit and integration tiers keep
-// both cores busy (vmstat: under 2 % idle); the e2e tier's files wait on real programs and the
-// clock (ffmpeg in real time, Chromium, podman), about 20 % idle with one worker per store. A
-// second worker per store took the tier from 481 s to 450 s once the image build had shed its
-// 20 s of podman layers (before that, it made the build twice as long and the tier longer).
-const WORKERS = { unit: 3, integration: 3, e2e: 3 };
+// stores, two runs share the machine, so each gets one fewer. The e2e tier's files drive real
+// programs (ffmpeg in real time, Chromium, podman, qemu-less servers) that need the CPU they
+// wait on: fewer of them side by side.
+const WORKERS = { unit: 3, integration: 3, e2e: 2 };
+// The tiers keep both cores busy already (vmstat: under 2 % idle in the unit and integration
+// tiers, about 20 % in e2e): one more e2e worker per store first made the image build take twice
+// as long and the tier longer; with the build's podman layers gone, it filled the idle time
+// (0 % idle) and the tier took the same (479 s against 481 s), each file twice as long.
 const workersFor = (tier) => {
   const n = WORKERS[tier] ?? 2;
   return stores.length > 1 ? Math.max(1, n - 1) : n;

@@ -82,7 +82,7 @@ describe('aws-cli', () => {
     expect(listed.stdout).toContain('sync/sub/two.txt');
     await aws('s3', 'rm', '--recursive', `s3://${bucket}/sync/`);
     expect((await aws('s3', 'ls', `s3://${bucket}/sync/`).catch((e) => e)).stdout ?? '').toBe('');
-  }, 240_000);
+  }, 120_000);
 
   it('presigns a URL that curl can fetch', async () => {
     const { stdout } = await aws('s3', 'presign', `s3://${bucket}/aws/f-1.bin`, '--expires-in', '300');
@@ -143,7 +143,7 @@ describe('aws-cli s3api with checksums', () => {
     expect(done.ChecksumSHA256).toBe(`${composite}-2`);
     const head = await json('head-object', '--bucket', bucket, '--key', key, '--checksum-mode', 'ENABLED');
     expect(head.ChecksumSHA256).toBe(`${composite}-2`);
-  }, 180_000);
+  }, 60_000);
 });
 
 describe('s3cmd', () => {
@@ -158,7 +158,7 @@ describe('s3cmd', () => {
     expect(ls.stdout).toContain('f-1.bin');
     await s3cmd('del', `s3://${bucket}/s3cmd/f-1.bin`);
     expect((await s3cmd('ls', `s3://${bucket}/s3cmd/`)).stdout).not.toContain('f-1.bin');
-  }, 240_000);
+  }, 120_000);
 });
 
 describe('rclone', () => {
@@ -173,7 +173,7 @@ describe('rclone', () => {
     expect(ls.stdout).toContain('f-1.bin');
     await rclone('delete', `fj:${bucket}/rclone`);
     expect((await rclone('ls', `fj:${bucket}/rclone`)).stdout).toBe('');
-  }, 240_000);
+  }, 120_000);
 });
 
 describe('curl --aws-sigv4', () => {
