@@ -68,11 +68,12 @@ function intoContext(file, dir, name) {
  * The base image with the production dependencies added, built once per base and lock file as
  * localhost/fjord-deps:<base key>-<modules key>. Its own image, not a cached step of the app's
  * build: podman checks a cached ADD step by hashing the whole archive again (~400 MB, 8 s of CPU
- * on every build), while `image exists` answers at once. Images of bases or installs the cache no
- * longer keeps go.
+ * on every build), while `image exists` answers at once. Images of another base, or of an install
+ * the cache no longer keeps, go.
  */
 function ensureDepsImage(baseImage, baseKey, modules, keptModules) {
-  const name = `localhost/fjord-deps:${baseKey}-${modules.key}`;
+  const wanted = `${baseKey}-${modules.key}`;
+  const name = `localhost/fjord-deps:${wanted}`;
   for (const tag of podman(['images', '--format', '{{.Tag}}', '--filter', 'reference=localhost/fjord-deps'], {
     stdio: ['ignore', 'pipe', 'ignore'],
     encoding: 'utf8',
@@ -80,7 +81,7 @@ function ensureDepsImage(baseImage, baseKey, modules, keptModules) {
     .stdout.split('\n')
     .filter(Boolean)) {
     const [b, m] = tag.split('-');
-    if (tag !== name.split(':')[1] && (b !== baseKey || !keptModules(m)))
+    if (tag !== wanted && (b !== baseKey || !keptModules(m)))
       podman(['rmi', '--force', `localhost/fjord-deps:${tag}`], { stdio: 'ignore' });
   }
   if (podman(['image', 'exists', name], { stdio: 'ignore' }).status === 0) return { name, made: false };

@@ -39,16 +39,18 @@ export class PodmanNetworks {
   async withNetwork<T>(customerId: string, start: (network: string) => Promise<T>): Promise<T> {
     const name = this.nameOf(customerId);
     return this.mutex.run(name, async () => {
+      const attempt = async () => {
+        await this.admit(name, await this.ensure(name), customerId);
+        return start(name);
+      };
       const remembered = this.known.has(name);
       try {
-        await this.admit(name, await this.ensure(name), customerId);
-        return await start(name);
+        return await attempt();
       } catch (err) {
         this.known.delete(name);
         // A network removed behind this process's back (an operator's prune): made again, once.
         if (!remembered || !/network/i.test(String(err))) throw err;
-        await this.admit(name, await this.ensure(name), customerId);
-        return start(name);
+        return attempt();
       }
     });
   }
