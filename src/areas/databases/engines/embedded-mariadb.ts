@@ -7,6 +7,7 @@ import { lazyPackage } from '../../../kernel/lazy.js';
 const mariadb = lazyPackage<typeof import('mariadb')>('mariadb');
 
 import { stopOrphan } from '../../../kernel/supervision/orphans.js';
+import { installDataDir } from './data-dir-install.js';
 import type { EmbeddedEngineOptions, EngineEndpoint } from './embedded-postgres.js';
 import { freePort, isExecutable, isRoot, portInUse, run, sleep, tailOf } from './process.js';
 
@@ -61,18 +62,22 @@ export class EmbeddedMariadb {
     if (!existsSync(this.keyFile)) {
       writeFileSync(this.keyFile, `1;${randomBytes(32).toString('hex')}\n`, { mode: 0o600 });
     }
-    if (!existsSync(join(this.dataDir, 'mysql'))) {
-      mkdirSync(this.dataDir, { recursive: true, mode: 0o700 });
-      log(`mariadb-install-db ${this.dataDir}`);
-      const init = await run(MARIADB_INSTALL_DB, [
-        '--no-defaults',
-        `--datadir=${this.dataDir}`,
-        ...(isRoot() ? ['--user=root'] : []),
-        '--auth-root-authentication-method=socket',
-        '--skip-test-db',
-      ]);
-      if (init.code !== 0) throw new Error(`mariadb-install-db failed: ${tailOf(init.output)}`);
-    }
+    await installDataDir(
+      this.dataDir,
+      'mysql',
+      async (dir) => {
+        log(`mariadb-install-db ${this.dataDir}`);
+        const init = await run(MARIADB_INSTALL_DB, [
+          '--no-defaults',
+          `--datadir=${dir}`,
+          ...(isRoot() ? ['--user=root'] : []),
+          '--auth-root-authentication-method=socket',
+          '--skip-test-db',
+        ]);
+        if (init.code !== 0) throw new Error(`mariadb-install-db failed: ${tailOf(init.output)}`);
+      },
+      log,
+    );
     // A mariadbd left running by a Fjord that was killed holds the data dir, the socket and its
     // port: a second one could never start, and readiness checks would reach the orphan.
     await stopOrphan({

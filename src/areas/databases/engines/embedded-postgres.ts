@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { installDataDir } from './data-dir-install.js';
 import {
   freePort,
   isExecutable,
@@ -87,28 +88,32 @@ export class EmbeddedPostgres {
     const account = isRoot() ? postgresAccount() : null;
     if (isRoot() && !account) throw new Error('running as root but there is no `postgres` user');
     if (account) makeTraversable(this.opts.dir);
-    if (!existsSync(join(this.dataDir, 'PG_VERSION'))) {
-      mkdirSync(this.dataDir, { recursive: true, mode: 0o700 });
-      if (account) chownSync(this.dataDir, account.uid, account.gid);
-      log(`initdb ${this.dataDir}`);
-      const init = await runAsPostgres(
-        join(this.binDir, 'initdb'),
-        [
-          '-D',
-          this.dataDir,
-          '-U',
-          'postgres',
-          '--auth-local=trust',
-          '--auth-host=scram-sha-256',
-          '-E',
-          'UTF8',
-          '--locale=C.UTF-8',
-          ...(this.opts.fast ? ['--no-sync'] : []),
-        ],
-        this.dataDir,
-      );
-      if (init.code !== 0) throw new Error(`initdb failed: ${tailOf(init.output)}`);
-    }
+    await installDataDir(
+      this.dataDir,
+      'PG_VERSION',
+      async (dir) => {
+        if (account) chownSync(dir, account.uid, account.gid);
+        log(`initdb ${this.dataDir}`);
+        const init = await runAsPostgres(
+          join(this.binDir, 'initdb'),
+          [
+            '-D',
+            dir,
+            '-U',
+            'postgres',
+            '--auth-local=trust',
+            '--auth-host=scram-sha-256',
+            '-E',
+            'UTF8',
+            '--locale=C.UTF-8',
+            ...(this.opts.fast ? ['--no-sync'] : []),
+          ],
+          dir,
+        );
+        if (init.code !== 0) throw new Error(`initdb failed: ${tailOf(init.output)}`);
+      },
+      log,
+    );
     // A server left behind by a Fjord that died: stop it, then start on our terms.
     await runAsPostgres(
       join(this.binDir, 'pg_ctl'),
