@@ -36,7 +36,14 @@ describe('installDataDir', () => {
     await installDataDir(dataDir, 'mysql', install(false), log);
     writeFileSync(join(dataDir, 'mysql', 'user.frm'), 'customer data');
     let ran = false;
-    await installDataDir(dataDir, 'mysql', async () => void (ran = true), log);
+    await installDataDir(
+      dataDir,
+      'mysql',
+      async () => {
+        ran = true;
+      },
+      log,
+    );
     expect(ran).toBe(false);
   });
 
