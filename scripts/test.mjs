@@ -244,51 +244,39 @@ const workersFor = (tier) => {
   const n = WORKERS[tier] ?? 2;
   return stores.length > 1 ? Math.max(1, n - 1) : n;
 };
-/** Seconds each store's run of each tier took, for the summary. */
+/** Seconds each tier took, per store and in all (`store: null`), for the summary. */
 const tierTimes = [];
-/** Milliseconds from the first tier's start to the last one's end: what the tiers cost the run. */
-let tiersWallMs = null;
-/** Set when a run failed: no store starts another tier after it. */
-let failedStores = [];
 
-/** One store's run of one tier; resolves to whether it passed. */
-async function vitestRun(tier, store, databaseUrl) {
-  const started = performance.now();
+/** One tier on every store at once; fails after all of them end if any failed. */
+async function vitestTier(tier, databaseUrls) {
+  const t0 = performance.now();
   const tag = { sqlite: '[sqlite] ', postgres: '[pg]     ' };
-  // --passWithNoTests: a file filter on the command line may match nothing in some tier.
-  // A tier is two projects: its files sharing a module registry, and those that need their own.
-  const projects = ['--project', tier, '--project', `${tier}-isolated`];
-  const [cmd, args] = bin('vitest', ['run', ...projects, '--passWithNoTests', ...vitestArgs]);
-  const code = await run(cmd, args, {
-    env: vitestEnv(store, databaseUrl, tier),
-    prefix: stores.length > 1 ? dim(tag[store]) : undefined,
-  });
-  const ms = performance.now() - started;
-  tierTimes.push({ store, tier, ms });
-  console.log(
-    `${code === 0 ? green('✔') : red('✘')} ${tier} tier on ${store} ${dim(`(${seconds(ms)})${code === 0 ? '' : ` — exited with ${code}`}`)}`,
+  const failed = [];
+  await Promise.all(
+    (ONCE_TIERS.includes(tier) ? stores.slice(0, 1) : stores).map(async (store) => {
+      const started = performance.now();
+      // --passWithNoTests: a file filter on the command line may match nothing in some tier.
+      // A tier is two projects: its files sharing a module registry, and those that need their own.
+      const projects = ['--project', tier, '--project', `${tier}-isolated`];
+      const [cmd, args] = bin('vitest', ['run', ...projects, '--passWithNoTests', ...vitestArgs]);
+      const code = await run(cmd, args, {
+        env: vitestEnv(store, databaseUrls[store], tier),
+        prefix: stores.length > 1 ? dim(tag[store]) : undefined,
+      });
+      const ms = performance.now() - started;
+      tierTimes.push({ store, tier, ms });
+      console.log(
+        dim(`  · ${tier} tier on ${store}: ${seconds(ms)}${code === 0 ? '' : ` — exited with ${code}`}`),
+      );
+      if (code !== 0) {
+        failed.push(store);
+        results[store] = 'failed';
+      }
+    }),
   );
-  return code === 0;
-}
-
-/**
- * Each store runs its tiers one after the other, and the two stores' chains run side by side
- * without waiting for each other at a tier's end: the store that finishes a tier first starts
- * its next one on the cores the other leaves idle (a tier's end is one run's last, long files).
- * The two chains share nothing but the machine, as two runs of the same tier always did. A
- * failed run ends its store's chain, and the other store starts no tier after it.
- */
-async function storeChain(store, databaseUrl) {
-  for (const tier of TIERS) {
-    if (ONCE_TIERS.includes(tier) && store !== stores[0]) continue;
-    if (failedStores.length > 0 || interrupted) return;
-    if (!(await vitestRun(tier, store, databaseUrl))) {
-      failedStores.push(`${store} (${tier} tier)`);
-      results[store] = 'failed';
-      return;
-    }
-  }
-  results[store] = 'passed';
+  tierTimes.push({ store: null, tier, ms: performance.now() - t0 });
+  if (interrupted) throw new StepFailure(`interrupted by ${interrupted.sig}`);
+  if (failed.length > 0) throw new StepFailure(`vitest ${tier} failed on ${failed.join(' and ')}`);
 }
 
 async function tests() {
@@ -301,14 +289,9 @@ async function tests() {
       databaseUrls.postgres = pg.url;
       log(`throwaway PostgreSQL started in ${seconds(performance.now() - t0)}`);
     }
-    await step(`tiers ${TIERS.join(', ')} — ${stores.join(' and ')} side by side`, async () => {
-      const t0 = performance.now();
-      failedStores = [];
-      await Promise.all(stores.map((store) => storeChain(store, databaseUrls[store])));
-      tiersWallMs = performance.now() - t0;
-      if (interrupted) throw new StepFailure(`interrupted by ${interrupted.sig}`);
-      if (failedStores.length > 0) throw new StepFailure(`vitest failed on ${failedStores.join(' and ')}`);
-    });
+    for (const tier of TIERS)
+      await step(`${tier} tier — ${stores.join(' + ')}`, () => vitestTier(tier, databaseUrls));
+    for (const store of stores) results[store] = 'passed';
   } finally {
     await pg?.stop();
   }
@@ -326,21 +309,20 @@ function summary(ok, totalMs) {
   };
   if (tierTimes.length > 0) {
     console.log(
-      `\n${bold('Time per tier')} ${dim('(each store runs its tiers in turn, the stores side by side)')}`,
+      `\n${bold('Time per tier')} ${dim('(the stores of a tier run side by side; "tier" is its wall time)')}`,
     );
-    const cell = (text) => text.padStart(10);
-    const timeOf = (tier, store) => tierTimes.find((x) => x.tier === tier && x.store === store);
-    console.log(dim(`  ${'tier'.padEnd(12)}${stores.map(cell).join('')}`));
-    for (const tier of TIERS.filter((t) => tierTimes.some((x) => x.tier === t))) {
-      const row = stores.map((s) => cell(timeOf(tier, s) ? seconds(timeOf(tier, s).ms) : '-'));
-      console.log(`  ${tier.padEnd(12)}${row.join('')}`);
-    }
-    const chain = (s) => tierTimes.filter((t) => t.store === s).reduce((a, t) => a + t.ms, 0);
-    console.log(`  ${'all tiers'.padEnd(12)}${stores.map((s) => cell(seconds(chain(s)))).join('')}`);
-    if (tiersWallMs !== null)
-      console.log(
-        `  ${'wall time'.padEnd(12)}${cell(seconds(tiersWallMs))} ${dim('(first tier start to last tier end)')}`,
-      );
+    const cell = (tier, store) => {
+      const t = tierTimes.find((x) => x.tier === tier && x.store === store);
+      return (t ? seconds(t.ms) : '-').padStart(10);
+    };
+    console.log(
+      dim(`  ${'tier'.padEnd(12)}${stores.map((s) => s.padStart(10)).join('')}${'tier'.padStart(10)}`),
+    );
+    const tiers = [...new Set(tierTimes.map((t) => t.tier))];
+    for (const tier of tiers)
+      console.log(`  ${tier.padEnd(12)}${stores.map((s) => cell(tier, s)).join('')}${cell(tier, null)}`);
+    const sum = tierTimes.filter((t) => t.store === null).reduce((a, t) => a + t.ms, 0);
+    console.log(`  ${'all tiers'.padEnd(12)}${''.padStart(10 * stores.length)}${seconds(sum).padStart(10)}`);
   }
   // CI gives the whole run 90 minutes on 2 cores; the suite's own budget is a sixth of that, so
   // the tiers still to come fit.
