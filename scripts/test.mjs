@@ -231,6 +231,10 @@ function vitestEnv(store, databaseUrl, tier) {
 // runs once, on the first store.
 const ONCE_TIERS = ['shipped'];
 const TIERS = ['unit', 'integration', 'e2e', ...ONCE_TIERS];
+// A tier run beside another instead of after it: the shipped tier (one file, bin/fjord.js
+// started and driven by real clients) fills some of the e2e tier's idle time (about a fifth of
+// the cores there) instead of adding its own ~20 s to the run.
+const BESIDE = { shipped: 'e2e' };
 // Workers per store's run of a tier (vitest.config.ts explains why more than the cores). With both
 // stores, two runs share the machine, so each gets one fewer. The e2e tier's files drive real
 // programs (ffmpeg in real time, Chromium, podman, qemu-less servers) that need the CPU they
@@ -247,29 +251,32 @@ const workersFor = (tier) => {
 /** Seconds each tier took, per store and in all (`store: null`), for the summary. */
 const tierTimes = [];
 
-/** One tier on every store at once; fails after all of them end if any failed. */
+/** One tier on every store at once, with the tiers that run beside it; fails after all end if any failed. */
 async function vitestTier(tier, databaseUrls) {
   const t0 = performance.now();
   const tag = { sqlite: '[sqlite] ', postgres: '[pg]     ' };
   const failed = [];
+  const runs = [tier, ...TIERS.filter((t) => BESIDE[t] === tier)].flatMap((name) =>
+    (ONCE_TIERS.includes(name) ? stores.slice(0, 1) : stores).map((store) => ({ name, store })),
+  );
   await Promise.all(
-    (ONCE_TIERS.includes(tier) ? stores.slice(0, 1) : stores).map(async (store) => {
+    runs.map(async ({ name, store }) => {
       const started = performance.now();
       // --passWithNoTests: a file filter on the command line may match nothing in some tier.
       // A tier is two projects: its files sharing a module registry, and those that need their own.
-      const projects = ['--project', tier, '--project', `${tier}-isolated`];
+      const projects = ['--project', name, '--project', `${name}-isolated`];
       const [cmd, args] = bin('vitest', ['run', ...projects, '--passWithNoTests', ...vitestArgs]);
       const code = await run(cmd, args, {
-        env: vitestEnv(store, databaseUrls[store], tier),
-        prefix: stores.length > 1 ? dim(tag[store]) : undefined,
+        env: vitestEnv(store, databaseUrls[store], name),
+        prefix: runs.length > 1 ? dim(name === tier ? tag[store] : `[${name}] `.padEnd(9)) : undefined,
       });
       const ms = performance.now() - started;
-      tierTimes.push({ store, tier, ms });
+      tierTimes.push({ store, tier: name, ms });
       console.log(
-        dim(`  · ${tier} tier on ${store}: ${seconds(ms)}${code === 0 ? '' : ` — exited with ${code}`}`),
+        dim(`  · ${name} tier on ${store}: ${seconds(ms)}${code === 0 ? '' : ` — exited with ${code}`}`),
       );
       if (code !== 0) {
-        failed.push(store);
+        failed.push(`${store} (${name})`);
         results[store] = 'failed';
       }
     }),
@@ -289,8 +296,11 @@ async function tests() {
       databaseUrls.postgres = pg.url;
       log(`throwaway PostgreSQL started in ${seconds(performance.now() - t0)}`);
     }
-    for (const tier of TIERS)
-      await step(`${tier} tier — ${stores.join(' + ')}`, () => vitestTier(tier, databaseUrls));
+    for (const tier of TIERS.filter((t) => !BESIDE[t])) {
+      const beside = TIERS.filter((t) => BESIDE[t] === tier);
+      const title = `${[tier, ...beside].join(' and ')} tier${beside.length ? 's' : ''} — ${stores.join(' + ')}`;
+      await step(title, () => vitestTier(tier, databaseUrls));
+    }
     for (const store of stores) results[store] = 'passed';
   } finally {
     await pg?.stop();
@@ -319,8 +329,10 @@ function summary(ok, totalMs) {
       dim(`  ${'tier'.padEnd(12)}${stores.map((s) => s.padStart(10)).join('')}${'tier'.padStart(10)}`),
     );
     const tiers = [...new Set(tierTimes.map((t) => t.tier))];
-    for (const tier of tiers)
-      console.log(`  ${tier.padEnd(12)}${stores.map((s) => cell(tier, s)).join('')}${cell(tier, null)}`);
+    for (const tier of tiers) {
+      const wall = BESIDE[tier] ? `  (in ${BESIDE[tier]})` : cell(tier, null);
+      console.log(`  ${tier.padEnd(12)}${stores.map((s) => cell(tier, s)).join('')}${wall}`);
+    }
     const sum = tierTimes.filter((t) => t.store === null).reduce((a, t) => a + t.ms, 0);
     console.log(`  ${'all tiers'.padEnd(12)}${''.padStart(10 * stores.length)}${seconds(sum).padStart(10)}`);
   }

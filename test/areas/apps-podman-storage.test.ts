@@ -19,7 +19,7 @@ import {
   viaIngress as viaIngressOn,
 } from './apps-fixtures.js';
 
-// fjord-test: one store (postgres). One pass runs it: podman’s volumes are its subject; the apps
+// fjord-test: one store (sqlite). One pass runs it: podman’s volumes are its subject; the apps
 // area's state is tested on both stores by apps-volumes.test.ts.
 
 /**
