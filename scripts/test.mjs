@@ -328,7 +328,7 @@ function summary(ok, totalMs) {
     console.log(
       dim(`  ${'tier'.padEnd(12)}${stores.map((s) => s.padStart(10)).join('')}${'tier'.padStart(10)}`),
     );
-    const tiers = [...new Set(tierTimes.map((t) => t.tier))];
+    const tiers = TIERS.filter((t) => tierTimes.some((x) => x.tier === t));
     for (const tier of tiers) {
       const wall = BESIDE[tier] ? `  (in ${BESIDE[tier]})` : cell(tier, null);
       console.log(`  ${tier.padEnd(12)}${stores.map((s) => cell(tier, s)).join('')}${wall}`);
