@@ -11,6 +11,7 @@ import type { Credential } from '../../kernel/auth/principal.js';
 import type { Clock } from '../../kernel/clock.js';
 import { AppError, kernelErrors } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
+import { deepFreeze } from '../../kernel/immutable.js';
 import { insertUnique } from '../../kernel/store/dialect.js';
 import type { Store } from '../../kernel/store/store.js';
 import type { SshKeysTable } from './migrations.js';
@@ -258,7 +259,9 @@ const profiles = new WeakMap<CustomerRow, Profile>();
 function profileOf(c: CustomerRow): Profile {
   let profile = profiles.get(c);
   if (!profile) {
-    profile = {
+    // Frozen: the same object for as long as the row is cached, so its JSON is written once too
+    // (kernel/http/serializers.ts).
+    profile = deepFreeze({
       customer_id: c.id,
       email: c.email,
       first_name: c.first_name,
@@ -267,7 +270,7 @@ function profileOf(c: CustomerRow): Profile {
       customer_type: c.customer_type as 'private' | 'business',
       status: c.status,
       created_at: new Date(c.created_at).toISOString(),
-    };
+    });
     profiles.set(c, profile);
   }
   return profile;
