@@ -32,6 +32,9 @@ export interface Launch {
   consoleLog: string;
 }
 
+/** Launches of this process so far: each writes its own temporary seccomp file. */
+let launches = 0;
+
 /** The seccomp filter's file, written once per launch (root only reads it); '' without one. */
 async function seccompFile(log: Logger): Promise<string> {
   if (!seccompSupported()) {
@@ -39,7 +42,9 @@ async function seccompFile(log: Logger): Promise<string> {
     return '';
   }
   const file = '/run/fjord-vps/seccomp.bpf';
-  const temp = `${file}.${process.pid}`;
+  // Named per process and launch: two servers starting at once in one process each rename their
+  // own file (with the pid alone, the second rename found the first had taken it: ENOENT).
+  const temp = `${file}.${process.pid}.${++launches}`;
   await writeFile(temp, seccompFilter());
   await rename(temp, file);
   return file;
