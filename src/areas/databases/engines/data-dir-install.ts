@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 
 /**
  * Makes an engine's data dir with `install` (initdb, mariadb-install-db) unless `marker` shows it
@@ -15,7 +16,7 @@ export async function installDataDir(
   install: (dir: string) => Promise<void>,
   log: (msg: string) => void,
 ): Promise<void> {
-  if (existsSync(`${dataDir}/${marker}`)) return;
+  if (existsSync(join(dataDir, marker))) return;
   const staging = `${dataDir}.installing`;
   // A staging dir is only ever a killed install's leftover: nothing in it was ever used.
   rmSync(staging, { recursive: true, force: true });

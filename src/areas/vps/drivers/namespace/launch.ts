@@ -32,6 +32,9 @@ export interface Launch {
   consoleLog: string;
 }
 
+/** Where the seccomp filter is kept for launches and for logins that join a server. */
+export const SECCOMP_FILE = '/run/fjord-vps/seccomp.bpf';
+
 /** Launches of this process so far: each writes its own temporary seccomp file. */
 let launches = 0;
 
@@ -41,7 +44,7 @@ async function seccompFile(log: Logger): Promise<string> {
     log.warn({ arch: process.arch }, 'no seccomp filter for this architecture: servers start without one');
     return '';
   }
-  const file = '/run/fjord-vps/seccomp.bpf';
+  const file = SECCOMP_FILE;
   // Named per process and launch: two servers starting at once in one process each rename their
   // own file (with the pid alone, the second rename found the first had taken it: ENOENT).
   const temp = `${file}.${process.pid}.${++launches}`;

@@ -8,12 +8,12 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { SECCOMP_FILE } from './launch.js';
 import { LAUNCH_HELPER, PYTHON } from './launch-helper.js';
 
 /** The comment of every terminal key line, followed by the connection's own random part. */
 export const TERMINAL_KEY_PREFIX = 'fjord-terminal-';
 
-const SECCOMP_FILE = '/run/fjord-vps/seccomp.bpf';
 const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** Appends the key line; makes `/root/.ssh` if the customer removed it. */
