@@ -13,6 +13,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const BUNDLE = join(root, 'dist', 'fjord.cjs');
 const SRC = join(root, 'src');
 const LOCK = join(root, 'package-lock.json');
+const QUIET_DEBUG_FILE = join(root, 'bin', 'quiet-debug.cjs');
 
 /**
  * Packages left as imports: native addons, packages that read their own files (static assets,
@@ -34,6 +35,18 @@ const EXTERNAL = [
 ];
 
 /**
+ * `require('debug')` resolves to bin/quiet-debug.cjs: loggers that cost nothing while DEBUG is
+ * unset (mqtt-packet calls one about ten times per packet). Its own `require('debug/src/…')`
+ * reaches the real package.
+ */
+const QUIET_DEBUG = {
+  name: 'quiet-debug',
+  setup(build) {
+    build.onResolve({ filter: /^debug$/ }, () => ({ path: QUIET_DEBUG_FILE }));
+  },
+};
+
+/**
  * The newest modification time under src/ (ms); 0 for an install without sources (the image ships
  * only the bundle, which is then all there is to run).
  */
@@ -47,12 +60,15 @@ function newestSource(dir = SRC) {
   return newest;
 }
 
-/** Whether dist/fjord.cjs exists and is at least as new as every source file and the lock file. */
+/**
+ * Whether dist/fjord.cjs exists and is at least as new as every source file, the lock file and
+ * the files of bin/ it is built with.
+ */
 export function bundleIsFresh() {
   try {
     const built = statSync(BUNDLE).mtimeMs;
-    const lock = statSync(LOCK, { throwIfNoEntry: false })?.mtimeMs ?? 0;
-    return built >= newestSource() && built >= lock;
+    const inputs = [LOCK, QUIET_DEBUG_FILE].map((f) => statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 0);
+    return built >= newestSource() && inputs.every((t) => built >= t);
   } catch {
     return false;
   }
@@ -79,6 +95,7 @@ export async function build() {
     // bundle that is the bundle's own URL, as it was when the bundle was an ES module.
     define: { 'import.meta.url': '__fjordBundleUrl' },
     banner: { js: "const __fjordBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+    plugins: [QUIET_DEBUG],
     sourcemap: 'linked',
     sourcesContent: false,
     logLevel: 'warning',

@@ -53,16 +53,19 @@ function follow(iot: IotService, customerId: string, deviceId: string, reply: Fa
       res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
       if (res.writableLength > MAX_UNSENT) finish();
     };
-    const unsubscribe = iot.stream.subscribe((e: IotEvent) => {
-      if (e.customer_id !== customerId || e.device_id !== deviceId) return;
-      if (e.kind === 'telemetry') send('telemetry', { key: e.key, value: e.value, ts: e.ts });
-      else if (e.kind === 'connected' || e.kind === 'disconnected')
-        send('state', { is_online: e.kind === 'connected', at: e.at });
-      else if (e.kind === 'deleted') {
-        send('end', { reason: 'deleted' });
-        finish();
-      }
-    });
+    const unsubscribe = iot.stream.subscribe(
+      (e: IotEvent) => {
+        if (e.customer_id !== customerId || e.device_id !== deviceId) return;
+        if (e.kind === 'telemetry') send('telemetry', { key: e.key, value: e.value, ts: e.ts });
+        else if (e.kind === 'connected' || e.kind === 'disconnected')
+          send('state', { is_online: e.kind === 'connected', at: e.at });
+        else if (e.kind === 'deleted') {
+          send('end', { reason: 'deleted' });
+          finish();
+        }
+      },
+      { points: true },
+    );
     const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
     heartbeat.unref();
     let done = false;

@@ -8,7 +8,7 @@ import type { Limits } from '../../kernel/limits/quotas.js';
 import { GroupCommit } from '../../kernel/store/group-commit.js';
 import type { Store } from '../../kernel/store/store.js';
 import { ActivityRepo, DAY_MS, type IngestItem } from './activity.js';
-import { Datapoints, type Rejection } from './catalogue/datapoints.js';
+import { type Checked, Datapoints } from './catalogue/datapoints.js';
 import { deviceView } from './device-view.js';
 import { iotErrors } from './errors.js';
 import type { IotDevicesTable } from './migrations.js';
@@ -191,38 +191,38 @@ export class IotService {
    * Checks a message's points against the datapoint definitions and stores those that pass;
    * resolves only once they are committed (the broker acknowledges a QoS 1 message after this).
    * Many messages at once share one transaction, with the hourly counters and the device's
-   * latest state written once per device in it.
+   * latest state written once per device in it. Without a promise of its own while the
+   * definitions are cached: this runs for every message a device sends.
    */
-  async ingest(
+  ingest(device: IotDevicesTable, points: TelemetryPoint[]): Promise<Checked['rejected']> {
+    const checked = this.datapoints.checkNow(device.customer_id, points);
+    if (checked !== undefined) return this.storeChecked(device, checked);
+    return this.datapoints.check(device.customer_id, points).then((c) => this.storeChecked(device, c));
+  }
+
+  private storeChecked(
     device: IotDevicesTable,
-    points: TelemetryPoint[],
-  ): Promise<{ key: string; why: Rejection }[]> {
-    const { accepted, rejected } = await this.datapoints.check(device.customer_id, points);
+    { accepted, rejected }: Checked,
+  ): Promise<Checked['rejected']> {
     const at = this.clock.nowMs();
-    await this.ingestor.submit([
-      { device_pk: device.id, at, rows: accepted.map((p) => rowOf(device.id, p)), rejected: rejected.length },
-    ]);
+    const rows = accepted.map((p) => rowOf(device.id, p));
+    return this.ingestor.submit([{ device_pk: device.id, at, rows, rejected: rejected.length }]).then(() => {
+      if (accepted.length > 0 && this.stream.listened) this.announce(device, accepted, at);
+      return rejected;
+    });
+  }
+
+  /** The stored points to the stream: one event per point (if wanted), then the message's. */
+  private announce(device: IotDevicesTable, accepted: TelemetryPoint[], at: number): void {
+    const { customer_id, device_id } = device;
     const values: Record<string, TelemetryPoint['value']> = {};
+    const perPoint = this.stream.wantsPoints;
     for (const p of accepted) {
       values[p.key] = p.value;
-      this.stream.emit({
-        kind: 'telemetry',
-        customer_id: device.customer_id,
-        device_id: device.device_id,
-        key: p.key,
-        value: p.value,
-        ts: p.ts,
-      });
+      if (perPoint)
+        this.stream.emit({ kind: 'telemetry', customer_id, device_id, key: p.key, value: p.value, ts: p.ts });
     }
-    if (accepted.length)
-      this.stream.emit({
-        kind: 'message',
-        customer_id: device.customer_id,
-        device_id: device.device_id,
-        values,
-        at,
-      });
-    return rejected;
+    this.stream.emit({ kind: 'message', customer_id, device_id, values, at });
   }
 
   private readonly ingestor = new GroupCommit<IngestItem>(

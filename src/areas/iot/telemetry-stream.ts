@@ -1,5 +1,3 @@
-import { EventEmitter } from 'node:events';
-
 /**
  * The seam between the device side of IoT and what reacts to it (rules, alarms, notifications):
  * each accepted telemetry point and each connect/disconnect becomes one typed event here, in the
@@ -33,22 +31,41 @@ export type IotEvent =
 
 export type IotListener = (event: IotEvent) => void;
 
-/** An in-process stream; a listener that throws is isolated from the others and from the broker. */
+/**
+ * An in-process stream; a listener that throws is isolated from the others and from the broker.
+ *
+ * The one-event-per-point `telemetry` kind goes only to listeners that ask for it (the live view
+ * of a device): a message's points are also in its `message` event, and building an event per
+ * point for nobody was a tenth of the garbage a telemetry load made.
+ */
 export class TelemetryStream {
-  private readonly emitter = new EventEmitter();
   private readonly listeners = new Set<IotListener>();
+  private readonly pointListeners = new Set<IotListener>();
 
-  constructor(private readonly onListenerError: (err: unknown) => void = () => {}) {
-    this.emitter.setMaxListeners(0);
+  constructor(private readonly onListenerError: (err: unknown) => void = () => {}) {}
+
+  /** `points`: also one `telemetry` event per accepted point. */
+  subscribe(listener: IotListener, options: { points?: boolean } = {}): () => void {
+    this.listeners.add(listener);
+    if (options.points) this.pointListeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+      this.pointListeners.delete(listener);
+    };
   }
 
-  subscribe(listener: IotListener): () => void {
-    this.listeners.add(listener);
-    return () => void this.listeners.delete(listener);
+  /** Whether anyone listens at all (events need not be built otherwise). */
+  get listened(): boolean {
+    return this.listeners.size > 0;
+  }
+
+  /** Whether anyone wants `telemetry` events, one per point. */
+  get wantsPoints(): boolean {
+    return this.pointListeners.size > 0;
   }
 
   emit(event: IotEvent): void {
-    for (const listener of this.listeners) {
+    for (const listener of event.kind === 'telemetry' ? this.pointListeners : this.listeners) {
       try {
         listener(event);
       } catch (err) {

@@ -27,26 +27,37 @@ export function parseTelemetry(payload: Buffer, now: number): TelemetryPoint[] |
     return null;
   }
   const out: TelemetryPoint[] = [];
-  for (const entry of Array.isArray(doc) ? doc : [doc]) {
-    if (!isObject(entry)) return null;
-    const timed = 'ts' in entry && 'values' in entry;
-    const ts = timed ? entry['ts'] : now;
-    const values = timed ? entry['values'] : entry;
-    if (typeof ts !== 'number' || !Number.isSafeInteger(ts) || ts < 0 || !isObject(values)) return null;
-    for (const [key, value] of Object.entries(values)) {
-      if (key.length === 0 || key.length > MAX_KEY) return null;
-      if (
-        typeof value === 'number'
-          ? !Number.isFinite(value)
-          : typeof value === 'string'
-            ? value.length > MAX_TEXT
-            : typeof value !== 'boolean'
-      )
-        return null;
-      out.push({ key, ts, value: value as TelemetryValue });
-    }
-  }
+  if (Array.isArray(doc)) {
+    for (const entry of doc) if (!pointsOf(entry, now, out)) return null;
+  } else if (!pointsOf(doc, now, out)) return null;
   return out.length > 0 && out.length <= MAX_POINTS_PER_MESSAGE ? out : null;
+}
+
+/**
+ * Appends one entry's points to `out` (a plain object of values, or `{ts, values}`); false when
+ * the entry is malformed. Reads the keys with for…in (JSON.parse makes only own, enumerable
+ * properties): this runs for every message, and Object.entries made an array per key.
+ */
+function pointsOf(entry: unknown, now: number, out: TelemetryPoint[]): boolean {
+  if (!isObject(entry)) return false;
+  const timed = 'ts' in entry && 'values' in entry;
+  const ts = timed ? entry['ts'] : now;
+  const values = timed ? entry['values'] : entry;
+  if (typeof ts !== 'number' || !Number.isSafeInteger(ts) || ts < 0 || !isObject(values)) return false;
+  for (const key in values) {
+    const value = values[key];
+    if (key.length === 0 || key.length > MAX_KEY) return false;
+    if (
+      typeof value === 'number'
+        ? !Number.isFinite(value)
+        : typeof value === 'string'
+          ? value.length > MAX_TEXT
+          : typeof value !== 'boolean'
+    )
+      return false;
+    out.push({ key, ts, value: value as TelemetryValue });
+  }
+  return true;
 }
 
 export function rowOf(devicePk: string, p: TelemetryPoint): IotTelemetryTable {

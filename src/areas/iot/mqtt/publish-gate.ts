@@ -9,6 +9,28 @@ import type { DeviceClient } from './device-login.js';
 import { ownerOf } from './store-persistence.js';
 
 type Done = (err?: Error | null) => void;
+
+/** A device's topic tree and the two topics Fjord reads, as strings made once per device row. */
+interface DeviceTopics {
+  root: string;
+  /** `root/`: what every topic the device publishes starts with. */
+  inside: string;
+  telemetry: string;
+  attributes: string;
+}
+
+// By device row: a connection keeps its row, so a busy device's publishes make no strings here.
+const topicsByDevice = new WeakMap<IotDevicesTable, DeviceTopics>();
+
+function topicsOf(device: IotDevicesTable): DeviceTopics {
+  let topics = topicsByDevice.get(device);
+  if (topics === undefined) {
+    const root = topicRootOf(device.mqtt_username);
+    topics = { root, inside: `${root}/`, telemetry: `${root}/telemetry`, attributes: `${root}/attributes` };
+    topicsByDevice.set(device, topics);
+  }
+  return topics;
+}
 type Refusable = DeviceClient & { maximumPacketSize?: number };
 type Incoming = {
   topic: string;
@@ -44,15 +66,15 @@ export class PublishGate {
     // A will of a client that died with an earlier broker (kill -9): its device is checked anew.
     if (!c) return void this.authorizeOrphanWill(packet, done);
     const device = c.revoked ? undefined : c.device;
-    const root = device ? topicRootOf(device.mqtt_username) : null;
-    if (!device || !root || !packet.topic.startsWith(`${root}/`)) {
+    const topics = device ? topicsOf(device) : null;
+    if (!device || !topics || !packet.topic.startsWith(topics.inside)) {
       this.log.warn({ client: c.id, topic: packet.topic }, 'mqtt: publish outside the device tree refused');
       return done(refusal(c, 'topic outside the device’s topic tree'));
     }
     const failed = failureEndsConnection(c, done);
     if (packet.retain && packet.payload.length > 0) {
       void this.retainedFits(device, packet.topic).then((fits) => {
-        if (fits) return this.authorizeStored(c, device, root, packet, done, failed);
+        if (fits) return this.authorizeStored(c, device, topics, packet, done, failed);
         this.log.warn(
           { device: device.device_id, topic: packet.topic },
           'mqtt: retained message limit reached',
@@ -61,7 +83,7 @@ export class PublishGate {
       }, failed);
       return;
     }
-    this.authorizeStored(c, device, root, packet, done, failed);
+    this.authorizeStored(c, device, topics, packet, done, failed);
   };
 
   /**
@@ -71,7 +93,7 @@ export class PublishGate {
   private authorizeStored(
     client: DeviceClient | null,
     device: IotDevicesTable,
-    root: string,
+    topics: DeviceTopics,
     packet: Incoming,
     done: Done,
     failed: Done,
@@ -80,35 +102,47 @@ export class PublishGate {
     if (client && packet.qos === 2 && packet.messageId !== undefined && kept) {
       kept.incomingGetPacket(client, packet as never).then(
         () => done(null),
-        () => this.store(device, root, packet, done, failed),
+        () => this.store(device, topics, packet, done, failed),
       );
       return;
     }
-    this.store(device, root, packet, done, failed);
+    this.store(device, topics, packet, done, failed);
   }
 
-  private store(device: IotDevicesTable, root: string, packet: Incoming, done: Done, failed: Done): void {
+  private store(
+    device: IotDevicesTable,
+    topics: DeviceTopics,
+    packet: Incoming,
+    done: Done,
+    failed: Done,
+  ): void {
     // aedes acknowledges QoS 1 before it stores a retained message: stored here first, a PUBACK
     // means it survives a kill -9 (aedes's own write after it is the same row again).
     const kept = this.persistence();
     if (packet.retain && kept) {
       kept
         .storeRetained(packet as never)
-        .then(() => this.storeData(device, root, packet, done, failed), failed);
+        .then(() => this.storeData(device, topics, packet, done, failed), failed);
       return;
     }
-    this.storeData(device, root, packet, done, failed);
+    this.storeData(device, topics, packet, done, failed);
   }
 
-  private storeData(device: IotDevicesTable, root: string, packet: Incoming, done: Done, failed: Done): void {
-    if (packet.topic === `${root}/attributes`) {
+  private storeData(
+    device: IotDevicesTable,
+    topics: DeviceTopics,
+    packet: Incoming,
+    done: Done,
+    failed: Done,
+  ): void {
+    if (packet.topic === topics.attributes) {
       this.iot.reportAttributes(device, packet.payload as Buffer).then((ok) => {
         if (!ok) this.malformed++;
         done(null);
       }, failed);
       return;
     }
-    if (packet.topic !== `${root}/telemetry`) return void done(null);
+    if (packet.topic !== topics.telemetry) return void done(null);
     const points = parseTelemetry(packet.payload as Buffer, this.iot.now());
     if (!points) {
       this.malformed++;
@@ -150,12 +184,12 @@ export class PublishGate {
       async (device) => {
         const active =
           device && device.is_active === 1 && (await this.iot.activeCustomer(device.customer_id));
-        const root = device ? topicRootOf(device.mqtt_username) : null;
-        if (!device || !active || !root || !packet.topic.startsWith(`${root}/`)) {
+        const topics = device ? topicsOf(device) : null;
+        if (!device || !active || !topics || !packet.topic.startsWith(topics.inside)) {
           await this.persistence()?.delWill({ id: username });
           return done(new Error('will of a removed or inactive device dropped'));
         }
-        this.store(device, root, packet, done, done);
+        this.store(device, topics, packet, done, done);
       },
       (err) => done(err as Error),
     );
