@@ -207,21 +207,20 @@ export class IotService {
     const at = this.clock.nowMs();
     const rows = accepted.map((p) => rowOf(device.id, p));
     return this.ingestor.submit([{ device_pk: device.id, at, rows, rejected: rejected.length }]).then(() => {
-      if (accepted.length > 0 && this.stream.listened) this.announce(device, accepted, at);
+      if (accepted.length > 0) this.announce(device, accepted, at);
       return rejected;
     });
   }
 
-  /** The stored points to the stream: one event per point (if wanted), then the message's. */
+  /** The stored points to the stream, as wanted: one event per point, then the message's. */
   private announce(device: IotDevicesTable, accepted: TelemetryPoint[], at: number): void {
     const { customer_id, device_id } = device;
-    const values: Record<string, TelemetryPoint['value']> = {};
-    const perPoint = this.stream.wantsPoints;
-    for (const p of accepted) {
-      values[p.key] = p.value;
-      if (perPoint)
+    if (this.stream.wantsPoints)
+      for (const p of accepted)
         this.stream.emit({ kind: 'telemetry', customer_id, device_id, key: p.key, value: p.value, ts: p.ts });
-    }
+    if (!this.stream.wantsMessagesOf(customer_id)) return;
+    const values: Record<string, TelemetryPoint['value']> = {};
+    for (const p of accepted) values[p.key] = p.value;
     this.stream.emit({ kind: 'message', customer_id, device_id, values, at });
   }
 

@@ -9,9 +9,9 @@ describe('the telemetry stream', () => {
     const stream = new TelemetryStream();
     const all: string[] = [];
     const live: string[] = [];
-    expect(stream.listened).toBe(false);
+    expect(stream.wantsMessagesOf('c')).toBe(false);
     const stopAll = stream.subscribe((e) => all.push(e.kind));
-    expect([stream.listened, stream.wantsPoints]).toEqual([true, false]);
+    expect([stream.wantsMessagesOf('c'), stream.wantsPoints]).toEqual([true, false]);
     const stopLive = stream.subscribe((e) => live.push(e.kind), { points: true });
     expect(stream.wantsPoints).toBe(true);
     stream.emit(point);
@@ -21,7 +21,24 @@ describe('the telemetry stream', () => {
     stopLive();
     expect(stream.wantsPoints).toBe(false);
     stopAll();
-    expect(stream.listened).toBe(false);
+    expect(stream.wantsMessagesOf('c')).toBe(false);
+  });
+
+  it('asks each listener whether it wants a customer’s messages before one is built', () => {
+    const stream = new TelemetryStream();
+    const asked: string[] = [];
+    stream.subscribe(() => {}, {
+      wantsMessagesOf: (customer) => {
+        asked.push(customer);
+        return customer === 'with-rules';
+      },
+    });
+    expect(stream.wantsMessagesOf('with-rules')).toBe(true);
+    expect(stream.wantsMessagesOf('without')).toBe(false);
+    stream.subscribe(() => {}, { points: true });
+    // A listener that names no customers wants every customer's messages.
+    expect(stream.wantsMessagesOf('without')).toBe(true);
+    expect(asked).toEqual(['with-rules', 'without', 'without']);
   });
 
   it('keeps a listener that throws from the others', () => {

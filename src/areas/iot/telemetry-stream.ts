@@ -31,22 +31,33 @@ export type IotEvent =
 
 export type IotListener = (event: IotEvent) => void;
 
+/** What a listener asks of the stream (by default: every event but the per-point ones). */
+export interface ListenOptions {
+  /** Also one `telemetry` event per accepted point (the live view of a device). */
+  points?: boolean;
+  /**
+   * Whether the listener wants a customer's `message` events, asked before one is built: the
+   * alarm engine, for instance, wants none from a customer it knows has no rules.
+   */
+  wantsMessagesOf?: (customerId: string) => boolean;
+}
+
 /**
  * An in-process stream; a listener that throws is isolated from the others and from the broker.
  *
- * The one-event-per-point `telemetry` kind goes only to listeners that ask for it (the live view
- * of a device): a message's points are also in its `message` event, and building an event per
- * point for nobody was a tenth of the garbage a telemetry load made.
+ * Events cost nothing nobody wants: the one-event-per-point `telemetry` kind goes only to the
+ * listeners that ask for it (a message's points are also in its `message` event), and a
+ * `message` event is built only when some listener wants the customer's. Built for nobody, the
+ * two were a tenth of the garbage a telemetry load made.
  */
 export class TelemetryStream {
-  private readonly listeners = new Set<IotListener>();
+  private readonly listeners = new Map<IotListener, ListenOptions>();
   private readonly pointListeners = new Set<IotListener>();
 
   constructor(private readonly onListenerError: (err: unknown) => void = () => {}) {}
 
-  /** `points`: also one `telemetry` event per accepted point. */
-  subscribe(listener: IotListener, options: { points?: boolean } = {}): () => void {
-    this.listeners.add(listener);
+  subscribe(listener: IotListener, options: ListenOptions = {}): () => void {
+    this.listeners.set(listener, options);
     if (options.points) this.pointListeners.add(listener);
     return () => {
       this.listeners.delete(listener);
@@ -54,18 +65,20 @@ export class TelemetryStream {
     };
   }
 
-  /** Whether anyone listens at all (events need not be built otherwise). */
-  get listened(): boolean {
-    return this.listeners.size > 0;
-  }
-
   /** Whether anyone wants `telemetry` events, one per point. */
   get wantsPoints(): boolean {
     return this.pointListeners.size > 0;
   }
 
+  /** Whether anyone wants the customer's `message` events. */
+  wantsMessagesOf(customerId: string): boolean {
+    for (const { wantsMessagesOf } of this.listeners.values())
+      if (!wantsMessagesOf || wantsMessagesOf(customerId)) return true;
+    return false;
+  }
+
   emit(event: IotEvent): void {
-    for (const listener of event.kind === 'telemetry' ? this.pointListeners : this.listeners) {
+    for (const listener of event.kind === 'telemetry' ? this.pointListeners : this.listeners.keys()) {
       try {
         listener(event);
       } catch (err) {

@@ -95,7 +95,13 @@ export class RuleEngine {
   }
 
   attach(stream: TelemetryStream) {
-    return stream.subscribe((e) => this.onEvent(e));
+    return stream.subscribe((e) => this.onEvent(e), {
+      // A customer whose rules were read lately and are none: nothing to judge in its messages.
+      wantsMessagesOf: (customerId) => {
+        const set = this.rules.get(customerId);
+        return !set || Date.now() - set.at >= CACHE_MS || set.rules.length > 0;
+      },
+    });
   }
 
   /**
