@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import { newId } from '../../kernel/ids.js';
 import type { Store } from '../../kernel/store/store.js';
 import type { AnyDb } from '../../kernel/store/unit-of-work.js';
-import type { IotTables, IotTelemetryTable } from './migrations.js';
+import type { IotTables } from './migrations.js';
+import type { TelemetryPoint } from './telemetry.js';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
@@ -17,7 +18,8 @@ export interface IngestItem {
   device_pk: string;
   /** Fjord's time of arrival (counters are kept by the hour of arrival). */
   at: number;
-  rows: IotTelemetryTable[];
+  /** The message's accepted points, written as rows of iot_telemetry. */
+  points: readonly TelemetryPoint[];
   rejected: number;
 }
 

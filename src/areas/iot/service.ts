@@ -15,7 +15,7 @@ import type { IotDevicesTable } from './migrations.js';
 import { type DeviceFilter, IotRepo } from './repo.js';
 import { parseRevocation, REVOKE_CHANNEL, revocationNotice } from './revocation-notice.js';
 import { DEVICE_ID_PATTERN } from './schemas.js';
-import { rowOf, type TelemetryPoint } from './telemetry.js';
+import type { TelemetryPoint } from './telemetry.js';
 import type { TelemetryStream } from './telemetry-stream.js';
 import { writeTelemetryBatch } from './telemetry-writes.js';
 
@@ -205,8 +205,8 @@ export class IotService {
     { accepted, rejected }: Checked,
   ): Promise<Checked['rejected']> {
     const at = this.clock.nowMs();
-    const rows = accepted.map((p) => rowOf(device.id, p));
-    return this.ingestor.submit([{ device_pk: device.id, at, rows, rejected: rejected.length }]).then(() => {
+    const item = { device_pk: device.id, at, points: accepted, rejected: rejected.length };
+    return this.ingestor.submit([item]).then(() => {
       if (accepted.length > 0) this.announce(device, accepted, at);
       return rejected;
     });

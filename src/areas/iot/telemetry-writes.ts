@@ -1,8 +1,7 @@
 import type { Kysely } from 'kysely';
-import { insertRows, runCompiled } from '../../kernel/store/compiled.js';
+import { runCompiled } from '../../kernel/store/compiled.js';
 import type { ActivitySummary, IngestItem } from './activity.js';
 import { BATTERY_KEYS, hourOf, SIGNAL_KEYS } from './activity.js';
-import type { IotTelemetryTable } from './migrations.js';
 
 /**
  * The group commit's writes for a batch of telemetry messages, as SQL text written once.
@@ -15,9 +14,16 @@ import type { IotTelemetryTable } from './migrations.js';
  * and reused, and the per-device statements are one text each.
  */
 
-const TELEMETRY_COLUMNS = ['device_pk', 'key', 'ts', 'value_num', 'value_bool', 'value_text'] as const;
 /** Rows per insert statement, largest first: any count is a sum of these with few statements. */
 const CHUNKS = [256, 64, 16, 4, 1];
+
+const INSERT_POINTS = new Map(
+  CHUNKS.map((size) => [
+    size,
+    'INSERT INTO "iot_telemetry" ("device_pk", "key", "ts", "value_num", "value_bool", "value_text") VALUES ' +
+      Array.from({ length: size }, () => '(?, ?, ?, ?, ?, ?)').join(', '),
+  ]),
+);
 
 const BUMP_HOUR =
   'INSERT INTO "iot_device_hours" ("device_pk", "hour", "messages", "points", "rejected", "connects") ' +
@@ -35,11 +41,13 @@ const LATEST =
 // biome-ignore lint/suspicious/noExplicitAny: a unit's transaction over any table set
 type Db = Kysely<any>;
 
-/** Writes a batch of messages in the caller's transaction: points, hourly counters, latest state. */
+/**
+ * Writes a batch of messages in the caller's transaction: points, hourly counters, latest state.
+ * The points' statement parameters are written straight from the messages (no row object per
+ * point): this runs for every message a broker stores.
+ */
 export async function writeTelemetryBatch(db: Db, items: readonly IngestItem[]): Promise<void> {
-  const rows: IotTelemetryTable[] = [];
-  for (const item of items) for (const r of item.rows) rows.push(r);
-  await insertChunked(db, rows);
+  await insertPoints(db, items);
 
   const hours = new Map<string, { device_pk: string; hour: number } & Omit<ActivitySummary, 'connects'>>();
   const latest = new Map<string, { at: number; battery: number | null; signal: number | null }>();
@@ -52,7 +60,7 @@ export async function writeTelemetryBatch(db: Db, items: readonly IngestItem[]):
       hours.set(key, h);
     }
     h.messages++;
-    h.points += item.rows.length;
+    h.points += item.points.length;
     h.rejected += item.rejected;
     let l = latest.get(item.device_pk);
     if (!l) {
@@ -61,10 +69,10 @@ export async function writeTelemetryBatch(db: Db, items: readonly IngestItem[]):
     }
     if (item.at > l.at) l.at = item.at;
     // In arrival order, so the newest value of the batch wins.
-    for (const r of item.rows) {
-      if (r.value_num === null) continue;
-      if (BATTERY_KEYS.includes(r.key)) l.battery = Math.round(r.value_num);
-      if (SIGNAL_KEYS.includes(r.key)) l.signal = Math.round(r.value_num);
+    for (const p of item.points) {
+      if (typeof p.value !== 'number') continue;
+      if (BATTERY_KEYS.includes(p.key)) l.battery = Math.round(p.value);
+      if (SIGNAL_KEYS.includes(p.key)) l.signal = Math.round(p.value);
     }
   }
   for (const h of hours.values())
@@ -72,17 +80,29 @@ export async function writeTelemetryBatch(db: Db, items: readonly IngestItem[]):
   for (const [pk, l] of latest) await runCompiled(db, LATEST, [l.at, l.at, l.battery, l.signal, pk]);
 }
 
-/** Inserts `rows` in order, in statements of the fixed sizes of CHUNKS. */
-async function insertChunked(db: Db, rows: readonly IotTelemetryTable[]): Promise<void> {
-  let at = 0;
+/** Inserts every item's points in order, in statements of the fixed sizes of CHUNKS. */
+async function insertPoints(db: Db, items: readonly IngestItem[]): Promise<void> {
+  let left = 0;
+  for (const item of items) left += item.points.length;
+  let item = 0;
+  let point = 0;
   for (const size of CHUNKS)
-    while (rows.length - at >= size) {
-      await insertRows(
-        db,
-        'iot_telemetry',
-        TELEMETRY_COLUMNS,
-        size === rows.length ? rows : rows.slice(at, at + size),
-      );
-      at += size;
+    for (; left >= size; left -= size) {
+      const parameters: unknown[] = new Array(size * 6);
+      for (let i = 0; i < size * 6; ) {
+        while (point >= items[item]!.points.length) {
+          item++;
+          point = 0;
+        }
+        const { device_pk } = items[item]!;
+        const { key, ts, value } = items[item]!.points[point++]!;
+        parameters[i++] = device_pk;
+        parameters[i++] = key;
+        parameters[i++] = ts;
+        parameters[i++] = typeof value === 'number' ? value : null;
+        parameters[i++] = typeof value === 'boolean' ? (value ? 1 : 0) : null;
+        parameters[i++] = typeof value === 'string' ? value : null;
+      }
+      await runCompiled(db, INSERT_POINTS.get(size)!, parameters);
     }
 }

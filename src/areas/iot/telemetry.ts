@@ -60,17 +60,6 @@ function pointsOf(entry: unknown, now: number, out: TelemetryPoint[]): boolean {
   return true;
 }
 
-export function rowOf(devicePk: string, p: TelemetryPoint): IotTelemetryTable {
-  return {
-    device_pk: devicePk,
-    key: p.key,
-    ts: p.ts,
-    value_num: typeof p.value === 'number' ? p.value : null,
-    value_bool: typeof p.value === 'boolean' ? (p.value ? 1 : 0) : null,
-    value_text: typeof p.value === 'string' ? p.value : null,
-  };
-}
-
 export function pointValue(
   row: Pick<IotTelemetryTable, 'value_num' | 'value_bool' | 'value_text'>,
 ): TelemetryValue {
