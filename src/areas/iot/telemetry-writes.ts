@@ -38,6 +38,8 @@ const LATEST =
   '"battery_level" = COALESCE(?, "battery_level"), "signal_strength" = COALESCE(?, "signal_strength") ' +
   'WHERE "id" = ?';
 
+type HourCounts = { device_pk: string; hour: number } & Omit<ActivitySummary, 'connects'>;
+
 // biome-ignore lint/suspicious/noExplicitAny: a unit's transaction over any table set
 type Db = Kysely<any>;
 
@@ -49,15 +51,20 @@ type Db = Kysely<any>;
 export async function writeTelemetryBatch(db: Db, items: readonly IngestItem[]): Promise<void> {
   await insertPoints(db, items);
 
-  const hours = new Map<string, { device_pk: string; hour: number } & Omit<ActivitySummary, 'connects'>>();
+  // By device, then hour: a batch rarely spans two hours, and a key string per message was garbage.
+  const hours = new Map<string, Map<number, HourCounts>>();
   const latest = new Map<string, { at: number; battery: number | null; signal: number | null }>();
   for (const item of items) {
     const hour = hourOf(item.at);
-    const key = `${item.device_pk}|${hour}`;
-    let h = hours.get(key);
+    let byHour = hours.get(item.device_pk);
+    if (!byHour) {
+      byHour = new Map();
+      hours.set(item.device_pk, byHour);
+    }
+    let h = byHour.get(hour);
     if (!h) {
       h = { device_pk: item.device_pk, hour, messages: 0, points: 0, rejected: 0 };
-      hours.set(key, h);
+      byHour.set(hour, h);
     }
     h.messages++;
     h.points += item.points.length;
@@ -75,8 +82,9 @@ export async function writeTelemetryBatch(db: Db, items: readonly IngestItem[]):
       if (SIGNAL_KEYS.includes(p.key)) l.signal = Math.round(p.value);
     }
   }
-  for (const h of hours.values())
-    await runCompiled(db, BUMP_HOUR, [h.device_pk, h.hour, h.messages, h.points, h.rejected]);
+  for (const byHour of hours.values())
+    for (const h of byHour.values())
+      await runCompiled(db, BUMP_HOUR, [h.device_pk, h.hour, h.messages, h.points, h.rejected]);
   for (const [pk, l] of latest) await runCompiled(db, LATEST, [l.at, l.at, l.battery, l.signal, pk]);
 }
 

@@ -5,7 +5,7 @@
  * again on its own, so one bad item cannot fail the others.
  */
 export class GroupCommit<T> {
-  private readonly queue: { items: T[]; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private queue: { items: T[]; resolve: () => void; reject: (err: unknown) => void }[] = [];
   private draining = false;
 
   constructor(
@@ -38,9 +38,15 @@ export class GroupCommit<T> {
           count += this.queue[take]!.items.length;
           take++;
         }
-        const batch = this.queue.splice(0, take);
+        // The whole queue when it fits (the common case), taken as it is: nothing is copied.
+        let batch = this.queue;
+        if (take === this.queue.length) this.queue = [];
+        else batch = this.queue.splice(0, take);
+        const items: T[] = new Array(count);
+        let at = 0;
+        for (const b of batch) for (const item of b.items) items[at++] = item;
         try {
-          await this.write(batch.flatMap((b) => b.items));
+          await this.write(items);
           for (const b of batch) b.resolve();
         } catch (err) {
           if (batch.length === 1) batch[0]!.reject(err);
