@@ -195,9 +195,14 @@ export class IotService {
    * definitions are cached: this runs for every message a device sends.
    */
   ingest(device: IotDevicesTable, points: TelemetryPoint[]): Promise<Checked['rejected']> {
-    const checked = this.datapoints.checkNow(device.customer_id, points);
-    if (checked !== undefined) return this.storeChecked(device, checked);
-    return this.datapoints.check(device.customer_id, points).then((c) => this.storeChecked(device, c));
+    try {
+      const checked = this.datapoints.checkNow(device.customer_id, points);
+      if (checked !== undefined) return this.storeChecked(device, checked);
+      return this.datapoints.check(device.customer_id, points).then((c) => this.storeChecked(device, c));
+    } catch (err) {
+      // Called from the broker's callbacks: a failure is the promise's, as from an async function.
+      return Promise.reject(err);
+    }
   }
 
   private storeChecked(
