@@ -56,7 +56,7 @@ const envOf = ({ store, redisUrl }: Install): Record<string, string> => ({
 function startFjord(
   install: Install,
   roles = 'api,mqtt',
-): Promise<{ child: ChildProcess; url: string | null; mqttPort: number }> {
+): Promise<{ child: ChildProcess; url: string | null; mqttPort: number; out: () => string }> {
   const child = spawn(process.execPath, [FJORD, 'start', '--roles', roles], {
     env: envOf(install),
     stdio: 'pipe',
@@ -69,12 +69,22 @@ function startFjord(
       out += chunk;
       const api = /^\s*api\s+http\s+(http:\/\/\S+)\s*$/m.exec(out)?.[1] ?? null;
       const port = /^\s*mqtt\s+mqtt \(tcp\)\s+[\d.]+:(\d+)/m.exec(out)?.[1];
-      if ((api || !roles.includes('api')) && port) resolve({ child, url: api, mqttPort: Number(port) });
+      if ((api || !roles.includes('api')) && port)
+        resolve({ child, url: api, mqttPort: Number(port), out: () => out.slice(-4000) });
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (c: Buffer) => (out += c));
     child.once('exit', (code) => reject(new Error(`fjord exited (${code}) before listening:\n${out}`)));
   });
+}
+
+/** `promise`, or a failure that says `what` went wrong once `ms` have passed. */
+function within<T>(promise: Promise<T>, ms: number, what: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(what())), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 interface DeviceLogin {
@@ -157,9 +167,17 @@ for (const mode of ['store', 'redis'] as const)
       const connack = await new Promise<{ sessionPresent: boolean }>((resolve, reject) => {
         after.once('connect', resolve);
         after.once('error', reject);
+        after.once('close', () =>
+          reject(new Error(`closed before its CONNACK; the broker said:\n${second.out()}`)),
+        );
       });
       expect(connack.sessionPresent).toBe(true);
-      await inbox;
+      // Bounded, so that a message that never comes says what came instead of timing the test out.
+      await within(
+        inbox,
+        30_000,
+        () => `no redelivery: ${JSON.stringify(messages)}; broker:\n${second.out()}`,
+      );
       expect(messages).toContainEqual({
         topic: `${d.topic_root}/inbox`,
         payload: 'wake up',
@@ -173,7 +191,10 @@ for (const mode of ['store', 'redis'] as const)
         }),
       );
       await after.subscribeAsync(`${d.topic_root}/state`, { qos: 1 });
-      expect(await retained).toEqual({ payload: 'on', retain: true });
+      expect(await within(retained, 30_000, () => `no retained message; broker:\n${second.out()}`)).toEqual({
+        payload: 'on',
+        retain: true,
+      });
       after.end(true);
       await stopped(second.child, 'SIGTERM');
     });
