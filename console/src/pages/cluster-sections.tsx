@@ -84,6 +84,7 @@ function NodePools({ id, row, api }: Props) {
           fields={['name', 'plan_code', 'count']}
           labels={{ plan_code: 'Plan', count: 'Nodes' }}
           options={plans.data ? { plan_code: plans.data } : {}}
+          optionsLoading={plans.isLoading}
           submitLabel="Add node pool"
           onSubmit={async (body) => {
             await must(

@@ -5,7 +5,7 @@ import { useApi } from '../context.js';
 import { Link, navigateIfStillHere } from '../router.js';
 import { SchemaForm } from '../ui/schema-form.js';
 import { DataTable, type Row } from '../ui/table.js';
-import { ConfirmDelete, Facts, Loading, Panel, QueryView, SecretOnce } from '../ui/widgets.js';
+import { ConfirmDelete, Facts, Panel, QueryView, SecretOnce } from '../ui/widgets.js';
 import { AREA_LIST_EXTRAS, AREA_SECTIONS } from './sections.js';
 
 /** An area's page: what it is, its list (search, sort, pages in the address) and a create form. */
@@ -37,28 +37,22 @@ export function AreaPage({ area }: { area: AreaDef }) {
       )}
       {area.create && (
         <Panel title={`Create a ${area.noun}`} open={list.data?.length === 0}>
-          {/* Fields whose choices come from other lists (plans, regions) are drawn once those are
-              read: a text box that turns into a list under the cursor loses what was typed. If the
-              lists cannot be read, the fields stay free text and the API checks them. */}
-          {options.isLoading ? (
-            <Loading what="the form’s choices" />
-          ) : (
-            <SchemaForm
-              operationId={area.create.operationId}
-              fields={area.create.fields}
-              labels={area.create.labels}
-              initial={area.create.initial}
-              options={options.data}
-              rows={area.create.rows}
-              submitLabel={`Create ${area.noun}`}
-              onSubmit={async (body) => {
-                const result = await area.create!.submit(api, body);
-                setSecret(area.create!.secret?.(result) ?? null);
-                setCreated(`The ${area.noun} was created.`);
-                await queries.invalidateQueries({ queryKey: [area.slug] });
-              }}
-            />
-          )}
+          <SchemaForm
+            operationId={area.create.operationId}
+            fields={area.create.fields}
+            labels={area.create.labels}
+            initial={area.create.initial}
+            options={options.data}
+            optionsLoading={options.isLoading}
+            rows={area.create.rows}
+            submitLabel={`Create ${area.noun}`}
+            onSubmit={async (body) => {
+              const result = await area.create!.submit(api, body);
+              setSecret(area.create!.secret?.(result) ?? null);
+              setCreated(`The ${area.noun} was created.`);
+              await queries.invalidateQueries({ queryKey: [area.slug] });
+            }}
+          />
         </Panel>
       )}
       <p role="status" class="notice">

@@ -134,6 +134,7 @@ export function SchemaForm({
   onSubmit,
   idPrefix = operationId,
   options = {},
+  optionsLoading = false,
   rows = {},
 }: {
   operationId: string;
@@ -146,6 +147,12 @@ export function SchemaForm({
   /** Choices for free-text properties whose values come from another list (plans, regions);
    * `list.property` for a property of a list's rows. */
   options?: Record<string, string[]>;
+  /**
+   * The choices are still being read: the form waits for them rather than draw a text box that
+   * turns into a list under the cursor, losing what was typed. (If they cannot be read, the
+   * fields stay free text and the API checks what is sent.)
+   */
+  optionsLoading?: boolean;
   /** Lists of objects drawn as rows of controls (add, remove) rather than JSON. */
   rows?: Record<string, RowsSpec>;
 }) {
@@ -162,7 +169,7 @@ export function SchemaForm({
   const [rowValues, setRowValues] = useState<Record<string, RowValues>>(firstRows);
   const [problem, setProblem] = useState<ApiProblem | null>(null);
   const [busy, setBusy] = useState(false);
-  if (!doc.data) return <p role="status">Loading the form…</p>;
+  if (!doc.data || optionsLoading) return <p role="status">Loading the form…</p>;
   const schema = requestSchema(doc.data, operationId);
   if (!schema?.properties) return <p role="alert">This form is not available.</p>;
   const props = schema.properties;
