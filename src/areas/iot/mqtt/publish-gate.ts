@@ -10,8 +10,9 @@ import { ownerOf } from './store-persistence.js';
 
 type Done = (err?: Error | null) => void;
 
-/** A device's topic tree and the two topics Fjord reads, as strings made once per device row. */
+/** A device row with its topic tree and the two topics Fjord reads, made once per row. */
 interface DeviceTopics {
+  device: IotDevicesTable;
   root: string;
   /** `root/`: what every topic the device publishes starts with. */
   inside: string;
@@ -26,7 +27,13 @@ function topicsOf(device: IotDevicesTable): DeviceTopics {
   let topics = topicsByDevice.get(device);
   if (topics === undefined) {
     const root = topicRootOf(device.mqtt_username);
-    topics = { root, inside: `${root}/`, telemetry: `${root}/telemetry`, attributes: `${root}/attributes` };
+    topics = {
+      device,
+      root,
+      inside: `${root}/`,
+      telemetry: `${root}/telemetry`,
+      attributes: `${root}/attributes`,
+    };
     topicsByDevice.set(device, topics);
   }
   return topics;
@@ -74,7 +81,7 @@ export class PublishGate {
     const failed = failureEndsConnection(c, done);
     if (packet.retain && packet.payload.length > 0) {
       void this.retainedFits(device, packet.topic).then((fits) => {
-        if (fits) return this.authorizeStored(c, device, topics, packet, done, failed);
+        if (fits) return this.authorizeStored(c, topics, packet, done, failed);
         this.log.warn(
           { device: device.device_id, topic: packet.topic },
           'mqtt: retained message limit reached',
@@ -83,7 +90,7 @@ export class PublishGate {
       }, failed);
       return;
     }
-    this.authorizeStored(c, device, topics, packet, done, failed);
+    this.authorizeStored(c, topics, packet, done, failed);
   };
 
   /**
@@ -92,7 +99,6 @@ export class PublishGate {
    */
   private authorizeStored(
     client: DeviceClient | null,
-    device: IotDevicesTable,
     topics: DeviceTopics,
     packet: Incoming,
     done: Done,
@@ -102,39 +108,26 @@ export class PublishGate {
     if (client && packet.qos === 2 && packet.messageId !== undefined && kept) {
       kept.incomingGetPacket(client, packet as never).then(
         () => done(null),
-        () => this.store(device, topics, packet, done, failed),
+        () => this.store(topics, packet, done, failed),
       );
       return;
     }
-    this.store(device, topics, packet, done, failed);
+    this.store(topics, packet, done, failed);
   }
 
-  private store(
-    device: IotDevicesTable,
-    topics: DeviceTopics,
-    packet: Incoming,
-    done: Done,
-    failed: Done,
-  ): void {
+  private store(topics: DeviceTopics, packet: Incoming, done: Done, failed: Done): void {
     // aedes acknowledges QoS 1 before it stores a retained message: stored here first, a PUBACK
     // means it survives a kill -9 (aedes's own write after it is the same row again).
     const kept = this.persistence();
     if (packet.retain && kept) {
-      kept
-        .storeRetained(packet as never)
-        .then(() => this.storeData(device, topics, packet, done, failed), failed);
+      kept.storeRetained(packet as never).then(() => this.storeData(topics, packet, done, failed), failed);
       return;
     }
-    this.storeData(device, topics, packet, done, failed);
+    this.storeData(topics, packet, done, failed);
   }
 
-  private storeData(
-    device: IotDevicesTable,
-    topics: DeviceTopics,
-    packet: Incoming,
-    done: Done,
-    failed: Done,
-  ): void {
+  private storeData(topics: DeviceTopics, packet: Incoming, done: Done, failed: Done): void {
+    const { device } = topics;
     if (packet.topic === topics.attributes) {
       this.iot.reportAttributes(device, packet.payload as Buffer).then((ok) => {
         if (!ok) this.malformed++;
@@ -189,7 +182,7 @@ export class PublishGate {
           await this.persistence()?.delWill({ id: username });
           return done(new Error('will of a removed or inactive device dropped'));
         }
-        this.store(device, topics, packet, done, done);
+        this.store(topics, packet, done, done);
       },
       (err) => done(err as Error),
     );
