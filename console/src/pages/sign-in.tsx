@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/preact-query';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { must, publicApi, type Session } from '../api.js';
 import { QueryView } from '../ui/widgets.js';
 
@@ -27,9 +27,11 @@ export function SignIn({ onSignedIn }: { onSignedIn(s: Session): void }) {
     queryFn: () => must(publicApi.GET('/console/oidc')),
     staleTime: Number.POSITIVE_INFINITY,
   });
-  // Read once, then dropped from the address: a reload should not show it again.
+  // Read once, then dropped from the address: a reload should not show it again. A layout
+  // effect runs in the same task as the commit that draws the alert, so nobody (a user
+  // copying the address, a test) sees the alert beside the stale address.
   const [oidcProblem] = useState(() => new URLSearchParams(location.search).get('sign_in_error'));
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (oidcProblem) history.replaceState(history.state, '', location.pathname);
   }, [oidcProblem]);
   const [busy, setBusy] = useState(false);
