@@ -1,4 +1,6 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --initial-heap-size=128
+// (Node's flags here and in `npm start`, the image and the systemd unit: docs/configuration.md,
+// "Node's heap at start"; test/kernel/deploy.test.ts keeps them the same.)
 // Runs Fjord from dist/fjord.cjs, a bundle of the TypeScript sources (bin/bundle.js): built by
 // `npm ci`, and built again here in ~0.1 s whenever a file under src/ is newer. Without esbuild
 // (or with FJORD_FROM_SOURCE=1) it runs the sources through tsx instead, compiling at each start.

@@ -8,6 +8,23 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FJORD = join(ROOT, 'bin', 'fjord.js');
 
+/**
+ * Node's flags for a Fjord server, taken from package.json's start script (the image, the systemd
+ * unit and the bin's shebang give the same ones): the benchmarks run a server the way it ships.
+ */
+export const FJORD_START_FLAGS: string[] = (() => {
+  const start = (
+    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  ).scripts.start!;
+  return start.split(/\s+/).filter((word) => word.startsWith('--'));
+})();
+
+/** `cmd` with the start flags in front when it starts a Fjord server. */
+function withStartFlags(cmd: string[]): string[] {
+  const at = cmd.indexOf(FJORD);
+  return at >= 0 && cmd[at + 1] === 'start' ? [...FJORD_START_FLAGS, ...cmd] : cmd;
+}
+
 /** The parent's environment without FJORD_* (a developer's own settings must not leak in). */
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -37,7 +54,11 @@ export function startServer(
   env: NodeJS.ProcessEnv,
   ready: RegExp,
 ): Promise<{ child: ChildProcess; url: string; stdout: () => string }> {
-  const child = spawn(process.execPath, cmd, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, withStartFlags(cmd), {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   let out = '';
   let err = '';

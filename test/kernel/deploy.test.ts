@@ -9,6 +9,11 @@ import { VARIABLES } from '../../src/config/variables.js';
  */
 const file = (path: string) => readFileSync(new URL(`../../deploy/${path}`, import.meta.url), 'utf8');
 const ROLES = VARIABLES.FJORD_ROLES.values as readonly string[];
+const repoFile = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+/** Node's flags for a server, as `npm start` gives them (docs/configuration.md, "Node's heap at start"). */
+const START_FLAGS = (JSON.parse(repoFile('package.json')) as { scripts: { start: string } }).scripts.start
+  .split(/\s+/)
+  .filter((word) => word.startsWith('--'));
 
 describe('deployment files', () => {
   it('run every role as a Kubernetes Deployment of its own', () => {
@@ -33,7 +38,16 @@ describe('deployment files', () => {
 
   it('start the role the systemd instance names', () => {
     const unit = file('systemd/fjord@.service');
-    expect(unit).toContain('ExecStart=/usr/bin/node bin/fjord.js start --roles %i');
+    expect(unit).toContain(`ExecStart=/usr/bin/node ${START_FLAGS.join(' ')} bin/fjord.js start --roles %i`);
     expect(unit).toMatch(/^KillSignal=SIGTERM$/m);
+  });
+
+  it('give Node the same flags as `npm start`, wherever a server is started from', () => {
+    expect(START_FLAGS).toContain('--initial-heap-size=128');
+    const quoted = START_FLAGS.map((f) => `"${f}"`).join(', ');
+    expect(file('Containerfile')).toContain(
+      `ENTRYPOINT ["/usr/bin/tini", "--", "node", ${quoted}, "/opt/fjord/bin/fjord.js"]`,
+    );
+    expect(repoFile('bin/fjord.js').split('\n')[0]).toBe(`#!/usr/bin/env -S node ${START_FLAGS.join(' ')}`);
   });
 });
