@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Store } from '../../kernel/store/store.js';
 import type { AnyDb } from '../../kernel/store/unit-of-work.js';
-import type { IotDevicesTable, IotGroupsTable, IotTables, IotTelemetryTable } from './migrations.js';
+import type { IotDevicesTable, IotGroupsTable, IotTables } from './migrations.js';
 
 export interface DeviceFilter {
   device_type?: string;
@@ -182,14 +182,6 @@ export class IotRepo {
 
   // --- telemetry ---------------------------------------------------------------------------------
 
-  async insertTelemetry(rows: IotTelemetryTable[]) {
-    // Chunks keep each statement under SQLite's bound-parameter limit.
-    for (let i = 0; i < rows.length; i += 500)
-      await this.db
-        .insertInto('iot_telemetry')
-        .values(rows.slice(i, i + 500))
-        .execute();
-  }
   telemetry(devicePk: string, q: { keys?: string[]; from?: number; to?: number; limit: number }) {
     let query = this.db.selectFrom('iot_telemetry').selectAll().where('device_pk', '=', devicePk);
     if (q.keys?.length) query = query.where('key', 'in', q.keys);

@@ -107,6 +107,7 @@ async function insertPoints(db: Db, items: readonly IngestItem[]): Promise<void>
         parameters[i++] = device_pk;
         parameters[i++] = key;
         parameters[i++] = ts;
+        // The value in the one column of its type (`pointValue` in telemetry.ts reads it back).
         parameters[i++] = typeof value === 'number' ? value : null;
         parameters[i++] = typeof value === 'boolean' ? (value ? 1 : 0) : null;
         parameters[i++] = typeof value === 'string' ? value : null;
