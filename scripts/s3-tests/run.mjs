@@ -282,7 +282,7 @@ function git(cwd, ...args) {
     const p = spawn('git', ['-C', cwd, ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
     p.stdout.on('data', (c) => (out += c));
-    p.on('exit', () => ok(out.trim()));
+    p.on('close', () => ok(out.trim()));
     p.on('error', () => ok(''));
   });
 }
@@ -343,7 +343,7 @@ async function main() {
       });
       let out = '';
       p.stdout.on('data', (c) => (out += c));
-      p.on('exit', () => ok(out.trim()));
+      p.on('close', () => ok(out.trim()));
     });
     const summary = {
       date: new Date().toISOString(),

@@ -299,8 +299,11 @@ describe('MQTT 5 on every listener', () => {
       '%t|%C|%P|%p',
     ]);
     let out = '';
+    let err = '';
     sub.stdout.on('data', (b) => (out += b));
-    const exited = new Promise<void>((resolve) => sub.once('exit', () => resolve()));
+    sub.stderr.on('data', (b) => (err += b));
+    // 'close', not 'exit': 'exit' may come before the last of stdout has been read.
+    const exited = new Promise<void>((resolve) => sub.once('close', () => resolve()));
     // Retained: the subscriber gets it whether its SUBSCRIBE is taken before or after.
     await f.nextEvent('connected', 'v5-mosquitto');
     await run('mosquitto_pub', [
@@ -325,7 +328,10 @@ describe('MQTT 5 on every listener', () => {
       'north',
     ]);
     await exited;
-    expect(out.trim()).toBe(`${d.topic_root}/events|text/plain|site:north|door open`);
+    expect({ out: out.trim(), err }).toEqual({
+      out: `${d.topic_root}/events|text/plain|site:north|door open`,
+      err: '',
+    });
     // A publish outside its tree is refused with 0x87 and mosquitto_pub says so.
     const refused = await run('mosquitto_pub', [
       ...base,
