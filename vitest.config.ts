@@ -71,6 +71,10 @@ export default defineConfig({
     // alone, so the timeouts leave room for that. They catch hangs; no test asserts a duration.
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // The same for `expect.poll`: its own default gives up after 1 s, which a loaded machine's
+    // LISTEN/NOTIFY round trip or a browser's next paint can take. (`vi.waitFor` has no such
+    // setting: each call passes its timeout.)
+    expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
     isolate: false,
     poolOptions: { forks: { isolate: false }, threads: { isolate: true } },

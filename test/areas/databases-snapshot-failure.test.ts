@@ -40,17 +40,23 @@ it('a dump that fails halfway leaves a failed snapshot and no file', async () =>
   const list = await t.request('GET', `${base}/snapshots`, { key: c.key });
   expect(list.body.snapshots).toMatchObject([{ name: 'broken', status: 'failed' }]);
   await new Promise((res) => setTimeout(res, 50));
-  // Nothing committed in object storage, and no blob left behind (temp files included).
-  const rows =
-    await sql`SELECT key FROM storage_objects WHERE bucket_id = 'fjord-internal:database-snapshots'`.execute(
-      t.kernel.store.db,
-    );
-  expect(rows.rows).toEqual([]);
-  const dir = join(t.kernel.config.dataDir, 'objects');
-  const files = existsSync(dir)
-    ? readdirSync(dir, { recursive: true, withFileTypes: true }).filter((f) => f.isFile())
-    : [];
-  expect(files.map((f) => f.name)).toEqual([]);
+  // Nothing committed in object storage, and no blob left behind (temp files included). Polled
+  // after that pause: a loaded machine may take longer than it to remove a temp file.
+  await vi.waitFor(
+    async () => {
+      const rows =
+        await sql`SELECT key FROM storage_objects WHERE bucket_id = 'fjord-internal:database-snapshots'`.execute(
+          t.kernel.store.db,
+        );
+      expect(rows.rows).toEqual([]);
+      const dir = join(t.kernel.config.dataDir, 'objects');
+      const files = existsSync(dir)
+        ? readdirSync(dir, { recursive: true, withFileTypes: true }).filter((f) => f.isFile())
+        : [];
+      expect(files.map((f) => f.name)).toEqual([]);
+    },
+    { timeout: 10_000 },
+  );
 });
 
 it('gives the plan’s last snapshot place to one of two requests at once, and failed snapshots take none', async () => {
@@ -95,10 +101,13 @@ it('marks failed a snapshot whose taking process stopped beating', async () => {
   await sql`UPDATE database_snapshots SET status = 'creating', heartbeat_at = ${Date.now()}
     WHERE id = ${fresh.body.snapshot_id}`.execute(t.kernel.store.db);
   await t.advance(300);
-  await vi.waitFor(async () => {
-    const list = await t.request('GET', `${base}/snapshots`, { key: c.key });
-    expect(list.body.snapshots.map((s: { status: string }) => s.status)).toEqual(['failed', 'creating']);
-  });
+  await vi.waitFor(
+    async () => {
+      const list = await t.request('GET', `${base}/snapshots`, { key: c.key });
+      expect(list.body.snapshots.map((s: { status: string }) => s.status)).toEqual(['failed', 'creating']);
+    },
+    { timeout: 10_000 },
+  );
 });
 
 it('keeps manual and automatic snapshots together within the plan’s count', async () => {

@@ -56,7 +56,7 @@ describe('snapshots in object storage', () => {
     const rows = await sql`SELECT 1 FROM storage_objects WHERE key = ${obj.key}`.execute(t.kernel.store.db);
     expect(rows.rows).toEqual([]);
     // The blob goes right after the commit that stopped naming it (not inside it).
-    await vi.waitFor(() => expect(existsSync(obj.blobPath!)).toBe(false));
+    await vi.waitFor(() => expect(existsSync(obj.blobPath!)).toBe(false), { timeout: 10_000 });
   });
 
   it('restores from the object, and deleting the database deletes its snapshots’ objects', async () => {

@@ -1,3 +1,4 @@
+import mqtt from 'mqtt';
 import { describe, expect, it } from 'vitest';
 import type { IotEvent } from '../../src/areas/iot/index.js';
 import type { DeviceCreds } from '../helpers/iot.js';
@@ -133,6 +134,48 @@ describe('the MQTT broker', () => {
     await cut;
     const stored = await broker.t.request('GET', '/v1/iot/devices/meter-5/telemetry', { key: broker.a.pat });
     expect(stored.body.points).toEqual([]);
+  });
+
+  it('drops a device deleted while one of its logins is under way', async () => {
+    const c = await device('meter-9');
+    // Holds the login between its password check and the rest of it: the deletion comes then.
+    const iot = broker.iot();
+    const checkPassword = iot.authenticate.bind(iot);
+    let checked!: () => void;
+    const passwordChecked = new Promise<void>((r) => {
+      checked = r;
+    });
+    let goOn!: () => void;
+    const held = new Promise<void>((r) => {
+      goOn = r;
+    });
+    iot.authenticate = async (...args) => {
+      const r = await checkPassword(...args);
+      checked();
+      await held;
+      return r;
+    };
+    const client = mqtt.connect(`mqtt://127.0.0.1:${c.port}`, {
+      username: c.username,
+      password: c.password,
+      clientId: c.client_id,
+      reconnectPeriod: 0,
+    });
+    broker.opened.push(client);
+    let acknowledged = false;
+    client.once('connect', () => {
+      acknowledged = true;
+    });
+    const ended = new Promise<void>((r) => client.once('close', () => r()));
+    await passwordChecked;
+    iot.authenticate = checkPassword;
+    expect((await broker.t.request('DELETE', '/v1/iot/devices/meter-9', { key: broker.a.pat })).status).toBe(
+      204,
+    );
+    goOn();
+    // Let in on the device as it was before, the session is ended as soon as it is registered.
+    await ended;
+    expect(acknowledged).toBe(false);
   });
 
   it('delivers a command sent through the API to the connected device at QoS 1', async () => {

@@ -143,7 +143,7 @@ describe('bucket keys', () => {
       is_default: false,
     });
     // On PostgreSQL the notice comes back through LISTEN/NOTIFY, a moment later.
-    await vi.waitFor(() => expect(changed).toContain(made.body.access_key));
+    await vi.waitFor(() => expect(changed).toContain(made.body.access_key), { timeout: 10_000 });
     expect((await directory().findAccessKey(made.body.access_key))?.grants).toEqual([
       { bucket: name, actions: ['s3:PutObject'] },
     ]);
@@ -432,7 +432,9 @@ describe('the directory the S3 data plane uses', () => {
     expect((await directory().findBucket(name))?.lifecycle?.[0]).toMatchObject({ id: 'tmp', prefix: 'tmp/' });
     await directory().putLifecycle(name, null);
     expect((await directory().findBucket(name))?.lifecycle).toBeNull();
-    await vi.waitFor(() => expect(buckets.filter((x) => x === name).length).toBeGreaterThanOrEqual(5));
+    await vi.waitFor(() => expect(buckets.filter((x) => x === name).length).toBeGreaterThanOrEqual(5), {
+      timeout: 10_000,
+    });
   });
 
   it('stops the keys of a suspended customer', async () => {

@@ -15,6 +15,9 @@ let other: Store | null = null;
 let notices: StorageChangeNotices;
 const buckets: string[] = [];
 const keys: string[] = [];
+// How long a notice may take to arrive: across LISTEN/NOTIFY on PostgreSQL, longer than
+// vi.waitFor's own 1 s on a loaded machine.
+const NOTICE = { timeout: 10_000 };
 
 beforeAll(async () => {
   t = await TestFjord.create();
@@ -37,21 +40,21 @@ describe('storage change notices', () => {
   it('tell other processes which bucket and which key changed', async () => {
     const name = `notice-${Date.now().toString(36)}`;
     const made = await t.request('POST', '/v1/storage/buckets', { key: a.pat, body: { bucket_name: name } });
-    await vi.waitFor(() => expect(buckets).toContain(name));
+    await vi.waitFor(() => expect(buckets).toContain(name), NOTICE);
     const key = await t.request('POST', `/v1/storage/buckets/${name}/keys`, {
       key: a.pat,
       body: { name: 'k' },
     });
     await t.request('DELETE', `/v1/storage/buckets/${name}/keys/${key.body.id}`, { key: a.pat });
-    await vi.waitFor(() => expect(keys).toContain(key.body.access_key));
+    await vi.waitFor(() => expect(keys).toContain(key.body.access_key), NOTICE);
     buckets.length = 0;
     await t.request('PATCH', `/v1/storage/buckets/${name}/visibility`, {
       key: a.pat,
       body: { is_public: true },
     });
-    await vi.waitFor(() => expect(buckets).toContain(name));
+    await vi.waitFor(() => expect(buckets).toContain(name), NOTICE);
     await t.request('DELETE', `/v1/storage/buckets/${name}`, { key: a.pat });
-    await vi.waitFor(() => expect(keys).toContain(made.body.access_key));
+    await vi.waitFor(() => expect(keys).toContain(made.body.access_key), NOTICE);
   });
 
   it('tell listeners to drop everything after an emulator reset', async () => {
@@ -75,7 +78,7 @@ describe('storage change notices', () => {
         t.kernel.store.db,
       );
       expect(killed.rows.length).toBeGreaterThan(0);
-      await vi.waitFor(() => expect(keys).toContain(''), { timeout: 10_000 });
+      await vi.waitFor(() => expect(keys).toContain(''), NOTICE);
     },
   );
 });

@@ -146,9 +146,35 @@ describe.skipIf(!found)('the platform areas in the console', () => {
     await words.first().waitFor();
     const texts = await words.allTextContents();
     expect(texts.join(' ')).toMatch(/fox|dog|lazy/);
-    // A click on a word seeks there and highlights it; playing moves the highlight along.
+    // A click on a word seeks there and highlights it; playing moves the highlight along. The first
+    // word highlighted is taken in the page as it is drawn: playing moves the highlight on within
+    // a word's length, sooner than a poll from here may look on a loaded machine.
+    type Shown = { textContent: string | null; querySelector(selector: string): Shown | null };
+    type Watch = {
+      MutationObserver: new (
+        seen: () => void,
+      ) => { observe(node: Shown, options: object): void; disconnect(): void };
+      firstHighlight?: Promise<string>;
+    };
+    await page.locator('.transcript').evaluate((section) => {
+      const w = globalThis as unknown as Watch;
+      w.firstHighlight = new Promise((resolve) => {
+        const observer = new w.MutationObserver(() => {
+          const now = (section as unknown as Shown).querySelector('.word.now');
+          if (!now) return;
+          observer.disconnect();
+          resolve(now.textContent ?? '');
+        });
+        observer.observe(section as unknown as Shown, {
+          subtree: true,
+          childList: true,
+          attributes: true,
+          attributeFilter: ['class'],
+        });
+      });
+    });
     await words.nth(1).click();
-    await expect.poll(() => page.locator('.word.now').textContent()).toBe(texts[1]);
+    expect(await page.evaluate(() => (globalThis as unknown as Watch).firstHighlight)).toBe(texts[1]);
     const seen = new Set<string>();
     await expect
       .poll(

@@ -228,9 +228,12 @@ it('keeps every acknowledged small S3 object, byte for byte, after kill -9 in th
   });
   while (acknowledged.size < 300) await new Promise((r) => setTimeout(r, 20));
   killed = true;
+  // Listened for before the kill: the 'exit' may come while the clients' requests fail, and a
+  // SIGKILL sets signalCode, not exitCode, so a check of exitCode afterwards would wait forever.
+  const exited = new Promise((r) => first.child.once('exit', r));
   first.child.kill('SIGKILL');
   await Promise.all(clients);
-  await new Promise((r) => first.child.exitCode !== null || first.child.once('exit', r));
+  await exited;
 
   const second = await startFjord('api,s3');
   // Every acknowledged object reads back with the bytes of its last acknowledged PUT, or of a PUT

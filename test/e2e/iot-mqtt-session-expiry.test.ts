@@ -2,8 +2,12 @@
 // ran is gone at the next start, one whose connection died with the broker runs out its interval
 // from the restart, and one with a long interval is still resumed — on whichever store this run uses.
 import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import type { DeviceCreds } from '../helpers/iot.js';
 import { processDevice, startFjordProcess, stopFjordProcess } from '../helpers/mqtt-fixture.js';
 import { freshTestStore, type TestStoreHandle } from '../helpers/store.js';
@@ -19,6 +23,29 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The broker's expiry rows (client id → deadline, null while connected), read from the store itself. */
+async function expiryRows(store: TestStoreHandle): Promise<Map<string, number | null>> {
+  const query = 'SELECT client_id, expires_at FROM iot_mqtt_session_expiry';
+  let rows: { client_id: string; expires_at: number | string | null }[];
+  if (store.databaseUrl) {
+    const client = new pg.Client({ connectionString: store.databaseUrl });
+    await client.connect();
+    try {
+      rows = (await client.query(query)).rows;
+    } finally {
+      await client.end();
+    }
+  } else {
+    const db = new Database(join(store.dataDir, 'fjord.sqlite'), { fileMustExist: true });
+    try {
+      rows = db.prepare(query).all() as typeof rows;
+    } finally {
+      db.close();
+    }
+  }
+  return new Map(rows.map((r) => [r.client_id, r.expires_at === null ? null : Number(r.expires_at)]));
+}
 
 /** An MQTT 5 session of the device under `suffix`, with its expiry interval; answers sessionPresent. */
 async function session(
@@ -63,8 +90,14 @@ it('honours MQTT 5 session expiry across a kill -9', { timeout: 120_000 }, async
     await client.subscribeAsync(`${d.topic_root}/${suffix}`, { qos: 1 });
     if (suffix === 'gone') await client.endAsync();
   }
-  // The deadline of `gone` is written once the broker has seen its DISCONNECT.
-  await sleep(300);
+  // The broker writes the rows after its CONNACKs, and the deadline of `gone` once it has seen
+  // its DISCONNECT: the kill waits for all three, which a loaded machine may take a while to write.
+  await eventually(async () => {
+    const rows = await expiryRows(store);
+    expect(rows.get(`${d.client_id}-gone`)).toEqual(expect.any(Number));
+    expect(rows.get(`${d.client_id}-short`)).toBeNull();
+    expect(rows.get(`${d.client_id}-long`)).toBeNull();
+  }, 10_000);
   await stopFjordProcess(first, 'SIGKILL');
   for (const c of clients) c.end(true);
   await sleep(2_500);

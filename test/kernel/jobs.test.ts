@@ -393,9 +393,11 @@ describe('many workers on one store', () => {
     const finished = new Promise<void>((r) => {
       release = r;
     });
-    // Leases of 150 ms, renewed every 50 ms while a queue holds the job.
-    const holder = new JobQueue(t.kernel.store, t.kernel.clock, createLogger('silent'), 10, 150);
-    const other = new JobQueue(t.kernel.store, t.kernel.clock, createLogger('silent'), 10, 150);
+    // Leases of 1 s, renewed every third of that while a queue holds the job: a shorter one can
+    // run out while a loaded machine stalls the process between two renewals, and the other
+    // queue would then take the job as if its worker had died.
+    const holder = new JobQueue(t.kernel.store, t.kernel.clock, createLogger('silent'), 10, 1000);
+    const other = new JobQueue(t.kernel.store, t.kernel.clock, createLogger('silent'), 10, 1000);
     let started!: () => void;
     const running = new Promise<void>((r) => {
       started = r;
@@ -412,9 +414,9 @@ describe('many workers on one store', () => {
     await t.kernel.jobs.enqueue(kind, {});
     const held = holder.drain();
     await running;
-    // Four leases' worth of time: without renewal the other queue would take the job again.
-    for (let i = 0; i < 6; i++) {
-      await new Promise((r) => setTimeout(r, 100));
+    // Two and a half leases' worth of time: without renewal the other queue would take the job again.
+    for (let i = 0; i < 10; i++) {
+      await new Promise((r) => setTimeout(r, 250));
       await other.drain();
     }
     release();

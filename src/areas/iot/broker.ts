@@ -17,6 +17,7 @@ import {
 } from './mqtt/listeners.js';
 import { installOutgoingGate } from './mqtt/outgoing-gate.js';
 import { PublishGate } from './mqtt/publish-gate.js';
+import { RecentRevocations } from './mqtt/recent-revocations.js';
 import { SessionDeadlines } from './mqtt/session-deadlines.js';
 import { type ResumingClient, SessionResume } from './mqtt/session-resume.js';
 import { SharedSubscriptions, type SharingBroker, type SharingClient } from './mqtt/shared-subscriptions.js';
@@ -59,6 +60,7 @@ export class MqttBroker implements RoleServer {
   private wsListener: Listener | null = null;
   /** Live sessions by client id; a device may hold several (its username, and suffixed ids). */
   private readonly clients = new Map<string, DeviceClient>();
+  private readonly recentRevocations = new RecentRevocations();
   private readonly gate: PublishGate;
   private shared: SharedSubscriptions | null = null;
 
@@ -195,6 +197,12 @@ export class MqttBroker implements RoleServer {
   private async serve(broker: Aedes): Promise<void> {
     broker.on('client', (client: DeviceClient) => {
       if (!client.device) return;
+      // Deleted, deactivated or rotated while it was logging in: it was let in on the old state.
+      if (this.recentRevocations.revokes(client.device.mqtt_username, client.loginStartedAt ?? 0)) {
+        client.revoked = true;
+        client.close();
+        return;
+      }
       this.clients.set(client.id, client);
       const v5 = client as DeviceClient & { version: number; sessionExpiryInterval: number };
       this.deadlines?.connected(client.id, v5.version, v5.sessionExpiryInterval);
@@ -263,9 +271,11 @@ export class MqttBroker implements RoleServer {
 
   /**
    * Drops the live connections of a deleted, deactivated or rotated device at once: those whose
-   * login began before the change (`at`); a login after it was checked against the new state.
+   * login began before the change (`at`); a login after it was checked against the new state. A
+   * login still under way is ended when it registers (recentRevocations).
    */
   private readonly revoke = (username: string, at: number) => {
+    this.recentRevocations.note(username, at);
     // Its will is not published: the device no longer exists or may not send (authorizePublish).
     for (const client of this.sessionsOf(username)) {
       if ((client.loginStartedAt ?? 0) > at) continue;

@@ -9,7 +9,7 @@ import {
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Harness, startHarness } from './testing/harness.js';
 
 /** FJORD_S3_DRIVER=s3: one data plane keeps its bytes in another (any S3-compatible store would do). */
@@ -69,9 +69,14 @@ describe('the upstream S3 driver', () => {
     expect(stored.Contents?.length).toBe(1);
     expect(stored.Contents?.[0]?.Size).toBe(body.length);
     await s3.send(new DeleteObjectCommand({ Bucket: 'app', Key: 'big.bin' }));
-    await new Promise((r) => setTimeout(r, 200)); // blob deletes run after the commit
-    const after = await up.send(new ListObjectsV2Command({ Bucket: 'blobs', Prefix: 'fjord/' }));
-    expect(after.KeyCount).toBe(0);
+    // Blob deletes run after the commit: polled, as a loaded machine may take a while to send them.
+    await vi.waitFor(
+      async () => {
+        const after = await up.send(new ListObjectsV2Command({ Bucket: 'blobs', Prefix: 'fjord/' }));
+        expect(after.KeyCount).toBe(0);
+      },
+      { timeout: 10_000, interval: 100 },
+    );
   });
 
   it('joins multipart uploads from upstream parts', async () => {

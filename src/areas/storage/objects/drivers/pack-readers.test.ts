@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { PackReaders } from './pack-readers.js';
 
 const dirs: string[] = [];
@@ -26,7 +26,9 @@ function openOn(path: string): number {
   }).length;
 }
 
-const flush = () => new Promise((r) => setTimeout(r, 20));
+/** Waits for the descriptors open on `path` to be `n`: closes finish in the thread pool, later on a loaded machine. */
+const openComesTo = (path: string, n: number) =>
+  vi.waitFor(() => expect(openOn(path)).toBe(n), { timeout: 10_000, interval: 20 });
 
 it('reads through one kept descriptor per pack and closes it when the pack is let go', async () => {
   const dir = packDir();
@@ -45,8 +47,7 @@ it('reads through one kept descriptor per pack and closes it when the pack is le
   const inFlight = readers.read('p1', 1, 2);
   readers.release('p1');
   expect((await inFlight).buf.toString()).toBe('bc');
-  await flush();
-  expect(openOn(path)).toBe(0);
+  await openComesTo(path, 0);
 });
 
 it('keeps no reader for a pack it could not open, and at most 32 packs open', async () => {
@@ -59,9 +60,7 @@ it('keeps no reader for a pack it could not open, and at most 32 packs open', as
     writeFileSync(join(dir, `p${i}`), String(i));
     await readers.read(`p${i}`, 0, 1);
   }
-  await flush();
-  expect(openOn(dir)).toBe(32);
+  await openComesTo(dir, 32);
   readers.releaseAll();
-  await flush();
-  expect(openOn(dir)).toBe(0);
+  await openComesTo(dir, 0);
 });
