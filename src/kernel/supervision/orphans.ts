@@ -34,13 +34,22 @@ export function findOrphan(check: Pick<OrphanCheck, 'pidFile' | 'cmdline'>): num
   return check.cmdline.every((part) => cmdline.includes(part)) ? pid : null;
 }
 
-/** True while a process with this pid exists (signal 0 only checks). */
+/**
+ * True while a process with this pid runs (signal 0 only checks). A zombie has ended: only its
+ * parent's wait is missing, which never comes where PID 1 is no init that reaps (a container
+ * started without one), so waiting for it to go would wait forever.
+ */
 export const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat[stat.lastIndexOf(')') + 2] !== 'Z';
+  } catch {
+    return false; // gone between the two looks
   }
 };
 
