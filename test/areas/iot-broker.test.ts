@@ -136,9 +136,13 @@ describe('the MQTT broker', () => {
     expect(stored.body.points).toEqual([]);
   });
 
-  it('drops a device deleted while one of its logins is under way', async () => {
-    const c = await device('meter-9');
-    // Holds the login between its password check and the rest of it: the deletion comes then.
+  it.each([
+    ['its device is deleted', 'meter-9', 'DELETE /v1/iot/devices/meter-9'],
+    ['its customer is suspended', 'meter-10', 'suspend'],
+  ])('ends a login under way when %s', async (_, deviceId, change) => {
+    const owner = change === 'suspend' ? await broker.t.customer() : broker.a;
+    const c = await device(deviceId, owner.pat);
+    // Holds the login between its password check and the rest of it: the change comes then.
     const iot = broker.iot();
     const checkPassword = iot.authenticate.bind(iot);
     let checked!: () => void;
@@ -169,11 +173,23 @@ describe('the MQTT broker', () => {
     const ended = new Promise<void>((r) => client.once('close', () => r()));
     await passwordChecked;
     iot.authenticate = checkPassword;
-    expect((await broker.t.request('DELETE', '/v1/iot/devices/meter-9', { key: broker.a.pat })).status).toBe(
-      204,
-    );
+    if (change === 'suspend') {
+      // The broker hears of it through the store's notice (later, on PostgreSQL); its listener
+      // was added at start, so it has run when this one runs.
+      const identity = broker.t.fjord.kernel.identity;
+      let stop = () => {};
+      const heard = new Promise<void>((r) => {
+        stop = identity.onCustomerStatusChanged((id) => id === owner.id && r());
+      });
+      await broker.t.operator('PATCH', `/admin/v1/customers/${owner.id}`, { status: 'suspended' });
+      await heard;
+      stop();
+    } else
+      expect(
+        (await broker.t.request('DELETE', `/v1/iot/devices/${deviceId}`, { key: owner.pat })).status,
+      ).toBe(204);
     goOn();
-    // Let in on the device as it was before, the session is ended as soon as it is registered.
+    // Let in on the state from before the change, the session ends as it registers, unacknowledged.
     await ended;
     expect(acknowledged).toBe(false);
   });

@@ -197,8 +197,14 @@ export class MqttBroker implements RoleServer {
   private async serve(broker: Aedes): Promise<void> {
     broker.on('client', (client: DeviceClient) => {
       if (!client.device) return;
-      // Deleted, deactivated or rotated while it was logging in: it was let in on the old state.
-      if (this.recentRevocations.revokes(client.device.mqtt_username, client.loginStartedAt ?? 0)) {
+      // Deleted, deactivated or rotated while it was logging in, or its customer's status changed:
+      // it was let in on the old state.
+      const started = client.loginStartedAt ?? 0;
+      if (
+        this.recentRevocations.revokes(client.device.mqtt_username, started) ||
+        this.recentRevocations.revokes(customerKey(client.device.customer_id), started) ||
+        this.recentRevocations.revokes(customerKey(''), started)
+      ) {
         client.revoked = true;
         client.close();
         return;
@@ -265,6 +271,7 @@ export class MqttBroker implements RoleServer {
    * active one's log straight back in.
    */
   dropCustomer(customerId: string): void {
+    this.recentRevocations.note(customerKey(customerId), Date.now());
     for (const client of [...this.clients.values()])
       if (customerId === '' || client.device?.customer_id === customerId) client.close();
   }
@@ -345,3 +352,6 @@ function resumeUntilDisconnect(client: Client): void {
   const c = client as Client & { version?: number; _cleanStart?: boolean; sessionExpiryInterval?: number };
   if (c.version === 5 && c._cleanStart === false && c.sessionExpiryInterval === 0) c.clean = false;
 }
+
+/** The key of a customer's status change among recent revocations (`''`: every customer). */
+const customerKey = (customerId: string) => `customer:${customerId}`;

@@ -9,7 +9,7 @@ const REMEMBER_MS = 5 * 60_000;
  * a device deleted while it was logging in does not stay connected.
  */
 export class RecentRevocations {
-  /** username → the latest revocation's time, and when it was heard (insertion order = heard). */
+  /** A device's username (or a customer's key) → the latest revocation's time and when it was heard. */
   private readonly latest = new Map<string, { at: number; heard: number }>();
 
   constructor(private readonly now: () => number = Date.now) {}
