@@ -5,6 +5,7 @@ import type { IotDevicesTable } from '../migrations.js';
 import type { IotService } from '../service.js';
 import { type BrokerPolicy, MQTT_LIMITS } from './broker-policy.js';
 import { type FlowClient, FlowControl } from './flow-control.js';
+import { noticeOversizeAfterConnack } from './oversize-notice.js';
 
 // CONNACK return codes of MQTT 3.1.1; aedes answers an MQTT 5 client with the matching reason
 // code (2 → 0x85 client identifier not valid, 3 → 0x88 server unavailable, 4 → 0x86 bad user
@@ -50,7 +51,8 @@ export class DeviceLogin {
    * Before the login: an MQTT 5 client that asks for no keep-alive or a longer one than the
    * broker allows is told the broker's (Server Keep Alive), as AWS IoT does. A 3.1.1 client
    * keeps its own, since 3.1.1 has no way to say so and refusing it would strand old devices.
-   * Flow control (Receive Maximum, both ways) watches an MQTT 5 connection from here on.
+   * Flow control (Receive Maximum, both ways) watches an MQTT 5 connection from here on, and an
+   * oversized packet is answered with DISCONNECT 0x95 from its CONNACK on.
    */
   readonly preConnect = (
     client: Client,
@@ -58,6 +60,7 @@ export class DeviceLogin {
     done: (err: Error | null, ok: boolean) => void,
   ) => {
     FlowControl.attach(client as unknown as FlowClient, packet, this.receiveMaximum);
+    noticeOversizeAfterConnack(client);
     const max = this.keepaliveMax;
     if (packet.protocolVersion === 5 && max && (!packet.keepalive || packet.keepalive > max))
       (client as DeviceClient)._serverKeepAlive = max;
