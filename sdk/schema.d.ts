@@ -6708,7 +6708,7 @@ export interface paths {
         put?: never;
         /**
          * Move the clock forward and run every job that comes due (emulator mode)
-         * @description `jobs_due` counts the jobs and schedules that were due once the clock moved; `jobs_run` those this call ran itself before answering (a background worker may have run some of them first).
+         * @description `jobs_due` counts the jobs and schedules that were due once the clock moved; `jobs_run` those this call ran itself (the background worker may have run some of them first). It answers once every due job this process took has finished, including the worker's.
          *
          *     Operator token required.
          */

@@ -172,7 +172,7 @@ export function adminRoutes(kernel: Kernel, emulator: EmulatorControls) {
         { additionalProperties: false },
       ),
       description:
-        '`jobs_due` counts the jobs and schedules that were due once the clock moved; `jobs_run` those this call ran itself before answering (a background worker may have run some of them first).',
+        "`jobs_due` counts the jobs and schedules that were due once the clock moved; `jobs_run` those this call ran itself (the background worker may have run some of them first). It answers once every due job this process took has finished, including the worker's.",
       response: {
         200: Type.Object({ ...ClockView.properties, jobs_due: Type.Integer(), jobs_run: Type.Integer() }),
       },
@@ -181,7 +181,7 @@ export function adminRoutes(kernel: Kernel, emulator: EmulatorControls) {
         emulatorOnly();
         await kernel.clockStore.advance(body.seconds);
         const jobsDue = await kernel.jobs.countDue();
-        const jobsRun = await kernel.jobs.drain();
+        const jobsRun = await kernel.jobs.settle();
         return { ...clockView(), jobs_due: jobsDue, jobs_run: jobsRun };
       },
     }),

@@ -29,6 +29,8 @@ export class JobQueue {
   private readonly db: Kysely<KernelTables>;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<number> | null = null;
+  /** Drains under way in this process: the worker's, and those callers started. */
+  private readonly draining = new Set<Promise<number>>();
   private stopped = true;
   private unsubscribe: (() => void) | null = null;
 
@@ -159,12 +161,36 @@ export class JobQueue {
   }
 
   /** Runs every job that is due now, including jobs those jobs make due; returns how many ran. */
-  async drain(maxRounds = 100): Promise<number> {
+  drain(maxRounds = 100): Promise<number> {
+    const rounds = (async () => {
+      let total = 0;
+      for (let round = 0; round < maxRounds; round++) {
+        const ran = await this.runDueOnce();
+        total += ran;
+        if (ran === 0) break;
+      }
+      return total;
+    })();
+    this.draining.add(rounds);
+    const done = () => void this.draining.delete(rounds);
+    rounds.then(done, done);
+    return rounds;
+  }
+
+  /**
+   * Drains, then waits for the drains this process had under way besides (its worker may have
+   * claimed some of the due jobs first), and again until nothing is due or running here: what the
+   * emulator's clock advance answers after, so a test reads the effects of every job that came
+   * due. Jobs another process claimed are not waited for. Answers how many this call ran.
+   */
+  async settle(maxPasses = 20): Promise<number> {
     let total = 0;
-    for (let round = 0; round < maxRounds; round++) {
-      const ran = await this.runDueOnce();
+    for (let pass = 0; pass < maxPasses; pass++) {
+      const ran = await this.drain();
       total += ran;
-      if (ran === 0) break;
+      const others = [...this.draining];
+      if (ran === 0 && others.length === 0) break;
+      await Promise.allSettled(others);
     }
     return total;
   }
