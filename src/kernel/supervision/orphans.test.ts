@@ -5,8 +5,8 @@ import { expect, it, vi } from 'vitest';
 import { isAlive } from './orphans.js';
 
 it('counts a zombie as ended: its parent does not reap it, and waiting for it would never end', async () => {
-  // `sleep 30` takes over the shell's pid and never waits for the `true` the shell started.
-  const parent = spawn('sh', ['-c', 'true & echo $!; exec sleep 30'], {
+  // A parent that never waits for the child it forks (perl is in every Debian: perl-base).
+  const parent = spawn('perl', ['-e', '$| = 1; my $p = fork; exit 0 unless $p; print "$p\\n"; sleep 30'], {
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   try {
