@@ -2,6 +2,7 @@ import mqtt from 'mqtt';
 import { describe, expect, it } from 'vitest';
 import type { IotEvent } from '../../src/areas/iot/index.js';
 import type { DeviceCreds } from '../helpers/iot.js';
+import { latch } from '../helpers/latch.js';
 import { useBroker } from '../helpers/mqtt-fixture.js';
 
 /**
@@ -145,18 +146,12 @@ describe('the MQTT broker', () => {
     // Holds the login between its password check and the rest of it: the change comes then.
     const iot = broker.iot();
     const checkPassword = iot.authenticate.bind(iot);
-    let checked!: () => void;
-    const passwordChecked = new Promise<void>((r) => {
-      checked = r;
-    });
-    let goOn!: () => void;
-    const held = new Promise<void>((r) => {
-      goOn = r;
-    });
+    const passwordChecked = latch();
+    const held = latch();
     iot.authenticate = async (...args) => {
       const r = await checkPassword(...args);
-      checked();
-      await held;
+      passwordChecked.open();
+      await held.opened;
       return r;
     };
     const client = mqtt.connect(`mqtt://127.0.0.1:${c.port}`, {
@@ -171,7 +166,7 @@ describe('the MQTT broker', () => {
       acknowledged = true;
     });
     const ended = new Promise<void>((r) => client.once('close', () => r()));
-    await passwordChecked;
+    await passwordChecked.opened;
     iot.authenticate = checkPassword;
     if (change === 'suspend') {
       // The broker hears of it through the store's notice (later, on PostgreSQL); its listener
@@ -188,7 +183,7 @@ describe('the MQTT broker', () => {
       expect(
         (await broker.t.request('DELETE', `/v1/iot/devices/${deviceId}`, { key: owner.pat })).status,
       ).toBe(204);
-    goOn();
+    held.open();
     // Let in on the state from before the change, the session ends as it registers, unacknowledged.
     await ended;
     expect(acknowledged).toBe(false);

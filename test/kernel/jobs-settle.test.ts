@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { TestFjord } from '../helpers/fjord.js';
+import { latch } from '../helpers/latch.js';
 
 /**
  * The emulator's clock advance answers once every job that came due has finished, also the ones
@@ -14,18 +15,12 @@ afterAll(() => t.close());
 it('answers a clock advance after the due jobs another drain took first have finished', async () => {
   const kind = 'test.settle.held';
   const order: string[] = [];
-  let began!: () => void;
-  const started = new Promise<void>((r) => {
-    began = r;
-  });
-  let open!: () => void;
-  const gate = new Promise<void>((r) => {
-    open = r;
-  });
+  const started = latch();
+  const gate = latch();
   t.kernel.jobs.register(kind, {
     run: async () => {
-      began();
-      await gate;
+      started.open();
+      await gate.opened;
       order.push('job finished');
     },
   });
@@ -33,14 +28,14 @@ it('answers a clock advance after the due jobs another drain took first have fin
   await t.kernel.clockStore.advance(60);
   // Another drain (as the worker's would) takes the job and holds it.
   const worker = t.kernel.jobs.drain();
-  await started;
+  await started.opened;
   const advanced = t.advance(0).then((r) => {
     order.push('advance answered');
     return r;
   });
   // Long enough for an advance that does not wait to answer first.
   await new Promise((r) => setTimeout(r, 300));
-  open();
+  gate.open();
   expect((await advanced).jobs_run).toBe(0);
   expect(await worker).toBeGreaterThanOrEqual(1); // with the schedules the minute made due
   expect(order).toEqual(['job finished', 'advance answered']);

@@ -4,6 +4,7 @@ import { defaultBackoff, type JobContext, JobQueue } from '../../src/kernel/jobs
 import { createLogger } from '../../src/kernel/log.js';
 import type { KernelTables } from '../../src/kernel/store/kernel-tables.js';
 import { TestFjord } from '../helpers/fjord.js';
+import { latch } from '../helpers/latch.js';
 
 let t: TestFjord;
 let db: Kysely<KernelTables>;
@@ -389,37 +390,31 @@ describe('many workers on one store', () => {
   it('keeps a job that runs longer than one lease from being taken by another queue', async () => {
     const kind = freshKind('long');
     let runs = 0;
-    let release!: () => void;
-    const finished = new Promise<void>((r) => {
-      release = r;
-    });
+    const finished = latch();
     // Leases of 1 s, renewed every third of that while a queue holds the job: a shorter one can
     // run out while a loaded machine stalls the process between two renewals, and the other
     // queue would then take the job as if its worker had died.
     const holder = new JobQueue(t.kernel.store, t.kernel.clock, createLogger('silent'), 10, 1000);
     const other = new JobQueue(t.kernel.store, t.kernel.clock, createLogger('silent'), 10, 1000);
-    let started!: () => void;
-    const running = new Promise<void>((r) => {
-      started = r;
-    });
+    const running = latch();
     const handler = {
       run: async () => {
         runs++;
-        started();
-        await finished;
+        running.open();
+        await finished.opened;
       },
     };
     holder.register(kind, handler);
     other.register(kind, handler);
     await t.kernel.jobs.enqueue(kind, {});
     const held = holder.drain();
-    await running;
+    await running.opened;
     // Two and a half leases' worth of time: without renewal the other queue would take the job again.
     for (let i = 0; i < 10; i++) {
       await new Promise((r) => setTimeout(r, 250));
       await other.drain();
     }
-    release();
+    finished.open();
     await held;
     expect(runs).toBe(1);
     expect(await jobsOfKind(kind)).toHaveLength(0);
